@@ -1,0 +1,4 @@
+package collab
+
+// BranchesService handles the branch endpoints.
+type BranchesService struct{ client *Client }

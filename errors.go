@@ -1,0 +1,282 @@
+package collab
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Sentinel errors, matched with errors.Is against any error the SDK returns
+// for a response with that status.
+var (
+	ErrNotModified          = errors.New("collab: not modified")             // 304
+	ErrBadRequest           = errors.New("collab: bad request")              // 400
+	ErrUnauthorized         = errors.New("collab: unauthorized")             // 401
+	ErrForbidden            = errors.New("collab: forbidden")                // 403
+	ErrNotFound             = errors.New("collab: not found")                // 404
+	ErrMethodNotAllowed     = errors.New("collab: method not allowed")       // 405
+	ErrNotAcceptable        = errors.New("collab: not acceptable")           // 406
+	ErrConflict             = errors.New("collab: conflict")                 // 409
+	ErrRequestTooLarge      = errors.New("collab: request entity too large") // 413
+	ErrRangeNotSatisfiable  = errors.New("collab: range not satisfiable")    // 416
+	ErrUnprocessable        = errors.New("collab: unprocessable entity")     // 422
+	ErrTooManyRequests      = errors.New("collab: too many requests")        // 429
+	ErrServer               = errors.New("collab: server error")             // any 5xx
+	errEmptyBody            = errors.New("empty response body")              // a 2xx with nothing to decode
+	errUnexpectedNullResult = errors.New("server answered null instead of a record")
+)
+
+var statusSentinels = map[int]error{
+	http.StatusNotModified:                  ErrNotModified,
+	http.StatusBadRequest:                   ErrBadRequest,
+	http.StatusUnauthorized:                 ErrUnauthorized,
+	http.StatusForbidden:                    ErrForbidden,
+	http.StatusNotFound:                     ErrNotFound,
+	http.StatusMethodNotAllowed:             ErrMethodNotAllowed,
+	http.StatusNotAcceptable:                ErrNotAcceptable,
+	http.StatusConflict:                     ErrConflict,
+	http.StatusRequestEntityTooLarge:        ErrRequestTooLarge,
+	http.StatusRequestedRangeNotSatisfiable: ErrRangeNotSatisfiable,
+	http.StatusUnprocessableEntity:          ErrUnprocessable,
+	http.StatusTooManyRequests:              ErrTooManyRequests,
+}
+
+// maxErrorBody bounds how much of an error body is read.
+const maxErrorBody = 64 << 10
+
+// ErrorResponse is a non-2xx answer from the server.
+type ErrorResponse struct {
+	StatusCode int                 // HTTP status
+	Method     string              // request method
+	URL        string              // request URL with any credentials removed
+	Message    string              // the server's message, as one line of text
+	Fields     map[string][]string // validation errors; nested keys joined with "."
+	Body       []byte              // at most 64 KiB of the raw body
+	Header     http.Header         // response headers (Range, Retry-After, ...)
+}
+
+// Error reads as one line, for example
+// "PUT /api/v3/projects/1/merge_requests/5/merge: 409 Conflict: SHA does not match HEAD of source branch".
+func (e *ErrorResponse) Error() string {
+	path := e.URL
+	if u, err := url.Parse(e.URL); err == nil {
+		path = u.EscapedPath()
+	}
+	s := fmt.Sprintf("%s %s: %d %s", e.Method, path, e.StatusCode, http.StatusText(e.StatusCode))
+	if msg := trimStatusPrefix(e.Message, e.StatusCode); msg != "" {
+		s += ": " + msg
+	}
+	return s
+}
+
+// Is matches the sentinel for e's status.
+func (e *ErrorResponse) Is(target error) bool {
+	if e.StatusCode >= 500 && target == ErrServer {
+		return true
+	}
+	s, ok := statusSentinels[e.StatusCode]
+	return ok && s == target
+}
+
+// trimStatusPrefix drops a leading "404 " or "404 Not Found" the server
+// repeats from the status line.
+func trimStatusPrefix(msg string, code int) string {
+	rest, ok := strings.CutPrefix(msg, strconv.Itoa(code))
+	if !ok {
+		return msg
+	}
+	rest = strings.TrimSpace(rest)
+	if t := http.StatusText(code); strings.EqualFold(rest, t) {
+		return ""
+	} else if r, ok := strings.CutPrefix(rest, t+":"); ok {
+		return strings.TrimSpace(r)
+	}
+	return rest
+}
+
+func newErrorResponse(resp *http.Response, method string, u *url.URL) *ErrorResponse {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: resp.Header}
+	e.Message, e.Fields = parseErrorBody(body)
+	return e
+}
+
+// parseErrorBody reads the five body shapes of the server notes: a message
+// string, a message object of validation errors, an "error" string, a bare
+// array of strings, and anything else as a short excerpt of text.
+func parseErrorBody(body []byte) (string, map[string][]string) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return "", nil
+	}
+	var v any
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		return excerpt(trimmed), nil
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, key := range []string{"message", "error", "error_description"} {
+			m, ok := t[key]
+			if !ok {
+				continue
+			}
+			if s, ok := m.(string); ok {
+				return oneLine(s), nil
+			}
+			fields := map[string][]string{}
+			flattenFields("", m, fields)
+			return fieldsMessage(fields), fields
+		}
+		return excerpt(trimmed), nil
+	case []any:
+		fields := map[string][]string{}
+		flattenFields("", t, fields)
+		return strings.Join(fields[""], "; "), nil
+	case string:
+		return oneLine(t), nil
+	}
+	return excerpt(trimmed), nil
+}
+
+func flattenFields(prefix string, v any, out map[string][]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			flattenFields(key, sub, out)
+		}
+	case []any:
+		for _, item := range t {
+			flattenFields(prefix, item, out)
+		}
+	case string:
+		out[prefix] = append(out[prefix], oneLine(t))
+	case nil:
+	default:
+		b, _ := json.Marshal(t)
+		out[prefix] = append(out[prefix], string(b))
+	}
+}
+
+func fieldsMessage(fields map[string][]string) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		msg := strings.Join(fields[k], ", ")
+		if k != "" {
+			msg = k + " " + msg
+		}
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, "; ")
+}
+
+const maxExcerpt = 200
+
+// excerpt turns a body that is not JSON (an HTML page from a proxy, say) into
+// a short line of text.
+func excerpt(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "")
+	if strings.Contains(strings.ToLower(s[:min(len(s), 512)]), "<html") {
+		s = stripTags(s)
+	}
+	s = oneLine(s)
+	if len(s) > maxExcerpt {
+		cut := maxExcerpt
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func stripTags(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '<':
+			depth++
+		case r == '>' && depth > 0:
+			depth--
+			b.WriteByte(' ')
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// RequestError is a failure to get any response: a refused connection, a
+// reset, a timeout or a cancelled context. Unwrap gives the cause.
+type RequestError struct {
+	Method string
+	URL    string // with any credentials removed
+	Err    error
+}
+
+func (e *RequestError) Error() string { return fmt.Sprintf("%s %s: %v", e.Method, e.URL, e.Err) }
+
+// Unwrap returns the underlying network or context error.
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// DecodeError is a 2xx response whose body could not be read as the expected record.
+type DecodeError struct {
+	Method string
+	URL    string // with any credentials removed
+	Err    error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s %s: decoding response: %v", e.Method, e.URL, e.Err)
+}
+
+// Unwrap returns the JSON or I/O error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// secretParams are query parameters that carry credentials.
+var secretParams = []string{"private_token", "access_token", "token", "sudo", "build_token"}
+
+// redactURL renders u with user info and credential parameters removed, so
+// that a token a caller put in a URL never reaches an error or a log.
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	cp := *u
+	cp.User = nil
+	if cp.RawQuery != "" {
+		q, err := url.ParseQuery(cp.RawQuery)
+		if err != nil {
+			cp.RawQuery = "REDACTED"
+		} else {
+			for key := range q {
+				for _, s := range secretParams {
+					if strings.EqualFold(key, s) {
+						q[key] = []string{"REDACTED"}
+					}
+				}
+			}
+			cp.RawQuery = q.Encode()
+		}
+	}
+	return cp.String()
+}

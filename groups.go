@@ -1,0 +1,4 @@
+package collab
+
+// GroupsService handles the group endpoints.
+type GroupsService struct{ client *Client }

@@ -1,0 +1,4 @@
+package collab
+
+// HooksService handles the project hook endpoints.
+type HooksService struct{ client *Client }

@@ -1,0 +1,4 @@
+package collab
+
+// LabelsService handles the label endpoints.
+type LabelsService struct{ client *Client }

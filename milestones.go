@@ -1,0 +1,4 @@
+package collab
+
+// MilestonesService handles the milestone (server notes) endpoints.
+type MilestonesService struct{ client *Client }

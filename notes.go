@@ -1,0 +1,4 @@
+package collab
+
+// NotesService handles the note (server notes) endpoints.
+type NotesService struct{ client *Client }
