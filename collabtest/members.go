@@ -1,0 +1,3 @@
+package collabtest
+
+func (s *Server) memberRoutes() {}

@@ -1,0 +1,178 @@
+package collab
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/collabsvc/collab/collabtest"
+	"github.com/jarcoal/httpmock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testToken is the private token every mock client sends.
+const testToken = "secret-test-token-5f2a"
+
+// recorded is one request the mock transport saw, with its body read.
+type recorded struct {
+	Method string
+	Path   string // escaped
+	Query  url.Values
+	Form   url.Values // url-encoded body, if any
+	Header http.Header
+	Body   []byte
+}
+
+// mock is an httpmock transport that answers every request with the next
+// queued reply (the last reply repeats) and records what it was sent.
+type mock struct {
+	t       *testing.T
+	mu      sync.Mutex
+	replies []reply
+	calls   []recorded
+}
+
+type reply struct {
+	status int
+	body   string
+	header http.Header
+	err    error
+}
+
+// newMockClient returns a client on https://collab.example.com wired to a mock.
+func newMockClient(t *testing.T, opts ...ClientOption) (*Client, *mock) {
+	t.Helper()
+	m := &mock{t: t}
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(m.respond)
+	opts = append([]ClientOption{WithPrivateToken(testToken), WithHTTPClient(&http.Client{Transport: mt}), WithoutRetries()}, opts...)
+	c, err := NewClient("https://collab.example.com", opts...)
+	require.NoError(t, err)
+	return c, m
+}
+
+// reply queues a response with a JSON (or any) body.
+func (m *mock) reply(status int, body string, header ...string) *mock {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(header); i += 2 {
+		h.Set(header[i], header[i+1])
+	}
+	m.mu.Lock()
+	m.replies = append(m.replies, reply{status: status, body: body, header: h})
+	m.mu.Unlock()
+	return m
+}
+
+// replyFile queues a 200 with the body of testdata/name.
+func (m *mock) replyFile(status int, name string, header ...string) *mock {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(m.t, err)
+	return m.reply(status, string(b), header...)
+}
+
+// fail queues a transport error.
+func (m *mock) fail(err error) *mock {
+	m.mu.Lock()
+	m.replies = append(m.replies, reply{err: err})
+	m.mu.Unlock()
+	return m
+}
+
+func (m *mock) respond(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+	}
+	rec := recorded{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.Query(), Header: req.Header.Clone(), Body: body}
+	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		rec.Form, _ = url.ParseQuery(string(body))
+	}
+	m.mu.Lock()
+	m.calls = append(m.calls, rec)
+	if len(m.replies) == 0 {
+		m.mu.Unlock()
+		return httpmock.NewStringResponse(http.StatusNotImplemented, `{"message":"no reply queued"}`), nil
+	}
+	r := m.replies[0]
+	if len(m.replies) > 1 {
+		m.replies = m.replies[1:]
+	}
+	m.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
+	resp := httpmock.NewStringResponse(r.status, r.body)
+	resp.Header = r.header.Clone()
+	resp.Request = req
+	return resp, nil
+}
+
+// last returns the most recent request.
+func (m *mock) last() recorded {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.NotEmpty(m.t, m.calls, "no request was sent")
+	return m.calls[len(m.calls)-1]
+}
+
+// count returns how many requests were sent.
+func (m *mock) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.calls)
+}
+
+// assertCall checks the method, escaped path and token header of the last
+// request, and that its query (GET/DELETE) or form body (POST/PUT) holds
+// exactly want.
+func (m *mock) assertCall(method, escapedPath string, want url.Values) recorded {
+	m.t.Helper()
+	rec := m.last()
+	assert.Equal(m.t, method, rec.Method, "method")
+	assert.Equal(m.t, "/api/v3/"+strings.TrimPrefix(escapedPath, "/"), rec.Path, "escaped path")
+	assert.Equal(m.t, testToken, rec.Header.Get("PRIVATE-TOKEN"), "token header")
+	got := rec.Query
+	if method == http.MethodPost || method == http.MethodPut {
+		got = rec.Form
+		assert.Empty(m.t, rec.Query, "POST/PUT parameters belong in the body")
+	}
+	if len(want) == 0 {
+		assert.Empty(m.t, got, "parameters")
+	} else {
+		assert.Equal(m.t, want, got, "parameters")
+	}
+	return rec
+}
+
+// newFakeClient starts collabtest and returns an admin client for it.
+func newFakeClient(t *testing.T, opts ...ClientOption) (*Client, *collabtest.Server) {
+	t.Helper()
+	srv := collabtest.NewServer()
+	t.Cleanup(func() {
+		assert.Zero(t, srv.Panics(), "collabtest recovered panics")
+		srv.Close()
+	})
+	opts = append([]ClientOption{WithPrivateToken(srv.AdminToken), WithoutRetries()}, opts...)
+	c, err := NewClient(srv.URL, opts...)
+	require.NoError(t, err)
+	return c, srv
+}
+
+// clientAs returns a client for srv authenticated with token.
+func clientAs(t *testing.T, srv *collabtest.Server, token string) *Client {
+	t.Helper()
+	c, err := NewClient(srv.URL, WithPrivateToken(token), WithoutRetries())
+	require.NoError(t, err)
+	return c
+}
