@@ -274,3 +274,31 @@ func (s *Server) ProjectRunnersToken(projectID int) string {
 	}
 	return ""
 }
+
+// nextIID numbers issues and merge requests within a project.
+func (s *Server) nextIID(projectID int) int {
+	n := 0
+	for _, is := range s.issues {
+		if is.projectID == projectID {
+			n = max(n, is.iid)
+		}
+	}
+	for _, mr := range s.mergeRequests {
+		if mr.projectID == projectID {
+			n = max(n, mr.iid)
+		}
+	}
+	return n + 1
+}
+
+// AddBranch creates or moves a branch of a project to commit (a fresh
+// commit id when commit is "") and returns the commit id.
+func (s *Server) AddBranch(projectID int, name, commit string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[projectID]
+	if p == nil {
+		return ""
+	}
+	return s.addBranch(p, name, commit).commitID
+}
