@@ -3,6 +3,8 @@ package collab
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,4 +37,177 @@ func TestFakeUnauthorized(t *testing.T) {
 	require.NoError(t, err)
 	_, err = bad.Do(req, nil)
 	assert.ErrorIs(t, err, ErrUnauthorized)
+}
+
+func TestAuthHeaders(t *testing.T) {
+	tests := []struct {
+		opt       ClientOption
+		key, want string
+	}{
+		{WithPrivateToken("p-tok"), "PRIVATE-TOKEN", "p-tok"},
+		{WithPersonalAccessToken("pat-tok"), "PRIVATE-TOKEN", "pat-tok"},
+		{WithOAuthToken("o-tok"), "Authorization", "Bearer o-tok"},
+	}
+	for _, tt := range tests {
+		c, m := newMockClient(t, tt.opt)
+		m.reply(200, `{}`)
+		_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
+		require.NoError(t, err)
+		rec := m.last()
+		assert.Equal(t, tt.want, rec.Header.Get(tt.key))
+		if tt.key == "Authorization" {
+			assert.Empty(t, rec.Header.Get("PRIVATE-TOKEN"))
+		} else {
+			assert.Empty(t, rec.Header.Get("Authorization"))
+		}
+		assert.Empty(t, rec.Query, "tokens travel in headers only")
+		assert.Equal(t, "collab-go/"+Version, rec.Header.Get("User-Agent"))
+		assert.Equal(t, "application/json", rec.Header.Get("Accept"))
+		assert.Empty(t, rec.Header.Get("SUDO"))
+	}
+	_, err := NewClient("https://h.example", WithPrivateToken("a\r\nX-Evil: 1"))
+	assert.Error(t, err)
+}
+
+func TestSudoIsACheapIndependentCopy(t *testing.T) {
+	c, m := newMockClient(t, WithUserAgent("bot/1"))
+	m.reply(200, `{}`)
+	alice := c.Sudo("alice")
+	require.NotSame(t, c, alice)
+	assert.Same(t, alice, alice.Issues.client, "services point at the copy")
+	_, err := send(context.Background(), alice, http.MethodGet, route("projects"), nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", m.last().Header.Get("SUDO"))
+	assert.Equal(t, testToken, m.last().Header.Get("PRIVATE-TOKEN"))
+	assert.Equal(t, "bot/1", m.last().Header.Get("User-Agent"))
+	_, err = send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
+	require.NoError(t, err)
+	assert.Empty(t, m.last().Header.Get("SUDO"), "the original is unchanged")
+	assert.Equal(t, "42", c.Sudo("42").Sudo("42").sudo)
+}
+
+type encodeOptions struct {
+	Title    *string  `url:"title,omitempty"`
+	Labels   []string `url:"labels,comma,omitempty"`
+	Archived *bool    `url:"archived,omitempty"`
+	Count    int      `url:"count,omitempty"`
+	Skip     *string  `url:"skip,omitempty"`
+}
+
+func TestRequestEncoding(t *testing.T) {
+	opt := &encodeOptions{Title: Ptr("Crash on save & quit"), Labels: []string{"bug", "p1"}, Archived: Ptr(false), Count: 3}
+	want := url.Values{"title": {"Crash on save & quit"}, "labels": {"bug,p1"}, "archived": {"false"}, "count": {"3"}}
+	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPost, http.MethodPut} {
+		c, m := newMockClient(t)
+		m.reply(200, `{}`)
+		_, err := send(context.Background(), c, method, route("projects/%s/issues", "g/p"), opt, nil)
+		require.NoError(t, err)
+		rec := m.assertCall(method, "projects/g%2Fp/issues", want)
+		if method == http.MethodPost || method == http.MethodPut {
+			assert.Equal(t, "application/x-www-form-urlencoded", rec.Header.Get("Content-Type"))
+		} else {
+			assert.Empty(t, rec.Body)
+		}
+	}
+	// An io.Reader is the raw body.
+	c, m := newMockClient(t)
+	m.reply(202, ``)
+	req, err := c.NewRequest(context.Background(), http.MethodPatch, "builds/1/trace.txt", strings.NewReader("raw part"))
+	require.NoError(t, err)
+	_, err = c.Do(req, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "raw part", string(m.last().Body))
+	// Empty options send nothing.
+	_, err = send(context.Background(), c, http.MethodPost, route("x"), &encodeOptions{}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, m.last().Body)
+	assert.Empty(t, m.last().Header.Get("Content-Type"))
+}
+
+func TestRequestErrors(t *testing.T) {
+	c, m := newMockClient(t)
+	//lint:ignore SA1012 checking the guard
+	_, err := c.NewRequest(nil, http.MethodGet, "x", nil) //nolint:staticcheck
+	assert.Error(t, err)
+	_, err = c.NewRequest(context.Background(), http.MethodGet, "x", 42)
+	assert.Error(t, err, "options must be a struct")
+	_, err = c.NewRequest(context.Background(), "BAD METHOD", "x", nil)
+	assert.Error(t, err)
+	_, err = c.NewRequest(context.Background(), http.MethodGet, "%zz", nil)
+	assert.Error(t, err)
+	_, err = c.NewRequest(context.Background(), http.MethodGet, "https://evil.example/api/v3/projects", nil)
+	assert.ErrorContains(t, err, "refusing")
+	_, err = c.NewRequest(context.Background(), http.MethodGet, "https://evil.example:xx", nil)
+	assert.Error(t, err)
+	req, err := c.NewRequest(context.Background(), http.MethodGet, "https://COLLAB.example.com/api/v3/projects?page=2", nil)
+	require.NoError(t, err, "same origin, any case")
+	assert.Equal(t, "2", req.URL.Query().Get("page"))
+	_, err = c.Do(nil, nil)
+	assert.Error(t, err)
+	_, err = c.BareDo(nil)
+	assert.Error(t, err)
+	for _, bad := range []any{1.5, nil, "", []int{1}} {
+		_, err := send(context.Background(), c, http.MethodGet, route("projects/%s", bad), nil, nil)
+		assert.Error(t, err, "%v", bad)
+	}
+	assert.Zero(t, m.count(), "no request was sent for bad arguments")
+}
+
+func TestClientOptionValidation(t *testing.T) {
+	for _, opt := range []ClientOption{
+		WithHTTPClient(nil), WithRetry(RetryPolicy{MaxRetries: -1}), WithRetry(RetryPolicy{MinWait: 2, MaxWait: 1}),
+		WithJobQueuePath(""), WithJobQueuePath("a/b"),
+	} {
+		_, err := NewClient("https://h.example", opt)
+		assert.Error(t, err)
+	}
+	c, err := NewClient("https://h.example", WithJobQueuePath("sidekiq"), WithAPIPath("/ci/api/v1/"))
+	require.NoError(t, err)
+	assert.Equal(t, "sidekiq", c.jobQueue)
+	assert.Equal(t, "https://h.example/ci/api/v1/", c.BaseURL().String())
+	c, err = NewClient("https://h.example/ci/api/v1")
+	require.NoError(t, err)
+	assert.Equal(t, "https://h.example/api/v3/", c.BaseURL().String())
+}
+
+// TestPathEscaping proves that no argument can change the endpoint: every
+// value lands, escaped, in exactly one segment, and the server decodes it
+// back to the input.
+func TestPathEscaping(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"group/project", "group%2Fproject"},
+		{"group/my.site", "group%2Fmy%2Esite"},
+		{"..", "%2E%2E"},
+		{"../x", "%2E%2E%2Fx"},
+		{"../../admin", "%2E%2E%2F%2E%2E%2Fadmin"},
+		{"a?b", "a%3Fb"},
+		{"a#b", "a%23b"},
+		{"%2F", "%252F"},
+		{"a b", "a%20b"},
+		{"ünï/cödé", "%C3%BCn%C3%AF%2Fc%C3%B6d%C3%A9"},
+		{"feature/x.json", "feature%2Fx%2Ejson"},
+		{"a;b=c&d", "a%3Bb=c&d"},
+		{"\x00", "%00"},
+	}
+	for _, tt := range tests {
+		c, m := newMockClient(t)
+		m.reply(200, `{}`)
+		p := route("projects/%s/repository/branches/%s", 7, tt.in)
+		require.NoError(t, p.err)
+		_, err := send(context.Background(), c, http.MethodGet, p, nil, nil)
+		require.NoError(t, err, tt.in)
+		rec := m.last()
+		assert.Equal(t, "/api/v3/projects/7/repository/branches/"+tt.want, rec.Path, tt.in)
+		segs := strings.Split(rec.Path, "/")
+		require.Len(t, segs, 8, "%q must stay one segment", tt.in)
+		got, err := url.PathUnescape(segs[7])
+		require.NoError(t, err)
+		assert.Equal(t, tt.in, got, "the server reads back the input")
+		assert.Empty(t, rec.Query, "%q must not start a query", tt.in)
+	}
+	p := route("projects/%s", int64(1)<<40)
+	assert.Equal(t, "projects/1099511627776", p.s)
 }

@@ -41,6 +41,7 @@ type mock struct {
 	mu      sync.Mutex
 	replies []reply
 	calls   []recorded
+	stale   bool // the only queued reply has been used and now repeats
 }
 
 type reply struct {
@@ -68,8 +69,15 @@ func (m *mock) reply(status int, body string, header ...string) *mock {
 	for i := 0; i+1 < len(header); i += 2 {
 		h.Set(header[i], header[i+1])
 	}
+	return m.queue(reply{status: status, body: body, header: h})
+}
+
+func (m *mock) queue(r reply) *mock {
 	m.mu.Lock()
-	m.replies = append(m.replies, reply{status: status, body: body, header: h})
+	if m.stale {
+		m.replies, m.stale = nil, false
+	}
+	m.replies = append(m.replies, r)
 	m.mu.Unlock()
 	return m
 }
@@ -83,10 +91,7 @@ func (m *mock) replyFile(status int, name string, header ...string) *mock {
 
 // fail queues a transport error.
 func (m *mock) fail(err error) *mock {
-	m.mu.Lock()
-	m.replies = append(m.replies, reply{err: err})
-	m.mu.Unlock()
-	return m
+	return m.queue(reply{err: err})
 }
 
 func (m *mock) respond(req *http.Request) (*http.Response, error) {
@@ -107,6 +112,8 @@ func (m *mock) respond(req *http.Request) (*http.Response, error) {
 	r := m.replies[0]
 	if len(m.replies) > 1 {
 		m.replies = m.replies[1:]
+	} else {
+		m.stale = true
 	}
 	m.mu.Unlock()
 	if r.err != nil {

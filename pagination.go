@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,6 +164,9 @@ func atoiOrZero(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // listOptionsOf finds the ListOptions embedded in an options struct.
 func listOptionsOf(opt any) *ListOptions {
+	if v := reflect.ValueOf(opt); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		return nil
+	}
 	if h, ok := opt.(interface{ listOptions() *ListOptions }); ok {
 		return h.listOptions()
 	}

@@ -1,0 +1,178 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestErrorBodyShapes(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		message string
+		fields  map[string][]string
+	}{
+		{"message string", `{"message": "404 Project Not Found"}`, "404 Project Not Found", nil},
+		{"nested validation", `{"message": {"title": ["is invalid"], "namespace": {"name": ["too long", "is taken"]}}}`,
+			"namespace.name too long, is taken; title is invalid",
+			map[string][]string{"title": {"is invalid"}, "namespace.name": {"too long", "is taken"}}},
+		{"error string", `{"error": "416 Range Not Satisfiable"}`, "416 Range Not Satisfiable", nil},
+		{"bare array", `["Project name has already been taken", "Path is invalid"]`, "Project name has already been taken; Path is invalid", nil},
+		{"html page", "<html><head><title>502 Bad Gateway</title></head><body><h1>502   Bad\nGateway</h1></body></html>", "502 Bad Gateway 502 Bad Gateway", nil},
+		{"plain text", "upstream timed out\n", "upstream timed out", nil},
+		{"empty", "", "", nil},
+		{"whitespace", " \n ", "", nil},
+		{"json string", `"just a string"`, "just a string", nil},
+		{"number", `42`, "42", nil},
+		{"object without message", `{"foo": "bar"}`, `{"foo": "bar"}`, nil},
+		{"message with numbers", `{"message": {"size": [1, true]}}`, "size 1, true", map[string][]string{"size": {"1", "true"}}},
+		{"error number and message", `{"error": 17, "message": "already exists"}`, "already exists", nil},
+		{"multi-line message", `{"message": "line one\nline two"}`, "line one line two", nil},
+		{"invalid utf-8", "caf\xe9 broken", "caf broken", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, fields := parseErrorBody([]byte(tt.body))
+			assert.Equal(t, tt.message, msg)
+			assert.Equal(t, tt.fields, fields)
+		})
+	}
+}
+
+func TestErrorExcerptIsShort(t *testing.T) {
+	msg, _ := parseErrorBody([]byte(strings.Repeat("é", 1000)))
+	assert.LessOrEqual(t, len(msg), maxExcerpt+len("…"))
+	assert.True(t, strings.HasSuffix(msg, "…"))
+	assert.NotContains(t, msg, "\ufffd", "cut on a rune boundary")
+}
+
+func TestErrorBodyReadLimit(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusInternalServerError, strings.Repeat("x", 3*maxErrorBody))
+	_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
+	var er *ErrorResponse
+	require.ErrorAs(t, err, &er)
+	assert.Len(t, er.Body, maxErrorBody)
+	assert.LessOrEqual(t, len(er.Message), maxExcerpt+len("…"))
+}
+
+func TestSentinels(t *testing.T) {
+	all := []error{ErrNotModified, ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethodNotAllowed,
+		ErrNotAcceptable, ErrConflict, ErrRequestTooLarge, ErrRangeNotSatisfiable, ErrUnprocessable, ErrTooManyRequests, ErrServer}
+	tests := []struct {
+		status int
+		want   error
+	}{
+		{304, ErrNotModified}, {400, ErrBadRequest}, {401, ErrUnauthorized}, {403, ErrForbidden}, {404, ErrNotFound},
+		{405, ErrMethodNotAllowed}, {406, ErrNotAcceptable}, {409, ErrConflict}, {413, ErrRequestTooLarge},
+		{416, ErrRangeNotSatisfiable}, {422, ErrUnprocessable}, {429, ErrTooManyRequests},
+		{500, ErrServer}, {502, ErrServer}, {503, ErrServer}, {504, ErrServer}, {599, ErrServer},
+		{410, nil}, {302, nil},
+	}
+	for _, tt := range tests {
+		c, m := newMockClient(t)
+		m.reply(tt.status, `{"message":"x"}`)
+		_, err := send(context.Background(), c, http.MethodGet, route("projects/%s", 1), nil, nil)
+		var er *ErrorResponse
+		require.ErrorAs(t, err, &er, "status %d", tt.status)
+		assert.Equal(t, tt.status, er.StatusCode)
+		for _, s := range all {
+			assert.Equal(t, s == tt.want, errors.Is(err, s), "status %d vs %v", tt.status, s)
+		}
+	}
+}
+
+func TestErrorMessageReadsWell(t *testing.T) {
+	tests := []struct {
+		method, path string
+		status       int
+		body         string
+		want         string
+	}{
+		{"PUT", "projects/1/merge_requests/5/merge", 409, `{"message":"409 Conflict: SHA does not match HEAD of source branch"}`,
+			"PUT /api/v3/projects/1/merge_requests/5/merge: 409 Conflict: SHA does not match HEAD of source branch"},
+		{"GET", "projects/9", 404, `{"message":"404 Project Not Found"}`, "GET /api/v3/projects/9: 404 Not Found: Project Not Found"},
+		{"GET", "projects/9", 401, `{"message":"401 Unauthorized"}`, "GET /api/v3/projects/9: 401 Unauthorized"},
+		{"POST", "projects", 400, `{"message":{"name":["can't be blank"]}}`, "POST /api/v3/projects: 400 Bad Request: name can't be blank"},
+		{"GET", "projects", 502, ``, "GET /api/v3/projects: 502 Bad Gateway"},
+		{"GET", "projects/a%2Fb", 403, `{"message":"403 Forbidden: Must be admin to use sudo"}`, "GET /api/v3/projects/a%2Fb: 403 Forbidden: Must be admin to use sudo"},
+	}
+	for _, tt := range tests {
+		c, m := newMockClient(t)
+		m.reply(tt.status, tt.body)
+		_, err := send(context.Background(), c, tt.method, apiPath{s: tt.path}, nil, nil)
+		require.Error(t, err)
+		assert.Equal(t, tt.want, err.Error())
+		assert.NotContains(t, err.Error(), "\n")
+	}
+}
+
+func TestErrorsNeverCarryTokens(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(404, `{"message":"404 Not found"}`)
+	req, err := c.NewRequest(context.Background(), http.MethodGet, "projects?private_token=leak1&access_token=leak2&token=leak3&keep=yes", nil)
+	require.NoError(t, err)
+	_, err = c.Do(req, nil)
+	require.Error(t, err)
+	var er *ErrorResponse
+	require.ErrorAs(t, err, &er)
+	for _, s := range []string{err.Error(), er.URL, testToken} {
+		_ = s
+	}
+	for _, secret := range []string{"leak1", "leak2", "leak3", testToken} {
+		assert.NotContains(t, err.Error(), secret)
+		assert.NotContains(t, er.URL, secret)
+	}
+	assert.Contains(t, er.URL, "keep=yes")
+
+	m.fail(errors.New("boom"))
+	_, err = c.Do(req, nil)
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	for _, secret := range []string{"leak1", "leak2", "leak3", testToken} {
+		assert.NotContains(t, err.Error(), secret)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	assert.Equal(t, "", redactURL(nil))
+	u := mustParse(t, "https://user:pass@h.example/p?PRIVATE_TOKEN=a&x=1")
+	got := redactURL(u)
+	assert.NotContains(t, got, "pass")
+	assert.NotContains(t, got, "=a")
+	assert.Contains(t, got, "x=1")
+	bad := mustParse(t, "https://h.example/p")
+	bad.RawQuery = "private_token=%zz"
+	assert.Equal(t, "https://h.example/p?REDACTED", redactURL(bad))
+}
+
+func TestDecodeErrors(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(200, `{"id": "not a number"}`)
+	_, _, err := do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	assert.Contains(t, de.Error(), "decoding response")
+	assert.NotNil(t, errors.Unwrap(de))
+
+	m.reply(200, `null`)
+	_, _, err = do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
+	require.ErrorAs(t, err, &de)
+	assert.ErrorIs(t, err, errUnexpectedNullResult)
+
+	m.reply(200, ``)
+	_, _, err = do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
+	require.ErrorAs(t, err, &de)
+	assert.ErrorIs(t, err, errEmptyBody)
+
+	m.reply(200, `{"id": 3, "unknown_field": {"nested": true}}`)
+	is, _, err := do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, is.ID)
+}
