@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab/collabtest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,14 +31,61 @@ func TestNewClientBaseURL(t *testing.T) {
 	}
 }
 
-func TestFakeUnauthorized(t *testing.T) {
-	c, srv := newFakeClient(t)
-	_ = c
-	bad := clientAs(t, srv, "nope")
-	req, err := bad.NewRequest(context.Background(), http.MethodGet, "projects", nil)
+func TestAuthAgainstFake(t *testing.T) {
+	_, srv := newFakeClient(t)
+	alice := srv.AddUser("alice", false)
+	pat := srv.AddToken(alice.ID, collabtest.PersonalAccessToken)
+	for name, opt := range map[string]ClientOption{
+		"private": WithPrivateToken(srv.AdminToken), "oauth": WithOAuthToken(srv.AdminOAuthToken), "personal": WithPersonalAccessToken(pat),
+	} {
+		c, err := NewClient(srv.URL, opt, WithoutRetries())
+		require.NoError(t, err)
+		_, err = send(context.Background(), c, http.MethodGet, route("no/such/route"), nil, nil)
+		assert.ErrorIs(t, err, ErrNotFound, "%s token authenticates", name)
+	}
+	for _, opt := range []ClientOption{WithPrivateToken("nope"), WithOAuthToken("nope")} {
+		c, err := NewClient(srv.URL, opt, WithoutRetries())
+		require.NoError(t, err)
+		_, err = send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
+		assert.ErrorIs(t, err, ErrUnauthorized)
+		var er *ErrorResponse
+		require.ErrorAs(t, err, &er)
+		assert.Equal(t, "401 Unauthorized", er.Message)
+	}
+
+	admin := clientAs(t, srv, srv.AdminToken)
+	_, err := send(context.Background(), admin.Sudo("nobody"), http.MethodGet, route("projects"), nil, nil)
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorContains(t, err, "No user id or username for: nobody")
+	_, err = send(context.Background(), clientAs(t, srv, alice.Token).Sudo("root"), http.MethodGet, route("projects"), nil, nil)
+	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorContains(t, err, "Must be admin to use sudo")
+}
+
+func TestRetriesAgainstFake(t *testing.T) {
+	_, srv := newFakeClient(t)
+	c, err := NewClient(srv.URL, WithPrivateToken(srv.AdminToken), WithRetry(fastRetry))
 	require.NoError(t, err)
-	_, err = bad.Do(req, nil)
-	assert.ErrorIs(t, err, ErrUnauthorized)
+	ctx := context.Background()
+
+	srv.FailNext(3, http.StatusServiceUnavailable)
+	_, err = send(ctx, c, http.MethodGet, route("nowhere"), nil, nil)
+	assert.ErrorIs(t, err, ErrNotFound, "three 503s retried, the fourth attempt reached the route")
+
+	srv.FailNext(1, http.StatusBadGateway)
+	_, err = send(ctx, c, http.MethodPost, route("nowhere"), nil, nil)
+	assert.ErrorIs(t, err, ErrServer, "a POST is not retried after a 5xx")
+	_, err = send(ctx, c, http.MethodPost, route("nowhere"), nil, nil)
+	assert.ErrorIs(t, err, ErrNotFound, "the single fault was used up by the single attempt")
+
+	srv.FailNext(2, http.StatusTooManyRequests)
+	_, err = send(ctx, c, http.MethodPost, route("nowhere"), nil, nil)
+	assert.ErrorIs(t, err, ErrNotFound, "429 is retried even for POST")
+
+	srv.FailNext(10, http.StatusServiceUnavailable)
+	_, err = send(ctx, c, http.MethodGet, route("nowhere"), nil, nil)
+	assert.ErrorIs(t, err, ErrServer, "gives up after MaxRetries")
+	srv.FailNext(0, 0)
 }
 
 func TestAuthHeaders(t *testing.T) {

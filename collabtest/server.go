@@ -43,6 +43,10 @@ type Server struct {
 	routes []*routeEntry
 	panics atomic.Int64
 
+	faultMu     sync.Mutex
+	faultStatus int
+	faultsLeft  int
+
 	mu sync.Mutex // guards everything below; handlers run with it held
 	db
 }
@@ -150,9 +154,36 @@ func (s *Server) newID() int {
 
 func (s *Server) now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
+// FailNext makes the next n requests fail with status before they reach any
+// handler, to test a client's retries. 429 and 503 answers carry
+// "Retry-After: 0". Nothing in the state changes for a failed request.
+func (s *Server) FailNext(n, status int) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	s.faultsLeft, s.faultStatus = n, status
+}
+
+// injectedFault consumes one FailNext failure, if any is left.
+func (s *Server) injectedFault() int {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	if s.faultsLeft <= 0 {
+		return 0
+	}
+	s.faultsLeft--
+	return s.faultStatus
+}
+
 // serveHTTP routes, authenticates and runs a handler under the state lock.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &call{s: s, w: w, r: r}
+	if status := s.injectedFault(); status != 0 {
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "0")
+		}
+		c.fail(status, strconv.Itoa(status)+" "+http.StatusText(status))
+		return
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.panics.Add(1)
@@ -181,13 +212,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.h(c)
 		return
 	}
+	s.runLocked(c, rt)
+	c.flush()
+}
+
+// runLocked authenticates and handles with the state lock held, releasing
+// it even if the handler panics.
+func (s *Server) runLocked(c *call, rt *routeEntry) {
 	s.mu.Lock()
-	ok := rt.public || s.authenticate(c)
-	if ok {
+	defer s.mu.Unlock()
+	if rt.public || s.authenticate(c) {
 		rt.h(c)
 	}
-	s.mu.Unlock()
-	c.flush()
 }
 
 func (s *Server) authenticateLocked(c *call) bool {
