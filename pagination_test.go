@@ -275,6 +275,7 @@ func TestAllContextCancelled(t *testing.T) {
 	c, err := NewClient(srv.URL, WithoutRetries())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var last error
 	n := 0
 	for it, err := range all[item](ctx, c, route("items"), &itemOptions{ListOptions: ListOptions{Prefetch: 3}}) {
