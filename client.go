@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/collabsvc/collab/internal/secretwatch"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -331,27 +332,36 @@ func (c *Client) Do(req *http.Request, v any) (*Response, error) {
 		return resp, err
 	}
 	defer closeBody(resp.Body)
+	return resp, secretwatch.Error(c.decode(req, resp, v))
+}
+
+func (c *Client) decode(req *http.Request, resp *Response, v any) error {
 	if v == nil || resp.StatusCode == http.StatusNoContent {
-		return resp, nil
+		return nil
 	}
 	if w, ok := v.(io.Writer); ok {
 		if _, err := io.Copy(w, resp.Body); err != nil {
-			return resp, c.transportError(req, err)
+			return c.transportError(req, err)
 		}
-		return resp, nil
+		return nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return resp, &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: errEmptyBody}
+			err = errEmptyBody
 		}
-		return resp, &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: err}
+		return &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: err}
 	}
-	return resp, nil
+	return nil
 }
 
 // BareDo sends req like Do but leaves the body of a 2xx response open for the
 // caller to read and close. It is the way to stream large downloads.
 func (c *Client) BareDo(req *http.Request) (*Response, error) {
+	resp, err := c.bareDo(req)
+	return resp, secretwatch.Error(err)
+}
+
+func (c *Client) bareDo(req *http.Request) (*Response, error) {
 	if req == nil {
 		return nil, errors.New("collab: nil request")
 	}
@@ -436,7 +446,7 @@ func do[T any](ctx context.Context, c *Client, method string, p apiPath, opt any
 		return nil, resp, err
 	}
 	if v == nil {
-		return nil, resp, &DecodeError{Method: method, URL: redactURL(resp.Request.URL), Err: errUnexpectedNullResult}
+		return nil, resp, secretwatch.Error(&DecodeError{Method: method, URL: redactURL(resp.Request.URL), Err: errUnexpectedNullResult})
 	}
 	return v, resp, nil
 }

@@ -83,6 +83,9 @@ func parseLink(h string) map[string]string {
 			continue
 		}
 		target := strings.TrimSpace(part[start+1 : end])
+		if target == "" || strings.ContainsAny(target, "<>") {
+			continue
+		}
 		for _, param := range strings.Split(part[end+1:], ";") {
 			key, value, ok := strings.Cut(param, "=")
 			if !ok || !strings.EqualFold(strings.TrimSpace(key), "rel") {

@@ -18,7 +18,9 @@ func mustParse(t *testing.T, s string) *url.URL {
 }
 
 func TestTimeDecoding(t *testing.T) {
-	utc := func(y int, mo time.Month, d, h, mi, s, ns int) time.Time { return time.Date(y, mo, d, h, mi, s, ns, time.UTC) }
+	utc := func(y int, mo time.Month, d, h, mi, s, ns int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, ns, time.UTC)
+	}
 	tests := []struct {
 		in   string
 		want time.Time
