@@ -176,3 +176,22 @@ func TestDecodeErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, is.ID)
 }
+
+// TestSecretWatchIsWired proves the suite-wide secret check sees errors and
+// log lines, so its silence means something.
+func TestSecretWatchIsWired(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(404, `{"message":"404 Not found"}`)
+	watched.mu.Lock()
+	before := len(watched.lines)
+	watched.mu.Unlock()
+	_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
+	require.Error(t, err)
+	watched.mu.Lock()
+	seen := watched.lines[before:]
+	watched.mu.Unlock()
+	joined := strings.Join(seen, "\n")
+	assert.Contains(t, joined, err.Error(), "the error was observed")
+	assert.Contains(t, joined, "collab: request", "the debug log line was captured")
+	assert.Error(t, (&secretLog{lines: []string{"x " + testToken}, tokens: map[string]bool{testToken: true}}).check())
+}
