@@ -92,11 +92,24 @@ func parseLink(h string) map[string]string {
 				continue
 			}
 			for _, rel := range strings.Fields(strings.Trim(strings.TrimSpace(value), `"'`)) {
-				out[strings.ToLower(rel)] = target
+				if rel = strings.ToLower(rel); isRelName(rel) {
+					out[rel] = target
+				}
 			}
 		}
 	}
 	return out
+}
+
+// isRelName accepts registered relation names such as "next"; anything
+// else in a rel parameter is garbage.
+func isRelName(s string) bool {
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // allPageSize is the page size the iterators ask for: the contract's maximum.
