@@ -32,6 +32,7 @@ var (
 	ErrServer               = errors.New("collab: server error")             // any 5xx
 	errEmptyBody            = errors.New("empty response body")              // a 2xx with nothing to decode
 	errUnexpectedNullResult = errors.New("server answered null instead of a record")
+	errUploadRejected       = errors.New("server answered null: the file was missing or larger than the attachment limit")
 )
 
 var statusSentinels = map[int]error{

@@ -1,4 +1,116 @@
 package collab
 
+import (
+	"context"
+	"iter"
+	"net/http"
+)
+
 // GroupsService handles the group endpoints.
 type GroupsService struct{ client *Client }
+
+// Group is a group record. Detail and update responses add Projects.
+type Group struct {
+	ID              int             `json:"id"`
+	Name            string          `json:"name"`
+	Path            string          `json:"path"`
+	Description     string          `json:"description"`
+	VisibilityLevel VisibilityLevel `json:"visibility_level"`
+	AvatarURL       *string         `json:"avatar_url"`
+	WebURL          string          `json:"web_url"`
+	Projects        []*Project      `json:"projects,omitempty"`
+}
+
+// ListGroupsOptions are the parameters of List.
+type ListGroupsOptions struct {
+	ListOptions
+	Search *string `url:"search,omitempty"` // matches name or path
+}
+
+// List returns the caller's groups, or every group for an administrator.
+//
+// Contract: GET /groups
+func (s *GroupsService) List(ctx context.Context, opt *ListGroupsOptions) ([]*Group, *Response, error) {
+	return doList[Group](ctx, s.client, http.MethodGet, route("groups"), opt)
+}
+
+// All iterates over every group List returns.
+//
+// Contract: GET /groups
+func (s *GroupsService) All(ctx context.Context, opt *ListGroupsOptions) iter.Seq2[*Group, error] {
+	return all[Group](ctx, s.client, route("groups"), opt)
+}
+
+// Get returns a group, by id or path, with its projects.
+//
+// Contract: GET /groups/:id
+func (s *GroupsService) Get(ctx context.Context, gid any) (*Group, *Response, error) {
+	return do[Group](ctx, s.client, http.MethodGet, route("groups/%s", gid), nil)
+}
+
+// CreateGroupOptions are the parameters of Create; Name and Path are required.
+type CreateGroupOptions struct {
+	Name            string           `url:"name"`
+	Path            string           `url:"path"`
+	Description     *string          `url:"description,omitempty"`
+	VisibilityLevel *VisibilityLevel `url:"visibility_level,omitempty"`
+}
+
+// Create makes a group.
+//
+// Contract: POST /groups
+func (s *GroupsService) Create(ctx context.Context, opt *CreateGroupOptions) (*Group, *Response, error) {
+	if opt == nil || opt.Name == "" || opt.Path == "" {
+		return nil, nil, errRequired("name and path")
+	}
+	return do[Group](ctx, s.client, http.MethodPost, route("groups"), opt)
+}
+
+// UpdateGroupOptions are the parameters of Update; nil fields are unchanged.
+type UpdateGroupOptions struct {
+	Name            *string          `url:"name,omitempty"`
+	Path            *string          `url:"path,omitempty"`
+	Description     *string          `url:"description,omitempty"`
+	VisibilityLevel *VisibilityLevel `url:"visibility_level,omitempty"`
+}
+
+// Update changes a group. Group owners and administrators only.
+//
+// Contract: PUT /groups/:id
+func (s *GroupsService) Update(ctx context.Context, gid any, opt *UpdateGroupOptions) (*Group, *Response, error) {
+	return do[Group](ctx, s.client, http.MethodPut, route("groups/%s", gid), opt)
+}
+
+// Delete removes a group with all its projects.
+//
+// Contract: DELETE /groups/:id
+func (s *GroupsService) Delete(ctx context.Context, gid any) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, route("groups/%s", gid), nil, nil)
+}
+
+// ListGroupProjectsOptions are the parameters of ListProjects.
+type ListGroupProjectsOptions struct {
+	ListProjectsOptions
+	CIEnabledFirst *bool `url:"ci_enabled_first,omitempty"`
+}
+
+// ListProjects returns a group's projects.
+//
+// Contract: GET /groups/:id/projects
+func (s *GroupsService) ListProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) ([]*Project, *Response, error) {
+	return doList[Project](ctx, s.client, http.MethodGet, route("groups/%s/projects", gid), opt)
+}
+
+// AllProjects iterates over every project ListProjects returns.
+//
+// Contract: GET /groups/:id/projects
+func (s *GroupsService) AllProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("groups/%s/projects", gid), opt)
+}
+
+// TransferProject moves a project into a group. Administrators only.
+//
+// Contract: POST /groups/:id/projects/:project_id
+func (s *GroupsService) TransferProject(ctx context.Context, gid any, projectID int) (*Group, *Response, error) {
+	return do[Group](ctx, s.client, http.MethodPost, route("groups/%s/projects/%s", gid, projectID), nil)
+}

@@ -1,5 +1,12 @@
 package collab
 
+import (
+	"context"
+	"io"
+	"iter"
+	"net/http"
+)
+
 // ProjectsService handles the project endpoints of the contract.
 type ProjectsService struct{ client *Client }
 
@@ -95,4 +102,354 @@ type SharedGroup struct {
 	GroupID          int         `json:"group_id"`
 	GroupName        string      `json:"group_name"`
 	GroupAccessLevel AccessLevel `json:"group_access_level"`
+}
+
+// ListProjectsOptions filters the project lists.
+type ListProjectsOptions struct {
+	ListOptions
+	Archived   *bool   `url:"archived,omitempty"`
+	Visibility *string `url:"visibility,omitempty"` // public, internal or private
+	OrderBy    *string `url:"order_by,omitempty"`   // id, name, path, created_at, updated_at, last_activity_at
+	Sort       *string `url:"sort,omitempty"`       // asc or desc
+	Search     *string `url:"search,omitempty"`
+}
+
+// List returns the projects the caller can access.
+//
+// Contract: GET /projects
+func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+	return doList[Project](ctx, s.client, http.MethodGet, route("projects"), opt)
+}
+
+// All iterates over every project List returns.
+//
+// Contract: GET /projects
+func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects"), opt)
+}
+
+// ListOwned returns the projects the caller owns.
+//
+// Contract: GET /projects/owned
+func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+	return doList[Project](ctx, s.client, http.MethodGet, route("projects/owned"), opt)
+}
+
+// AllOwned iterates over every project ListOwned returns.
+//
+// Contract: GET /projects/owned
+func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/owned"), opt)
+}
+
+// ListStarred returns the projects the caller starred.
+//
+// Contract: GET /projects/starred
+func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+	return doList[Project](ctx, s.client, http.MethodGet, route("projects/starred"), opt)
+}
+
+// AllStarred iterates over every project ListStarred returns.
+//
+// Contract: GET /projects/starred
+func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/starred"), opt)
+}
+
+// ListAll returns every project of the instance. Administrators only.
+//
+// Contract: GET /projects/all
+func (s *ProjectsService) ListAll(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
+}
+
+// AllInstance iterates over every project ListAll returns.
+//
+// Contract: GET /projects/all
+func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/all"), opt)
+}
+
+// Get returns one project, by id or "namespace/name".
+//
+// Contract: GET /projects/:id
+func (s *ProjectsService) Get(ctx context.Context, pid any) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodGet, route("projects/%s", pid), nil)
+}
+
+// ProjectEvent is one entry of a project's activity.
+type ProjectEvent struct {
+	Title          *string        `json:"title"`
+	ProjectID      int            `json:"project_id"`
+	ActionName     string         `json:"action_name"`
+	TargetID       *int           `json:"target_id"`
+	TargetType     *string        `json:"target_type"`
+	TargetTitle    *string        `json:"target_title"`
+	AuthorID       int            `json:"author_id"`
+	Author         *User          `json:"author"`
+	AuthorUsername string         `json:"author_username"`
+	CreatedAt      *Time          `json:"created_at"`
+	Data           *PushEventData `json:"data"`
+	Note           *EventNote     `json:"note"`
+}
+
+// PushEventData is the push payload of a push event.
+type PushEventData struct {
+	Before            string           `json:"before"`
+	After             string           `json:"after"`
+	Ref               string           `json:"ref"`
+	UserID            int              `json:"user_id"`
+	UserName          string           `json:"user_name"`
+	Repository        *EventRepository `json:"repository"`
+	Commits           []*EventCommit   `json:"commits"`
+	TotalCommitsCount int              `json:"total_commits_count"`
+}
+
+// EventRepository is the repository of a push event.
+type EventRepository struct {
+	Name        string `json:"name"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	Homepage    string `json:"homepage"`
+}
+
+// EventCommit is one commit of a push event.
+type EventCommit struct {
+	ID        string       `json:"id"`
+	Message   string       `json:"message"`
+	Timestamp *Time        `json:"timestamp"`
+	URL       string       `json:"url"`
+	Author    *EventPerson `json:"author"`
+}
+
+// EventPerson is a commit author.
+type EventPerson struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// EventNote is the comment embedded in a "commented on" event.
+type EventNote struct {
+	ID           int      `json:"id"`
+	Body         string   `json:"body"`
+	Attachment   *string  `json:"attachment"`
+	Author       *User    `json:"author"`
+	CreatedAt    *Time    `json:"created_at"`
+	System       bool     `json:"system"`
+	Upvote       FlexBool `json:"upvote"`
+	Downvote     FlexBool `json:"downvote"`
+	NoteableID   int      `json:"noteable_id"`
+	NoteableType string   `json:"noteable_type"`
+}
+
+// ListEvents returns a project's activity, newest first.
+//
+// Contract: GET /projects/:id/events
+func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOptions) ([]*ProjectEvent, *Response, error) {
+	return doList[ProjectEvent](ctx, s.client, http.MethodGet, route("projects/%s/events", pid), opt)
+}
+
+// AllEvents iterates over every event ListEvents returns.
+//
+// Contract: GET /projects/:id/events
+func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectEvent, error] {
+	return all[ProjectEvent](ctx, s.client, route("projects/%s/events", pid), opt)
+}
+
+// CreateProjectOptions are the parameters of Create and CreateForUser.
+type CreateProjectOptions struct {
+	Name                     string           `url:"name"`
+	Path                     *string          `url:"path,omitempty"`
+	NamespaceID              *int             `url:"namespace_id,omitempty"`
+	Description              *string          `url:"description,omitempty"`
+	IssuesEnabled            *bool            `url:"issues_enabled,omitempty"`
+	MergeRequestsEnabled     *bool            `url:"merge_requests_enabled,omitempty"`
+	BuildsEnabled            *bool            `url:"builds_enabled,omitempty"`
+	WikiEnabled              *bool            `url:"wiki_enabled,omitempty"`
+	SnippetsEnabled          *bool            `url:"snippets_enabled,omitempty"`
+	ContainerRegistryEnabled *bool            `url:"container_registry_enabled,omitempty"`
+	Public                   *bool            `url:"public,omitempty"` // true equals visibility level 20
+	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
+	ImportURL                *string          `url:"import_url,omitempty"`
+	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+}
+
+// Create makes a project owned by the caller. Name is required.
+//
+// Contract: POST /projects
+func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions) (*Project, *Response, error) {
+	if opt == nil || opt.Name == "" {
+		return nil, nil, errRequired("name")
+	}
+	return do[Project](ctx, s.client, http.MethodPost, route("projects"), opt)
+}
+
+// CreateForUser makes a project owned by another user. Administrators only.
+//
+// Contract: POST /projects/user/:user_id
+func (s *ProjectsService) CreateForUser(ctx context.Context, userID int, opt *CreateProjectOptions) (*Project, *Response, error) {
+	if opt == nil || opt.Name == "" {
+		return nil, nil, errRequired("name")
+	}
+	return do[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt)
+}
+
+// UpdateProjectOptions are the parameters of Update; nil fields are unchanged.
+type UpdateProjectOptions struct {
+	Name                     *string          `url:"name,omitempty"`
+	Path                     *string          `url:"path,omitempty"`
+	Description              *string          `url:"description,omitempty"`
+	DefaultBranch            *string          `url:"default_branch,omitempty"`
+	IssuesEnabled            *bool            `url:"issues_enabled,omitempty"`
+	MergeRequestsEnabled     *bool            `url:"merge_requests_enabled,omitempty"`
+	BuildsEnabled            *bool            `url:"builds_enabled,omitempty"`
+	WikiEnabled              *bool            `url:"wiki_enabled,omitempty"`
+	SnippetsEnabled          *bool            `url:"snippets_enabled,omitempty"`
+	ContainerRegistryEnabled *bool            `url:"container_registry_enabled,omitempty"`
+	Public                   *bool            `url:"public,omitempty"`
+	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
+	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+}
+
+// Update changes a project.
+//
+// Contract: PUT /projects/:id
+func (s *ProjectsService) Update(ctx context.Context, pid any, opt *UpdateProjectOptions) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodPut, route("projects/%s", pid), opt)
+}
+
+// Fork copies a project into the caller's namespace.
+//
+// Contract: POST /projects/fork/:id
+func (s *ProjectsService) Fork(ctx context.Context, pid any) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodPost, route("projects/fork/%s", pid), nil)
+}
+
+// Star stars a project. Starring it again is ErrNotModified.
+//
+// Contract: POST /projects/:id/star
+func (s *ProjectsService) Star(ctx context.Context, pid any) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/star", pid), nil)
+}
+
+// Unstar removes the caller's star. Unstarring again is ErrNotModified.
+//
+// Contract: DELETE /projects/:id/star
+func (s *ProjectsService) Unstar(ctx context.Context, pid any) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodDelete, route("projects/%s/star", pid), nil)
+}
+
+// Archive makes a project read-only. It is idempotent; admin or owner only.
+//
+// Contract: POST /projects/:id/archive
+func (s *ProjectsService) Archive(ctx context.Context, pid any) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/archive", pid), nil)
+}
+
+// Unarchive reverses Archive. It is idempotent; admin or owner only.
+//
+// Contract: POST /projects/:id/unarchive (the path from the server notes)
+func (s *ProjectsService) Unarchive(ctx context.Context, pid any) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/unarchive", pid), nil)
+}
+
+// Delete removes a project and everything in it. The removal is asynchronous
+// on deployed servers.
+//
+// Contract: DELETE /projects/:id
+func (s *ProjectsService) Delete(ctx context.Context, pid any) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, route("projects/%s", pid), nil, nil)
+}
+
+// ProjectFile is the result of UploadFile, for use in descriptions and comments.
+type ProjectFile struct {
+	Alt      string `json:"alt"`
+	URL      string `json:"url"` // relative to the project's web URL
+	IsImage  bool   `json:"is_image"`
+	Markdown string `json:"markdown"`
+}
+
+// UploadFile streams r to the project as multipart field "file" without
+// holding it in memory. A plain reader is sent once and never retried. The
+// server answers null for a missing or oversized file; that is an error.
+//
+// Contract: POST /projects/:id/uploads
+func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, filename string) (*ProjectFile, *Response, error) {
+	p := route("projects/%s/uploads", pid)
+	if p.err != nil {
+		return nil, nil, p.err
+	}
+	req, finish, err := s.client.NewUploadRequest(ctx, p.s, "file", filename, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer finish()
+	var f *ProjectFile
+	resp, err := s.client.Do(req, &f)
+	if err == nil && f == nil {
+		err = &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: errUploadRejected}
+	}
+	if err != nil {
+		return nil, resp, err
+	}
+	return f, resp, nil
+}
+
+// ShareProjectOptions are the parameters of Share.
+type ShareProjectOptions struct {
+	GroupID     int         `url:"group_id"`
+	GroupAccess AccessLevel `url:"group_access"`
+}
+
+// ProjectShare is the link Share creates.
+type ProjectShare struct {
+	ID          int         `json:"id"`
+	ProjectID   int         `json:"project_id"`
+	GroupID     int         `json:"group_id"`
+	GroupAccess AccessLevel `json:"group_access"`
+}
+
+// Share gives a group access to a project.
+//
+// Contract: POST /projects/:id/share
+func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectOptions) (*ProjectShare, *Response, error) {
+	if opt == nil || opt.GroupID == 0 || opt.GroupAccess == 0 {
+		return nil, nil, errRequired("group_id and group_access")
+	}
+	return do[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt)
+}
+
+// CreateForkRelation marks a project as forked from another. Administrators only.
+//
+// Contract: POST /projects/:id/fork/:forked_from_id
+func (s *ProjectsService) CreateForkRelation(ctx context.Context, pid any, forkedFromID int) (*Project, *Response, error) {
+	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/fork/%s", pid, forkedFromID), nil)
+}
+
+// DeleteForkRelation removes a project's forked-from relation. Administrators only.
+//
+// Contract: DELETE /projects/:id/fork
+func (s *ProjectsService) DeleteForkRelation(ctx context.Context, pid any) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, route("projects/%s/fork", pid), nil, nil)
+}
+
+// SearchProjectsOptions are the parameters of Search.
+type SearchProjectsOptions struct {
+	ListOptions
+	OrderBy *string `url:"order_by,omitempty"` // id, name, created_at, last_activity_at
+	Sort    *string `url:"sort,omitempty"`     // asc (the default) or desc
+}
+
+// Search returns the accessible projects whose name contains query.
+//
+// Contract: GET /projects/search/:query
+func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchProjectsOptions) ([]*Project, *Response, error) {
+	return doList[Project](ctx, s.client, http.MethodGet, route("projects/search/%s", query), opt)
+}
+
+// AllSearch iterates over every project Search returns.
+//
+// Contract: GET /projects/search/:query
+func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/search/%s", query), opt)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -217,4 +218,16 @@ func (v VisibilityLevel) String() string {
 		return "public"
 	}
 	return "VisibilityLevel(" + strconv.Itoa(int(v)) + ")"
+}
+
+// EncodeValues sends the level as its number, not its name.
+func (a AccessLevel) EncodeValues(key string, v *url.Values) error {
+	v.Set(key, strconv.Itoa(int(a)))
+	return nil
+}
+
+// EncodeValues sends the level as its number, not its name.
+func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
+	vals.Set(key, strconv.Itoa(int(v)))
+	return nil
 }

@@ -27,6 +27,8 @@ type db struct {
 	runners       map[int]*runner
 	uploads       map[string][]byte // by upload URL
 	settings      *appSettings
+	// attachmentLimit overrides the settings' upload limit, in bytes, when > 0.
+	attachmentLimit int64
 }
 
 func (d *db) init() {

@@ -1,0 +1,447 @@
+package collab
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collabsvc/collab/collabtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ts(s string) *Time {
+	t, err := ParseTime(s)
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}
+
+func wantProject() *Project {
+	return &Project{
+		ID: 3, Name: "Diaspora Project Site", Path: "diaspora-project-site",
+		NameWithNamespace: "Diaspora / Diaspora Project Site", PathWithNamespace: "diaspora/diaspora-project-site",
+		Description: "Community site", DefaultBranch: "master", Public: false, VisibilityLevel: InternalVisibility,
+		SSHURLToRepo:  "git@example.com:diaspora/diaspora-project-site.git",
+		HTTPURLToRepo: "http://example.com/diaspora/diaspora-project-site.git",
+		WebURL:        "http://example.com/diaspora/diaspora-project-site", TagList: []string{"example", "disapora project"},
+		Owner:         &ProjectOwner{ID: 3, Name: "Diaspora", CreatedAt: ts("2013-09-30T13:46:02Z")},
+		IssuesEnabled: true, MergeRequestsEnabled: true, BuildsEnabled: true, WikiEnabled: true, SnippetsEnabled: false,
+		ContainerRegistryEnabled: true, PublicBuilds: true, SharedRunnersEnabled: true, Archived: false,
+		OpenIssuesCount: 1, ForksCount: 2, StarCount: 5, CreatorID: 3,
+		CreatedAt: ts("2013-09-30T13:46:02Z"), LastActivityAt: ts("2013-09-30T13:46:02.123Z"),
+		Namespace: &ProjectNamespace{ID: 3, Name: "Diaspora", Path: "diaspora", Description: "The group", OwnerID: 1,
+			CreatedAt: ts("2013-09-30T13:46:02Z"), UpdatedAt: ts("2013-09-30T13:46:02Z"),
+			Avatar: &NamespaceAvatar{URL: "/uploads/group/avatar/3/a.png"}, ShareWithGroupLock: true, VisibilityLevel: PublicVisibility},
+		Permissions: &Permissions{ProjectAccess: &AccessInfo{AccessLevel: GuestAccess, NotificationLevel: 3},
+			GroupAccess: &AccessInfo{AccessLevel: OwnerAccess, NotificationLevel: 3}},
+		AvatarURL:    "http://example.com/uploads/project/avatar/3/uploads/avatar.png",
+		RunnersToken: "b8547b1dc37721d05889db52fa2f02",
+		ForkedFromProject: &ForkedFromProject{ID: 13083, Name: "Diaspora Client", NameWithNamespace: "Diaspora / Diaspora Client",
+			Path: "diaspora-client", PathWithNamespace: "diaspora/diaspora-client"},
+		SharedWithGroups: []*SharedGroup{{GroupID: 4, GroupName: "Twitter", GroupAccessLevel: DeveloperAccess}},
+	}
+}
+
+func TestProjectsUnit(t *testing.T) {
+	ctx := context.Background()
+	listOpt := &ListProjectsOptions{ListOptions: ListOptions{Page: 2, PerPage: 5}, Archived: Ptr(true), Visibility: Ptr("internal"),
+		OrderBy: Ptr("name"), Sort: Ptr("asc"), Search: Ptr("dia")}
+	listWant := url.Values{"page": {"2"}, "per_page": {"5"}, "archived": {"true"}, "visibility": {"internal"}, "order_by": {"name"}, "sort": {"asc"}, "search": {"dia"}}
+	createOpt := &CreateProjectOptions{Name: "site", Path: Ptr("my.site"), NamespaceID: Ptr(4), Description: Ptr("d"),
+		IssuesEnabled: Ptr(true), MergeRequestsEnabled: Ptr(false), BuildsEnabled: Ptr(true), WikiEnabled: Ptr(false),
+		SnippetsEnabled: Ptr(true), ContainerRegistryEnabled: Ptr(false), Public: Ptr(false), VisibilityLevel: Ptr(PublicVisibility),
+		ImportURL: Ptr("https://git.example/x.git"), PublicBuilds: Ptr(true)}
+	createWant := url.Values{"name": {"site"}, "path": {"my.site"}, "namespace_id": {"4"}, "description": {"d"}, "issues_enabled": {"true"},
+		"merge_requests_enabled": {"false"}, "builds_enabled": {"true"}, "wiki_enabled": {"false"}, "snippets_enabled": {"true"},
+		"container_registry_enabled": {"false"}, "public": {"false"}, "visibility_level": {"20"}, "import_url": {"https://git.example/x.git"}, "public_builds": {"true"}}
+	updateOpt := &UpdateProjectOptions{Name: Ptr("n"), Path: Ptr("p"), Description: Ptr("d"), DefaultBranch: Ptr("main"),
+		IssuesEnabled: Ptr(true), MergeRequestsEnabled: Ptr(true), BuildsEnabled: Ptr(true), WikiEnabled: Ptr(true), SnippetsEnabled: Ptr(true),
+		ContainerRegistryEnabled: Ptr(true), Public: Ptr(true), VisibilityLevel: Ptr(PrivateVisibility), PublicBuilds: Ptr(false)}
+	updateWant := url.Values{"name": {"n"}, "path": {"p"}, "description": {"d"}, "default_branch": {"main"}, "issues_enabled": {"true"},
+		"merge_requests_enabled": {"true"}, "builds_enabled": {"true"}, "wiki_enabled": {"true"}, "snippets_enabled": {"true"},
+		"container_registry_enabled": {"true"}, "public": {"true"}, "visibility_level": {"0"}, "public_builds": {"false"}}
+	pid := "diaspora/my.site"
+	esc := "diaspora%2Fmy%2Esite"
+
+	type call struct {
+		name   string
+		run    func(c *Client) (any, error)
+		method string
+		path   string
+		want   url.Values
+		list   bool
+	}
+	one := func(p *Project, _ *Response, err error) (any, error) { return p, err }
+	many := func(p []*Project, _ *Response, err error) (any, error) { return p, err }
+	calls := []call{
+		{"List", func(c *Client) (any, error) { return many(c.Projects.List(ctx, listOpt)) }, "GET", "projects", listWant, true},
+		{"ListOwned", func(c *Client) (any, error) { return many(c.Projects.ListOwned(ctx, listOpt)) }, "GET", "projects/owned", listWant, true},
+		{"ListStarred", func(c *Client) (any, error) { return many(c.Projects.ListStarred(ctx, listOpt)) }, "GET", "projects/starred", listWant, true},
+		{"ListAll", func(c *Client) (any, error) { return many(c.Projects.ListAll(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
+		{"Search", func(c *Client) (any, error) {
+			return many(c.Projects.Search(ctx, "dia/x", &SearchProjectsOptions{OrderBy: Ptr("id"), Sort: Ptr("desc")}))
+		}, "GET", "projects/search/dia%2Fx", url.Values{"order_by": {"id"}, "sort": {"desc"}}, true},
+		{"Get", func(c *Client) (any, error) { return one(c.Projects.Get(ctx, pid)) }, "GET", "projects/" + esc, nil, false},
+		{"Create", func(c *Client) (any, error) { return one(c.Projects.Create(ctx, createOpt)) }, "POST", "projects", createWant, false},
+		{"CreateForUser", func(c *Client) (any, error) { return one(c.Projects.CreateForUser(ctx, 7, createOpt)) }, "POST", "projects/user/7", createWant, false},
+		{"Update", func(c *Client) (any, error) { return one(c.Projects.Update(ctx, pid, updateOpt)) }, "PUT", "projects/" + esc, updateWant, false},
+		{"Fork", func(c *Client) (any, error) { return one(c.Projects.Fork(ctx, pid)) }, "POST", "projects/fork/" + esc, nil, false},
+		{"Star", func(c *Client) (any, error) { return one(c.Projects.Star(ctx, pid)) }, "POST", "projects/" + esc + "/star", nil, false},
+		{"Unstar", func(c *Client) (any, error) { return one(c.Projects.Unstar(ctx, pid)) }, "DELETE", "projects/" + esc + "/star", nil, false},
+		{"Archive", func(c *Client) (any, error) { return one(c.Projects.Archive(ctx, pid)) }, "POST", "projects/" + esc + "/archive", nil, false},
+		{"Unarchive", func(c *Client) (any, error) { return one(c.Projects.Unarchive(ctx, pid)) }, "POST", "projects/" + esc + "/unarchive", nil, false},
+		{"CreateForkRelation", func(c *Client) (any, error) { return one(c.Projects.CreateForkRelation(ctx, pid, 9)) }, "POST", "projects/" + esc + "/fork/9", nil, false},
+	}
+	fixture, err := os.ReadFile("testdata/projects_project.json")
+	require.NoError(t, err)
+	for _, tc := range calls {
+		t.Run(tc.name, func(t *testing.T) {
+			c, m := newMockClient(t)
+			body := string(fixture)
+			if tc.list {
+				body = "[" + body + "]"
+			}
+			m.reply(200, body)
+			got, err := tc.run(c)
+			require.NoError(t, err)
+			m.assertCall(tc.method, tc.path, tc.want)
+			if tc.list {
+				assert.Equal(t, []*Project{wantProject()}, got)
+			} else {
+				assert.Equal(t, wantProject(), got)
+			}
+			// Every call reports the statuses the contract names for it.
+			m.reply(404, `{"message":"404 Project Not Found"}`)
+			_, err = tc.run(c)
+			assert.ErrorIs(t, err, ErrNotFound)
+		})
+	}
+
+	c, m := newMockClient(t)
+	m.reply(200, ``)
+	_, err = c.Projects.Delete(ctx, pid)
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/"+esc, nil)
+	_, err = c.Projects.DeleteForkRelation(ctx, 12)
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/12/fork", nil)
+
+	m.reply(201, `{"id": 1, "project_id": 3, "group_id": 4, "group_access": 30}`)
+	share, _, err := c.Projects.Share(ctx, 3, &ShareProjectOptions{GroupID: 4, GroupAccess: DeveloperAccess})
+	require.NoError(t, err)
+	assert.Equal(t, &ProjectShare{ID: 1, ProjectID: 3, GroupID: 4, GroupAccess: DeveloperAccess}, share)
+	m.assertCall("POST", "projects/3/share", url.Values{"group_id": {"4"}, "group_access": {"30"}})
+
+	m.reply(304, ``)
+	_, _, err = c.Projects.Star(ctx, 3)
+	assert.ErrorIs(t, err, ErrNotModified)
+	m.reply(403, `{"message":"403 Forbidden"}`)
+	_, _, err = c.Projects.ListAll(ctx, nil)
+	assert.ErrorIs(t, err, ErrForbidden)
+	m.reply(409, `{"message":{"name":["has already been taken"]}}`)
+	_, _, err = c.Projects.Fork(ctx, 3)
+	assert.ErrorIs(t, err, ErrConflict)
+	m.reply(409, `{"message":"Group access is not included in the list"}`)
+	_, _, err = c.Projects.Share(ctx, 3, &ShareProjectOptions{GroupID: 4, GroupAccess: 99})
+	assert.ErrorIs(t, err, ErrConflict)
+	m.reply(400, `{"message":{"visibility_level":["is not included in the list"]}}`)
+	_, _, err = c.Projects.Update(ctx, 3, &UpdateProjectOptions{VisibilityLevel: Ptr(VisibilityLevel(5))})
+	var er *ErrorResponse
+	require.ErrorAs(t, err, &er)
+	assert.Equal(t, map[string][]string{"visibility_level": {"is not included in the list"}}, er.Fields)
+
+	before := m.count()
+	_, _, err = c.Projects.Create(ctx, &CreateProjectOptions{})
+	assert.Error(t, err)
+	_, _, err = c.Projects.Create(ctx, nil)
+	assert.Error(t, err)
+	_, _, err = c.Projects.CreateForUser(ctx, 1, nil)
+	assert.Error(t, err)
+	_, _, err = c.Projects.Share(ctx, 3, nil)
+	assert.Error(t, err)
+	_, _, err = c.Projects.Get(ctx, 3.5)
+	assert.Error(t, err)
+	_, _, err = c.Projects.UploadFile(ctx, 3, nil, "x")
+	assert.Error(t, err)
+	_, _, err = c.Projects.UploadFile(ctx, []int{}, strings.NewReader("x"), "x")
+	assert.Error(t, err)
+	assert.Equal(t, before, m.count(), "bad arguments send nothing")
+}
+
+func TestProjectEventsUnit(t *testing.T) {
+	c, m := newMockClient(t)
+	m.replyFile(200, "projects_events.json")
+	events, _, err := c.Projects.ListEvents(context.Background(), "g/p", &ListOptions{Page: 1, PerPage: 2})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp/events", url.Values{"page": {"1"}, "per_page": {"2"}})
+	author := &User{ID: 1, Name: "Dmitriy Zaporozhets", Username: "root", State: "active",
+		AvatarURL: "http://localhost:3000/uploads/user/avatar/1/fox_avatar.png", WebURL: "http://localhost:3000/root"}
+	require.Len(t, events, 3)
+	assert.Equal(t, &ProjectEvent{Title: nil, ProjectID: 1, ActionName: "opened", TargetID: Ptr(160), TargetType: Ptr("Issue"),
+		TargetTitle: Ptr("Qui natus eos odio tempore et quaerat consequuntur ducimus cupiditate quis."), AuthorID: 25,
+		Author: author, AuthorUsername: "root", CreatedAt: ts("2016-06-17T15:28:13.543Z")}, events[0])
+	assert.Equal(t, &ProjectEvent{ProjectID: 15, ActionName: "pushed to", AuthorID: 1, Author: author, AuthorUsername: "root",
+		Data: &PushEventData{Before: "50d4420237a9de7be1304607147aec22e4a14af7", After: "c5feabde2d8cd023215af4d2ceeb7a64839fc428",
+			Ref: "refs/heads/master", UserID: 1, UserName: "Dmitriy Zaporozhets",
+			Repository: &EventRepository{Name: "gitlabhq", URL: "git@dev.gitlab.org:gitlab/gitlabhq.git", Description: "desc", Homepage: "http://dev.gitlab.org/gitlab/gitlabhq"},
+			Commits: []*EventCommit{{ID: "c5feabde2d8cd023215af4d2ceeb7a64839fc428", Message: "Add simple search to projects in public area",
+				Timestamp: ts("2013-05-13T18:18:08+00:00"), URL: "https://dev.gitlab.org/gitlab/gitlabhq/commit/c5feabde",
+				Author: &EventPerson{Name: "Dmitriy Zaporozhets", Email: "dmitriy.zaporozhets@gmail.com"}}},
+			TotalCommitsCount: 1}}, events[1])
+	assert.Equal(t, &EventNote{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
+		CreatedAt: ts("2015-12-04T10:33:56.698Z"), System: false, Upvote: true, Downvote: false, NoteableID: 377, NoteableType: "Issue"}, events[2].Note)
+	assert.Equal(t, "commented on", events[2].ActionName)
+}
+
+func TestUploadFileUnit(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(201, `{"alt": "dk", "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", "is_image": true, "markdown": "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}`)
+	f, _, err := c.Projects.UploadFile(context.Background(), "g/p", strings.NewReader("PNG bytes"), "dk.png")
+	require.NoError(t, err)
+	assert.Equal(t, &ProjectFile{Alt: "dk", URL: "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", IsImage: true,
+		Markdown: "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}, f)
+	rec := m.last()
+	assert.Equal(t, "/api/v3/projects/g%2Fp/uploads", rec.Path)
+	assert.Equal(t, testToken, rec.Header.Get("PRIVATE-TOKEN"))
+	assert.True(t, strings.HasPrefix(rec.Header.Get("Content-Type"), "multipart/form-data; boundary="))
+	assert.Contains(t, string(rec.Body), `Content-Disposition: form-data; name="file"; filename="dk.png"`)
+	assert.Contains(t, string(rec.Body), "PNG bytes")
+
+	m.reply(201, `null`)
+	_, _, err = c.Projects.UploadFile(context.Background(), 1, strings.NewReader("big"), "big.bin")
+	assert.ErrorIs(t, err, errUploadRejected, "a null body is an error, not a nil result")
+
+	m.fail(errors.New("connection reset"))
+	_, _, err = c.Projects.UploadFile(context.Background(), 1, io.MultiReader(strings.NewReader("x")), "x")
+	var re *RequestError
+	assert.ErrorAs(t, err, &re)
+}
+
+func TestProjectsAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	alice := srv.AddUser("alice", false)
+	bob := srv.AddUser("bob", false)
+	ac := clientAs(t, srv, alice.Token)
+	bc := clientAs(t, srv, bob.Token)
+
+	p, _, err := ac.Projects.Create(ctx, &CreateProjectOptions{Name: "My Site", Path: Ptr("my.site"), Description: Ptr("docs"), WikiEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, "alice/my.site", p.PathWithNamespace)
+	assert.Equal(t, PrivateVisibility, p.VisibilityLevel)
+	assert.False(t, p.WikiEnabled)
+	assert.NotEmpty(t, p.RunnersToken, "the owner sees the runners token")
+	assert.Equal(t, "alice", p.Namespace.Path)
+	assert.Equal(t, alice.ID, p.Owner.ID)
+	assert.Equal(t, OwnerAccess, p.Permissions.ProjectAccess.AccessLevel)
+
+	got, _, err := ac.Projects.Get(ctx, "alice/my.site")
+	require.NoError(t, err, "a dotted path is escaped, so the server does not read .site as a format")
+	assert.Equal(t, p.ID, got.ID)
+
+	_, _, err = bc.Projects.Get(ctx, p.ID)
+	assert.ErrorIs(t, err, ErrNotFound, "private projects are hidden from non-members")
+	_, _, err = ac.Projects.Create(ctx, &CreateProjectOptions{Name: "My Site", Path: Ptr("my.site")})
+	assert.ErrorIs(t, err, ErrBadRequest, "the path is taken")
+	_, _, err = ac.Projects.Create(ctx, &CreateProjectOptions{Name: "x", VisibilityLevel: Ptr(VisibilityLevel(7))})
+	assert.ErrorIs(t, err, ErrBadRequest)
+
+	pub, _, err := bc.Projects.Create(ctx, &CreateProjectOptions{Name: "Public Thing", Public: Ptr(true)})
+	require.NoError(t, err)
+	assert.Equal(t, PublicVisibility, pub.VisibilityLevel)
+	assert.Empty(t, func() string { p, _, _ := ac.Projects.Get(ctx, pub.ID); return p.RunnersToken }(), "non-owners never see the runners token")
+
+	list, resp, err := ac.Projects.List(ctx, nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []int{p.ID, pub.ID}, ids(list))
+	assert.Equal(t, 2, resp.TotalItems)
+	list, _, err = bc.Projects.List(ctx, &ListProjectsOptions{Visibility: Ptr("public")})
+	require.NoError(t, err)
+	assert.Equal(t, []int{pub.ID}, ids(list), "bob sees only what he can access")
+	list, _, err = ac.Projects.ListOwned(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int{p.ID}, ids(list))
+	_, _, err = ac.Projects.ListAll(ctx, nil)
+	assert.ErrorIs(t, err, ErrForbidden)
+	list, _, err = c.Projects.ListAll(ctx, &ListProjectsOptions{OrderBy: Ptr("name"), Sort: Ptr("asc")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"My Site", "Public Thing"}, names(list))
+	list, _, err = ac.Projects.Search(ctx, "thing", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int{pub.ID}, ids(list))
+	_, _, err = c.Projects.List(ctx, &ListProjectsOptions{OrderBy: Ptr("nonsense")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+
+	// Star twice, unstar twice.
+	starred, _, err := ac.Projects.Star(ctx, pub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, starred.StarCount)
+	_, _, err = ac.Projects.Star(ctx, pub.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+	list, _, err = ac.Projects.ListStarred(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int{pub.ID}, ids(list))
+	unstarred, _, err := ac.Projects.Unstar(ctx, pub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 0, unstarred.StarCount)
+	_, _, err = ac.Projects.Unstar(ctx, pub.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+
+	// Archive is owner-only and idempotent.
+	_, _, err = ac.Projects.Archive(ctx, pub.ID)
+	assert.ErrorIs(t, err, ErrForbidden)
+	for i := 0; i < 2; i++ {
+		a, _, err := bc.Projects.Archive(ctx, pub.ID)
+		require.NoError(t, err)
+		assert.True(t, a.Archived)
+	}
+	list, _, err = bc.Projects.List(ctx, &ListProjectsOptions{Archived: Ptr(true)})
+	require.NoError(t, err)
+	assert.Equal(t, []int{pub.ID}, ids(list))
+	for i := 0; i < 2; i++ {
+		a, _, err := bc.Projects.Unarchive(ctx, pub.ID)
+		require.NoError(t, err)
+		assert.False(t, a.Archived)
+	}
+
+	// Update, fork, fork relations.
+	upd, _, err := ac.Projects.Update(ctx, p.ID, &UpdateProjectOptions{Description: Ptr("new"), VisibilityLevel: Ptr(InternalVisibility)})
+	require.NoError(t, err)
+	assert.Equal(t, "new", upd.Description)
+	assert.Equal(t, InternalVisibility, upd.VisibilityLevel)
+	_, _, err = bc.Projects.Update(ctx, p.ID, &UpdateProjectOptions{Description: Ptr("hijack")})
+	assert.ErrorIs(t, err, ErrForbidden)
+	fork, _, err := bc.Projects.Fork(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "bob/my.site", fork.PathWithNamespace)
+	assert.Equal(t, p.ID, fork.ForkedFromProject.ID)
+	_, _, err = bc.Projects.Fork(ctx, p.ID)
+	assert.ErrorIs(t, err, ErrConflict)
+	_, _, err = bc.Projects.Fork(ctx, 999999)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, err = bc.Projects.DeleteForkRelation(ctx, fork.ID)
+	assert.ErrorIs(t, err, ErrForbidden)
+	_, err = c.Projects.DeleteForkRelation(ctx, fork.ID)
+	require.NoError(t, err)
+	rel, _, err := c.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, p.ID, rel.ForkedFromProject.ID)
+	_, _, err = bc.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
+	assert.ErrorIs(t, err, ErrForbidden)
+
+	// Admin creates for a user.
+	forCarol, _, err := c.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Given"})
+	require.NoError(t, err)
+	assert.Equal(t, bob.ID, forCarol.Owner.ID)
+	_, _, err = ac.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Nope"})
+	assert.ErrorIs(t, err, ErrForbidden)
+
+	// Share with a group.
+	g, _, err := ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Docs", Path: "docs"})
+	require.NoError(t, err)
+	share, _, err := ac.Projects.Share(ctx, p.ID, &ShareProjectOptions{GroupID: g.ID, GroupAccess: ReporterAccess})
+	require.NoError(t, err)
+	assert.Equal(t, g.ID, share.GroupID)
+	shared, _, err := ac.Projects.Get(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []*SharedGroup{{GroupID: g.ID, GroupName: "Docs", GroupAccessLevel: ReporterAccess}}, shared.SharedWithGroups)
+	_, _, err = ac.Projects.Share(ctx, p.ID, &ShareProjectOptions{GroupID: g.ID, GroupAccess: 99})
+	assert.ErrorIs(t, err, ErrConflict)
+
+	// Events are recorded, newest first.
+	events, _, err := ac.Projects.ListEvents(ctx, p.ID, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	assert.Equal(t, "updated", events[0].ActionName)
+	assert.Equal(t, "created", events[len(events)-1].ActionName)
+
+	// Delete.
+	_, err = bc.Projects.Delete(ctx, p.ID)
+	assert.ErrorIs(t, err, ErrForbidden)
+	_, err = ac.Projects.Delete(ctx, p.ID)
+	require.NoError(t, err)
+	_, _, err = ac.Projects.Get(ctx, p.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestUploadFileAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	pid := srv.AddProject(srv.AdminID, "Files", 0)
+	f, _, err := c.Projects.UploadFile(ctx, pid, strings.NewReader("hello"), "notes.txt")
+	require.NoError(t, err)
+	assert.False(t, f.IsImage)
+	assert.True(t, strings.HasPrefix(f.URL, "/uploads/"))
+	assert.Equal(t, "["+"notes.txt"+"]("+f.URL+")", f.Markdown)
+	img, _, err := c.Projects.UploadFile(ctx, pid, strings.NewReader("GIF89a"), "dk.gif")
+	require.NoError(t, err)
+	assert.True(t, img.IsImage)
+	assert.True(t, strings.HasPrefix(img.Markdown, "!["))
+
+	srv.SetMaxAttachmentSize(10)
+	_, _, err = c.Projects.UploadFile(ctx, pid, strings.NewReader(strings.Repeat("x", 11)), "big.bin")
+	assert.ErrorIs(t, err, errUploadRejected)
+	var de *DecodeError
+	assert.ErrorAs(t, err, &de)
+}
+
+func TestProjectIteratorsAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	for i := 0; i < 230; i++ {
+		srv.AddProject(srv.AdminID, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), 20)
+	}
+	seen := map[int]bool{}
+	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr("id"), Sort: Ptr("asc"), ListOptions: ListOptions{Prefetch: 3}}) {
+		require.NoError(t, err)
+		assert.False(t, seen[p.ID], "no duplicates")
+		seen[p.ID] = true
+	}
+	assert.Len(t, seen, 230)
+	for _, seq := range []func(yield func(*Project, error) bool){
+		c.Projects.AllOwned(ctx, nil), c.Projects.AllInstance(ctx, nil), c.Projects.AllSearch(ctx, "p", nil),
+	} {
+		n := 0
+		for _, err := range seq {
+			require.NoError(t, err)
+			n++
+		}
+		assert.Equal(t, 230, n)
+	}
+	for _, err := range c.Projects.AllStarred(ctx, nil) {
+		require.NoError(t, err)
+	}
+	n := 0
+	for _, err := range c.Projects.AllEvents(ctx, 2+1, nil) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Positive(t, n)
+	_ = collabtest.PrivateToken
+}
+
+func ids(ps []*Project) []int {
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID
+	}
+	return out
+}
+
+func names(ps []*Project) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+var _ = http.MethodGet
