@@ -1,4 +1,61 @@
 package collab
 
-// BranchesService handles the branch endpoints.
+import (
+	"context"
+	"net/http"
+)
+
+// BranchesService handles the repository branch endpoints.
 type BranchesService struct{ client *Client }
+
+// Branch is a repository branch.
+type Branch struct {
+	Name      string        `json:"name"`
+	Protected bool          `json:"protected"`
+	Commit    *BranchCommit `json:"commit"`
+}
+
+// BranchCommit is the commit a branch points at.
+type BranchCommit struct {
+	ID            string          `json:"id"`
+	Parents       []*CommitParent `json:"parents"`
+	Tree          string          `json:"tree"`
+	Message       string          `json:"message"`
+	Author        *EventPerson    `json:"author"`
+	Committer     *EventPerson    `json:"committer"`
+	AuthoredDate  *Time           `json:"authored_date"`
+	CommittedDate *Time           `json:"committed_date"`
+}
+
+// CommitParent is a parent of a commit.
+type CommitParent struct {
+	ID string `json:"id"`
+}
+
+// List returns every branch of a project. The list is not paginated.
+//
+// Contract: GET /projects/:id/repository/branches
+func (s *BranchesService) List(ctx context.Context, pid any) ([]*Branch, *Response, error) {
+	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), nil)
+}
+
+// Get returns one branch; a name such as "feature/x" is escaped into one segment.
+//
+// Contract: GET /projects/:id/repository/branches/:branch
+func (s *BranchesService) Get(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
+	return do[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches/%s", pid, branch), nil)
+}
+
+// Protect protects a branch. It is idempotent.
+//
+// Contract: PUT /projects/:id/repository/branches/:branch/protect
+func (s *BranchesService) Protect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
+	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/protect", pid, branch), nil)
+}
+
+// Unprotect removes a branch's protection. It is idempotent.
+//
+// Contract: PUT /projects/:id/repository/branches/:branch/unprotect
+func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
+	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/unprotect", pid, branch), nil)
+}

@@ -541,3 +541,15 @@ func finishUpload(mu *sync.Mutex, readers *[]*io.PipeReader, wg *sync.WaitGroup)
 
 // errRequired reports a required parameter missing before any request is sent.
 func errRequired(what string) error { return fmt.Errorf("collab: %s is required", what) }
+
+// encodeInto merges the go-querystring encoding of opt into v.
+func encodeInto(v *url.Values, opt any) error {
+	vals, err := query.Values(opt)
+	if err != nil {
+		return err
+	}
+	for k, vs := range vals {
+		(*v)[k] = vs
+	}
+	return nil
+}

@@ -1,4 +1,90 @@
 package collab
 
-// JobQueueService handles the background-job metrics endpoints.
+import (
+	"context"
+	"net/http"
+)
+
+// JobQueueService handles the background-job metrics endpoints. The first
+// path segment is the client's job-queue segment (WithJobQueuePath).
+// Administrators only.
 type JobQueueService struct{ client *Client }
+
+// QueueMetrics is the answer of QueueMetrics: queue name to its figures.
+type QueueMetrics struct {
+	Queues map[string]*QueueMetric `json:"queues"`
+}
+
+// QueueMetric is one queue's backlog and latency (seconds).
+type QueueMetric struct {
+	Backlog int     `json:"backlog"`
+	Latency float64 `json:"latency"`
+}
+
+// ProcessMetrics is the answer of ProcessMetrics.
+type ProcessMetrics struct {
+	Processes []*JobProcess `json:"processes"`
+}
+
+// JobProcess is one worker process.
+type JobProcess struct {
+	Hostname    string   `json:"hostname"`
+	PID         int      `json:"pid"`
+	Tag         string   `json:"tag"`
+	StartedAt   *Time    `json:"started_at"`
+	Queues      []string `json:"queues"`
+	Labels      []string `json:"labels"`
+	Concurrency int      `json:"concurrency"`
+	Busy        int      `json:"busy"`
+}
+
+// JobStats is the answer of JobStats.
+type JobStats struct {
+	Jobs *JobCounts `json:"jobs"`
+}
+
+// JobCounts are the job totals.
+type JobCounts struct {
+	Processed int `json:"processed"`
+	Failed    int `json:"failed"`
+	Enqueued  int `json:"enqueued"`
+}
+
+// CompoundMetrics is the answer of CompoundMetrics: all three at once.
+type CompoundMetrics struct {
+	Queues    map[string]*QueueMetric `json:"queues"`
+	Processes []*JobProcess           `json:"processes"`
+	Jobs      *JobCounts              `json:"jobs"`
+}
+
+// QueueMetrics returns each queue's backlog and latency.
+//
+// Contract: GET /jobqueue/queue_metrics
+func (s *JobQueueService) QueueMetrics(ctx context.Context) (*QueueMetrics, *Response, error) {
+	return do[QueueMetrics](ctx, s.client, http.MethodGet, s.path("queue_metrics"), nil)
+}
+
+// ProcessMetrics returns the worker processes.
+//
+// Contract: GET /jobqueue/process_metrics
+func (s *JobQueueService) ProcessMetrics(ctx context.Context) (*ProcessMetrics, *Response, error) {
+	return do[ProcessMetrics](ctx, s.client, http.MethodGet, s.path("process_metrics"), nil)
+}
+
+// JobStats returns the job totals.
+//
+// Contract: GET /jobqueue/job_stats
+func (s *JobQueueService) JobStats(ctx context.Context) (*JobStats, *Response, error) {
+	return do[JobStats](ctx, s.client, http.MethodGet, s.path("job_stats"), nil)
+}
+
+// CompoundMetrics returns queues, processes and job totals together.
+//
+// Contract: GET /jobqueue/compound_metrics
+func (s *JobQueueService) CompoundMetrics(ctx context.Context) (*CompoundMetrics, *Response, error) {
+	return do[CompoundMetrics](ctx, s.client, http.MethodGet, s.path("compound_metrics"), nil)
+}
+
+func (s *JobQueueService) path(endpoint string) apiPath {
+	return route("%s/"+endpoint, s.client.jobQueue)
+}

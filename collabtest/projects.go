@@ -30,6 +30,7 @@ type project struct {
 	forkedFromID                                       int
 	branches                                           map[string]*branch
 	runnersToken                                       string
+	defaultUnprotected                                 bool // the default branch was unprotected by hand
 }
 
 func (s *Server) projectRoutes() {

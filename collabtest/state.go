@@ -292,15 +292,3 @@ func (s *Server) nextIID(projectID int) int {
 	}
 	return n + 1
 }
-
-// AddBranch creates or moves a branch of a project to commit (a fresh
-// commit id when commit is "") and returns the commit id.
-func (s *Server) AddBranch(projectID int, name, commit string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.projects[projectID]
-	if p == nil {
-		return ""
-	}
-	return s.addBranch(p, name, commit).commitID
-}
