@@ -247,3 +247,5 @@ func clientAs(t *testing.T, srv *collabtest.Server, token string) *Client {
 	require.NoError(t, err)
 	return c
 }
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,100 @@
+package collab
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHooksUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	hookJSON := `{"id": 1, "url": "http://example.com/hook", "project_id": 3, "push_events": "true", "issues_events": "false",
+	  "merge_requests_events": true, "tag_push_events": false, "note_events": "true", "build_events": "false",
+	  "enable_ssl_verification": "true", "created_at": "2012-10-12T17:04:47Z"}`
+	want := &ProjectHook{ID: 1, URL: "http://example.com/hook", ProjectID: 3, PushEvents: true, IssuesEvents: false,
+		MergeRequestsEvents: true, TagPushEvents: false, NoteEvents: true, BuildEvents: false, EnableSSLVerification: true,
+		CreatedAt: ts("2012-10-12T17:04:47Z")}
+
+	m.reply(200, "["+hookJSON+"]")
+	list, _, err := c.Hooks.List(ctx, "g/p")
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp/hooks", nil)
+	assert.Equal(t, []*ProjectHook{want}, list)
+	m.reply(200, hookJSON)
+	got, _, err := c.Hooks.Get(ctx, 3, 1)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/3/hooks/1", nil)
+	assert.Equal(t, want, got)
+
+	opt := &HookOptions{URL: "http://example.com/hook", PushEvents: Ptr(true), IssuesEvents: Ptr(false), MergeRequestsEvents: Ptr(true),
+		TagPushEvents: Ptr(false), NoteEvents: Ptr(true), BuildEvents: Ptr(false), EnableSSLVerification: Ptr(true)}
+	form := url.Values{"url": {"http://example.com/hook"}, "push_events": {"true"}, "issues_events": {"false"}, "merge_requests_events": {"true"},
+		"tag_push_events": {"false"}, "note_events": {"true"}, "build_events": {"false"}, "enable_ssl_verification": {"true"}}
+	m.reply(201, hookJSON)
+	_, _, err = c.Hooks.Add(ctx, 3, opt)
+	require.NoError(t, err)
+	m.assertCall("POST", "projects/3/hooks", form)
+	m.reply(200, hookJSON)
+	_, _, err = c.Hooks.Update(ctx, 3, 1, opt)
+	require.NoError(t, err)
+	m.assertCall("PUT", "projects/3/hooks/1", form)
+	m.reply(200, hookJSON)
+	_, err = c.Hooks.Delete(ctx, 3, 1)
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/3/hooks/1", nil)
+
+	m.reply(422, `{"error": "Invalid url given"}`)
+	_, _, err = c.Hooks.Add(ctx, 3, &HookOptions{URL: "nope"})
+	assert.ErrorIs(t, err, ErrUnprocessable)
+	assert.ErrorContains(t, err, "Invalid url given")
+	m.reply(404, `{"message":"404 Not found"}`)
+	_, err = c.Hooks.Delete(ctx, 3, 9)
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	before := m.count()
+	_, _, err = c.Hooks.Add(ctx, 3, &HookOptions{})
+	assert.Error(t, err)
+	_, _, err = c.Hooks.Update(ctx, 3, 1, nil)
+	assert.Error(t, err)
+	assert.Equal(t, before, m.count())
+}
+
+func TestHooksAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	dev := srv.AddUser("dev", false)
+	pid := srv.AddProject(srv.AdminID, "Hooked", 10)
+	srv.AddMember(pid, dev.ID, 30)
+
+	h, _, err := c.Hooks.Add(ctx, pid, &HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: Ptr(true), EnableSSLVerification: Ptr(false)})
+	require.NoError(t, err)
+	assert.True(t, bool(h.PushEvents), "push events are on by default")
+	assert.True(t, bool(h.IssuesEvents))
+	assert.False(t, bool(h.EnableSSLVerification))
+	_, _, err = c.Hooks.Add(ctx, pid, &HookOptions{URL: "not a url"})
+	assert.ErrorIs(t, err, ErrUnprocessable)
+	_, _, err = clientAs(t, srv, dev.Token).Hooks.List(ctx, pid)
+	assert.ErrorIs(t, err, ErrForbidden)
+
+	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &HookOptions{URL: "https://ci.example.com/v2", PushEvents: Ptr(false), NoteEvents: Ptr(true)})
+	require.NoError(t, err)
+	assert.Equal(t, "https://ci.example.com/v2", upd.URL)
+	assert.False(t, bool(upd.PushEvents))
+	assert.True(t, bool(upd.NoteEvents))
+	got, _, err := c.Hooks.Get(ctx, pid, h.ID)
+	require.NoError(t, err)
+	assert.Equal(t, upd, got)
+	list, _, err := c.Hooks.List(ctx, pid)
+	require.NoError(t, err)
+	assert.Len(t, list, 1)
+	_, err = c.Hooks.Delete(ctx, pid, h.ID)
+	require.NoError(t, err)
+	_, err = c.Hooks.Delete(ctx, pid, h.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = c.Hooks.Get(ctx, pid, h.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+}

@@ -1,0 +1,89 @@
+package collab
+
+import (
+	"context"
+	"testing"
+
+	"github.com/collabsvc/collab/collabtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestJobQueueUnit(t *testing.T) {
+	ctx := context.Background()
+	queues := `"queues": {"default": {"backlog": 0, "latency": 0}, "mailers": {"backlog": 2, "latency": 1.5}}`
+	processes := `"processes": [{"hostname": "host", "pid": 3546, "tag": "collab", "started_at": "2016-06-14T10:45:07.159-05:00",
+	  "queues": ["post_receive", "mailers"], "labels": ["blue"], "concurrency": 25, "busy": 1}]`
+	jobs := `"jobs": {"processed": 2, "failed": 1, "enqueued": 3}`
+	wantQueues := map[string]*QueueMetric{"default": {Backlog: 0, Latency: 0}, "mailers": {Backlog: 2, Latency: 1.5}}
+	wantProcs := []*JobProcess{{Hostname: "host", PID: 3546, Tag: "collab", StartedAt: ts("2016-06-14T10:45:07.159-05:00"),
+		Queues: []string{"post_receive", "mailers"}, Labels: []string{"blue"}, Concurrency: 25, Busy: 1}}
+	wantJobs := &JobCounts{Processed: 2, Failed: 1, Enqueued: 3}
+
+	for _, segment := range []string{"", "sidekiq"} {
+		var opts []ClientOption
+		prefix := "jobqueue"
+		if segment != "" {
+			opts, prefix = append(opts, WithJobQueuePath(segment)), segment
+		}
+		c, m := newMockClient(t, opts...)
+		m.reply(200, "{"+queues+"}")
+		q, _, err := c.JobQueue.QueueMetrics(ctx)
+		require.NoError(t, err)
+		m.assertCall("GET", prefix+"/queue_metrics", nil)
+		assert.Equal(t, wantQueues, q.Queues)
+		m.reply(200, "{"+processes+"}")
+		p, _, err := c.JobQueue.ProcessMetrics(ctx)
+		require.NoError(t, err)
+		m.assertCall("GET", prefix+"/process_metrics", nil)
+		assert.Equal(t, wantProcs, p.Processes)
+		m.reply(200, "{"+jobs+"}")
+		j, _, err := c.JobQueue.JobStats(ctx)
+		require.NoError(t, err)
+		m.assertCall("GET", prefix+"/job_stats", nil)
+		assert.Equal(t, wantJobs, j.Jobs)
+		m.reply(200, "{"+queues+","+processes+","+jobs+"}")
+		all, _, err := c.JobQueue.CompoundMetrics(ctx)
+		require.NoError(t, err)
+		m.assertCall("GET", prefix+"/compound_metrics", nil)
+		assert.Equal(t, &CompoundMetrics{Queues: wantQueues, Processes: wantProcs, Jobs: wantJobs}, all)
+		m.reply(403, `{"message":"403 Forbidden"}`)
+		_, _, err = c.JobQueue.CompoundMetrics(ctx)
+		assert.ErrorIs(t, err, ErrForbidden)
+	}
+}
+
+func TestJobQueueAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	pid := srv.AddProject(srv.AdminID, "CI", 0)
+	srv.AddBuild(pid, collabtest.BuildSpec{})
+	srv.AddBuild(pid, collabtest.BuildSpec{Status: "failed"})
+	for _, client := range []*Client{c, mustClient(t, srv.URL, WithPrivateToken(srv.AdminToken), WithJobQueuePath("sidekiq"))} {
+		m, _, err := client.JobQueue.CompoundMetrics(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, m.Queues["default"].Backlog)
+		assert.Equal(t, &JobCounts{Processed: 1, Failed: 1, Enqueued: 1}, m.Jobs)
+		require.Len(t, m.Processes, 1)
+		assert.NotNil(t, m.Processes[0].StartedAt)
+		q, _, err := client.JobQueue.QueueMetrics(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1.5, q.Queues["pipeline"].Latency)
+		p, _, err := client.JobQueue.ProcessMetrics(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 25, p.Processes[0].Concurrency)
+		j, _, err := client.JobQueue.JobStats(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, j.Jobs.Enqueued)
+	}
+	alice := srv.AddUser("alice", false)
+	_, _, err := clientAs(t, srv, alice.Token).JobQueue.JobStats(ctx)
+	assert.ErrorIs(t, err, ErrForbidden)
+}
+
+func mustClient(t *testing.T, base string, opts ...ClientOption) *Client {
+	t.Helper()
+	c, err := NewClient(base, append(opts, WithoutRetries(), WithLogger(testLogger))...)
+	require.NoError(t, err)
+	return c
+}

@@ -1,0 +1,144 @@
+package collab
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const memberJSON = `{"id": 1, "username": "raymond_smith", "email": "ray@smith.org", "name": "Raymond Smith", "state": "active",
+  "created_at": "2012-10-22T14:13:35Z", "access_level": 30}`
+
+func TestMembersUnit(t *testing.T) {
+	ctx := context.Background()
+	want := &Member{ID: 1, Username: "raymond_smith", Email: "ray@smith.org", Name: "Raymond Smith", State: "active",
+		CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: DeveloperAccess}
+	c, m := newMockClient(t)
+
+	m.reply(200, "["+memberJSON+"]")
+	list, _, err := c.ProjectMembers.List(ctx, "g/p.x", &ListProjectMembersOptions{Query: Ptr("ray"), ListOptions: ListOptions{Page: 2}})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp%2Ex/members", url.Values{"query": {"ray"}, "page": {"2"}})
+	assert.Equal(t, []*Member{want}, list)
+
+	m.reply(200, memberJSON)
+	got, _, err := c.ProjectMembers.Get(ctx, 5, 1)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/5/members/1", nil)
+	assert.Equal(t, want, got)
+
+	m.reply(201, memberJSON)
+	_, _, err = c.ProjectMembers.Add(ctx, 5, 1, DeveloperAccess)
+	require.NoError(t, err)
+	m.assertCall("POST", "projects/5/members", url.Values{"user_id": {"1"}, "access_level": {"30"}})
+
+	m.reply(200, memberJSON)
+	_, _, err = c.ProjectMembers.Update(ctx, 5, 1, MasterAccess)
+	require.NoError(t, err)
+	m.assertCall("PUT", "projects/5/members/1", url.Values{"user_id": {"1"}, "access_level": {"40"}})
+
+	m.reply(200, `{"message": "Access revoked", "id": 1}`)
+	_, err = c.ProjectMembers.Remove(ctx, 5, 1)
+	require.NoError(t, err, "the unreliable body is not decoded")
+	m.assertCall("DELETE", "projects/5/members/1", nil)
+
+	groupMember := `{"id": 1, "username": "raymond_smith", "name": "Raymond Smith", "state": "active", "created_at": "2012-10-22T14:13:35Z", "access_level": 50}`
+	m.reply(200, "["+groupMember+"]")
+	glist, _, err := c.GroupMembers.List(ctx, "my.group")
+	require.NoError(t, err)
+	m.assertCall("GET", "groups/my%2Egroup/members", nil)
+	assert.Equal(t, []*Member{{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: "active", CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: OwnerAccess}}, glist)
+
+	m.reply(201, groupMember)
+	_, _, err = c.GroupMembers.Add(ctx, 3, 1, OwnerAccess)
+	require.NoError(t, err)
+	m.assertCall("POST", "groups/3/members", url.Values{"user_id": {"1"}, "access_level": {"50"}})
+	m.reply(200, groupMember)
+	_, _, err = c.GroupMembers.Update(ctx, 3, 1, GuestAccess)
+	require.NoError(t, err)
+	m.assertCall("PUT", "groups/3/members/1", url.Values{"user_id": {"1"}, "access_level": {"10"}})
+	m.reply(200, groupMember)
+	_, err = c.GroupMembers.Remove(ctx, 3, 1)
+	require.NoError(t, err)
+	m.assertCall("DELETE", "groups/3/members/1", nil)
+
+	for status, sentinel := range map[int]error{403: ErrForbidden, 404: ErrNotFound, 409: ErrConflict, 422: ErrUnprocessable} {
+		m.reply(status, `{"message":"x"}`)
+		_, _, err = c.GroupMembers.Add(ctx, 3, 1, OwnerAccess)
+		assert.ErrorIs(t, err, sentinel)
+	}
+}
+
+func TestMembersAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	alice := srv.AddUser("alice", false)
+	bob := srv.AddUser("bob", false)
+	ac, bc := clientAs(t, srv, alice.Token), clientAs(t, srv, bob.Token)
+	pid := srv.AddProject(alice.ID, "Team", 0)
+
+	m, _, err := ac.ProjectMembers.Add(ctx, pid, bob.ID, DeveloperAccess)
+	require.NoError(t, err)
+	assert.Equal(t, "bob", m.Username)
+	assert.Equal(t, "bob@example.com", m.Email)
+	again, _, err := ac.ProjectMembers.Add(ctx, pid, bob.ID, MasterAccess)
+	require.NoError(t, err)
+	assert.Equal(t, DeveloperAccess, again.AccessLevel, "adding an existing member changes nothing")
+	_, _, err = ac.ProjectMembers.Add(ctx, pid, bob.ID+1000, DeveloperAccess)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = ac.ProjectMembers.Add(ctx, pid, bob.ID, 35)
+	assert.ErrorIs(t, err, ErrBadRequest)
+	_, _, err = bc.ProjectMembers.Add(ctx, pid, bob.ID, MasterAccess)
+	assert.ErrorIs(t, err, ErrForbidden, "developers cannot manage members")
+
+	list, _, err := bc.ProjectMembers.List(ctx, pid, &ListProjectMembersOptions{Query: Ptr("bo")})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	n := 0
+	for _, err := range ac.ProjectMembers.All(ctx, pid, nil) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 2, n)
+	upd, _, err := ac.ProjectMembers.Update(ctx, pid, bob.ID, ReporterAccess)
+	require.NoError(t, err)
+	assert.Equal(t, ReporterAccess, upd.AccessLevel)
+	got, _, err := c.ProjectMembers.Get(ctx, pid, bob.ID)
+	require.NoError(t, err)
+	assert.Equal(t, ReporterAccess, got.AccessLevel)
+
+	_, err = bc.ProjectMembers.Remove(ctx, pid, alice.ID)
+	assert.ErrorIs(t, err, ErrForbidden)
+	for i := 0; i < 2; i++ {
+		_, err = ac.ProjectMembers.Remove(ctx, pid, bob.ID)
+		require.NoError(t, err, "removing is idempotent")
+	}
+	_, _, err = c.ProjectMembers.Get(ctx, pid, bob.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	g, _, err := ac.Groups.Create(ctx, &CreateGroupOptions{Name: "G", Path: "g"})
+	require.NoError(t, err)
+	gm, _, err := ac.GroupMembers.Add(ctx, g.ID, bob.ID, ReporterAccess)
+	require.NoError(t, err)
+	assert.Empty(t, gm.Email, "group members carry no email")
+	_, _, err = ac.GroupMembers.Add(ctx, g.ID, bob.ID, ReporterAccess)
+	assert.ErrorIs(t, err, ErrConflict)
+	_, _, err = ac.GroupMembers.Add(ctx, g.ID, alice.ID+500, ReporterAccess)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = ac.GroupMembers.Update(ctx, g.ID, bob.ID, 99)
+	assert.ErrorIs(t, err, ErrUnprocessable)
+	_, _, err = ac.GroupMembers.Update(ctx, g.ID, bob.ID, MasterAccess)
+	require.NoError(t, err)
+	members, _, err := bc.GroupMembers.List(ctx, g.ID)
+	require.NoError(t, err)
+	assert.Len(t, members, 2)
+	_, err = ac.GroupMembers.Remove(ctx, g.ID, bob.ID)
+	require.NoError(t, err)
+	_, err = ac.GroupMembers.Remove(ctx, g.ID, bob.ID)
+	assert.ErrorIs(t, err, ErrNotFound, "a non-member is 404 for groups")
+	_, _, err = bc.GroupMembers.List(ctx, g.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+}
