@@ -1,26 +1,128 @@
-// Command quickstart runs the main job of the SDK against the embedded fake
-// server, or against a real one when COLLAB_URL and COLLAB_TOKEN are set.
+// Command quickstart runs the main job of the SDK: it creates a group and a
+// project, adds a member and a hook, protects a branch, stars and archives
+// the project, uploads a file, lists projects with the iterator, and handles
+// typed errors. It runs against the embedded fake server unless COLLAB_URL
+// and COLLAB_TOKEN are set.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
 func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
 	base, token := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN")
+	memberID := 0
 	if base == "" || token == "" {
 		srv := collabtest.NewServer()
 		defer srv.Close()
 		base, token = srv.URL, srv.AdminToken
+		memberID = srv.AddUser("alice", false).ID
+		fmt.Println("using the embedded fake server at", base)
 	}
 	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
-	fmt.Println("client ready for", c.BaseURL())
+	suffix := time.Now().Format("150405")
+
+	// 1. A group and a project in it.
+	g, _, err := c.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Quickstart " + suffix, Path: "quickstart-" + suffix})
+	if err != nil {
+		return fmt.Errorf("creating the group: %w", err)
+	}
+	p, _, err := c.Projects.Create(ctx, &collab.CreateProjectOptions{
+		Name: "Docs Site", Path: collab.Ptr("docs.site"), NamespaceID: collab.Ptr(g.ID), Description: collab.Ptr("Quickstart demo"),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the project: %w", err)
+	}
+	fmt.Printf("1. created group %q and project %q (id %d)\n", g.Path, p.PathWithNamespace, p.ID)
+
+	// 2. A member and a hook.
+	if memberID != 0 {
+		m, _, err := c.ProjectMembers.Add(ctx, p.ID, memberID, collab.DeveloperAccess)
+		if err != nil {
+			return fmt.Errorf("adding a member: %w", err)
+		}
+		fmt.Printf("2. added %s as %s", m.Username, m.AccessLevel)
+	} else {
+		fmt.Print("2. (no member added on a real server)")
+	}
+	h, _, err := c.Hooks.Add(ctx, p.ID, &collab.HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
+	if err != nil {
+		return fmt.Errorf("adding a hook: %w", err)
+	}
+	fmt.Printf(" and hook %d -> %s\n", h.ID, h.URL)
+
+	// 3. Protect the default branch.
+	b, _, err := c.Branches.Protect(ctx, p.ID, p.DefaultBranch)
+	if err != nil {
+		return fmt.Errorf("protecting %s: %w", p.DefaultBranch, err)
+	}
+	fmt.Printf("3. branch %s protected: %v\n", b.Name, b.Protected)
+
+	// 4. Star and archive.
+	starred, _, err := c.Projects.Star(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("starring: %w", err)
+	}
+	archived, _, err := c.Projects.Archive(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("archiving: %w", err)
+	}
+	fmt.Printf("4. stars: %d, archived: %v\n", starred.StarCount, archived.Archived)
+
+	// 5. Upload a file (streamed, never held in memory).
+	f, _, err := c.Projects.UploadFile(ctx, p.ID, strings.NewReader("# Notes\nHello from the quickstart.\n"), "notes.md")
+	if err != nil {
+		return fmt.Errorf("uploading: %w", err)
+	}
+	fmt.Printf("5. uploaded: %s\n", f.Markdown)
+
+	// 6. List projects with the iterator.
+	n := 0
+	for proj, err := range c.Projects.All(ctx, &collab.ListProjectsOptions{OrderBy: collab.Ptr("name"), Sort: collab.Ptr("asc")}) {
+		if err != nil {
+			return fmt.Errorf("listing: %w", err)
+		}
+		n++
+		if n <= 5 {
+			fmt.Printf("6. project %d: %s\n", n, proj.PathWithNamespace)
+		}
+	}
+	fmt.Printf("6. %d project(s) in all\n", n)
+
+	// 7. Typed errors.
+	_, _, err = c.Projects.Get(ctx, "no-such-group/no-such-project")
+	switch {
+	case errors.Is(err, collab.ErrNotFound):
+		fmt.Println("7. a missing project is ErrNotFound:", err)
+	default:
+		return fmt.Errorf("expected ErrNotFound, got %v", err)
+	}
+	_, _, err = c.Projects.Star(ctx, p.ID)
+	if !errors.Is(err, collab.ErrNotModified) {
+		return fmt.Errorf("expected ErrNotModified on a second star, got %v", err)
+	}
+	fmt.Println("7. a second star is ErrNotModified:", err)
+	fmt.Println("done")
+	return nil
 }
