@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,15 +19,23 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	flag.Parse()
-	srv, err := collabtest.Listen(*addr)
-	if err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, *addr, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "collabfake:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("collabfake serving %s/api/v3\nadmin private token: %s\n", srv.URL, srv.AdminToken)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+}
+
+// serve runs the fake on addr until ctx ends, printing its URL and admin token.
+func serve(ctx context.Context, addr string, out io.Writer) error {
+	srv, err := collabtest.Listen(addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "collabfake serving %s/api/v3\nadmin private token: %s\n", srv.URL, srv.AdminToken)
 	<-ctx.Done()
 	srv.Close()
-	fmt.Println("collabfake stopped")
+	fmt.Fprintln(out, "collabfake stopped")
+	return nil
 }
