@@ -231,3 +231,13 @@ func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
 	vals.Set(key, strconv.Itoa(int(v)))
 	return nil
 }
+
+// Labels is a list of label names, sent joined with commas as the contract
+// asks. In update options a non-nil pointer to an empty Labels clears them.
+type Labels []string
+
+// EncodeValues joins the names with commas.
+func (l Labels) EncodeValues(key string, v *url.Values) error {
+	v.Set(key, strings.Join(l, ","))
+	return nil
+}

@@ -1,0 +1,222 @@
+package collab
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func wantIssue() *Issue {
+	return &Issue{ID: 77, IID: 6, ProjectID: 4, Title: "Consequatur vero maxime deserunt laboriosam est voluptas dolorem.",
+		Description: "Ratione dolores corrupti mollitia soluta quia.", State: "opened",
+		CreatedAt: ts("2016-01-04T15:31:51.081Z"), UpdatedAt: ts("2016-01-04T15:31:51.081Z"), Labels: []string{"bug", "critical"},
+		Milestone: &Milestone{ID: 1, IID: 1, ProjectID: 4, Title: "v1.0", Description: "Launch", State: "closed", DueDate: ts("2016-02-01"),
+			CreatedAt: ts("2016-01-04T15:31:39.996Z"), UpdatedAt: ts("2016-01-04T15:31:39.996Z")},
+		Assignee: &User{ID: 1, Name: "Administrator", Username: "root", State: "active",
+			AvatarURL: "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon", WebURL: "http://example.com/root"},
+		Author: &User{ID: 18, Name: "Dr. Luella Kovacek", Username: "eileen.lowe", State: "active",
+			AvatarURL: "http://www.gravatar.com/avatar/c7c0df31f5a2e3d2e1c2b9e4cd4d3d4c?s=80&d=identicon", WebURL: "http://example.com/eileen.lowe"},
+		Subscribed: true, UserNotesCount: 1, Upvotes: 4, Downvotes: 1, DueDate: ts("2016-07-22")}
+}
+
+func TestIssuesUnit(t *testing.T) {
+	ctx := context.Background()
+	fixture, err := os.ReadFile("testdata/issues_issue.json")
+	require.NoError(t, err)
+	created := time.Date(2016, 3, 1, 10, 0, 0, 0, time.UTC)
+	listOpt := &ListIssuesOptions{IID: Ptr(6), State: Ptr("opened"), Labels: []string{"bug", "p1"}, Milestone: Ptr("v1.0"),
+		OrderBy: Ptr("updated_at"), Sort: Ptr("asc"), ListOptions: ListOptions{PerPage: 50}}
+	listWant := url.Values{"iid": {"6"}, "state": {"opened"}, "labels": {"bug,p1"}, "milestone": {"v1.0"}, "order_by": {"updated_at"}, "sort": {"asc"}, "per_page": {"50"}}
+	one := func(is *Issue, _ *Response, err error) (any, error) { return is, err }
+	many := func(is []*Issue, _ *Response, err error) (any, error) { return is, err }
+	for _, tc := range []struct {
+		name         string
+		run          func(c *Client) (any, error)
+		method, path string
+		want         url.Values
+		list         bool
+	}{
+		{"ListMine", func(c *Client) (any, error) { return many(c.Issues.ListMine(ctx, listOpt)) }, "GET", "issues", listWant, true},
+		{"List", func(c *Client) (any, error) { return many(c.Issues.List(ctx, "g/p.q", listOpt)) }, "GET", "projects/g%2Fp%2Eq/issues", listWant, true},
+		{"Get", func(c *Client) (any, error) { return one(c.Issues.Get(ctx, 4, 77)) }, "GET", "projects/4/issues/77", nil, false},
+		{"Create", func(c *Client) (any, error) {
+			return one(c.Issues.Create(ctx, 4, &CreateIssueOptions{Title: "Crash", Description: Ptr("on save"), AssigneeID: Ptr(1),
+				MilestoneID: Ptr(2), Labels: []string{"bug", "ui"}, CreatedAt: &created}))
+		}, "POST", "projects/4/issues", url.Values{"title": {"Crash"}, "description": {"on save"}, "assignee_id": {"1"},
+			"milestone_id": {"2"}, "labels": {"bug,ui"}, "created_at": {"2016-03-01T10:00:00Z"}}, false},
+		{"Update", func(c *Client) (any, error) {
+			return one(c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Title: Ptr("T"), Description: Ptr("D"), AssigneeID: Ptr(3),
+				MilestoneID: Ptr(0), Labels: &Labels{"x"}, StateEvent: Ptr("close"), UpdatedAt: &created}))
+		}, "PUT", "projects/4/issues/77", url.Values{"title": {"T"}, "description": {"D"}, "assignee_id": {"3"}, "milestone_id": {"0"},
+			"labels": {"x"}, "state_event": {"close"}, "updated_at": {"2016-03-01T10:00:00Z"}}, false},
+		{"Move", func(c *Client) (any, error) { return one(c.Issues.Move(ctx, 4, 77, 9)) }, "POST", "projects/4/issues/77/move", url.Values{"to_project_id": {"9"}}, false},
+		{"Subscribe", func(c *Client) (any, error) { return one(c.Issues.Subscribe(ctx, 4, 77)) }, "POST", "projects/4/issues/77/subscription", nil, false},
+		{"Unsubscribe", func(c *Client) (any, error) { return one(c.Issues.Unsubscribe(ctx, 4, 77)) }, "DELETE", "projects/4/issues/77/subscription", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, m := newMockClient(t)
+			body := string(fixture)
+			if tc.list {
+				body = "[" + body + "]"
+			}
+			m.reply(200, body)
+			got, err := tc.run(c)
+			require.NoError(t, err)
+			m.assertCall(tc.method, tc.path, tc.want)
+			if tc.list {
+				assert.Equal(t, []*Issue{wantIssue()}, got)
+			} else {
+				assert.Equal(t, wantIssue(), got)
+			}
+			m.reply(404, `{"message":"404 Issue Not Found"}`)
+			_, err = tc.run(c)
+			assert.ErrorIs(t, err, ErrNotFound)
+		})
+	}
+	c, m := newMockClient(t)
+	m.reply(200, string(fixture))
+	_, err = c.Issues.Delete(ctx, 4, 77)
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/4/issues/77", nil)
+	m.reply(200, string(fixture))
+	_, _, err = c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Labels: &Labels{}})
+	require.NoError(t, err)
+	m.assertCall("PUT", "projects/4/issues/77", url.Values{"labels": {""}})
+	m.reply(304, ``)
+	_, _, err = c.Issues.Subscribe(ctx, 4, 77)
+	assert.ErrorIs(t, err, ErrNotModified)
+	m.reply(400, `{"message":"400 (Bad request) \"Cannot move issue to project it originates from!\""}`)
+	_, _, err = c.Issues.Move(ctx, 4, 77, 4)
+	assert.ErrorIs(t, err, ErrBadRequest)
+	before := m.count()
+	_, _, err = c.Issues.Create(ctx, 4, &CreateIssueOptions{})
+	assert.Error(t, err)
+	_, _, err = c.Issues.Create(ctx, 4, nil)
+	assert.Error(t, err)
+	assert.Equal(t, before, m.count())
+}
+
+func TestIssuesAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	alice := srv.AddUser("alice", false)
+	bob := srv.AddUser("bob", false)
+	ac, bc := clientAs(t, srv, alice.Token), clientAs(t, srv, bob.Token)
+	pid := srv.AddProject(alice.ID, "Tracker", 10)
+	other := srv.AddProject(alice.ID, "Other", 10)
+
+	backdate := time.Date(2015, 5, 1, 8, 0, 0, 0, time.UTC)
+	is, _, err := ac.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Crash on save", Labels: []string{"bug", "ui"}, AssigneeID: Ptr(bob.ID), CreatedAt: &backdate})
+	require.NoError(t, err)
+	assert.Equal(t, 1, is.IID)
+	assert.Equal(t, "opened", is.State)
+	assert.True(t, is.CreatedAt.Equal(backdate), "owners may backdate")
+	assert.Equal(t, "bob", is.Assignee.Username)
+	assert.True(t, is.Subscribed, "authors are subscribed")
+	second, _, err := bc.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Slow", Labels: []string{"perf"}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, second.IID)
+	_, _, err = ac.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "x", AssigneeID: Ptr(999999)})
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	p, _, err := c.Projects.Get(ctx, pid)
+	require.NoError(t, err)
+	assert.Equal(t, 2, p.OpenIssuesCount)
+
+	list, _, err := ac.Issues.List(ctx, pid, &ListIssuesOptions{Labels: []string{"bug"}})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, is.ID, list[0].ID)
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{IID: Ptr(2)})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr("created_at"), Sort: Ptr("asc")})
+	require.NoError(t, err)
+	assert.Equal(t, []int{is.ID, second.ID}, []int{list[0].ID, list[1].ID})
+	_, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr("title")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	mine, _, err := bc.Issues.ListMine(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, mine, 1)
+	assert.Equal(t, second.ID, mine[0].ID)
+
+	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("close"), Title: Ptr("Crash on save (fixed)")})
+	require.NoError(t, err)
+	assert.Equal(t, "closed", closed.State)
+	assert.True(t, closed.UpdatedAt.After(is.UpdatedAt.Time))
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr("closed")})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("reopen")})
+	require.NoError(t, err)
+	assert.Equal(t, "opened", reopened.State)
+	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("explode")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+
+	// Subscriptions are per user.
+	_, _, err = ac.Issues.Subscribe(ctx, pid, is.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+	sub, _, err := bc.Issues.Subscribe(ctx, pid, is.ID)
+	require.NoError(t, err)
+	assert.True(t, sub.Subscribed)
+	_, _, err = bc.Issues.Subscribe(ctx, pid, is.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+	unsub, _, err := bc.Issues.Unsubscribe(ctx, pid, is.ID)
+	require.NoError(t, err)
+	assert.False(t, unsub.Subscribed)
+	_, _, err = bc.Issues.Unsubscribe(ctx, pid, is.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+
+	// Move: labels matched by name in the target.
+	_, _, err = ac.Issues.Move(ctx, pid, is.ID, pid)
+	assert.ErrorIs(t, err, ErrBadRequest)
+	_, _, err = ac.Issues.Move(ctx, pid, is.ID, 999999)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = ac.Issues.Create(ctx, other, &CreateIssueOptions{Title: "seed", Labels: []string{"bug"}})
+	require.NoError(t, err)
+	moved, _, err := ac.Issues.Move(ctx, pid, is.ID, other)
+	require.NoError(t, err)
+	assert.Equal(t, other, moved.ProjectID)
+	assert.Equal(t, []string{"bug"}, moved.Labels, "ui does not exist in the target")
+	orig, _, err := ac.Issues.Get(ctx, pid, is.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "closed", orig.State)
+
+	// Delete: owner or admin only, 404 otherwise, and soft.
+	_, err = bc.Issues.Delete(ctx, pid, second.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, err = ac.Issues.Delete(ctx, pid, second.ID)
+	require.NoError(t, err)
+	_, _, err = ac.Issues.Get(ctx, pid, second.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, err = ac.Issues.Delete(ctx, pid, second.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	events, _, err := ac.Projects.ListEvents(ctx, pid, nil)
+	require.NoError(t, err)
+	var actions []string
+	for _, e := range events {
+		if e.TargetType != nil && *e.TargetType == "Issue" {
+			actions = append(actions, e.ActionName)
+		}
+	}
+	assert.Equal(t, []string{"closed", "opened", "closed", "opened", "opened"}, actions, "newest first")
+
+	n := 0
+	for _, err := range ac.Issues.All(ctx, pid, &ListIssuesOptions{ListOptions: ListOptions{Prefetch: 2}}) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 1, n)
+	n = 0
+	for _, err := range ac.Issues.AllMine(ctx, nil) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 3, n)
+}
