@@ -32,6 +32,7 @@ const (
 // Client talks to one Collaboration Service. It is safe for concurrent use.
 type Client struct {
 	baseURL   *url.URL // ends in "/", e.g. https://host/api/v3/
+	base      string   // baseURL as a string, built once
 	http      *retryablehttp.Client
 	logger    *slog.Logger
 	userAgent string
@@ -174,6 +175,7 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	}
 	c := &Client{
 		baseURL:   base,
+		base:      base.String(),
 		logger:    cfg.logger,
 		userAgent: cfg.userAgent,
 		authKey:   cfg.authKey,
@@ -273,11 +275,14 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, opt any) (
 		}
 		switch method {
 		case http.MethodGet, http.MethodHead, http.MethodDelete:
-			q := u.Query()
-			for k, vs := range values {
-				q[k] = vs
+			if u.RawQuery != "" {
+				q := u.Query()
+				for k, vs := range values {
+					q[k] = vs
+				}
+				values = q
 			}
-			u.RawQuery = q.Encode()
+			u.RawQuery = values.Encode()
 		default:
 			body = strings.NewReader(values.Encode())
 			contentType = "application/x-www-form-urlencoded"
@@ -314,7 +319,7 @@ func (c *Client) resolve(path string) (*url.URL, error) {
 		}
 		return u, nil
 	}
-	u, err := url.Parse(c.baseURL.String() + strings.TrimPrefix(path, "/"))
+	u, err := url.Parse(c.base + strings.TrimPrefix(path, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("collab: invalid path: %w", err)
 	}

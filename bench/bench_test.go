@@ -1,0 +1,225 @@
+// Package bench measures the SDK against the floor: the same requests made
+// with raw net/http and encoding/json into the same structs, on one loopback
+// server. Run:
+//
+//	go test ./bench -run '^$' -bench . -benchmem -count 5
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/collabsvc/collab"
+	"github.com/stretchr/testify/require"
+)
+
+const token = "bench-token-not-a-secret"
+
+var projectJSON = `{
+  "id": 3, "name": "Diaspora Project Site", "path": "diaspora-project-site",
+  "name_with_namespace": "Diaspora / Diaspora Project Site", "path_with_namespace": "diaspora/diaspora-project-site",
+  "description": "Community site of the Diaspora project", "default_branch": "master", "public": false, "visibility_level": 0,
+  "ssh_url_to_repo": "git@example.com:diaspora/diaspora-project-site.git",
+  "http_url_to_repo": "http://example.com/diaspora/diaspora-project-site.git",
+  "web_url": "http://example.com/diaspora/diaspora-project-site", "tag_list": ["example", "disapora project"],
+  "owner": {"id": 3, "name": "Diaspora", "created_at": "2013-09-30T13:46:02Z"},
+  "issues_enabled": true, "merge_requests_enabled": true, "builds_enabled": true, "wiki_enabled": true,
+  "snippets_enabled": false, "container_registry_enabled": false, "public_builds": true, "shared_runners_enabled": true,
+  "archived": false, "open_issues_count": 1, "forks_count": 0, "star_count": 0, "creator_id": 3,
+  "created_at": "2013-09-30T13:46:02Z", "last_activity_at": "2013-09-30T13:46:02Z",
+  "namespace": {"created_at": "2013-09-30T13:46:02Z", "description": "", "id": 3, "name": "Diaspora", "owner_id": 1,
+    "path": "diaspora", "updated_at": "2013-09-30T13:46:02Z"},
+  "permissions": {"project_access": {"access_level": 10, "notification_level": 3},
+    "group_access": {"access_level": 50, "notification_level": 3}},
+  "avatar_url": "http://example.com/uploads/project/avatar/3/uploads/avatar.png",
+  "runners_token": "b8547b1dc37721d05889db52fa2f02"
+}`
+
+func issueJSON(i int) string {
+	return fmt.Sprintf(`{
+  "id": %d, "iid": %d, "project_id": 4, "title": "Consequatur vero maxime deserunt laboriosam est voluptas dolorem.",
+  "description": "Ratione dolores corrupti mollitia soluta quia.", "state": "opened",
+  "created_at": "2016-01-04T15:31:51.081Z", "updated_at": "2016-01-04T15:31:51.081Z", "labels": ["bug", "critical"],
+  "milestone": {"id": 1, "iid": 1, "project_id": 4, "title": "v1.0", "description": "Launch", "state": "closed",
+    "due_date": "2016-02-01", "created_at": "2016-01-04T15:31:39.996Z", "updated_at": "2016-01-04T15:31:39.996Z"},
+  "assignee": {"id": 1, "name": "Administrator", "username": "root", "state": "active",
+    "avatar_url": "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon", "web_url": "http://example.com/root"},
+  "author": {"id": 18, "name": "Dr. Luella Kovacek", "username": "eileen.lowe", "state": "active",
+    "avatar_url": "http://www.gravatar.com/avatar/c7c0df31f5a2e3d2e1c2b9e4cd4d3d4c?s=80&d=identicon", "web_url": "http://example.com/eileen.lowe"},
+  "subscribed": false, "user_notes_count": 1, "upvotes": 4, "downvotes": 0, "due_date": null
+}`, 100+i, i)
+}
+
+// newServer serves one project and a 20-item issue page with the seven
+// pagination headers, as the server notes describe.
+func newServer(tb testing.TB) *httptest.Server {
+	page := "["
+	for i := 1; i <= 20; i++ {
+		if i > 1 {
+			page += ","
+		}
+		page += issueJSON(i)
+	}
+	page += "]"
+	project, issues := []byte(projectJSON), []byte(page)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v3/projects/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(project)
+	})
+	mux.HandleFunc("GET /api/v3/projects/{id}/issues", func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Total", "60")
+		h.Set("X-Total-Pages", "3")
+		h.Set("X-Per-Page", "20")
+		h.Set("X-Page", "1")
+		h.Set("X-Next-Page", "2")
+		h.Set("X-Prev-Page", "")
+		h.Set("Link", `<http://`+r.Host+`/api/v3/projects/4/issues?page=2&per_page=20&state=opened>; rel="next", <http://`+r.Host+`/api/v3/projects/4/issues?page=1&per_page=20&state=opened>; rel="first", <http://`+r.Host+`/api/v3/projects/4/issues?page=3&per_page=20&state=opened>; rel="last"`)
+		w.Write(issues)
+	})
+	srv := httptest.NewServer(mux)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+func transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 32
+	return t
+}
+
+func sdkClient(tb testing.TB, srv *httptest.Server) *collab.Client {
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(token), collab.WithHTTPClient(&http.Client{Transport: transport()}))
+	require.NoError(tb, err)
+	return c
+}
+
+// rawGet is the floor: one request built by hand, decoded with encoding/json.
+func rawGet(ctx context.Context, hc *http.Client, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("PRIVATE-TOKEN", token)
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	err = json.NewDecoder(resp.Body).Decode(v)
+	io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+func sdkProjectGet(ctx context.Context, c *collab.Client) error {
+	_, _, err := c.Projects.Get(ctx, 3)
+	return err
+}
+
+func sdkIssuesList(ctx context.Context, c *collab.Client) error {
+	is, _, err := c.Issues.List(ctx, 4, &collab.ListIssuesOptions{State: collab.Ptr("opened")})
+	if err == nil && len(is) != 20 {
+		err = fmt.Errorf("got %d issues", len(is))
+	}
+	return err
+}
+
+func rawProjectGet(ctx context.Context, hc *http.Client, base string) error {
+	var p collab.Project
+	return rawGet(ctx, hc, base+"/api/v3/projects/3", &p)
+}
+
+func rawIssuesList(ctx context.Context, hc *http.Client, base string) error {
+	var is []*collab.Issue
+	err := rawGet(ctx, hc, base+"/api/v3/projects/4/issues?state=opened", &is)
+	if err == nil && len(is) != 20 {
+		err = fmt.Errorf("got %d issues", len(is))
+	}
+	return err
+}
+
+func BenchmarkProjectsGet(b *testing.B) {
+	srv := newServer(b)
+	ctx := context.Background()
+	b.Run("sdk", func(b *testing.B) {
+		c := sdkClient(b, srv)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := sdkProjectGet(ctx, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		hc := &http.Client{Transport: transport()}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := rawProjectGet(ctx, hc, srv.URL); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkIssuesList(b *testing.B) {
+	srv := newServer(b)
+	ctx := context.Background()
+	b.Run("sdk", func(b *testing.B) {
+		c := sdkClient(b, srv)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := sdkIssuesList(ctx, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		hc := &http.Client{Transport: transport()}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := rawIssuesList(ctx, hc, srv.URL); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestAllocationOverhead holds the SDK to at most 1.25x the floor's
+// allocations per call. Allocation counts, unlike timings, are stable on a
+// shared machine.
+func TestAllocationOverhead(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	c := sdkClient(t, srv)
+	hc := &http.Client{Transport: transport()}
+	measure := func(f func() error) float64 {
+		require.NoError(t, f()) // warm the connection
+		return testing.AllocsPerRun(200, func() {
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name     string
+		sdk, raw func() error
+	}{
+		{"Projects.Get", func() error { return sdkProjectGet(ctx, c) }, func() error { return rawProjectGet(ctx, hc, srv.URL) }},
+		{"Issues.List", func() error { return sdkIssuesList(ctx, c) }, func() error { return rawIssuesList(ctx, hc, srv.URL) }},
+	} {
+		sdk, raw := measure(tc.sdk), measure(tc.raw)
+		t.Logf("%s: sdk %.0f allocs/op, raw %.0f allocs/op, ratio %.3f", tc.name, sdk, raw, sdk/raw)
+		require.LessOrEqual(t, sdk/raw, 1.25, "%s allocates %.0f vs %.0f", tc.name, sdk, raw)
+	}
+}
