@@ -1,4 +1,172 @@
 package collab
 
-// NotesService handles the note (server notes) endpoints.
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+)
+
+// NotesService handles comments on issues and merge requests. The contract
+// names these endpoints without showing them; they follow the server notes.
 type NotesService struct{ client *Client }
+
+// Note is a comment.
+type Note struct {
+	ID           int      `json:"id"`
+	Body         string   `json:"body"`
+	Attachment   *string  `json:"attachment"`
+	Author       *User    `json:"author"`
+	CreatedAt    *Time    `json:"created_at"`
+	UpdatedAt    *Time    `json:"updated_at"`
+	System       bool     `json:"system"`
+	NoteableID   int      `json:"noteable_id"`
+	NoteableType string   `json:"noteable_type"`
+	Upvote       FlexBool `json:"-"`
+	Downvote     FlexBool `json:"-"`
+}
+
+// UnmarshalJSON reads the vote flags under the server's literal keys
+// "upvote?" and "downvote?", and under "upvote"/"downvote" as events send them.
+func (n *Note) UnmarshalJSON(b []byte) error {
+	type plain Note
+	var aux struct {
+		*plain
+		Up    *FlexBool `json:"upvote?"`
+		Down  *FlexBool `json:"downvote?"`
+		Up2   *FlexBool `json:"upvote"`
+		Down2 *FlexBool `json:"downvote"`
+	}
+	aux.plain = (*plain)(n)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	for _, v := range []struct {
+		dst  *FlexBool
+		a, b *FlexBool
+	}{{&n.Upvote, aux.Up, aux.Up2}, {&n.Downvote, aux.Down, aux.Down2}} {
+		switch {
+		case v.a != nil:
+			*v.dst = *v.a
+		case v.b != nil:
+			*v.dst = *v.b
+		}
+	}
+	return nil
+}
+
+// NoteOptions are the parameters of the Create and Update calls.
+type NoteOptions struct {
+	Body string `url:"body"`
+}
+
+func (s *NotesService) list(ctx context.Context, kind string, pid any, id int, opt *ListOptions) ([]*Note, *Response, error) {
+	return doList[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes", pid, id), opt)
+}
+
+func (s *NotesService) iterate(ctx context.Context, kind string, pid any, id int, opt *ListOptions) iter.Seq2[*Note, error] {
+	return all[Note](ctx, s.client, route("projects/%s/"+kind+"/%s/notes", pid, id), opt)
+}
+
+func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID int) (*Note, *Response, error) {
+	return do[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil)
+}
+
+func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, body string) (*Note, *Response, error) {
+	if body == "" {
+		return nil, nil, errRequired("body")
+	}
+	p := route("projects/%s/"+kind+"/%s/notes", pid, id)
+	if noteID != nil {
+		p = route("projects/%s/"+kind+"/%s/notes/%s", pid, id, *noteID)
+	}
+	return do[Note](ctx, s.client, method, p, &NoteOptions{Body: body})
+}
+
+func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, noteID int) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil, nil)
+}
+
+// ListIssueNotes returns an issue's comments.
+//
+// Server notes: GET /projects/:id/issues/:issue_id/notes
+func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) ([]*Note, *Response, error) {
+	return s.list(ctx, "issues", pid, issueID, opt)
+}
+
+// AllIssueNotes iterates over every comment ListIssueNotes returns.
+//
+// Server notes: GET /projects/:id/issues/:issue_id/notes
+func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*Note, error] {
+	return s.iterate(ctx, "issues", pid, issueID, opt)
+}
+
+// GetIssueNote returns one comment on an issue.
+//
+// Server notes: GET /projects/:id/issues/:issue_id/notes/:note_id
+func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Note, *Response, error) {
+	return s.get(ctx, "issues", pid, issueID, noteID)
+}
+
+// CreateIssueNote comments on an issue.
+//
+// Server notes: POST /projects/:id/issues/:issue_id/notes
+func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, body)
+}
+
+// UpdateIssueNote edits a comment on an issue.
+//
+// Server notes: PUT /projects/:id/issues/:issue_id/notes/:note_id
+func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, body)
+}
+
+// DeleteIssueNote removes a comment on an issue.
+//
+// Server notes: DELETE /projects/:id/issues/:issue_id/notes/:note_id
+func (s *NotesService) DeleteIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Response, error) {
+	return s.delete(ctx, "issues", pid, issueID, noteID)
+}
+
+// ListMergeRequestNotes returns a merge request's comments.
+//
+// Server notes: GET /projects/:id/merge_requests/:merge_request_id/notes
+func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*Note, *Response, error) {
+	return s.list(ctx, "merge_requests", pid, mrID, opt)
+}
+
+// AllMergeRequestNotes iterates over every comment ListMergeRequestNotes returns.
+//
+// Server notes: GET /projects/:id/merge_requests/:merge_request_id/notes
+func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*Note, error] {
+	return s.iterate(ctx, "merge_requests", pid, mrID, opt)
+}
+
+// GetMergeRequestNote returns one comment on a merge request.
+//
+// Server notes: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id
+func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Note, *Response, error) {
+	return s.get(ctx, "merge_requests", pid, mrID, noteID)
+}
+
+// CreateMergeRequestNote comments on a merge request.
+//
+// Server notes: POST /projects/:id/merge_requests/:merge_request_id/notes
+func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, body)
+}
+
+// UpdateMergeRequestNote edits a comment on a merge request.
+//
+// Server notes: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
+func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, body)
+}
+
+// DeleteMergeRequestNote removes a comment on a merge request.
+//
+// Server notes: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
+func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Response, error) {
+	return s.delete(ctx, "merge_requests", pid, mrID, noteID)
+}

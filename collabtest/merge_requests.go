@@ -46,3 +46,6 @@ func (s *Server) SetMergeConflict(mergeRequestID int, conflicts bool) {
 		mr.conflicts = conflicts
 	}
 }
+
+// isOpen covers the two open states.
+func (mr *mergeRequest) isOpen() bool { return mr.state == "opened" || mr.state == "reopened" }

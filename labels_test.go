@@ -1,0 +1,129 @@
+package collab
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLabelsUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	m.reply(200, `[{"name": "bug", "color": "#d9534f", "description": "Bug reported by user", "open_issues_count": 1,
+	  "closed_issues_count": 2, "open_merge_requests_count": 3, "subscribed": false}]`)
+	list, _, err := c.Labels.List(ctx, "g/p")
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp/labels", nil)
+	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: "Bug reported by user", OpenIssuesCount: 1,
+		ClosedIssuesCount: 2, OpenMergeRequestsCount: 3}}, list)
+
+	m.reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
+	l, _, err := c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "feature", Color: "#5843AD", Description: Ptr("new")})
+	require.NoError(t, err)
+	m.assertCall("POST", "projects/5/labels", url.Values{"name": {"feature"}, "color": {"#5843AD"}, "description": {"new"}})
+	assert.Equal(t, &Label{Name: "feature", Color: "#5843AD"}, l)
+
+	m.reply(200, `{"name": "docs", "color": "#8E44AD", "description": "Documentation"}`)
+	_, _, err = c.Labels.Update(ctx, 5, &UpdateLabelOptions{Name: "feature", NewName: Ptr("docs"), Color: Ptr("#8E44AD"), Description: Ptr("Documentation")})
+	require.NoError(t, err)
+	m.assertCall("PUT", "projects/5/labels", url.Values{"name": {"feature"}, "new_name": {"docs"}, "color": {"#8E44AD"}, "description": {"Documentation"}})
+
+	m.reply(200, `{"id": 1, "title": "docs", "color": "#8E44AD", "description": "Documentation", "updated_at": "2016-07-08T08:16:06.171Z",
+	  "template": false, "project_id": 5, "created_at": "2016-07-08T08:16:06.171Z"}`)
+	d, _, err := c.Labels.Delete(ctx, 5, "docs")
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/5/labels", url.Values{"name": {"docs"}})
+	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: "Documentation", ProjectID: 5,
+		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z")}, d)
+
+	sub := `{"name": "bug", "color": "#d9534f", "description": null, "open_issues_count": 1, "closed_issues_count": 0, "open_merge_requests_count": 0, "subscribed": true}`
+	for _, label := range []any{1, "my.label"} {
+		esc := map[any]string{1: "1", "my.label": "my%2Elabel"}[label]
+		m.reply(201, sub)
+		got, _, err := c.Labels.Subscribe(ctx, 5, label)
+		require.NoError(t, err)
+		assert.True(t, got.Subscribed)
+		m.assertCall("POST", "projects/5/labels/"+esc+"/subscription", nil)
+		m.reply(200, sub)
+		_, _, err = c.Labels.Unsubscribe(ctx, 5, label)
+		require.NoError(t, err)
+		m.assertCall("DELETE", "projects/5/labels/"+esc+"/subscription", nil)
+	}
+	for status, sentinel := range map[int]error{304: ErrNotModified, 404: ErrNotFound} {
+		m.reply(status, `{"message":"x"}`)
+		_, _, err = c.Labels.Subscribe(ctx, 5, "bug")
+		assert.ErrorIs(t, err, sentinel)
+	}
+	m.reply(409, `{"message":"Label already exists"}`)
+	_, _, err = c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "bug", Color: "#000000"})
+	assert.ErrorIs(t, err, ErrConflict)
+
+	before := m.count()
+	for _, bad := range []*CreateLabelOptions{nil, {Color: "#000000"}, {Name: "x", Color: "red"}, {Name: "x", Color: "#12345"}, {Name: "x", Color: "#GGGGGG"}} {
+		_, _, err = c.Labels.Create(ctx, 5, bad)
+		assert.Error(t, err)
+	}
+	for _, bad := range []*UpdateLabelOptions{nil, {NewName: Ptr("x")}, {Name: "x"}, {Name: "x", Color: Ptr("blue")}} {
+		_, _, err = c.Labels.Update(ctx, 5, bad)
+		assert.Error(t, err)
+	}
+	_, _, err = c.Labels.Delete(ctx, 5, "")
+	assert.Error(t, err)
+	assert.Equal(t, before, m.count(), "client-side validation sends nothing")
+}
+
+func TestLabelsAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	pid := srv.AddProject(srv.AdminID, "Labelled", 0)
+	l, _, err := c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: Ptr("Bugs")})
+	require.NoError(t, err)
+	assert.Equal(t, "Bugs", l.Description)
+	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
+	assert.ErrorIs(t, err, ErrConflict)
+
+	open, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "a", Labels: Labels{"bug"}})
+	require.NoError(t, err)
+	closed, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "b", Labels: Labels{"bug"}})
+	require.NoError(t, err)
+	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &UpdateIssueOptions{StateEvent: Ptr("close")})
+	require.NoError(t, err)
+	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
+	_ = mr
+	list, _, err := c.Labels.List(ctx, pid)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, 1, list[0].OpenIssuesCount)
+	assert.Equal(t, 1, list[0].ClosedIssuesCount)
+
+	upd, _, err := c.Labels.Update(ctx, pid, &UpdateLabelOptions{Name: "bug", NewName: Ptr("defect"), Color: Ptr("#000000")})
+	require.NoError(t, err)
+	assert.Equal(t, "defect", upd.Name)
+	got, _, err := c.Issues.Get(ctx, pid, open.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"defect"}, got.Labels, "a rename follows onto issues")
+	_, _, err = c.Labels.Update(ctx, pid, &UpdateLabelOptions{Name: "nope", Color: Ptr("#000000")})
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	sub, _, err := c.Labels.Subscribe(ctx, pid, "defect")
+	require.NoError(t, err)
+	assert.True(t, sub.Subscribed)
+	_, _, err = c.Labels.Subscribe(ctx, pid, "defect")
+	assert.ErrorIs(t, err, ErrNotModified)
+	_, _, err = c.Labels.Unsubscribe(ctx, pid, "defect")
+	require.NoError(t, err)
+	_, _, err = c.Labels.Unsubscribe(ctx, pid, "defect")
+	assert.ErrorIs(t, err, ErrNotModified)
+	_, _, err = c.Labels.Subscribe(ctx, pid, "missing")
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	d, _, err := c.Labels.Delete(ctx, pid, "defect")
+	require.NoError(t, err)
+	assert.Equal(t, "defect", d.Title)
+	assert.Equal(t, pid, d.ProjectID)
+	_, _, err = c.Labels.Delete(ctx, pid, "defect")
+	assert.ErrorIs(t, err, ErrNotFound)
+}

@@ -1,0 +1,115 @@
+package collab
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMilestonesUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	msJSON := `{"id": 12, "iid": 3, "project_id": 16, "title": "10.0", "description": "Version", "due_date": "2013-11-29",
+	  "state": "active", "updated_at": "2013-10-02T09:24:18Z", "created_at": "2013-10-02T09:24:18Z"}`
+	want := &Milestone{ID: 12, IID: 3, ProjectID: 16, Title: "10.0", Description: "Version", DueDate: ts("2013-11-29"), State: "active",
+		UpdatedAt: ts("2013-10-02T09:24:18Z"), CreatedAt: ts("2013-10-02T09:24:18Z")}
+	m.reply(200, "["+msJSON+"]")
+	list, _, err := c.Milestones.List(ctx, "g/p", &ListMilestonesOptions{State: Ptr("active"), IID: Ptr(3)})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp/milestones", url.Values{"state": {"active"}, "iid": {"3"}})
+	assert.Equal(t, []*Milestone{want}, list)
+	m.reply(200, msJSON)
+	got, _, err := c.Milestones.Get(ctx, 16, 12)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/16/milestones/12", nil)
+	assert.Equal(t, want, got)
+	m.reply(201, msJSON)
+	_, _, err = c.Milestones.Create(ctx, 16, &CreateMilestoneOptions{Title: "10.0", Description: Ptr("Version"), DueDate: Ptr("2013-11-29")})
+	require.NoError(t, err)
+	m.assertCall("POST", "projects/16/milestones", url.Values{"title": {"10.0"}, "description": {"Version"}, "due_date": {"2013-11-29"}})
+	m.reply(200, msJSON)
+	_, _, err = c.Milestones.Update(ctx, 16, 12, &UpdateMilestoneOptions{Title: Ptr("11"), Description: Ptr("d"), DueDate: Ptr("2014-01-01"), StateEvent: Ptr("close")})
+	require.NoError(t, err)
+	m.assertCall("PUT", "projects/16/milestones/12", url.Values{"title": {"11"}, "description": {"d"}, "due_date": {"2014-01-01"}, "state_event": {"close"}})
+	fixture, err := os.ReadFile("testdata/issues_issue.json")
+	require.NoError(t, err)
+	m.reply(200, "["+string(fixture)+"]")
+	issues, _, err := c.Milestones.ListIssues(ctx, 16, 12, &ListOptions{PerPage: 10})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/16/milestones/12/issues", url.Values{"per_page": {"10"}})
+	assert.Equal(t, []*Issue{wantIssue()}, issues)
+	m.reply(404, `{"message":"404 Milestone Not Found"}`)
+	_, _, err = c.Milestones.Get(ctx, 16, 99)
+	assert.ErrorIs(t, err, ErrNotFound)
+	before := m.count()
+	_, _, err = c.Milestones.Create(ctx, 16, &CreateMilestoneOptions{})
+	assert.Error(t, err)
+	assert.Equal(t, before, m.count())
+}
+
+func TestMilestonesAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	pid := srv.AddProject(srv.AdminID, "Planned", 0)
+	other := srv.AddProject(srv.AdminID, "Elsewhere", 0)
+	ms, _, err := c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1.0", DueDate: Ptr("2030-01-31")})
+	require.NoError(t, err)
+	assert.Equal(t, 1, ms.IID)
+	assert.Equal(t, "active", ms.State)
+	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1.0"})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v2", DueDate: Ptr("soon")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	otherMS, _, err := c.Milestones.Create(ctx, other, &CreateMilestoneOptions{Title: "v1.0"})
+	require.NoError(t, err)
+
+	is, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Ship it", MilestoneID: Ptr(ms.ID)})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.0", is.Milestone.Title)
+	_, _, err = c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "wrong", MilestoneID: Ptr(otherMS.ID)})
+	assert.ErrorIs(t, err, ErrNotFound, "a milestone of another project")
+	byTitle, _, err := c.Issues.List(ctx, pid, &ListIssuesOptions{Milestone: Ptr("v1.0")})
+	require.NoError(t, err)
+	assert.Len(t, byTitle, 1)
+	moved, _, err := c.Issues.Move(ctx, pid, is.ID, other)
+	require.NoError(t, err)
+	require.NotNil(t, moved.Milestone, "the milestone is matched by title in the target")
+	assert.Equal(t, otherMS.ID, moved.Milestone.ID)
+
+	closed, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr("close"), Description: Ptr("done")})
+	require.NoError(t, err)
+	assert.Equal(t, "closed", closed.State)
+	list, _, err := c.Milestones.List(ctx, pid, &ListMilestonesOptions{State: Ptr("active")})
+	require.NoError(t, err)
+	assert.Empty(t, list)
+	reopened, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr("activate")})
+	require.NoError(t, err)
+	assert.Equal(t, "active", reopened.State)
+	_, _, err = c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr("melt")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	got, _, err := c.Milestones.Get(ctx, pid, ms.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "done", got.Description)
+	_, _, err = c.Milestones.Get(ctx, other, ms.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	issues, _, err := c.Milestones.ListIssues(ctx, pid, ms.ID, nil)
+	require.NoError(t, err)
+	require.Len(t, issues, 1, "the closed original stays in its milestone")
+	n := 0
+	for _, err := range c.Milestones.AllIssues(ctx, pid, ms.ID, nil) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 1, n)
+	n = 0
+	for _, err := range c.Milestones.All(ctx, pid, &ListMilestonesOptions{IID: Ptr(1)}) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 1, n)
+}

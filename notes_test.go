@@ -1,0 +1,152 @@
+package collab
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const noteJSON = `{"id": 302, "body": "closed", "attachment": null, "author": {"id": 1, "username": "pipin", "name": "Pip",
+  "state": "active", "avatar_url": null, "web_url": "http://example.com/pipin"}, "created_at": "2013-10-02T09:22:45Z",
+  "updated_at": "2013-10-02T10:22:45Z", "system": true, "noteable_id": 377, "noteable_type": "Issue", "upvote?": true, "downvote?": "false"}`
+
+func wantNote() *Note {
+	return &Note{ID: 302, Body: "closed", Author: &User{ID: 1, Username: "pipin", Name: "Pip", State: "active", WebURL: "http://example.com/pipin"},
+		CreatedAt: ts("2013-10-02T09:22:45Z"), UpdatedAt: ts("2013-10-02T10:22:45Z"), System: true, NoteableID: 377, NoteableType: "Issue",
+		Upvote: true, Downvote: false}
+}
+
+func TestNotesUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	for _, kind := range []struct {
+		prefix              string
+		list                func() ([]*Note, *Response, error)
+		get, create, update func() (*Note, *Response, error)
+		del                 func() (*Response, error)
+	}{
+		{"projects/g%2Fp/issues/7/notes",
+			func() ([]*Note, *Response, error) {
+				return c.Notes.ListIssueNotes(ctx, "g/p", 7, &ListOptions{Page: 2})
+			},
+			func() (*Note, *Response, error) { return c.Notes.GetIssueNote(ctx, "g/p", 7, 302) },
+			func() (*Note, *Response, error) { return c.Notes.CreateIssueNote(ctx, "g/p", 7, "hi") },
+			func() (*Note, *Response, error) { return c.Notes.UpdateIssueNote(ctx, "g/p", 7, 302, "edited") },
+			func() (*Response, error) { return c.Notes.DeleteIssueNote(ctx, "g/p", 7, 302) }},
+		{"projects/g%2Fp/merge_requests/8/notes",
+			func() ([]*Note, *Response, error) {
+				return c.Notes.ListMergeRequestNotes(ctx, "g/p", 8, &ListOptions{Page: 2})
+			},
+			func() (*Note, *Response, error) { return c.Notes.GetMergeRequestNote(ctx, "g/p", 8, 302) },
+			func() (*Note, *Response, error) { return c.Notes.CreateMergeRequestNote(ctx, "g/p", 8, "hi") },
+			func() (*Note, *Response, error) { return c.Notes.UpdateMergeRequestNote(ctx, "g/p", 8, 302, "edited") },
+			func() (*Response, error) { return c.Notes.DeleteMergeRequestNote(ctx, "g/p", 8, 302) }},
+	} {
+		m.reply(200, "["+noteJSON+"]")
+		list, _, err := kind.list()
+		require.NoError(t, err)
+		m.assertCall("GET", kind.prefix, url.Values{"page": {"2"}})
+		assert.Equal(t, []*Note{wantNote()}, list)
+		m.reply(200, noteJSON)
+		got, _, err := kind.get()
+		require.NoError(t, err)
+		m.assertCall("GET", kind.prefix+"/302", nil)
+		assert.Equal(t, wantNote(), got)
+		m.reply(201, noteJSON)
+		_, _, err = kind.create()
+		require.NoError(t, err)
+		m.assertCall("POST", kind.prefix, url.Values{"body": {"hi"}})
+		m.reply(200, noteJSON)
+		_, _, err = kind.update()
+		require.NoError(t, err)
+		m.assertCall("PUT", kind.prefix+"/302", url.Values{"body": {"edited"}})
+		m.reply(200, noteJSON)
+		_, err = kind.del()
+		require.NoError(t, err)
+		m.assertCall("DELETE", kind.prefix+"/302", nil)
+		m.reply(403, `{"message":"403 Forbidden"}`)
+		_, err = kind.del()
+		assert.ErrorIs(t, err, ErrForbidden)
+	}
+	before := m.count()
+	_, _, err := c.Notes.CreateIssueNote(ctx, 1, 1, "")
+	assert.Error(t, err)
+	_, _, err = c.Notes.UpdateMergeRequestNote(ctx, 1, 1, 1, "")
+	assert.Error(t, err)
+	assert.Equal(t, before, m.count())
+
+	var n Note
+	require.NoError(t, json.Unmarshal([]byte(`{"id": 1, "upvote": true, "downvote": "true"}`), &n), "event-style keys")
+	assert.True(t, bool(n.Upvote))
+	assert.True(t, bool(n.Downvote))
+	assert.Error(t, json.Unmarshal([]byte(`{"id": "x"}`), &n))
+}
+
+func TestNotesAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	bob := srv.AddUser("bob", false)
+	bc := clientAs(t, srv, bob.Token)
+	pid := srv.AddProject(srv.AdminID, "Chatty", 20)
+	is, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Discuss"})
+	require.NoError(t, err)
+	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Change")
+
+	n, _, err := bc.Notes.CreateIssueNote(ctx, pid, is.ID, "I can reproduce")
+	require.NoError(t, err)
+	assert.Equal(t, "Issue", n.NoteableType)
+	assert.Equal(t, "bob", n.Author.Username)
+	mn, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mrID, "LGTM")
+	require.NoError(t, err)
+	assert.Equal(t, "MergeRequest", mn.NoteableType)
+
+	_, _, err = c.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, "admin may edit")
+	require.NoError(t, err)
+	_, _, err = bc.Notes.UpdateMergeRequestNote(ctx, pid, mrID, mn.ID, "not mine")
+	assert.ErrorIs(t, err, ErrForbidden)
+	upd, _, err := bc.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, "edited")
+	require.NoError(t, err)
+	assert.Equal(t, "edited", upd.Body)
+	got, _, err := c.Notes.GetIssueNote(ctx, pid, is.ID, n.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "edited", got.Body)
+	_, _, err = c.Notes.GetMergeRequestNote(ctx, pid, mrID, n.ID)
+	assert.ErrorIs(t, err, ErrNotFound, "a note belongs to one noteable")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, 999999, "nowhere")
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	list, _, err := c.Notes.ListIssueNotes(ctx, pid, is.ID, nil)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	count := 0
+	for _, err := range c.Notes.AllMergeRequestNotes(ctx, pid, mrID, nil) {
+		require.NoError(t, err)
+		count++
+	}
+	assert.Equal(t, 1, count)
+	for _, err := range c.Notes.AllIssueNotes(ctx, pid, is.ID, nil) {
+		require.NoError(t, err)
+	}
+	issue, _, err := c.Issues.Get(ctx, pid, is.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, issue.UserNotesCount)
+
+	events, _, err := c.Projects.ListEvents(ctx, pid, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "commented on", events[0].ActionName)
+	require.NotNil(t, events[0].Note)
+	assert.Equal(t, "LGTM", events[0].Note.Body)
+
+	_, err = bc.Notes.DeleteMergeRequestNote(ctx, pid, mrID, mn.ID)
+	assert.ErrorIs(t, err, ErrForbidden)
+	_, err = c.Notes.DeleteMergeRequestNote(ctx, pid, mrID, mn.ID)
+	require.NoError(t, err)
+	_, err = c.Notes.DeleteMergeRequestNote(ctx, pid, mrID, mn.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, err = bc.Notes.DeleteIssueNote(ctx, pid, is.ID, n.ID)
+	require.NoError(t, err)
+}
