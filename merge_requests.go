@@ -1,4 +1,265 @@
 package collab
 
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+)
+
 // MergeRequestsService handles the merge request endpoints.
+//
+// Merge errors: the contract and deployed servers disagree on 405 and 406.
+// The contract says 405 for conflicts and 406 for a closed or merged request;
+// deployed servers answer 405 for a request that is not open (or is work in
+// progress, or waits on CI) and 406 "Branch cannot be merged" for conflicts.
+// Match ErrMethodNotAllowed and ErrNotAcceptable, and read ErrorResponse.Message;
+// do not rely on one meaning per code. A sha mismatch is ErrConflict and a
+// caller who may not merge gets ErrUnauthorized.
 type MergeRequestsService struct{ client *Client }
+
+// MergeRequest is a merge request record.
+type MergeRequest struct {
+	ID                       int        `json:"id"`
+	IID                      int        `json:"iid"`
+	ProjectID                int        `json:"project_id"`
+	SourceBranch             string     `json:"source_branch"`
+	TargetBranch             string     `json:"target_branch"`
+	SourceProjectID          FlexInt    `json:"source_project_id"` // a number or a string such as "2"
+	TargetProjectID          FlexInt    `json:"target_project_id"`
+	Title                    string     `json:"title"`
+	Description              string     `json:"description"`
+	State                    string     `json:"state"` // opened, closed, merged, reopened
+	CreatedAt                *Time      `json:"created_at"`
+	UpdatedAt                *Time      `json:"updated_at"`
+	Upvotes                  int        `json:"upvotes"`
+	Downvotes                int        `json:"downvotes"`
+	Author                   *User      `json:"author"`
+	Assignee                 *User      `json:"assignee"`
+	Labels                   []string   `json:"labels"`
+	Milestone                *Milestone `json:"milestone"`
+	WorkInProgress           bool       `json:"work_in_progress"`
+	MergeWhenBuildSucceeds   bool       `json:"merge_when_build_succeeds"`
+	MergeStatus              string     `json:"merge_status"` // can_be_merged, cannot_be_merged
+	Subscribed               bool       `json:"subscribed"`
+	UserNotesCount           int        `json:"user_notes_count"`
+	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch,omitempty"`
+	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch,omitempty"`
+	Changes                  []*Change  `json:"changes,omitempty"` // only from Changes
+}
+
+// Change is one file of a merge request's diff.
+type Change struct {
+	OldPath     string `json:"old_path"`
+	NewPath     string `json:"new_path"`
+	AMode       string `json:"a_mode"`
+	BMode       string `json:"b_mode"`
+	Diff        string `json:"diff"`
+	NewFile     bool   `json:"new_file"`
+	RenamedFile bool   `json:"renamed_file"`
+	DeletedFile bool   `json:"deleted_file"`
+}
+
+// MergeRequestCommit is a commit of a merge request.
+type MergeRequestCommit struct {
+	ID          string `json:"id"`
+	ShortID     string `json:"short_id"`
+	Title       string `json:"title"`
+	AuthorName  string `json:"author_name"`
+	AuthorEmail string `json:"author_email"`
+	CreatedAt   *Time  `json:"created_at"`
+	Message     string `json:"message"`
+}
+
+// ClosingIssue is an item of ClosesIssues: an issue of this service, or,
+// with an external tracker, just ExternalID and Title (then Issue is nil).
+type ClosingIssue struct {
+	*Issue
+	ExternalID string
+	Title      string
+}
+
+// UnmarshalJSON tells the external-tracker shape (a string id) from an issue.
+func (ci *ClosingIssue) UnmarshalJSON(b []byte) error {
+	var probe struct {
+		ID    json.RawMessage `json:"id"`
+		Title string          `json:"title"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	ci.Title = probe.Title
+	if len(probe.ID) > 0 && probe.ID[0] == '"' {
+		return json.Unmarshal(probe.ID, &ci.ExternalID)
+	}
+	ci.Issue = new(Issue)
+	return json.Unmarshal(b, ci.Issue)
+}
+
+// ListMergeRequestsOptions are the parameters of List.
+type ListMergeRequestsOptions struct {
+	ListOptions
+	IID     *int    `url:"iid,omitempty"`
+	State   *string `url:"state,omitempty"`    // opened, closed, merged or all
+	OrderBy *string `url:"order_by,omitempty"` // created_at or updated_at
+	Sort    *string `url:"sort,omitempty"`     // asc or desc
+}
+
+// CreateMergeRequestOptions are the parameters of Create. SourceBranch,
+// TargetBranch and Title are required.
+type CreateMergeRequestOptions struct {
+	SourceBranch    string  `url:"source_branch"`
+	TargetBranch    string  `url:"target_branch"`
+	Title           string  `url:"title"`
+	AssigneeID      *int    `url:"assignee_id,omitempty"`
+	Description     *string `url:"description,omitempty"`
+	TargetProjectID *int    `url:"target_project_id,omitempty"`
+	Labels          Labels  `url:"labels,omitempty"`
+	MilestoneID     *int    `url:"milestone_id,omitempty"`
+}
+
+// UpdateMergeRequestOptions are the parameters of Update; nil fields are unchanged.
+type UpdateMergeRequestOptions struct {
+	TargetBranch *string `url:"target_branch,omitempty"`
+	AssigneeID   *int    `url:"assignee_id,omitempty"`
+	Title        *string `url:"title,omitempty"`
+	Description  *string `url:"description,omitempty"`
+	StateEvent   *string `url:"state_event,omitempty"` // close, reopen or merge
+	Labels       *Labels `url:"labels,omitempty"`
+	MilestoneID  *int    `url:"milestone_id,omitempty"`
+}
+
+// MergeOptions are the parameters of Merge.
+type MergeOptions struct {
+	MergeCommitMessage *string
+	// ShouldRemoveSourceBranch is sent only when true: the server removes
+	// the branch whenever the key is present.
+	ShouldRemoveSourceBranch bool
+	// MergeWhenBuildSucceeds waits for the source branch's build and merges
+	// when it succeeds.
+	MergeWhenBuildSucceeds *bool
+	// SHA must equal the source branch's HEAD, or the merge is ErrConflict.
+	SHA *string
+}
+
+// mergeForm is what Merge sends: the build-succeeds flag under both the
+// contract's name and the one deployed servers read.
+type mergeForm struct {
+	MergeCommitMessage       *string `url:"merge_commit_message,omitempty"`
+	ShouldRemoveSourceBranch bool    `url:"should_remove_source_branch,omitempty"`
+	MergedWhenBuildSucceeds  *bool   `url:"merged_when_build_succeeds,omitempty"`
+	MergeWhenBuildSucceeds   *bool   `url:"merge_when_build_succeeds,omitempty"`
+	SHA                      *string `url:"sha,omitempty"`
+}
+
+func mrPath(pid any, mrID int, suffix string) apiPath {
+	return route("projects/%s/merge_requests/%s"+suffix, pid, mrID)
+}
+
+// List returns a project's merge requests.
+//
+// Contract: GET /projects/:id/merge_requests
+func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMergeRequestsOptions) ([]*MergeRequest, *Response, error) {
+	return doList[MergeRequest](ctx, s.client, http.MethodGet, route("projects/%s/merge_requests", pid), opt)
+}
+
+// All iterates over every merge request List returns.
+//
+// Contract: GET /projects/:id/merge_requests
+func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions) iter.Seq2[*MergeRequest, error] {
+	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt)
+}
+
+// Get returns one merge request by id.
+//
+// Contract: GET /projects/:id/merge_requests/:merge_request_id
+func (s *MergeRequestsService) Get(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
+	return do[MergeRequest](ctx, s.client, http.MethodGet, mrPath(pid, mrID, ""), nil)
+}
+
+// Commits returns a merge request's commits. The list is not paginated.
+//
+// Contract: GET /projects/:id/merge_requests/:merge_request_id/commits
+func (s *MergeRequestsService) Commits(ctx context.Context, pid any, mrID int) ([]*MergeRequestCommit, *Response, error) {
+	return doList[MergeRequestCommit](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/commits"), nil)
+}
+
+// Changes returns a merge request with its Changes filled.
+//
+// Contract: GET /projects/:id/merge_requests/:merge_request_id/changes
+func (s *MergeRequestsService) Changes(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
+	return do[MergeRequest](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/changes"), nil)
+}
+
+// Create opens a merge request.
+//
+// Contract: POST /projects/:id/merge_requests
+func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateMergeRequestOptions) (*MergeRequest, *Response, error) {
+	if opt == nil || opt.SourceBranch == "" || opt.TargetBranch == "" || opt.Title == "" {
+		return nil, nil, errRequired("source_branch, target_branch and title")
+	}
+	return do[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt)
+}
+
+// Update changes a merge request, and closes, reopens or merges it through StateEvent.
+//
+// Contract: PUT /projects/:id/merge_requests/:merge_request_id
+func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, opt *UpdateMergeRequestOptions) (*MergeRequest, *Response, error) {
+	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, ""), opt)
+}
+
+// Delete removes a merge request (softly). Admins and project owners only;
+// anyone else gets ErrNotFound.
+//
+// Contract: DELETE /projects/:id/merge_requests/:merge_request_id
+func (s *MergeRequestsService) Delete(ctx context.Context, pid any, mrID int) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, mrPath(pid, mrID, ""), nil, nil)
+}
+
+// Merge accepts a merge request. See the service doc for its errors.
+//
+// Contract: PUT /projects/:id/merge_requests/:merge_request_id/merge
+func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeOptions) (*MergeRequest, *Response, error) {
+	form := &mergeForm{}
+	if opt != nil {
+		form = &mergeForm{MergeCommitMessage: opt.MergeCommitMessage, ShouldRemoveSourceBranch: opt.ShouldRemoveSourceBranch,
+			MergedWhenBuildSucceeds: opt.MergeWhenBuildSucceeds, MergeWhenBuildSucceeds: opt.MergeWhenBuildSucceeds, SHA: opt.SHA}
+	}
+	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, "/merge"), form)
+}
+
+// CancelMergeWhenBuildSucceeds clears the merge-when-build-succeeds flag.
+// It is ErrNotAcceptable when the flag is not set.
+//
+// Contract: PUT /projects/:id/merge_requests/:merge_request_id/cancel_merge_when_build_succeeds
+func (s *MergeRequestsService) CancelMergeWhenBuildSucceeds(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
+	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, "/cancel_merge_when_build_succeeds"), nil)
+}
+
+// ClosesIssues returns the issues merging would close.
+//
+// Contract: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
+func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*ClosingIssue, *Response, error) {
+	return doList[ClosingIssue](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/closes_issues"), opt)
+}
+
+// AllClosesIssues iterates over every item ClosesIssues returns.
+//
+// Contract: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
+func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*ClosingIssue, error] {
+	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt)
+}
+
+// Subscribe subscribes the caller; again is ErrNotModified.
+//
+// Contract: POST /projects/:id/merge_requests/:merge_request_id/subscription
+func (s *MergeRequestsService) Subscribe(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
+	return do[MergeRequest](ctx, s.client, http.MethodPost, mrPath(pid, mrID, "/subscription"), nil)
+}
+
+// Unsubscribe reverses Subscribe; again is ErrNotModified.
+//
+// Contract: DELETE /projects/:id/merge_requests/:merge_request_id/subscription
+func (s *MergeRequestsService) Unsubscribe(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
+	return do[MergeRequest](ctx, s.client, http.MethodDelete, mrPath(pid, mrID, "/subscription"), nil)
+}
