@@ -1,0 +1,262 @@
+package collab
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"testing"
+
+	"github.com/collabsvc/collab/collabtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func wantMR() *MergeRequest {
+	return &MergeRequest{ID: 1, IID: 1, ProjectID: 3, Title: "test1", Description: "fixed login page css paddings", State: "merged",
+		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z"), TargetBranch: "master", SourceBranch: "test1",
+		Author:          &User{ID: 1, Name: "Administrator", Username: "admin", State: "active", Email: "admin@example.com", CreatedAt: ts("2012-04-29T08:46:00Z")},
+		Assignee:        &User{ID: 1, Name: "Administrator", Username: "admin", State: "active", WebURL: "https://collab.example.com/admin"},
+		SourceProjectID: 2, TargetProjectID: 3, Labels: []string{"community", "docs"},
+		Milestone: &Milestone{ID: 5, IID: 1, ProjectID: 3, Title: "v2.0", Description: "Assumenda aut placeat expedita exercitationem labore sunt enim earum.",
+			State: "closed", CreatedAt: ts("2015-02-02T19:49:26.013Z"), UpdatedAt: ts("2015-02-02T19:49:26.013Z")},
+		MergeWhenBuildSucceeds: true, MergeStatus: "can_be_merged", UserNotesCount: 1, ShouldRemoveSourceBranch: Ptr(true),
+		ForceRemoveSourceBranch: Ptr(false),
+		Changes: []*Change{{OldPath: "VERSION", NewPath: "VERSION", AMode: "100644", BMode: "100644",
+			Diff: "--- a/VERSION\n+++ b/VERSION\n@@ -1 +1 @@\n-1.9.7\n+1.9.8"}}}
+}
+
+func TestMergeRequestsUnit(t *testing.T) {
+	ctx := context.Background()
+	fixture, err := os.ReadFile("testdata/merge_requests_mr.json")
+	require.NoError(t, err)
+	one := func(mr *MergeRequest, _ *Response, err error) (any, error) { return mr, err }
+	for _, tc := range []struct {
+		name         string
+		run          func(c *Client) (any, error)
+		method, path string
+		want         url.Values
+		list         bool
+	}{
+		{"List", func(c *Client) (any, error) {
+			l, _, err := c.MergeRequests.List(ctx, "g/p.x", &ListMergeRequestsOptions{IID: Ptr(1), State: Ptr("merged"), OrderBy: Ptr("updated_at"), Sort: Ptr("asc")})
+			return l, err
+		}, "GET", "projects/g%2Fp%2Ex/merge_requests", url.Values{"iid": {"1"}, "state": {"merged"}, "order_by": {"updated_at"}, "sort": {"asc"}}, true},
+		{"Get", func(c *Client) (any, error) { return one(c.MergeRequests.Get(ctx, 3, 1)) }, "GET", "projects/3/merge_requests/1", nil, false},
+		{"Changes", func(c *Client) (any, error) { return one(c.MergeRequests.Changes(ctx, 3, 1)) }, "GET", "projects/3/merge_requests/1/changes", nil, false},
+		{"Create", func(c *Client) (any, error) {
+			return one(c.MergeRequests.Create(ctx, 3, &CreateMergeRequestOptions{SourceBranch: "test1", TargetBranch: "master", Title: "test1",
+				AssigneeID: Ptr(1), Description: Ptr("d"), TargetProjectID: Ptr(3), Labels: Labels{"community", "docs"}, MilestoneID: Ptr(5)}))
+		}, "POST", "projects/3/merge_requests", url.Values{"source_branch": {"test1"}, "target_branch": {"master"}, "title": {"test1"},
+			"assignee_id": {"1"}, "description": {"d"}, "target_project_id": {"3"}, "labels": {"community,docs"}, "milestone_id": {"5"}}, false},
+		{"Update", func(c *Client) (any, error) {
+			return one(c.MergeRequests.Update(ctx, 3, 1, &UpdateMergeRequestOptions{TargetBranch: Ptr("main"), AssigneeID: Ptr(2), Title: Ptr("t"),
+				Description: Ptr("d"), StateEvent: Ptr("close"), Labels: &Labels{}, MilestoneID: Ptr(0)}))
+		}, "PUT", "projects/3/merge_requests/1", url.Values{"target_branch": {"main"}, "assignee_id": {"2"}, "title": {"t"}, "description": {"d"},
+			"state_event": {"close"}, "labels": {""}, "milestone_id": {"0"}}, false},
+		{"Merge", func(c *Client) (any, error) {
+			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeOptions{MergeCommitMessage: Ptr("Merge!"), ShouldRemoveSourceBranch: true,
+				MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr("abc123")}))
+		}, "PUT", "projects/3/merge_requests/1/merge", url.Values{"merge_commit_message": {"Merge!"}, "should_remove_source_branch": {"true"},
+			"merged_when_build_succeeds": {"true"}, "merge_when_build_succeeds": {"true"}, "sha": {"abc123"}}, false},
+		{"MergePlain", func(c *Client) (any, error) { return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeOptions{})) }, "PUT", "projects/3/merge_requests/1/merge", nil, false},
+		{"MergeNil", func(c *Client) (any, error) { return one(c.MergeRequests.Merge(ctx, 3, 1, nil)) }, "PUT", "projects/3/merge_requests/1/merge", nil, false},
+		{"Cancel", func(c *Client) (any, error) { return one(c.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, 3, 1)) }, "PUT", "projects/3/merge_requests/1/cancel_merge_when_build_succeeds", nil, false},
+		{"Subscribe", func(c *Client) (any, error) { return one(c.MergeRequests.Subscribe(ctx, 3, 1)) }, "POST", "projects/3/merge_requests/1/subscription", nil, false},
+		{"Unsubscribe", func(c *Client) (any, error) { return one(c.MergeRequests.Unsubscribe(ctx, 3, 1)) }, "DELETE", "projects/3/merge_requests/1/subscription", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, m := newMockClient(t)
+			body := string(fixture)
+			if tc.list {
+				body = "[" + body + "]"
+			}
+			m.reply(200, body)
+			got, err := tc.run(c)
+			require.NoError(t, err)
+			m.assertCall(tc.method, tc.path, tc.want)
+			if tc.list {
+				assert.Equal(t, []*MergeRequest{wantMR()}, got)
+			} else {
+				assert.Equal(t, wantMR(), got)
+			}
+			m.reply(404, `{"message":"404 Not found"}`)
+			_, err = tc.run(c)
+			assert.ErrorIs(t, err, ErrNotFound)
+		})
+	}
+
+	c, m := newMockClient(t)
+	m.reply(200, `[{"id": "ed899a2f4b50b4370feeea94676502b42383c746", "short_id": "ed899a2f4b5", "title": "Replace sanitize with escape once",
+	  "author_name": "Dmitriy Zaporozhets", "author_email": "dzaporozhets@sphereconsultinginc.com", "created_at": "2012-09-20T11:50:22+03:00",
+	  "message": "Replace sanitize with escape once"}]`)
+	commits, _, err := c.MergeRequests.Commits(ctx, 3, 1)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/3/merge_requests/1/commits", nil)
+	assert.Equal(t, []*MergeRequestCommit{{ID: "ed899a2f4b50b4370feeea94676502b42383c746", ShortID: "ed899a2f4b5", Title: "Replace sanitize with escape once",
+		AuthorName: "Dmitriy Zaporozhets", AuthorEmail: "dzaporozhets@sphereconsultinginc.com", CreatedAt: ts("2012-09-20T11:50:22+03:00"),
+		Message: "Replace sanitize with escape once"}}, commits)
+
+	issue, err := os.ReadFile("testdata/issues_issue.json")
+	require.NoError(t, err)
+	m.reply(200, `[`+string(issue)+`, {"id": "PROJ-123", "title": "Title of this issue"}]`)
+	closes, _, err := c.MergeRequests.ClosesIssues(ctx, 3, 1, &ListOptions{PerPage: 5})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/3/merge_requests/1/closes_issues", url.Values{"per_page": {"5"}})
+	require.Len(t, closes, 2)
+	assert.Equal(t, wantIssue(), closes[0].Issue)
+	assert.Empty(t, closes[0].ExternalID)
+	assert.Nil(t, closes[1].Issue)
+	assert.Equal(t, "PROJ-123", closes[1].ExternalID)
+	assert.Equal(t, "Title of this issue", closes[1].Title)
+	var ci ClosingIssue
+	assert.Error(t, json.Unmarshal([]byte(`[]`), &ci))
+
+	m.reply(200, ``)
+	_, err = c.MergeRequests.Delete(ctx, 3, 1)
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/3/merge_requests/1", nil)
+
+	for status, sentinel := range map[int]error{401: ErrUnauthorized, 405: ErrMethodNotAllowed, 406: ErrNotAcceptable, 409: ErrConflict} {
+		m.reply(status, `{"message":"x"}`)
+		_, _, err = c.MergeRequests.Merge(ctx, 3, 1, nil)
+		assert.ErrorIs(t, err, sentinel, "merge %d", status)
+	}
+	before := m.count()
+	for _, bad := range []*CreateMergeRequestOptions{nil, {Title: "x", TargetBranch: "m"}, {SourceBranch: "a", Title: "x"}, {SourceBranch: "a", TargetBranch: "b"}} {
+		_, _, err = c.MergeRequests.Create(ctx, 3, bad)
+		assert.Error(t, err)
+	}
+	assert.Equal(t, before, m.count())
+}
+
+func TestMergeRequestsAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	dev := srv.AddUser("dev", false)
+	guest := srv.AddUser("guest", false)
+	pid := srv.AddProject(srv.AdminID, "Shop", 10)
+	srv.AddMember(pid, dev.ID, 30)
+	srv.AddMember(pid, guest.ID, 10)
+	dc, gc := clientAs(t, srv, dev.Token), clientAs(t, srv, guest.Token)
+	head := srv.AddBranch(pid, "feature/cart", "")
+	fixes, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Cart is empty"})
+	require.NoError(t, err)
+
+	mr, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master",
+		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: Labels{"feature"}})
+	require.NoError(t, err)
+	assert.Equal(t, "opened", mr.State)
+	assert.EqualValues(t, pid, mr.SourceProjectID)
+	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "nope", TargetBranch: "master", Title: "x"})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master", Title: "dup"})
+	assert.ErrorIs(t, err, ErrConflict)
+
+	labels, _, err := c.Labels.List(ctx, pid)
+	require.NoError(t, err)
+	require.Len(t, labels, 1)
+	assert.Equal(t, 1, labels[0].OpenMergeRequestsCount)
+
+	closes, _, err := c.MergeRequests.ClosesIssues(ctx, pid, mr.ID, nil)
+	require.NoError(t, err)
+	require.Len(t, closes, 1)
+	assert.Equal(t, fixes.ID, closes[0].ID)
+	commits, _, err := c.MergeRequests.Commits(ctx, pid, mr.ID)
+	require.NoError(t, err)
+	require.Len(t, commits, 1)
+	assert.Equal(t, head, commits[0].ID)
+	changes, _, err := c.MergeRequests.Changes(ctx, pid, mr.ID)
+	require.NoError(t, err)
+	assert.NotEmpty(t, changes.Changes)
+
+	// Merge rules.
+	_, _, err = gc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
+	assert.ErrorIs(t, err, ErrUnauthorized)
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{SHA: Ptr("0000")})
+	assert.ErrorIs(t, err, ErrConflict)
+	assert.ErrorContains(t, err, "SHA does not match HEAD of source branch")
+	srv.SetMergeConflict(mr.ID, true)
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
+	assert.ErrorIs(t, err, ErrNotAcceptable)
+	srv.SetMergeConflict(mr.ID, false)
+
+	// Merge when the build succeeds.
+	build := srv.AddBuild(pid, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"})
+	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
+	require.NoError(t, err)
+	assert.Equal(t, "opened", waiting.State)
+	assert.True(t, waiting.MergeWhenBuildSucceeds)
+	cancelled, _, err := dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
+	require.NoError(t, err)
+	assert.False(t, cancelled.MergeWhenBuildSucceeds)
+	_, _, err = dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
+	assert.ErrorIs(t, err, ErrNotAcceptable, "the flag is not set")
+	_, _, err = gc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
+	assert.ErrorIs(t, err, ErrUnauthorized)
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), ShouldRemoveSourceBranch: true})
+	require.NoError(t, err)
+	srv.SetBuildStatus(build, "success")
+	merged, _, err := c.MergeRequests.Get(ctx, pid, mr.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "merged", merged.State, "merged once the build succeeded")
+	_, _, err = c.Branches.Get(ctx, pid, "feature/cart")
+	assert.ErrorIs(t, err, ErrNotFound, "the source branch was removed")
+	is, _, err := c.Issues.Get(ctx, pid, fixes.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "closed", is.State, "merging closed the issue it fixes")
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
+	assert.ErrorIs(t, err, ErrMethodNotAllowed, "already merged")
+	_, _, err = dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
+	assert.ErrorIs(t, err, ErrMethodNotAllowed)
+
+	// State events, WIP, subscriptions, delete.
+	srv.AddBranch(pid, "wip", "")
+	wip, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "wip", TargetBranch: "master", Title: "WIP: later"})
+	require.NoError(t, err)
+	assert.True(t, wip.WorkInProgress)
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, wip.ID, nil)
+	assert.ErrorIs(t, err, ErrMethodNotAllowed)
+	closed, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr("close")})
+	require.NoError(t, err)
+	assert.Equal(t, "closed", closed.State)
+	reopened, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr("reopen"), Title: Ptr("Ready")})
+	require.NoError(t, err)
+	assert.Equal(t, "reopened", reopened.State)
+	list, _, err := c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr("opened")})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, wip.ID, list[0].ID)
+	list, _, err = c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr("merged")})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	viaEvent, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr("merge")})
+	require.NoError(t, err)
+	assert.Equal(t, "merged", viaEvent.State)
+
+	sub, _, err := gc.MergeRequests.Subscribe(ctx, pid, wip.ID)
+	require.NoError(t, err)
+	assert.True(t, sub.Subscribed)
+	_, _, err = gc.MergeRequests.Subscribe(ctx, pid, wip.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+	_, _, err = gc.MergeRequests.Unsubscribe(ctx, pid, wip.ID)
+	require.NoError(t, err)
+	_, _, err = gc.MergeRequests.Unsubscribe(ctx, pid, wip.ID)
+	assert.ErrorIs(t, err, ErrNotModified)
+
+	_, err = dc.MergeRequests.Delete(ctx, pid, wip.ID)
+	assert.ErrorIs(t, err, ErrNotFound, "only admins and owners delete")
+	_, err = c.MergeRequests.Delete(ctx, pid, wip.ID)
+	require.NoError(t, err)
+	_, _, err = c.MergeRequests.Get(ctx, pid, wip.ID)
+	assert.ErrorIs(t, err, ErrNotFound)
+	n := 0
+	for _, err := range c.MergeRequests.All(ctx, pid, nil) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, 1, n)
+	for _, err := range c.MergeRequests.AllClosesIssues(ctx, pid, mr.ID, nil) {
+		require.NoError(t, err)
+	}
+}
