@@ -1,0 +1,114 @@
+// Command triage-bot labels unlabelled open issues from keywords in their
+// titles, leaves a note saying why, and awards an emoji. It runs against the
+// embedded fake server, seeded with a few issues, unless COLLAB_URL,
+// COLLAB_TOKEN and COLLAB_PROJECT are set.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
+)
+
+// rules map title keywords to the label they earn, first match wins.
+var rules = []struct{ keyword, label, color string }{
+	{"crash", "bug", "#d9534f"},
+	{"error", "bug", "#d9534f"},
+	{"slow", "performance", "#f0ad4e"},
+	{"docs", "documentation", "#5bc0de"},
+	{"add", "feature", "#5cb85c"},
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "triage-bot:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base, token, project := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"), os.Getenv("COLLAB_PROJECT")
+	if base == "" || token == "" || project == "" {
+		srv := collabtest.NewServer()
+		defer srv.Close()
+		base, token = srv.URL, srv.AdminToken
+		pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+		for _, title := range []string{"Crash when the cart is empty", "Checkout is slow", "Add dark mode", "Typo on the about page"} {
+			srv.AddIssue(pid, srv.AdminID, title)
+		}
+		srv.AddIssue(pid, srv.AdminID, "Error page shows a stack trace", "bug")
+		project = fmt.Sprint(pid)
+		fmt.Println("using the embedded fake server at", base)
+	}
+	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
+	if err != nil {
+		return err
+	}
+	var pid any = project // a "namespace/name" path, or a numeric id
+	if id, err := strconv.Atoi(project); err == nil {
+		pid = id
+	}
+
+	existing := map[string]bool{}
+	labels, _, err := c.Labels.List(ctx, pid)
+	if err != nil {
+		return fmt.Errorf("listing labels: %w", err)
+	}
+	for _, l := range labels {
+		existing[l.Name] = true
+	}
+
+	triaged, skipped := 0, 0
+	for issue, err := range c.Issues.All(ctx, pid, &collab.ListIssuesOptions{State: collab.Ptr("opened")}) {
+		if err != nil {
+			return fmt.Errorf("listing issues: %w", err)
+		}
+		if len(issue.Labels) > 0 {
+			skipped++
+			continue
+		}
+		rule := match(issue.Title)
+		if rule == nil {
+			fmt.Printf("#%d %q: no keyword matched, left for a human\n", issue.IID, issue.Title)
+			continue
+		}
+		if !existing[rule.label] {
+			if _, _, err := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: rule.label, Color: rule.color}); err != nil {
+				return fmt.Errorf("creating label %s: %w", rule.label, err)
+			}
+			existing[rule.label] = true
+		}
+		if _, _, err := c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{Labels: &collab.Labels{rule.label}}); err != nil {
+			return fmt.Errorf("labelling #%d: %w", issue.IID, err)
+		}
+		note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)
+		if _, _, err := c.Notes.CreateIssueNote(ctx, pid, issue.ID, note); err != nil {
+			return fmt.Errorf("commenting on #%d: %w", issue.IID, err)
+		}
+		if _, _, err := c.AwardEmoji.CreateIssueAward(ctx, pid, issue.ID, "eyes"); err != nil {
+			return fmt.Errorf("awarding #%d: %w", issue.IID, err)
+		}
+		triaged++
+		fmt.Printf("#%d %q: labelled %s, noted, awarded :eyes:\n", issue.IID, issue.Title, rule.label)
+	}
+	fmt.Printf("triaged %d issue(s); %d already had labels\n", triaged, skipped)
+	return nil
+}
+
+func match(title string) *struct{ keyword, label, color string } {
+	lower := strings.ToLower(title)
+	for i := range rules {
+		if strings.Contains(lower, rules[i].keyword) {
+			return &rules[i]
+		}
+	}
+	return nil
+}
