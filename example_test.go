@@ -180,3 +180,92 @@ func ExampleJobQueueService_JobStats() {
 	fmt.Println(st.Jobs.Enqueued)
 	// Output: 0
 }
+
+func ExampleIssuesService_All() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ctx := context.Background()
+	for _, title := range []string{"Crash on save", "Slow search", "Typo"} {
+		c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: title})
+	}
+	opt := &collab.ListIssuesOptions{State: collab.Ptr("opened"), Sort: collab.Ptr("asc")}
+	for issue, err := range c.Issues.All(ctx, pid, opt) {
+		if err != nil {
+			fmt.Println("error:", err) // an error is always the last element
+			break
+		}
+		fmt.Printf("#%d %s\n", issue.IID, issue.Title)
+	}
+	// Output:
+	// #1 Crash on save
+	// #2 Slow search
+	// #3 Typo
+}
+
+func ExampleMergeRequestsService_Merge() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ctx := context.Background()
+	head := srv.AddBranch(pid, "feature", "")
+	mr, _, _ := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
+
+	// The sha guard: merge only what was reviewed.
+	_, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr("0123abcd")})
+	fmt.Println("stale sha is a conflict:", errors.Is(err, collab.ErrConflict))
+	merged, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr(head)})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(merged.State)
+	// Output:
+	// stale sha is a conflict: true
+	// merged
+}
+
+func ExampleLabelsService_Create() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ctx := context.Background()
+	l, _, _ := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
+	fmt.Println(l.Name, l.Color)
+	_, _, err := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "red"})
+	fmt.Println(err != nil) // rejected before any request: not #RRGGBB
+	// Output:
+	// bug #d9534f
+	// true
+}
+
+func ExampleNotesService_CreateIssueNote() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
+	n, _, err := c.Notes.CreateIssueNote(context.Background(), pid, issue, "Reproduced on 1.2")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(n.NoteableType, n.Body)
+	// Output: Issue Reproduced on 1.2
+}
+
+func ExampleMilestonesService_Create() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ms, _, err := c.Milestones.Create(context.Background(), pid, &collab.CreateMilestoneOptions{Title: "v1.0", DueDate: collab.Ptr("2030-01-31")})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ms.Title, ms.State, ms.DueDate.Format("2006-01-02"))
+	// Output: v1.0 active 2030-01-31
+}
+
+func ExampleAwardEmojiService_CreateIssueAward() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	issue := srv.AddIssue(pid, srv.AdminID, "Ship it")
+	a, _, err := c.AwardEmoji.CreateIssueAward(context.Background(), pid, issue, "thumbsup")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.Name, a.AwardableType)
+	// Output: thumbsup Issue
+}
