@@ -249,3 +249,43 @@ func clientAs(t *testing.T, srv *collabtest.Server, token string) *Client {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// callCase is one method call checked against a mock: the request it must
+// send, and whether it decodes a list of the fixture or the fixture itself.
+type callCase struct {
+	name         string
+	run          func(c *Client) (any, error)
+	method, path string
+	want         url.Values
+	list         bool
+}
+
+// runCallCases runs each case against a mock answering with fixture (in an
+// array for lists), checks the request and that every field decoded into
+// want, then checks a 404 surfaces as ErrNotFound.
+func runCallCases[T any](t *testing.T, fixture string, want *T, cases []callCase) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("testdata", fixture))
+	require.NoError(t, err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, m := newMockClient(t)
+			if tc.list {
+				m.reply(200, "["+string(body)+"]")
+			} else {
+				m.reply(200, string(body))
+			}
+			got, err := tc.run(c)
+			require.NoError(t, err)
+			m.assertCall(tc.method, tc.path, tc.want)
+			if tc.list {
+				assert.Equal(t, []*T{want}, got)
+			} else {
+				assert.Equal(t, want, got)
+			}
+			m.reply(404, `{"message":"404 Not found"}`)
+			_, err = tc.run(c)
+			assert.ErrorIs(t, err, ErrNotFound)
+		})
+	}
+}

@@ -26,21 +26,13 @@ func wantIssue() *Issue {
 
 func TestIssuesUnit(t *testing.T) {
 	ctx := context.Background()
-	fixture, err := os.ReadFile("testdata/issues_issue.json")
-	require.NoError(t, err)
 	created := time.Date(2016, 3, 1, 10, 0, 0, 0, time.UTC)
 	listOpt := &ListIssuesOptions{IID: Ptr(6), State: Ptr("opened"), Labels: []string{"bug", "p1"}, Milestone: Ptr("v1.0"),
 		OrderBy: Ptr("updated_at"), Sort: Ptr("asc"), ListOptions: ListOptions{PerPage: 50}}
 	listWant := url.Values{"iid": {"6"}, "state": {"opened"}, "labels": {"bug,p1"}, "milestone": {"v1.0"}, "order_by": {"updated_at"}, "sort": {"asc"}, "per_page": {"50"}}
 	one := func(is *Issue, _ *Response, err error) (any, error) { return is, err }
 	many := func(is []*Issue, _ *Response, err error) (any, error) { return is, err }
-	for _, tc := range []struct {
-		name         string
-		run          func(c *Client) (any, error)
-		method, path string
-		want         url.Values
-		list         bool
-	}{
+	runCallCases(t, "issues_issue.json", wantIssue(), []callCase{
 		{"ListMine", func(c *Client) (any, error) { return many(c.Issues.ListMine(ctx, listOpt)) }, "GET", "issues", listWant, true},
 		{"List", func(c *Client) (any, error) { return many(c.Issues.List(ctx, "g/p.q", listOpt)) }, "GET", "projects/g%2Fp%2Eq/issues", listWant, true},
 		{"Get", func(c *Client) (any, error) { return one(c.Issues.Get(ctx, 4, 77)) }, "GET", "projects/4/issues/77", nil, false},
@@ -57,27 +49,9 @@ func TestIssuesUnit(t *testing.T) {
 		{"Move", func(c *Client) (any, error) { return one(c.Issues.Move(ctx, 4, 77, 9)) }, "POST", "projects/4/issues/77/move", url.Values{"to_project_id": {"9"}}, false},
 		{"Subscribe", func(c *Client) (any, error) { return one(c.Issues.Subscribe(ctx, 4, 77)) }, "POST", "projects/4/issues/77/subscription", nil, false},
 		{"Unsubscribe", func(c *Client) (any, error) { return one(c.Issues.Unsubscribe(ctx, 4, 77)) }, "DELETE", "projects/4/issues/77/subscription", nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, m := newMockClient(t)
-			body := string(fixture)
-			if tc.list {
-				body = "[" + body + "]"
-			}
-			m.reply(200, body)
-			got, err := tc.run(c)
-			require.NoError(t, err)
-			m.assertCall(tc.method, tc.path, tc.want)
-			if tc.list {
-				assert.Equal(t, []*Issue{wantIssue()}, got)
-			} else {
-				assert.Equal(t, wantIssue(), got)
-			}
-			m.reply(404, `{"message":"404 Issue Not Found"}`)
-			_, err = tc.run(c)
-			assert.ErrorIs(t, err, ErrNotFound)
-		})
-	}
+	})
+	fixture, err := os.ReadFile("testdata/issues_issue.json")
+	require.NoError(t, err)
 	c, m := newMockClient(t)
 	m.reply(200, string(fixture))
 	_, err = c.Issues.Delete(ctx, 4, 77)

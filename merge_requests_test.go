@@ -28,16 +28,8 @@ func wantMR() *MergeRequest {
 
 func TestMergeRequestsUnit(t *testing.T) {
 	ctx := context.Background()
-	fixture, err := os.ReadFile("testdata/merge_requests_mr.json")
-	require.NoError(t, err)
 	one := func(mr *MergeRequest, _ *Response, err error) (any, error) { return mr, err }
-	for _, tc := range []struct {
-		name         string
-		run          func(c *Client) (any, error)
-		method, path string
-		want         url.Values
-		list         bool
-	}{
+	runCallCases(t, "merge_requests_mr.json", wantMR(), []callCase{
 		{"List", func(c *Client) (any, error) {
 			l, _, err := c.MergeRequests.List(ctx, "g/p.x", &ListMergeRequestsOptions{IID: Ptr(1), State: Ptr("merged"), OrderBy: Ptr("updated_at"), Sort: Ptr("asc")})
 			return l, err
@@ -64,27 +56,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 		{"Cancel", func(c *Client) (any, error) { return one(c.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, 3, 1)) }, "PUT", "projects/3/merge_requests/1/cancel_merge_when_build_succeeds", nil, false},
 		{"Subscribe", func(c *Client) (any, error) { return one(c.MergeRequests.Subscribe(ctx, 3, 1)) }, "POST", "projects/3/merge_requests/1/subscription", nil, false},
 		{"Unsubscribe", func(c *Client) (any, error) { return one(c.MergeRequests.Unsubscribe(ctx, 3, 1)) }, "DELETE", "projects/3/merge_requests/1/subscription", nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, m := newMockClient(t)
-			body := string(fixture)
-			if tc.list {
-				body = "[" + body + "]"
-			}
-			m.reply(200, body)
-			got, err := tc.run(c)
-			require.NoError(t, err)
-			m.assertCall(tc.method, tc.path, tc.want)
-			if tc.list {
-				assert.Equal(t, []*MergeRequest{wantMR()}, got)
-			} else {
-				assert.Equal(t, wantMR(), got)
-			}
-			m.reply(404, `{"message":"404 Not found"}`)
-			_, err = tc.run(c)
-			assert.ErrorIs(t, err, ErrNotFound)
-		})
-	}
+	})
 
 	c, m := newMockClient(t)
 	m.reply(200, `[{"id": "ed899a2f4b50b4370feeea94676502b42383c746", "short_id": "ed899a2f4b5", "title": "Replace sanitize with escape once",

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -71,17 +70,9 @@ func TestProjectsUnit(t *testing.T) {
 	pid := "diaspora/my.site"
 	esc := "diaspora%2Fmy%2Esite"
 
-	type call struct {
-		name   string
-		run    func(c *Client) (any, error)
-		method string
-		path   string
-		want   url.Values
-		list   bool
-	}
 	one := func(p *Project, _ *Response, err error) (any, error) { return p, err }
 	many := func(p []*Project, _ *Response, err error) (any, error) { return p, err }
-	calls := []call{
+	calls := []callCase{
 		{"List", func(c *Client) (any, error) { return many(c.Projects.List(ctx, listOpt)) }, "GET", "projects", listWant, true},
 		{"ListOwned", func(c *Client) (any, error) { return many(c.Projects.ListOwned(ctx, listOpt)) }, "GET", "projects/owned", listWant, true},
 		{"ListStarred", func(c *Client) (any, error) { return many(c.Projects.ListStarred(ctx, listOpt)) }, "GET", "projects/starred", listWant, true},
@@ -100,34 +91,11 @@ func TestProjectsUnit(t *testing.T) {
 		{"Unarchive", func(c *Client) (any, error) { return one(c.Projects.Unarchive(ctx, pid)) }, "POST", "projects/" + esc + "/unarchive", nil, false},
 		{"CreateForkRelation", func(c *Client) (any, error) { return one(c.Projects.CreateForkRelation(ctx, pid, 9)) }, "POST", "projects/" + esc + "/fork/9", nil, false},
 	}
-	fixture, err := os.ReadFile("testdata/projects_project.json")
-	require.NoError(t, err)
-	for _, tc := range calls {
-		t.Run(tc.name, func(t *testing.T) {
-			c, m := newMockClient(t)
-			body := string(fixture)
-			if tc.list {
-				body = "[" + body + "]"
-			}
-			m.reply(200, body)
-			got, err := tc.run(c)
-			require.NoError(t, err)
-			m.assertCall(tc.method, tc.path, tc.want)
-			if tc.list {
-				assert.Equal(t, []*Project{wantProject()}, got)
-			} else {
-				assert.Equal(t, wantProject(), got)
-			}
-			// Every call reports the statuses the contract names for it.
-			m.reply(404, `{"message":"404 Project Not Found"}`)
-			_, err = tc.run(c)
-			assert.ErrorIs(t, err, ErrNotFound)
-		})
-	}
+	runCallCases(t, "projects_project.json", wantProject(), calls)
 
 	c, m := newMockClient(t)
 	m.reply(200, ``)
-	_, err = c.Projects.Delete(ctx, pid)
+	_, err := c.Projects.Delete(ctx, pid)
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/"+esc, nil)
 	_, err = c.Projects.DeleteForkRelation(ctx, 12)

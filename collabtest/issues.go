@@ -38,12 +38,23 @@ func (s *Server) issueRoutes() {
 	s.handle("GET", "/issues", s.listMyIssues)
 	s.handle("GET", "/projects/:id/issues", s.listIssues)
 	s.handle("POST", "/projects/:id/issues", s.createIssue)
-	s.handle("GET", "/projects/:id/issues/:issue_id", s.getIssue)
-	s.handle("PUT", "/projects/:id/issues/:issue_id", s.updateIssue)
-	s.handle("DELETE", "/projects/:id/issues/:issue_id", s.deleteIssue)
-	s.handle("POST", "/projects/:id/issues/:issue_id/move", s.moveIssue)
-	s.handle("POST", "/projects/:id/issues/:issue_id/subscription", s.subscribeIssue(true))
-	s.handle("DELETE", "/projects/:id/issues/:issue_id/subscription", s.subscribeIssue(false))
+	s.handle("GET", "/projects/:id/issues/:issue_id", s.issueHandler(s.getIssue))
+	s.handle("PUT", "/projects/:id/issues/:issue_id", s.issueHandler(s.updateIssue))
+	s.handle("DELETE", "/projects/:id/issues/:issue_id", s.issueHandler(s.deleteIssue))
+	s.handle("POST", "/projects/:id/issues/:issue_id/move", s.issueHandler(s.moveIssue))
+	s.handle("POST", "/projects/:id/issues/:issue_id/subscription", s.issueHandler(s.subscribeIssue(true)))
+	s.handle("DELETE", "/projects/:id/issues/:issue_id/subscription", s.issueHandler(s.subscribeIssue(false)))
+}
+
+// issueHandler resolves the project and :issue_id before calling h.
+func (s *Server) issueHandler(h func(*call, *project, *issue)) func(*call) {
+	return func(c *call) {
+		if p := c.project(); p != nil {
+			if is := c.projectIssue(p); is != nil {
+				h(c, p, is)
+			}
+		}
+	}
 }
 
 // issueJSON renders an issue for caller u. Move and subscribe responses
@@ -127,17 +138,9 @@ func (s *Server) filterIssues(c *call, in []*issue) ([]*issue, bool) {
 		}
 		out = append(out, is)
 	}
-	id := func(is *issue) int { return is.id }
-	switch c.str("order_by") {
-	case "", "created_at":
-		sortItems(c, out, "desc", func(is *issue) int64 { return is.createdAt.UnixNano() }, id)
-	case "updated_at":
-		sortItems(c, out, "desc", func(is *issue) int64 { return is.updatedAt.UnixNano() }, id)
-	default:
-		c.invalid(map[string]any{"order_by": []string{"does not have a valid value"}})
-		return nil, false
-	}
-	return out, true
+	ok = orderByTime(c, out, func(is *issue) time.Time { return is.createdAt }, func(is *issue) time.Time { return is.updatedAt },
+		func(is *issue) int { return is.id })
+	return out, ok
 }
 
 func containsAll(have, want []string) bool {
@@ -191,12 +194,8 @@ func (c *call) projectIssue(p *project) *issue {
 	return is
 }
 
-func (s *Server) getIssue(c *call) {
-	if p := c.project(); p != nil {
-		if is := c.projectIssue(p); is != nil {
-			c.json(http.StatusOK, s.issueJSON(is, c.user, true))
-		}
-	}
+func (s *Server) getIssue(c *call, _ *project, is *issue) {
+	c.json(http.StatusOK, s.issueJSON(is, c.user, true))
 }
 
 // issueRefs reads assignee_id and milestone_id, which must exist in p.
@@ -290,15 +289,7 @@ func (s *Server) findLabel(projectID int, name string) *label {
 	return nil
 }
 
-func (s *Server) updateIssue(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
-	is := c.projectIssue(p)
-	if is == nil {
-		return
-	}
+func (s *Server) updateIssue(c *call, p *project, is *issue) {
 	if is.authorID != c.user.id && !c.requireLevel(p, 20) {
 		return
 	}
@@ -337,15 +328,7 @@ func (s *Server) updateIssue(c *call) {
 }
 
 // deleteIssue is admin or owner only and soft; anyone else gets 404.
-func (s *Server) deleteIssue(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
-	is := c.projectIssue(p)
-	if is == nil {
-		return
-	}
+func (s *Server) deleteIssue(c *call, p *project, is *issue) {
 	if !s.isOwner(c.user, p) {
 		c.notFound("Issue")
 		return
@@ -357,15 +340,7 @@ func (s *Server) deleteIssue(c *call) {
 // moveIssue copies the issue into the target, closes the original, and
 // matches labels and the milestone by name in the target (labels the target
 // lacks are dropped).
-func (s *Server) moveIssue(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
-	is := c.projectIssue(p)
-	if is == nil {
-		return
-	}
+func (s *Server) moveIssue(c *call, p *project, is *issue) {
 	to, present, ok := c.intParam("to_project_id")
 	if !ok {
 		return
@@ -413,27 +388,8 @@ func (s *Server) moveIssue(c *call) {
 	c.json(http.StatusCreated, s.issueJSON(moved, c.user, false))
 }
 
-func (s *Server) subscribeIssue(on bool) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		is := c.projectIssue(p)
-		if is == nil {
-			return
-		}
-		if is.subscribers[c.user.id] == on {
-			c.notModified()
-			return
-		}
-		status := http.StatusOK
-		if on {
-			is.subscribers[c.user.id] = true
-			status = http.StatusCreated
-		} else {
-			delete(is.subscribers, c.user.id)
-		}
-		c.json(status, s.issueJSON(is, c.user, false))
+func (s *Server) subscribeIssue(on bool) func(*call, *project, *issue) {
+	return func(c *call, _ *project, is *issue) {
+		c.toggleCaller(is.subscribers, on, func() any { return s.issueJSON(is, c.user, false) })
 	}
 }

@@ -189,17 +189,6 @@ func (s *Server) subscribeLabel(on bool) func(*call) {
 			c.notFound("Label")
 			return
 		}
-		if l.subscribers[c.user.id] == on {
-			c.notModified()
-			return
-		}
-		status := http.StatusOK
-		if on {
-			l.subscribers[c.user.id] = true
-			status = http.StatusCreated
-		} else {
-			delete(l.subscribers, c.user.id)
-		}
-		c.json(status, s.labelJSON(l, c.user))
+		c.toggleCaller(l.subscribers, on, func() any { return s.labelJSON(l, c.user) })
 	}
 }

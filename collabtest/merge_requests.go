@@ -168,17 +168,10 @@ func (s *Server) listMergeRequests(c *call) {
 		}
 		out = append(out, mr)
 	}
-	id := func(mr *mergeRequest) int { return mr.id }
-	switch c.str("order_by") {
-	case "", "created_at":
-		sortItems(c, out, "desc", func(mr *mergeRequest) int64 { return mr.createdAt.UnixNano() }, id)
-	case "updated_at":
-		sortItems(c, out, "desc", func(mr *mergeRequest) int64 { return mr.updatedAt.UnixNano() }, id)
-	default:
-		c.invalid(map[string]any{"order_by": []string{"does not have a valid value"}})
-		return
+	if orderByTime(c, out, func(mr *mergeRequest) time.Time { return mr.createdAt },
+		func(mr *mergeRequest) time.Time { return mr.updatedAt }, func(mr *mergeRequest) int { return mr.id }) {
+		page(c, out, func(mr *mergeRequest) any { return s.mergeRequestJSON(mr, c.user) })
 	}
-	page(c, out, func(mr *mergeRequest) any { return s.mergeRequestJSON(mr, c.user) })
 }
 
 func (s *Server) getMergeRequest(c *call, _ *project, mr *mergeRequest) {
@@ -411,17 +404,6 @@ func (s *Server) closesIssues(c *call, _ *project, mr *mergeRequest) {
 
 func (s *Server) subscribeMergeRequest(on bool) func(*call, *project, *mergeRequest) {
 	return func(c *call, _ *project, mr *mergeRequest) {
-		if mr.subscribers[c.user.id] == on {
-			c.notModified()
-			return
-		}
-		status := http.StatusOK
-		if on {
-			mr.subscribers[c.user.id] = true
-			status = http.StatusCreated
-		} else {
-			delete(mr.subscribers, c.user.id)
-		}
-		c.json(status, s.mergeRequestJSON(mr, c.user))
+		c.toggleCaller(mr.subscribers, on, func() any { return s.mergeRequestJSON(mr, c.user) })
 	}
 }

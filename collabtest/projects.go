@@ -456,18 +456,7 @@ func (s *Server) starProject(star bool) func(*call) {
 		if p == nil {
 			return
 		}
-		if p.starredBy[c.user.id] == star {
-			c.notModified()
-			return
-		}
-		status := http.StatusOK
-		if star {
-			p.starredBy[c.user.id] = true
-			status = http.StatusCreated
-		} else {
-			delete(p.starredBy, c.user.id)
-		}
-		c.json(status, s.projectJSON(p, c.user))
+		c.toggleCaller(p.starredBy, star, func() any { return s.projectJSON(p, c.user) })
 	}
 }
 

@@ -302,3 +302,38 @@ func orNil(s string) any {
 	}
 	return s
 }
+
+// toggleCaller adds (on) or removes the caller in a set of users, as
+// subscribing and starring do:
+// 201 or 200 with render's record, or 304 when nothing changes.
+func (c *call) toggleCaller(subs map[int]bool, on bool, render func() any) {
+	if subs[c.user.id] == on {
+		c.notModified()
+		return
+	}
+	status := http.StatusOK
+	if on {
+		subs[c.user.id] = true
+		status = http.StatusCreated
+	} else {
+		delete(subs, c.user.id)
+	}
+	c.json(status, render())
+}
+
+// orderByTime sorts by created_at (the default) or updated_at, newest first
+// unless sort=asc; any other order_by is a 400.
+func orderByTime[T any](c *call, items []T, created, updated func(T) time.Time, id func(T) int) bool {
+	var key func(T) time.Time
+	switch c.str("order_by") {
+	case "", "created_at":
+		key = created
+	case "updated_at":
+		key = updated
+	default:
+		c.invalid(map[string]any{"order_by": []string{"does not have a valid value"}})
+		return false
+	}
+	sortItems(c, items, "desc", func(v T) int64 { return key(v).UnixNano() }, id)
+	return true
+}
