@@ -138,6 +138,9 @@ func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOption
 //
 // Contract: GET /projects/:id/builds
 func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions) iter.Seq2[*Build, error] {
+	if opt == nil {
+		opt = &ListBuildsOptions{} // the pager reads the embedded ListOptions
+	}
 	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt)
 }
 
@@ -157,6 +160,9 @@ func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, 
 //
 // Contract: GET /projects/:id/repository/commits/:sha/builds
 func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) iter.Seq2[*Build, error] {
+	if opt == nil {
+		opt = &ListBuildsForCommitOptions{} // the pager reads the embedded ListOptions
+	}
 	return all[Build](ctx, s.client, route("projects/%s/repository/commits/%s/builds", pid, sha), opt)
 }
 
