@@ -37,7 +37,14 @@ type buildVariable struct {
 // Access to builds: hidden projects answer 404 (c.project). Reading needs
 // reporter level (20) or a public or internal project; acting (cancel, retry,
 // erase, keep) needs developer level (30). Admins may do both. A project with
-// builds disabled answers 403 to everyone, as deployed servers do.
+// builds disabled answers 403 to everyone, as deployed servers do. The
+// project's public_builds flag is not consulted (seeded projects leave it
+// false), so non-members of public and internal projects always read builds.
+//
+// The commit of a commit's builds list must be known (a branch head or its
+// parent, or the commit of a build); otherwise 404 "404 Commit Not Found".
+// Scope is read as in the server notes; a bad one answers 400
+// "Scope contains invalid value(s)".
 //
 // Transitions, filling the gaps of the contract as deployed servers do:
 //   - cancel: pending or running -> canceled; any other status answers
