@@ -1,9 +1,34 @@
 package collab
 
-// BuildsService handles the build endpoints of the consumer API.
-type BuildsService struct{ client *Client }
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Build statuses, as the server reports them and as BuildScopes filters on.
+// The contract lists the first five; deployed servers also report skipped.
+const (
+	BuildPending  = "pending"
+	BuildRunning  = "running"
+	BuildSuccess  = "success"
+	BuildFailed   = "failed"
+	BuildCanceled = "canceled"
+	BuildSkipped  = "skipped"
+)
 
 // Build is a CI build record.
+//
+// Deployed servers leave artifacts_file out when there are no artifacts, and
+// the records returned by Erase and KeepArtifacts carry download_url in its
+// place; both shapes decode here, with the missing field left nil.
 type Build struct {
 	ID            int            `json:"id"`
 	Name          string         `json:"name"`
@@ -13,8 +38,8 @@ type Build struct {
 	Status        string         `json:"status"`
 	Coverage      *float64       `json:"coverage"`
 	CreatedAt     *Time          `json:"created_at"`
-	StartedAt     *Time          `json:"started_at"`
-	FinishedAt    *Time          `json:"finished_at"`
+	StartedAt     *Time          `json:"started_at"`  // nil for a build that never ran
+	FinishedAt    *Time          `json:"finished_at"` // nil until it finishes, and after a retry
 	Runner        *BuildRunner   `json:"runner"`
 	ArtifactsFile *ArtifactsFile `json:"artifacts_file"`
 	DownloadURL   *string        `json:"download_url,omitempty"`
@@ -46,4 +71,279 @@ type BuildCommit struct {
 	AuthorName  string `json:"author_name"`
 	AuthorEmail string `json:"author_email"`
 	CreatedAt   *Time  `json:"created_at"`
+}
+
+// BuildScopes filters build lists by status. It encodes one value as
+// scope=pending and several as scope[0]=pending&scope[1]=running: the
+// server rejects the Rails form scope[]= with 400. Values are checked before
+// any request is sent.
+type BuildScopes []string
+
+// Validate reports the first value that is not a build status the server
+// accepts as a scope.
+func (s BuildScopes) Validate() error {
+	for _, v := range s {
+		switch v {
+		case BuildPending, BuildRunning, BuildSuccess, BuildFailed, BuildCanceled, BuildSkipped:
+		default:
+			return fmt.Errorf("collab: invalid build scope %q (want pending, running, success, failed, canceled or skipped)", v)
+		}
+	}
+	return nil
+}
+
+// EncodeValues implements query.Encoder.
+func (s BuildScopes) EncodeValues(key string, v *url.Values) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if len(s) == 1 {
+		v.Set(key, s[0])
+		return nil
+	}
+	for i, scope := range s {
+		v.Set(key+"["+strconv.Itoa(i)+"]", scope)
+	}
+	return nil
+}
+
+// ListBuildsOptions filters BuildsService.List. Builds come newest first.
+type ListBuildsOptions struct {
+	ListOptions
+	Scope BuildScopes `url:"scope,omitempty"` // empty means every status
+}
+
+// ListBuildsForCommitOptions filters BuildsService.ListForCommit.
+type ListBuildsForCommitOptions struct {
+	ListOptions
+	Scope BuildScopes `url:"scope,omitempty"` // empty means every status
+}
+
+// BuildsService handles the build endpoints of the consumer API.
+type BuildsService struct{ client *Client }
+
+// List returns one page of a project's builds.
+//
+// Contract: GET /projects/:id/builds
+func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOptions) ([]*Build, *Response, error) {
+	if opt != nil {
+		if err := opt.Scope.Validate(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return doList[Build](ctx, s.client, http.MethodGet, route("projects/%s/builds", pid), opt)
+}
+
+// All iterates over every build of a project, newest first.
+//
+// Contract: GET /projects/:id/builds
+func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions) iter.Seq2[*Build, error] {
+	if opt == nil {
+		opt = &ListBuildsOptions{} // the pager reads the embedded ListOptions
+	}
+	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt)
+}
+
+// ListForCommit returns one page of the builds that ran on commit sha.
+//
+// Contract: GET /projects/:id/repository/commits/:sha/builds
+func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) ([]*Build, *Response, error) {
+	if opt != nil {
+		if err := opt.Scope.Validate(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return doList[Build](ctx, s.client, http.MethodGet, route("projects/%s/repository/commits/%s/builds", pid, sha), opt)
+}
+
+// AllForCommit iterates over every build that ran on commit sha.
+//
+// Contract: GET /projects/:id/repository/commits/:sha/builds
+func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) iter.Seq2[*Build, error] {
+	if opt == nil {
+		opt = &ListBuildsForCommitOptions{} // the pager reads the embedded ListOptions
+	}
+	return all[Build](ctx, s.client, route("projects/%s/repository/commits/%s/builds", pid, sha), opt)
+}
+
+// Get returns one build.
+//
+// Contract: GET /projects/:id/builds/:build_id
+func (s *BuildsService) Get(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
+	return do[Build](ctx, s.client, http.MethodGet, route("projects/%s/builds/%s", pid, buildID), nil)
+}
+
+// Download is a file streaming from the server. It reads the response body
+// directly, so nothing is held in memory; the caller must Close it.
+type Download struct {
+	io.ReadCloser
+
+	// Filename is the name from Content-Disposition, reduced to its last path
+	// element so that it is safe to join to a directory; "" when absent.
+	Filename string
+	// Size is the length in bytes, or -1 when the server did not say.
+	Size int64
+	// ContentType is the media type the server sent.
+	ContentType string
+}
+
+// Artifacts streams a build's artifacts file into w. It fails with
+// ErrNotFound when the build has no artifacts. A redirect to storage on
+// another host is followed without the client's credentials.
+//
+// Contract: GET /projects/:id/builds/:build_id/artifacts
+func (s *BuildsService) Artifacts(ctx context.Context, pid any, buildID int, w io.Writer) (*Response, error) {
+	return s.client.downloadTo(ctx, route("projects/%s/builds/%s/artifacts", pid, buildID), w)
+}
+
+// OpenArtifacts starts downloading a build's artifacts file and returns it
+// open, with its file name and size, for the caller to read and Close. It
+// fails with ErrNotFound when the build has no artifacts. A redirect to
+// storage on another host is followed without the client's credentials.
+//
+// Contract: GET /projects/:id/builds/:build_id/artifacts
+func (s *BuildsService) OpenArtifacts(ctx context.Context, pid any, buildID int) (*Download, *Response, error) {
+	return s.client.open(ctx, route("projects/%s/builds/%s/artifacts", pid, buildID))
+}
+
+// Trace streams a build's log into w. It fails with ErrNotFound when the
+// build has no trace.
+//
+// Contract: GET /projects/:id/builds/:build_id/trace
+func (s *BuildsService) Trace(ctx context.Context, pid any, buildID int, w io.Writer) (*Response, error) {
+	return s.client.downloadTo(ctx, route("projects/%s/builds/%s/trace", pid, buildID), w)
+}
+
+// OpenTrace starts downloading a build's log (named "<id>.log") and returns
+// it open for the caller to read and Close.
+//
+// Contract: GET /projects/:id/builds/:build_id/trace
+func (s *BuildsService) OpenTrace(ctx context.Context, pid any, buildID int) (*Download, *Response, error) {
+	return s.client.open(ctx, route("projects/%s/builds/%s/trace", pid, buildID))
+}
+
+// Cancel stops a pending or running build and returns it canceled.
+//
+// Contract: POST /projects/:id/builds/:build_id/cancel
+func (s *BuildsService) Cancel(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
+	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/cancel", pid, buildID), nil)
+}
+
+// Retry starts a finished build again. It returns the NEW build, which has
+// its own id and status pending; the old build keeps its record.
+//
+// Contract: POST /projects/:id/builds/:build_id/retry
+func (s *BuildsService) Retry(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
+	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/retry", pid, buildID), nil)
+}
+
+// Erase removes a finished build's artifacts and trace and returns the build.
+//
+// Contract: POST /projects/:id/builds/:build_id/erase
+func (s *BuildsService) Erase(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
+	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/erase", pid, buildID), nil)
+}
+
+// KeepArtifacts clears the expiry of a build's artifacts so that they are
+// never deleted, and returns the build.
+//
+// Contract: POST /projects/:id/builds/:build_id/artifacts/keep
+func (s *BuildsService) KeepArtifacts(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
+	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/artifacts/keep", pid, buildID), nil)
+}
+
+// downloadTo copies a download into w as it arrives.
+func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Response, error) {
+	if w == nil {
+		return nil, fmt.Errorf("collab: nil io.Writer")
+	}
+	req, err := c.downloadRequest(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return c.withSafeRedirects().Do(req, w)
+}
+
+// open starts a download and hands its body to the caller.
+func (c *Client) open(ctx context.Context, p apiPath) (*Download, *Response, error) {
+	req, err := c.downloadRequest(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.withSafeRedirects().BareDo(req)
+	if err != nil {
+		return nil, resp, err
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return &Download{
+		ReadCloser:  resp.Body,
+		Filename:    dispositionFilename(resp.Header.Get("Content-Disposition")),
+		Size:        resp.ContentLength,
+		ContentType: ct,
+	}, resp, nil
+}
+
+func (c *Client) downloadRequest(ctx context.Context, p apiPath) (*http.Request, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	req, err := c.NewRequest(ctx, http.MethodGet, p.s, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "*/*") // the body is a file; errors still come as JSON
+	return req, nil
+}
+
+// withSafeRedirects returns a copy of c whose HTTP client removes the
+// credentials when a redirect leaves c's origin. net/http drops only
+// Authorization and Cookie on a redirect to another domain (and keeps them
+// for another port of the same host); it copies PRIVATE-TOKEN and SUDO to
+// any host, and the server notes say downloads may redirect to storage
+// elsewhere.
+func (c *Client) withSafeRedirects() *Client {
+	hc := *c.http.HTTPClient
+	next := hc.CheckRedirect
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !c.sameOrigin(req.URL) {
+			for _, h := range []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "Cookie"} {
+				req.Header.Del(h)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("collab: stopped after %d redirects", len(via))
+		}
+		return nil
+	}
+	cp := *c
+	cp.http = newRetryClient(&hc, RetryPolicy{MaxRetries: c.http.RetryMax, MinWait: c.http.RetryWaitMin, MaxWait: c.http.RetryWaitMax}, c.logger)
+	return &cp
+}
+
+// dispositionFilename reads the file name of a Content-Disposition header:
+// quoted or not (the server sends artifacts names unquoted, even with
+// spaces), or RFC 5987 filename*. Directory parts are dropped.
+func dispositionFilename(h string) string {
+	if h == "" {
+		return ""
+	}
+	var name string
+	if _, params, err := mime.ParseMediaType(h); err == nil {
+		name = params["filename"]
+	} else if _, rest, ok := strings.Cut(h, "filename="); ok {
+		// An unquoted name with spaces or other non-token characters.
+		name, _, _ = strings.Cut(rest, ";")
+		name = strings.TrimSpace(name)
+		if uq, err := strconv.Unquote(name); err == nil {
+			name = uq
+		}
+	}
+	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
+	if name == "." || name == "/" || name == ".." {
+		return ""
+	}
+	return name
 }

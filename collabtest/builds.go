@@ -1,6 +1,12 @@
 package collabtest
 
-import "time"
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
 
 type build struct {
 	id, projectID                    int
@@ -28,7 +34,317 @@ type buildVariable struct {
 	Public bool   `json:"public"`
 }
 
-func (s *Server) buildRoutes() {}
+// Access to builds: hidden projects answer 404 (c.project). Reading needs
+// reporter level (20) or a public or internal project; acting (cancel, retry,
+// erase, keep) needs developer level (30). Admins may do both. A project with
+// builds disabled answers 403 to everyone, as deployed servers do. The
+// project's public_builds flag is not consulted (seeded projects leave it
+// false), so non-members of public and internal projects always read builds.
+//
+// The commit of a commit's builds list must be known (a branch head or its
+// parent, or the commit of a build); otherwise 404 "404 Commit Not Found".
+// Scope is read as in the server notes; a bad one answers 400
+// "Scope contains invalid value(s)".
+//
+// Transitions, filling the gaps of the contract as deployed servers do:
+//   - cancel: pending or running -> canceled; any other status answers
+//     403 "403 Forbidden - Build is not cancelable" rather than pretend.
+//   - retry: only a finished build (success, failed, canceled, skipped); it
+//     makes a NEW pending build and leaves the old one as it was. Others
+//     answer 403 "403 Forbidden - Build is not retryable".
+//   - erase: only a finished build with artifacts or a trace; otherwise
+//     403 "403 Forbidden - Build is not erasable!".
+//   - keep: 404 when the build has no artifacts.
+func (s *Server) buildRoutes() {
+	s.handle("GET", "/projects/:id/builds", s.listBuilds)
+	s.handle("GET", "/projects/:id/repository/commits/:sha/builds", s.listCommitBuilds)
+	s.handle("GET", "/projects/:id/builds/:build_id", s.getBuild)
+	s.handle("GET", "/projects/:id/builds/:build_id/artifacts", s.getBuildArtifacts)
+	s.handle("GET", "/projects/:id/builds/:build_id/trace", s.getBuildTrace)
+	s.handle("POST", "/projects/:id/builds/:build_id/cancel", s.cancelBuild)
+	s.handle("POST", "/projects/:id/builds/:build_id/retry", s.retryBuild)
+	s.handle("POST", "/projects/:id/builds/:build_id/erase", s.eraseBuild)
+	s.handle("POST", "/projects/:id/builds/:build_id/artifacts/keep", s.keepBuildArtifacts)
+}
+
+// buildsProject resolves :id for a builds endpoint and checks the caller
+// may read its builds, or act on them when write is set.
+func (c *call) buildsProject(write bool) *project {
+	p := c.project()
+	if p == nil {
+		return nil
+	}
+	if !p.buildsEnabled {
+		c.forbidden()
+		return nil
+	}
+	lvl := c.s.accessLevel(c.user, p)
+	switch {
+	case c.user.admin:
+	case write && lvl < 30:
+		c.forbidden()
+		return nil
+	case !write && lvl < 20 && p.visibility < 10:
+		c.forbidden()
+		return nil
+	}
+	return p
+}
+
+// projectBuild resolves :build_id within p, answering 404 "404 Build Not Found".
+func (c *call) projectBuild(p *project) *build {
+	id, ok := c.pathInt("build_id")
+	if !ok {
+		return nil
+	}
+	b := c.s.builds[id]
+	if b == nil || b.projectID != p.id {
+		c.notFound("Build")
+		return nil
+	}
+	return b
+}
+
+// buildScopes reads scope as deployed servers do: scope=x, or
+// scope[0]=x&scope[1]=y (any key in the brackets). The Rails form scope[]=
+// and unknown values answer 400 "Scope contains invalid value(s)".
+func (c *call) buildScopes() ([]string, bool) {
+	var keyed []string
+	for k := range c.form {
+		if k != "scope" && strings.HasPrefix(k, "scope[") {
+			keyed = append(keyed, k)
+		}
+	}
+	slices.SortFunc(keyed, func(a, b string) int {
+		ia, ea := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(a, "scope["), "]"))
+		ib, eb := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(b, "scope["), "]"))
+		if ea == nil && eb == nil {
+			return ia - ib
+		}
+		return strings.Compare(a, b)
+	})
+	invalid := func() ([]string, bool) {
+		c.badRequest("Scope contains invalid value(s)")
+		return nil, false
+	}
+	var scopes []string
+	if c.has("scope") {
+		if len(keyed) > 0 {
+			return invalid()
+		}
+		vs := c.form["scope"]
+		if v := vs[len(vs)-1]; v != "" {
+			scopes = []string{v}
+		}
+	}
+	for _, k := range keyed {
+		if k == "scope[]" || !strings.HasSuffix(k, "]") {
+			return invalid()
+		}
+		scopes = append(scopes, c.form.Get(k))
+	}
+	for _, v := range scopes {
+		switch v {
+		case "pending", "running", "success", "failed", "canceled", "skipped":
+		default:
+			return invalid()
+		}
+	}
+	return scopes, true
+}
+
+// listBuildsWhere writes the project's builds that pass keep and the scope
+// filter, newest first, one page at a time.
+func (s *Server) listBuildsWhere(c *call, p *project, keep func(*build) bool) {
+	scopes, ok := c.buildScopes()
+	if !ok {
+		return
+	}
+	var out []*build
+	for _, b := range s.builds {
+		if b.projectID == p.id && keep(b) && (len(scopes) == 0 || slices.Contains(scopes, b.status)) {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b *build) int { return b.id - a.id })
+	page(c, out, func(b *build) any { return s.buildJSON(b) })
+}
+
+func (s *Server) listBuilds(c *call) {
+	if p := c.buildsProject(false); p != nil {
+		s.listBuildsWhere(c, p, func(*build) bool { return true })
+	}
+}
+
+func (s *Server) listCommitBuilds(c *call) {
+	p := c.buildsProject(false)
+	if p == nil {
+		return
+	}
+	sha := c.params["sha"]
+	if !s.knownCommit(p, sha) {
+		c.notFound("Commit")
+		return
+	}
+	s.listBuildsWhere(c, p, func(b *build) bool { return b.commitID == sha })
+}
+
+// knownCommit reports whether sha is a commit of p the fake knows of: a
+// branch head, its parent, or the commit of one of p's builds.
+func (s *Server) knownCommit(p *project, sha string) bool {
+	for _, br := range p.branches {
+		if br.commitID == sha || br.parentID == sha {
+			return true
+		}
+	}
+	for _, b := range s.builds {
+		if b.projectID == p.id && b.commitID == sha {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) getBuild(c *call) {
+	if p := c.buildsProject(false); p != nil {
+		if b := c.projectBuild(p); b != nil {
+			c.json(http.StatusOK, s.buildJSON(b))
+		}
+	}
+}
+
+func (s *Server) getBuildArtifacts(c *call) {
+	p := c.buildsProject(false)
+	if p == nil {
+		return
+	}
+	b := c.projectBuild(p)
+	if b == nil {
+		return
+	}
+	if b.artifacts == nil {
+		c.notFound("")
+		return
+	}
+	c.sendStream(http.StatusOK, http.Header{
+		"Content-Type":        {"application/octet-stream"},
+		"Content-Disposition": {"attachment; filename=" + b.artifactsName},
+	}, b.artifacts)
+}
+
+func (s *Server) getBuildTrace(c *call) {
+	p := c.buildsProject(false)
+	if p == nil {
+		return
+	}
+	b := c.projectBuild(p)
+	if b == nil {
+		return
+	}
+	if len(b.trace) == 0 {
+		c.notFound("")
+		return
+	}
+	c.sendStream(http.StatusOK, http.Header{
+		"Content-Type":        {"text/plain"},
+		"Content-Disposition": {`infile; filename="` + strconv.Itoa(b.id) + `.log"`},
+	}, b.trace)
+}
+
+// buildFinished reports the statuses a build does not leave on its own.
+func buildFinished(status string) bool {
+	switch status {
+	case "success", "failed", "canceled", "skipped":
+		return true
+	}
+	return false
+}
+
+func (s *Server) cancelBuild(c *call) {
+	p := c.buildsProject(true)
+	if p == nil {
+		return
+	}
+	b := c.projectBuild(p)
+	if b == nil {
+		return
+	}
+	if b.status != "pending" && b.status != "running" {
+		c.fail(http.StatusForbidden, "403 Forbidden - Build is not cancelable")
+		return
+	}
+	b.status, b.finishedAt = "canceled", s.now()
+	s.buildStatusChanged(b)
+	c.json(http.StatusCreated, s.buildJSON(b))
+}
+
+func (s *Server) retryBuild(c *call) {
+	p := c.buildsProject(true)
+	if p == nil {
+		return
+	}
+	old := c.projectBuild(p)
+	if old == nil {
+		return
+	}
+	if !buildFinished(old.status) {
+		c.fail(http.StatusForbidden, "403 Forbidden - Build is not retryable")
+		return
+	}
+	b := &build{
+		id: s.newID(), projectID: p.id, name: old.name, stage: old.stage, ref: old.ref, tag: old.tag,
+		status: "pending", createdAt: s.now(), userID: c.user.id,
+		commitID: old.commitID, commitMessage: old.commitMessage, beforeSHA: old.beforeSHA,
+		commands: old.commands, variables: slices.Clone(old.variables),
+	}
+	s.builds[b.id] = b
+	s.buildStatusChanged(b)
+	c.json(http.StatusCreated, s.buildJSON(b))
+}
+
+func (s *Server) eraseBuild(c *call) {
+	p := c.buildsProject(true)
+	if p == nil {
+		return
+	}
+	b := c.projectBuild(p)
+	if b == nil {
+		return
+	}
+	if !buildFinished(b.status) || (b.artifacts == nil && len(b.trace) == 0) {
+		c.fail(http.StatusForbidden, "403 Forbidden - Build is not erasable!")
+		return
+	}
+	// Replaced, never edited in place: a download in flight keeps its slice.
+	b.artifacts, b.artifactsName, b.artifactsExpireAt, b.trace, b.erased = nil, "", time.Time{}, nil, true
+	c.json(http.StatusCreated, s.actionBuildJSON(b))
+}
+
+func (s *Server) keepBuildArtifacts(c *call) {
+	p := c.buildsProject(true)
+	if p == nil {
+		return
+	}
+	b := c.projectBuild(p)
+	if b == nil {
+		return
+	}
+	if b.artifacts == nil {
+		c.notFound("")
+		return
+	}
+	b.artifactsExpireAt = time.Time{}
+	c.json(http.StatusOK, s.actionBuildJSON(b))
+}
+
+// actionBuildJSON is the record erase and keep return: download_url (null,
+// as in the contract's examples) in place of artifacts_file.
+func (s *Server) actionBuildJSON(b *build) map[string]any {
+	m := s.buildJSON(b)
+	delete(m, "artifacts_file")
+	m["download_url"] = nil
+	return m
+}
 
 // BuildSpec seeds a build with AddBuild. Zero fields get plausible defaults.
 type BuildSpec struct {
@@ -38,9 +354,11 @@ type BuildSpec struct {
 	CommitMessage    string
 	UserID           int    // default: the project creator
 	Commands         string // lines joined by "\n"
-	Artifacts        []byte // stored as artifacts.zip when non-nil
+	Artifacts        []byte // stored as ArtifactsName when non-nil
+	ArtifactsName    string // default "artifacts.zip"
 	Trace            string
 	Tag              bool
+	Coverage         *float64
 }
 
 // AddBuild seeds a build in a project and returns its id.
@@ -55,7 +373,7 @@ func (s *Server) AddBuild(projectID int, spec BuildSpec) int {
 		id: s.newID(), projectID: projectID, name: or(spec.Name, "test"), stage: or(spec.Stage, "test"),
 		ref: or(spec.Ref, "master"), tag: spec.Tag, status: or(spec.Status, "pending"), createdAt: s.now(),
 		userID: spec.UserID, commitID: spec.Commit, commitMessage: or(spec.CommitMessage, "Update"),
-		commands: spec.Commands, trace: []byte(spec.Trace),
+		commands: spec.Commands, trace: []byte(spec.Trace), coverage: spec.Coverage,
 	}
 	if b.userID == 0 {
 		b.userID = p.creatorID
@@ -68,7 +386,7 @@ func (s *Server) AddBuild(projectID int, spec BuildSpec) int {
 		}
 	}
 	if spec.Artifacts != nil {
-		b.artifacts, b.artifactsName = spec.Artifacts, "artifacts.zip"
+		b.artifacts, b.artifactsName = spec.Artifacts, or(spec.ArtifactsName, "artifacts.zip")
 	}
 	if b.status != "pending" {
 		b.startedAt = b.createdAt
@@ -91,7 +409,7 @@ func (s *Server) SetBuildStatus(buildID int, status string) {
 		switch status {
 		case "running":
 			b.startedAt = s.now()
-		case "success", "failed", "canceled":
+		case "success", "failed", "canceled", "skipped":
 			b.finishedAt = s.now()
 		}
 		s.buildStatusChanged(b)
