@@ -261,7 +261,7 @@ func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Respo
 	if err != nil {
 		return nil, err
 	}
-	return c.withSafeRedirects().Do(req, w)
+	return c.Do(req, w)
 }
 
 // open starts a download and hands its body to the caller.
@@ -270,7 +270,7 @@ func (c *Client) open(ctx context.Context, p apiPath) (*Download, *Response, err
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := c.withSafeRedirects().BareDo(req)
+	resp, err := c.BareDo(req)
 	if err != nil {
 		return nil, resp, err
 	}
@@ -293,34 +293,6 @@ func (c *Client) downloadRequest(ctx context.Context, p apiPath) (*http.Request,
 	}
 	req.Header.Set("Accept", "*/*") // the body is a file; errors still come as JSON
 	return req, nil
-}
-
-// withSafeRedirects returns a copy of c whose HTTP client removes the
-// credentials when a redirect leaves c's origin. net/http drops only
-// Authorization and Cookie on a redirect to another domain (and keeps them
-// for another port of the same host); it copies PRIVATE-TOKEN and SUDO to
-// any host, and the server notes say downloads may redirect to storage
-// elsewhere.
-func (c *Client) withSafeRedirects() *Client {
-	hc := *c.http.HTTPClient
-	next := hc.CheckRedirect
-	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if !c.sameOrigin(req.URL) {
-			for _, h := range []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "Cookie"} {
-				req.Header.Del(h)
-			}
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return fmt.Errorf("collab: stopped after %d redirects", len(via))
-		}
-		return nil
-	}
-	cp := *c
-	cp.http = newRetryClient(&hc, RetryPolicy{MaxRetries: c.http.RetryMax, MinWait: c.http.RetryWaitMin, MaxWait: c.http.RetryWaitMax}, c.logger)
-	return &cp
 }
 
 // dispositionFilename reads the file name of a Content-Disposition header:

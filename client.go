@@ -169,9 +169,10 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := cfg.httpClient
-	if hc == nil {
-		hc = &http.Client{Transport: defaultTransport()}
+	hc := &http.Client{Transport: defaultTransport()}
+	if cfg.httpClient != nil {
+		cp := *cfg.httpClient // never change the caller's client
+		hc = &cp
 	}
 	c := &Client{
 		baseURL:   base,
@@ -182,9 +183,35 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 		authValue: cfg.authValue,
 		jobQueue:  cfg.jobQueue,
 	}
+	hc.CheckRedirect = c.safeRedirects(hc.CheckRedirect)
 	c.http = newRetryClient(hc, cfg.retry, c.logger)
 	c.initServices()
 	return c, nil
+}
+
+// credentialHeaders are removed from a request redirected off the client's
+// origin. net/http itself drops only Authorization and Cookie, and only for
+// another domain; it would copy PRIVATE-TOKEN and SUDO to any host, and
+// downloads may redirect to storage elsewhere.
+var credentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "Cookie"}
+
+// safeRedirects wraps a redirect policy (nil means net/http's default of at
+// most 10 redirects) so that no credential leaves the client's origin.
+func (c *Client) safeRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if !c.sameOrigin(req.URL) {
+			for _, h := range credentialHeaders {
+				req.Header.Del(h)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("collab: stopped after %d redirects", len(via))
+		}
+		return nil
+	}
 }
 
 func defaultTransport() *http.Transport {

@@ -3,6 +3,7 @@ package collab
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -259,4 +260,42 @@ func TestPathEscaping(t *testing.T) {
 	}
 	p := route("projects/%s", int64(1)<<40)
 	assert.Equal(t, "projects/1099511627776", p.s)
+}
+
+// TestRedirectsNeverCarryCredentialsOffOrigin covers every request, not
+// only downloads: a redirect to another host arrives without any token.
+func TestRedirectsNeverCarryCredentialsOffOrigin(t *testing.T) {
+	var seen http.Header
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Clone()
+		w.Write([]byte(`{"id": 9}`))
+	}))
+	defer other.Close()
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v3/here" {
+			assert.Equal(t, testToken, r.Header.Get("PRIVATE-TOKEN"), "same-origin redirects keep the token")
+			w.Write([]byte(`{"id": 1}`))
+			return
+		}
+		if r.URL.Path == "/api/v3/local" {
+			http.Redirect(w, r, "/api/v3/here", http.StatusFound)
+			return
+		}
+		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusFound)
+	}))
+	defer home.Close()
+	hc := &http.Client{}
+	c, err := NewClient(home.URL, WithPrivateToken(testToken), WithHTTPClient(hc), WithoutRetries())
+	require.NoError(t, err)
+	c = c.Sudo("alice")
+	is, _, err := do[Issue](context.Background(), c, http.MethodGet, route("projects/1"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 9, is.ID)
+	for _, h := range credentialHeaders {
+		assert.Empty(t, seen.Get(h), h)
+	}
+	assert.Nil(t, hc.CheckRedirect, "the caller's client is not modified")
+	is, _, err = do[Issue](context.Background(), c, http.MethodGet, route("local"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, is.ID)
 }
