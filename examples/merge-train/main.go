@@ -103,7 +103,7 @@ func seed(srv *collabtest.Server) int {
 	pid := srv.AddProject(srv.AdminID, "Train", 10)
 	for _, mr := range []struct {
 		branch, title, status string
-		conflict             bool
+		conflict              bool
 	}{
 		{"feature/login", "Add login", "success", false},
 		{"feature/search", "Faster search", "failed", false},
