@@ -25,7 +25,7 @@ func (s *Server) AddIssue(projectID, authorID int, title string, labels ...strin
 	defer s.mu.Unlock()
 	now := s.now()
 	is := &issue{
-		id: s.newID(), iid: s.nextIID(projectID), projectID: projectID, title: title, state: "opened",
+		id: s.newID(), iid: s.nextIssueIID(projectID), projectID: projectID, title: title, state: "opened",
 		createdAt: now, updatedAt: now, labels: append([]string{}, labels...), authorID: authorID,
 		subscribers: map[int]bool{authorID: true},
 	}
@@ -250,7 +250,7 @@ func (s *Server) createIssue(c *call) {
 	if !s.issueRefs(c, p, &is.assigneeID, &is.milestoneID) {
 		return
 	}
-	is.id, is.iid = s.newID(), s.nextIID(p.id)
+	is.id, is.iid = s.newID(), s.nextIssueIID(p.id)
 	s.issues[is.id] = is
 	s.ensureLabels(p.id, is.labels)
 	s.addEvent(p.id, c.user.id, actionOpened, "Issue", is.id, is.title, 0)
@@ -363,7 +363,7 @@ func (s *Server) moveIssue(c *call, p *project, is *issue) {
 		return
 	}
 	now := s.now()
-	moved := &issue{id: s.newID(), iid: s.nextIID(target.id), projectID: target.id, title: is.title, description: is.description,
+	moved := &issue{id: s.newID(), iid: s.nextIssueIID(target.id), projectID: target.id, title: is.title, description: is.description,
 		state: "opened", createdAt: now, updatedAt: now, labels: []string{}, authorID: is.authorID, assigneeID: is.assigneeID,
 		dueDate: is.dueDate, subscribers: map[int]bool{}}
 	for u := range is.subscribers {

@@ -56,7 +56,7 @@ func (s *Server) AddMergeRequest(projectID, authorID int, source, target, title 
 	defer s.mu.Unlock()
 	now := s.now()
 	mr := &mergeRequest{
-		id: s.newID(), iid: s.nextIID(projectID), projectID: projectID, sourceProjectID: projectID, targetProjectID: projectID,
+		id: s.newID(), iid: s.nextMergeRequestIID(projectID), projectID: projectID, sourceProjectID: projectID, targetProjectID: projectID,
 		sourceBranch: source, targetBranch: target, title: title, state: "opened", createdAt: now, updatedAt: now,
 		authorID: authorID, labels: []string{}, subscribers: map[int]bool{authorID: true},
 	}
@@ -224,7 +224,7 @@ func (s *Server) createMergeRequest(c *call) {
 	if !s.issueRefs(c, p, &mr.assigneeID, &mr.milestoneID) {
 		return
 	}
-	mr.id, mr.iid = s.newID(), s.nextIID(p.id)
+	mr.id, mr.iid = s.newID(), s.nextMergeRequestIID(p.id)
 	s.mergeRequests[mr.id] = mr
 	s.ensureLabels(p.id, mr.labels)
 	s.addEvent(p.id, c.user.id, actionOpened, "MergeRequest", mr.id, mr.title, 0)

@@ -277,14 +277,21 @@ func (s *Server) ProjectRunnersToken(projectID int) string {
 	return ""
 }
 
-// nextIID numbers issues and merge requests within a project.
-func (s *Server) nextIID(projectID int) int {
+// nextIssueIID numbers issues within a project.
+func (s *Server) nextIssueIID(projectID int) int {
 	n := 0
 	for _, is := range s.issues {
 		if is.projectID == projectID {
 			n = max(n, is.iid)
 		}
 	}
+	return n + 1
+}
+
+// nextMergeRequestIID numbers merge requests within a project, apart from
+// issues, as the server does.
+func (s *Server) nextMergeRequestIID(projectID int) int {
+	n := 0
 	for _, mr := range s.mergeRequests {
 		if mr.projectID == projectID {
 			n = max(n, mr.iid)
