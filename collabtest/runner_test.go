@@ -353,4 +353,3 @@ func TestMaxArtifactsSetting(t *testing.T) {
 }
 
 func runnerItoa(n int) string { return strconv.Itoa(n) }
-
