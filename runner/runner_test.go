@@ -187,6 +187,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 	assert.Equal(t, "https://gitlab-ci-token:xxxxx@collab.example.com/acme/widget-factory.git", b.RepoURL.String())
 	assert.Equal(t, redacted, RepoURL("http://[::1").String())
 	assert.Equal(t, redacted, b.Token.GoString())
+	assert.Equal(t, redacted, b.Token.String())
 
 	var logs bytes.Buffer
 	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {

@@ -254,6 +254,9 @@ func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, 
 	if opts.Offset < 0 {
 		w.err = fmt.Errorf("runner: negative trace offset %d", opts.Offset)
 	}
+	if ctx == nil {
+		w.ctx, w.err = context.Background(), errors.New("runner: nil context")
+	}
 	go w.run(tick, stop)
 	return w
 }

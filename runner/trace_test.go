@@ -535,6 +535,11 @@ func TestTraceWriterOptions(t *testing.T) {
 	assert.Equal(t, 100, tw.maxBuffer, "MaxBuffer is at least FlushSize")
 	require.NoError(t, tw.Close())
 
+	tw = s.client(t).NewTraceWriter(nil, 1, testBuildToken, TraceWriterOptions{}) //nolint:staticcheck // a nil context is an error, not a panic
+	_, err = tw.Write([]byte("x"))
+	assert.ErrorContains(t, err, "nil context")
+	assert.Error(t, tw.Close())
+
 	tw = s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Offset: -1})
 	_, err = tw.Write([]byte("x"))
 	assert.ErrorContains(t, err, "negative trace offset")
