@@ -1,10 +1,569 @@
 package collabtest
 
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The runner API (/ci/api/v1), as the server notes describe it:
+//
+//   - POST /builds/register hands the oldest pending build of any project to
+//     a runner (201), or answers 404 when nothing is pending; 403 for an
+//     unknown or inactive runner token.
+//   - PUT /builds/:id: 403 for a bad runner token, 404 when the build is not
+//     running or not this runner's, 403 when erased; applies state and
+//     replaces the trace when one is sent.
+//   - PATCH /builds/:id/trace.txt appends when Content-Range starts at the
+//     current length (202, Build-Status and Range: 0-<length>), else 416.
+//     Appends are accepted while the build is running, and also once it was
+//     canceled while running, so that the runner reads Build-Status: canceled
+//     and stops; a build in any other state (pending, finished) or erased
+//     answers 403, as artifacts uploads do.
+//   - POST, GET and DELETE /builds/:id/artifacts with the build token.
 type runner struct {
 	id                int
 	token             string
 	description, name string
 	active, isShared  bool
+
+	version, revision, platform, architecture string // from info[...] on register
+	contactedAt                               time.Time
 }
 
-func (s *Server) runnerRoutes() {}
+// defaultMaxArtifactsMB is the server's default artifacts size limit.
+const defaultMaxArtifactsMB = 100
+
+// maxTracePart bounds one trace append the fake reads.
+const maxTracePart = 16 << 20
+
+func (s *Server) runnerRoutes() {
+	s.handleRunner("POST", "/builds/register", false, s.registerBuild)
+	s.handleRunner("PUT", "/builds/:id", false, s.updateBuild)
+	s.handleRunner("PATCH", "/builds/:id/trace.txt", true, s.appendTrace)
+	s.handleRunner("POST", "/builds/:id/artifacts", true, s.uploadArtifacts)
+	s.handleRunner("GET", "/builds/:id/artifacts", false, s.downloadArtifacts)
+	s.handleRunner("DELETE", "/builds/:id/artifacts", false, s.deleteArtifacts)
+}
+
+// AddRunner registers an active shared runner and returns its id and its
+// runner token, for RequestBuild and UpdateBuild.
+func (s *Server) AddRunner(description string) (id int, token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &runner{id: s.newID(), token: "runner-" + randomHex(10), description: description, active: true, isShared: true}
+	s.runners[r.id] = r
+	return r.id, r.token
+}
+
+// SetRunnerActive pauses (false) or resumes a runner. A paused runner's
+// register calls answer 403.
+func (s *Server) SetRunnerActive(runnerID int, active bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.runners[runnerID]; r != nil {
+		r.active = active
+	}
+}
+
+// SetBuildVariables sets the secret (public false) or public variables a
+// runner receives with a build, after the predefined CI_* ones.
+func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.builds[buildID]
+	if b == nil {
+		return
+	}
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.variables = append(b.variables, buildVariable{Key: k, Value: vars[k], Public: public})
+	}
+}
+
+// SetMaxArtifactsSize sets the artifacts size limit in megabytes, the
+// application setting max_artifacts_size (default 100). Larger uploads get 413.
+func (s *Server) SetMaxArtifactsSize(megabytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settings.values["max_artifacts_size"] = megabytes
+}
+
+// BuildTrace returns a build's stored trace, for tests.
+func (s *Server) BuildTrace(buildID int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.builds[buildID]; b != nil {
+		return bytes.Clone(b.trace)
+	}
+	return nil
+}
+
+// BuildStatus returns a build's status and the id of the runner that has
+// it (0 for none), for tests.
+func (s *Server) BuildStatus(buildID int) (status string, runnerID int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.builds[buildID]; b != nil {
+		return b.status, b.runnerID
+	}
+	return "", 0
+}
+
+// BuildArtifacts returns a build's stored artifacts file and its name, for tests.
+func (s *Server) BuildArtifacts(buildID int) (name string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.builds[buildID]; b != nil && b.artifacts != nil {
+		return b.artifactsName, bytes.Clone(b.artifacts)
+	}
+	return "", nil
+}
+
+func (s *Server) maxArtifactsBytes() int64 {
+	mb := defaultMaxArtifactsMB
+	switch v := s.settings.values["max_artifacts_size"].(type) {
+	case int:
+		mb = v
+	case int64:
+		mb = int(v)
+	case float64:
+		mb = int(v)
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			mb = n
+		}
+	}
+	if mb <= 0 {
+		mb = defaultMaxArtifactsMB
+	}
+	return int64(mb) << 20
+}
+
+func (s *Server) runnerByToken(tok string) *runner {
+	if tok == "" {
+		return nil
+	}
+	for _, r := range s.runners {
+		if r.token == tok {
+			return r
+		}
+	}
+	return nil
+}
+
+// registerBuild hands the oldest pending build to the runner.
+func (s *Server) registerBuild(c *call) {
+	r := s.runnerByToken(c.str("token"))
+	if r == nil || !r.active {
+		c.forbidden()
+		return
+	}
+	c.setStr("info[name]", &r.name)
+	c.setStr("info[version]", &r.version)
+	c.setStr("info[revision]", &r.revision)
+	c.setStr("info[platform]", &r.platform)
+	c.setStr("info[architecture]", &r.architecture)
+	r.contactedAt = s.now()
+
+	var next *build
+	for _, b := range s.builds {
+		if b.status != "pending" || b.erased || s.projects[b.projectID] == nil {
+			continue
+		}
+		if next == nil || b.createdAt.Before(next.createdAt) || (b.createdAt.Equal(next.createdAt) && b.id < next.id) {
+			next = b
+		}
+	}
+	if next == nil {
+		c.notFound("")
+		return
+	}
+	next.status, next.startedAt, next.finishedAt, next.runnerID = "running", s.now(), time.Time{}, r.id
+	s.buildStatusChanged(next)
+	c.json(http.StatusCreated, s.registerJSON(next))
+}
+
+// registerJSON renders the build a runner must run.
+func (s *Server) registerJSON(b *build) map[string]any {
+	p := s.projects[b.projectID]
+	m := s.dependencyJSON(b)
+	beforeSHA := b.beforeSHA
+	if beforeSHA == "" {
+		beforeSHA = strings.Repeat("0", 40)
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(s.URL, "http://"), "https://")
+	m["commands"] = b.commands
+	m["repo_url"] = "http://gitlab-ci-token:" + p.runnersToken + "@" + host + "/" + s.projectFullPath(p) + ".git"
+	m["before_sha"] = beforeSHA
+	m["allow_git_fetch"] = true
+	if !b.artifactsExpireAt.IsZero() {
+		m["artifacts_expire_at"] = ts(b.artifactsExpireAt)
+	}
+	m["options"] = map[string]any{}
+	m["timeout"] = 3600
+	vars := []buildVariable{
+		{Key: "CI", Value: "true", Public: true},
+		{Key: "CI_BUILD_ID", Value: strconv.Itoa(b.id), Public: true},
+		{Key: "CI_BUILD_TOKEN", Value: p.runnersToken, Public: false},
+		{Key: "CI_BUILD_REF", Value: b.commitID, Public: true},
+		{Key: "CI_BUILD_BEFORE_SHA", Value: beforeSHA, Public: true},
+		{Key: "CI_BUILD_REF_NAME", Value: b.ref, Public: true},
+		{Key: "CI_BUILD_NAME", Value: b.name, Public: true},
+		{Key: "CI_BUILD_STAGE", Value: b.stage, Public: true},
+		{Key: "CI_PROJECT_ID", Value: strconv.Itoa(p.id), Public: true},
+		{Key: "CI_PROJECT_NAME", Value: p.path, Public: true},
+		{Key: "CI_PROJECT_PATH", Value: s.projectFullPath(p), Public: true},
+		{Key: "CI_SERVER_NAME", Value: "Collaboration Service", Public: true},
+	}
+	if b.tag {
+		vars = append(vars, buildVariable{Key: "CI_BUILD_TAG", Value: b.ref, Public: true})
+	}
+	m["variables"] = append(vars, b.variables...)
+	deps := []any{}
+	for _, d := range s.sortedBuilds() {
+		if d.id != b.id && d.projectID == b.projectID && d.commitID == b.commitID && d.stage != b.stage &&
+			d.status == "success" && d.createdAt.Before(b.createdAt.Add(time.Nanosecond)) && d.id < b.id && !d.erased {
+			deps = append(deps, s.dependencyJSON(d))
+		}
+	}
+	m["depends_on_builds"] = deps
+	return m
+}
+
+// dependencyJSON renders the fields a build and its dependencies share.
+func (s *Server) dependencyJSON(b *build) map[string]any {
+	p := s.projects[b.projectID]
+	m := map[string]any{
+		"id": b.id, "ref": b.ref, "tag": b.tag, "sha": b.commitID, "status": b.status, "name": b.name,
+		"token": p.runnersToken, "stage": b.stage, "project_id": p.id, "project_name": p.name,
+	}
+	if b.artifacts != nil {
+		m["artifacts_file"] = map[string]any{"filename": b.artifactsName, "size": len(b.artifacts)}
+	}
+	return m
+}
+
+func (s *Server) sortedBuilds() []*build {
+	out := make([]*build, 0, len(s.builds))
+	for _, b := range s.builds {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b *build) int { return a.id - b.id })
+	return out
+}
+
+// runnerStates are the states a runner may report.
+var runnerStates = map[string]bool{"running": true, "success": true, "failed": true, "canceled": true}
+
+// updateBuild applies a runner's state report and replaces the trace.
+func (s *Server) updateBuild(c *call) {
+	r := s.runnerByToken(c.str("token"))
+	if r == nil || !r.active {
+		c.forbidden()
+		return
+	}
+	id, ok := c.pathInt("id")
+	if !ok {
+		return
+	}
+	b := s.builds[id]
+	if b == nil || b.status != "running" || b.runnerID != r.id {
+		c.notFound("")
+		return
+	}
+	if b.erased {
+		c.fail(http.StatusForbidden, "403 Forbidden - Build has been erased!")
+		return
+	}
+	state := c.str("state")
+	if state != "" && !runnerStates[state] {
+		c.invalid(map[string]any{"state": []string{"is invalid"}})
+		return
+	}
+	r.contactedAt = s.now()
+	if c.has("trace") {
+		b.trace = []byte(c.str("trace"))
+	}
+	if state != "" && state != b.status {
+		b.status = state
+		if state != "running" {
+			b.finishedAt = s.now()
+		}
+		s.buildStatusChanged(b)
+	}
+	c.json(http.StatusOK, s.buildJSON(b))
+}
+
+// buildTokenOK checks the BUILD-TOKEN header or token parameter against the
+// build's project's runners token.
+func (s *Server) buildTokenOK(c *call, b *build) bool {
+	tok := c.r.Header.Get("BUILD-TOKEN")
+	if tok == "" {
+		tok = c.str("token")
+	}
+	p := s.projects[b.projectID]
+	return p != nil && tok != "" && tok == p.runnersToken
+}
+
+// runnerBuild resolves :id and checks the build token: 404 for a missing
+// build, 403 for a bad token.
+func (s *Server) runnerBuild(c *call) *build {
+	id, ok := c.pathInt("id")
+	if !ok {
+		return nil
+	}
+	b := s.builds[id]
+	if b == nil || s.projects[b.projectID] == nil {
+		c.notFound("")
+		return nil
+	}
+	if !s.buildTokenOK(c, b) {
+		c.forbidden()
+		return nil
+	}
+	return b
+}
+
+// appendTrace applies the trace append rules. The body is read before the
+// state lock is taken.
+func (s *Server) appendTrace(c *call) {
+	if !c.parseForm() {
+		return
+	}
+	part, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, maxTracePart))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			c.fail(http.StatusRequestEntityTooLarge, "413 Request Entity Too Large")
+		} else {
+			c.badRequest("400 (Bad request) unreadable body")
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.runnerBuild(c)
+	if b == nil {
+		return
+	}
+	if b.erased {
+		c.fail(http.StatusForbidden, "403 Forbidden - Build has been erased!")
+		return
+	}
+	if b.status != "running" && (b.status != "canceled" || b.runnerID == 0) {
+		c.fail(http.StatusForbidden, "403 Forbidden - Build is not running")
+		return
+	}
+	cr := c.r.Header.Get("Content-Range")
+	if strings.TrimSpace(cr) == "" {
+		c.missing("Content-Range")
+		return
+	}
+	start, err := rangeStart(cr)
+	if err != nil {
+		c.badRequest("400 (Bad request) malformed Content-Range")
+		return
+	}
+	if start != int64(len(b.trace)) {
+		c.w.Header().Set("Range", "0-"+strconv.Itoa(len(b.trace)))
+		c.failError(http.StatusRequestedRangeNotSatisfiable, "416 Range Not Satisfiable")
+		return
+	}
+	// Copy on append: a download may be streaming the old slice.
+	b.trace = append(b.trace[:len(b.trace):len(b.trace)], part...)
+	c.w.Header().Set("Build-Status", b.status)
+	c.w.Header().Set("Range", "0-"+strconv.Itoa(len(b.trace)))
+	c.w.WriteHeader(http.StatusAccepted)
+	c.wrote = true
+}
+
+// rangeStart reads the start of "<start>-<end>", with an optional "bytes"
+// unit, as the deployed server does (only the start is checked).
+func rangeStart(h string) (int64, error) {
+	s := strings.TrimSpace(h)
+	if len(s) >= 5 && strings.EqualFold(s[:5], "bytes") {
+		s = strings.TrimLeft(s[5:], " =")
+	}
+	a, _, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, errors.New("no dash")
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad start %q", a)
+	}
+	return n, nil
+}
+
+// uploadArtifacts stores a multipart "file" as the build's artifacts. It
+// checks the token and state, reads the body without the lock, then checks
+// the state again before storing.
+func (s *Server) uploadArtifacts(c *call) {
+	if !c.parseForm() {
+		return
+	}
+	var limit int64
+	check := func() *build {
+		b := s.runnerBuild(c)
+		if b == nil {
+			return nil
+		}
+		if b.erased || b.status != "running" {
+			c.forbidden()
+			return nil
+		}
+		return b
+	}
+	s.mu.Lock()
+	ok := check() != nil
+	limit = s.maxArtifactsBytes()
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	var expireAt time.Time
+	if v := strings.TrimSpace(c.str("expire_in")); v != "" {
+		d, err := parseExpireIn(v)
+		if err != nil {
+			c.invalid(map[string]any{"expire_in": []string{"is invalid"}})
+			return
+		}
+		expireAt = s.now().Add(d)
+	}
+	name, data, status := readArtifactsFile(c, limit)
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		c.fail(status, "413 Request Entity Too Large")
+		return
+	case http.StatusBadRequest:
+		c.missing("file")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := check()
+	if b == nil {
+		return
+	}
+	b.artifacts, b.artifactsName, b.artifactsExpireAt = data, name, expireAt
+	c.json(http.StatusCreated, s.buildJSON(b))
+}
+
+// readArtifactsFile reads the "file" part of a multipart body up to limit
+// bytes. It returns 413 when the file is larger and 400 when there is none.
+func readArtifactsFile(c *call, limit int64) (name string, data []byte, status int) {
+	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+	if ct != "multipart/form-data" {
+		return "", nil, http.StatusBadRequest
+	}
+	// Bound the whole body too, for parts other than the file.
+	c.r.Body = http.MaxBytesReader(c.w, c.r.Body, limit+1<<20)
+	mr, err := c.r.MultipartReader()
+	if err != nil {
+		return "", nil, http.StatusBadRequest
+	}
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return "", nil, http.StatusRequestEntityTooLarge
+			}
+			return "", nil, http.StatusBadRequest
+		}
+		if part.FormName() != "file" {
+			continue
+		}
+		var buf bytes.Buffer
+		n, err := io.Copy(&buf, io.LimitReader(part, limit+1))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case n > limit || errors.As(err, &tooLarge):
+			return "", nil, http.StatusRequestEntityTooLarge
+		case err != nil:
+			return "", nil, http.StatusBadRequest
+		}
+		name = part.FileName()
+		if name == "" {
+			name = "artifacts.zip"
+		}
+		return name, buf.Bytes(), http.StatusOK
+	}
+}
+
+// parseExpireIn reads durations such as "7 days", "1 week", "3 hours" or
+// "30 mins", and plain seconds.
+func parseExpireIn(v string) (time.Duration, error) {
+	fields := strings.Fields(strings.ToLower(v))
+	if len(fields) == 1 {
+		// "7d" or "3600"
+		i := strings.IndexFunc(fields[0], func(r rune) bool { return r < '0' || r > '9' })
+		if i < 0 {
+			fields = append(fields, "seconds")
+		} else if i > 0 {
+			fields = []string{fields[0][:i], fields[0][i:]}
+		}
+	}
+	if len(fields) != 2 {
+		return 0, errors.New("want <number> <unit>")
+	}
+	n, err := strconv.Atoi(fields[0])
+	if err != nil || n <= 0 {
+		return 0, errors.New("bad number")
+	}
+	units := map[string]time.Duration{
+		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+		"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+		"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
+		"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+		"w": 7 * 24 * time.Hour, "wk": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
+		"mo": 30 * 24 * time.Hour, "month": 30 * 24 * time.Hour, "months": 30 * 24 * time.Hour,
+		"y": 365 * 24 * time.Hour, "year": 365 * 24 * time.Hour, "years": 365 * 24 * time.Hour,
+	}
+	u, ok := units[fields[1]]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q", fields[1])
+	}
+	if n > int(100*365*24*time.Hour/u) {
+		return 0, errors.New("too long")
+	}
+	return time.Duration(n) * u, nil
+}
+
+// downloadArtifacts streams the build's artifacts file.
+func (s *Server) downloadArtifacts(c *call) {
+	b := s.runnerBuild(c)
+	if b == nil {
+		return
+	}
+	if b.artifacts == nil || b.erased {
+		c.notFound("")
+		return
+	}
+	c.sendStream(http.StatusOK, http.Header{
+		"Content-Type":        {"application/octet-stream"},
+		"Content-Disposition": {"attachment; filename=" + b.artifactsName},
+	}, b.artifacts)
+}
+
+// deleteArtifacts removes the build's artifacts file (200 even when none).
+func (s *Server) deleteArtifacts(c *call) {
+	b := s.runnerBuild(c)
+	if b == nil {
+		return
+	}
+	b.artifacts, b.artifactsName, b.artifactsExpireAt = nil, "", time.Time{}
+	c.json(http.StatusOK, s.buildJSON(b))
+}

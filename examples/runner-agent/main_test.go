@@ -1,0 +1,62 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunnerAgent(t *testing.T) {
+	t.Setenv("COLLAB_URL", "")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), nil, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"1. took build", "2. job succeeded", "3. uploaded 2 files from [out] as artifacts.zip", "4. reported success"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunnerAgentBadFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"-nope"}, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+func TestZipPaths(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "out", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "out", "a.txt"), []byte("a"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "out", "sub", "b.txt"), []byte("bb"), 0o644)
+	var buf bytes.Buffer
+	n, err := zipPaths(&buf, dir, []string{"out", "missing"})
+	if err != nil || n != 2 {
+		t.Fatalf("%d files, %v", n, err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	if strings.Join(names, ",") != "out/a.txt,out/sub/b.txt" {
+		t.Errorf("entries %v", names)
+	}
+	for _, bad := range []string{"../etc", "/etc/passwd", ".."} {
+		if _, err := zipPaths(&buf, dir, []string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

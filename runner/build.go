@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+
+	"github.com/collabsvc/collab"
+)
+
+// Build is a build handed to a runner by RequestBuild: what to check out,
+// what to run and with which variables.
+type Build struct {
+	ID                int                   `json:"id"`
+	Ref               string                `json:"ref"`
+	Tag               bool                  `json:"tag"`
+	SHA               string                `json:"sha"`
+	Status            string                `json:"status"`
+	Name              string                `json:"name"`
+	Token             Token                 `json:"token"` // the build token: BUILD-TOKEN for traces and artifacts
+	Stage             string                `json:"stage"`
+	ProjectID         int                   `json:"project_id"`
+	ProjectName       string                `json:"project_name"`
+	ArtifactsFile     *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
+	Commands          string                `json:"commands"` // one script, lines joined by "\n"
+	RepoURL           RepoURL               `json:"repo_url"`
+	BeforeSHA         string                `json:"before_sha"`
+	AllowGitFetch     bool                  `json:"allow_git_fetch"`
+	ArtifactsExpireAt *collab.Time          `json:"artifacts_expire_at,omitempty"`
+	Options           BuildOptions          `json:"options"`
+	Timeout           int                   `json:"timeout"` // seconds
+	Variables         []Variable            `json:"variables"`
+	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
+}
+
+// LogValue logs a build by its identity only: never its token, its
+// repository credentials or its variables.
+func (b *Build) LogValue() slog.Value {
+	if b == nil {
+		return slog.StringValue("<nil>")
+	}
+	return slog.GroupValue(
+		slog.Int("id", b.ID), slog.String("name", b.Name), slog.String("stage", b.Stage),
+		slog.Int("project_id", b.ProjectID), slog.String("ref", b.Ref), slog.String("sha", b.SHA),
+	)
+}
+
+// DependentBuild is a build of an earlier stage whose artifacts this build
+// may download (with DownloadArtifacts and its own Token).
+type DependentBuild struct {
+	ID            int                   `json:"id"`
+	Ref           string                `json:"ref"`
+	Tag           bool                  `json:"tag"`
+	SHA           string                `json:"sha"`
+	Status        string                `json:"status"`
+	Name          string                `json:"name"`
+	Token         Token                 `json:"token"`
+	Stage         string                `json:"stage"`
+	ProjectID     int                   `json:"project_id"`
+	ProjectName   string                `json:"project_name"`
+	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
+}
+
+// Variable is a build variable. Values of variables that are not Public are
+// secrets: they are redacted when printed or logged.
+type Variable struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Public bool   `json:"public"`
+}
+
+// Format prints the variable with its value redacted unless it is public.
+func (v Variable) Format(f fmt.State, verb rune) {
+	val := redacted
+	if v.Public {
+		val = v.Value
+	}
+	_, _ = fmt.Fprintf(f, "{Key:%s Value:%s Public:%t}", v.Key, val, v.Public)
+}
+
+// LogValue logs the variable with its value redacted unless it is public.
+func (v Variable) LogValue() slog.Value {
+	val := redacted
+	if v.Public {
+		val = v.Value
+	}
+	return slog.GroupValue(slog.String("key", v.Key), slog.String("value", val), slog.Bool("public", v.Public))
+}
+
+// BuildOptions are the job's settings from the project's CI configuration.
+// The known options are decoded into typed fields when they have the shape
+// of release 8.x; Raw keeps every option exactly as sent, so options this
+// package does not model, and known ones in a newer shape, are not lost.
+type BuildOptions struct {
+	Image        string            `json:"image,omitempty"`
+	Services     []string          `json:"services,omitempty"`
+	Artifacts    *ArtifactsOptions `json:"artifacts,omitempty"`
+	Cache        *CacheOptions     `json:"cache,omitempty"`
+	Dependencies []string          `json:"dependencies,omitempty"`
+	AfterScript  []string          `json:"after_script,omitempty"`
+
+	Raw map[string]json.RawMessage `json:"-"`
+}
+
+// ArtifactsOptions says which files to collect as artifacts and when.
+type ArtifactsOptions struct {
+	Name      string          `json:"name,omitempty"`
+	Untracked collab.FlexBool `json:"untracked,omitempty"`
+	Paths     []string        `json:"paths,omitempty"`
+	When      string          `json:"when,omitempty"` // on_success, on_failure, always
+	ExpireIn  string          `json:"expire_in,omitempty"`
+}
+
+// CacheOptions says which files to keep between builds.
+type CacheOptions struct {
+	Key       string          `json:"key,omitempty"`
+	Untracked collab.FlexBool `json:"untracked,omitempty"`
+	Paths     []string        `json:"paths,omitempty"`
+}
+
+// UnmarshalJSON never fails on the content of an option: a value whose shape
+// differs from the typed field is left to Raw. A value that is not an object
+// (null, say) gives empty options.
+func (o *BuildOptions) UnmarshalJSON(b []byte) error {
+	*o = BuildOptions{}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return nil
+	}
+	o.Raw = raw
+	decode := func(key string, dst any) {
+		if v, ok := raw[key]; ok {
+			if err := json.Unmarshal(v, dst); err != nil {
+				// Zero the field again: a failed decode may leave it half filled.
+				reset(dst)
+			}
+		}
+	}
+	decode("image", &o.Image)
+	decode("services", &o.Services)
+	decode("artifacts", &o.Artifacts)
+	decode("cache", &o.Cache)
+	decode("dependencies", &o.Dependencies)
+	decode("after_script", &o.AfterScript)
+	return nil
+}
+
+func reset(dst any) {
+	switch p := dst.(type) {
+	case *string:
+		*p = ""
+	case *[]string:
+		*p = nil
+	case **ArtifactsOptions:
+		*p = nil
+	case **CacheOptions:
+		*p = nil
+	}
+}
+
+const redacted = "[REDACTED]"
+
+// Token is a secret credential. It prints and logs as [REDACTED] with every
+// fmt verb and with slog; string(t) and JSON encoding keep the value.
+type Token string
+
+// String returns [REDACTED], never the token.
+func (t Token) String() string { return redacted }
+
+// GoString returns [REDACTED], never the token.
+func (t Token) GoString() string { return redacted }
+
+// Format writes [REDACTED] for every verb.
+func (t Token) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// LogValue logs [REDACTED].
+func (t Token) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalJSON keeps the value, so a Build can be saved and reloaded.
+func (t Token) MarshalJSON() ([]byte, error) { return json.Marshal(string(t)) }
+
+// RepoURL is the repository address to clone. Deployed servers embed the
+// build token in it (http://gitlab-ci-token:<token>@host/group/project.git),
+// so it prints and logs with the password redacted; string(u) keeps it.
+type RepoURL string
+
+// String returns the URL with any password redacted.
+func (u RepoURL) String() string {
+	p, err := url.Parse(string(u))
+	if err != nil {
+		return redacted
+	}
+	return p.Redacted()
+}
+
+// Format writes the redacted URL for every verb.
+func (u RepoURL) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, u.String()) }
+
+// LogValue logs the redacted URL.
+func (u RepoURL) LogValue() slog.Value { return slog.StringValue(u.String()) }

@@ -1,0 +1,197 @@
+// Package runner is a client of the Collaboration Service's runner API
+// ({base}/ci/api/v1): the calls a build runner makes to take a build, report
+// its state, stream its log and move its artifacts.
+//
+// It reuses the root package's request building, retries and errors: a
+// runner.Client wraps a *collab.Client whose API path is ci/api/v1, so every
+// failure is an *collab.ErrorResponse or *collab.RequestError and matches the
+// collab sentinels (collab.ErrForbidden, collab.ErrRangeNotSatisfiable, ...).
+//
+// A runner loop:
+//
+//	rc, _ := runner.NewClient("https://collab.example.com")
+//	b, err := rc.RequestBuild(ctx, runnerToken, &runner.Info{Name: "my-runner"})
+//	if err != nil || b == nil { ... }           // b == nil: nothing to do
+//	tw := rc.NewTraceWriter(ctx, b.ID, string(b.Token), runner.TraceWriterOptions{})
+//	// run b.Commands with tw as stdout and stderr; stop when tw.Canceled() closes
+//	err = tw.Close()
+//	err = rc.UpdateBuild(ctx, b.ID, runnerToken, runner.StateSuccess, nil)
+//
+// Secrets. The runner token travels in the form body of register and update
+// calls; the build token in the BUILD-TOKEN header. Neither is ever put in a
+// URL, an error or a log line. Token, RepoURL and Variable redact themselves
+// when printed with fmt or logged with slog, so a *Build can be logged whole.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/collabsvc/collab"
+)
+
+// APIPath is the runner API's prefix under the service's base URL.
+const APIPath = "ci/api/v1"
+
+// Build states a runner reports with UpdateBuild.
+const (
+	StateRunning  = "running"
+	StateSuccess  = "success"
+	StateFailed   = "failed"
+	StateCanceled = "canceled"
+)
+
+// Client talks to the runner API. It is safe for concurrent use.
+type Client struct {
+	c *collab.Client
+
+	// uploadBackoff is the wait before retry n (1-based) of a rewindable
+	// artifacts upload; tests replace it to avoid sleeping.
+	uploadBackoff func(n int) time.Duration
+}
+
+// NewClient returns a runner API client for the service at baseURL (with or
+// without a trailing /ci/api/v1). opts are the root package's options, such
+// as collab.WithHTTPClient, collab.WithRetry or collab.WithLogger. The
+// runner API authenticates with runner and build tokens passed to each call,
+// so no PRIVATE-TOKEN is sent unless an option such as
+// collab.WithPrivateToken asks for one.
+//
+// Unless collab.WithHTTPClient is given, redirects (artifacts may be served
+// from storage elsewhere) are followed without the token headers when they
+// leave the service's host, so a build token never reaches another origin.
+func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
+	all := make([]collab.ClientOption, 0, len(opts)+2)
+	all = append(all, collab.WithHTTPClient(defaultHTTPClient()))
+	all = append(all, opts...)
+	all = append(all, collab.WithAPIPath(APIPath))
+	c, err := collab.NewClient(baseURL, all...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c, uploadBackoff: defaultUploadBackoff}, nil
+}
+
+// tokenHeaders are dropped from a redirect that leaves the original host.
+var tokenHeaders = []string{"BUILD-TOKEN", "PRIVATE-TOKEN", "Authorization", "SUDO"}
+
+func defaultHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 8
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			if !strings.EqualFold(req.URL.Host, via[0].URL.Host) || req.URL.Scheme != via[0].URL.Scheme {
+				for _, h := range tokenHeaders {
+					req.Header.Del(h)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// API returns the underlying root-package client, for its BaseURL or to
+// build requests this package does not cover.
+func (c *Client) API() *collab.Client { return c.c }
+
+// Info describes the runner to the server when it asks for a build.
+type Info struct {
+	Name         string
+	Version      string
+	Revision     string
+	Platform     string
+	Architecture string
+}
+
+type registerOptions struct {
+	Token        string `url:"token"`
+	Name         string `url:"info[name],omitempty"`
+	Version      string `url:"info[version],omitempty"`
+	Revision     string `url:"info[revision],omitempty"`
+	Platform     string `url:"info[platform],omitempty"`
+	Architecture string `url:"info[architecture],omitempty"`
+}
+
+// RequestBuild asks for the oldest pending build. It returns (nil, nil) when
+// there is nothing to do: 404 on servers of release 8.x, 204 on later ones.
+// A 403 (an unknown or disabled runner token) matches collab.ErrForbidden:
+// the runner is unhealthy and should stop asking.
+//
+// Contract: POST /builds/register (runner)
+func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Info) (*Build, error) {
+	if runnerToken == "" {
+		return nil, errors.New("runner: empty runner token")
+	}
+	opt := registerOptions{Token: runnerToken}
+	if info != nil {
+		opt.Name, opt.Version, opt.Revision = info.Name, info.Version, info.Revision
+		opt.Platform, opt.Architecture = info.Platform, info.Architecture
+	}
+	req, err := c.c.NewRequest(ctx, http.MethodPost, "builds/register", &opt)
+	if err != nil {
+		return nil, err
+	}
+	var b *Build
+	resp, err := c.c.Do(req, &b)
+	switch {
+	case errors.Is(err, collab.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case resp.StatusCode == http.StatusNoContent:
+		return nil, nil
+	case b == nil:
+		return nil, fmt.Errorf("runner: POST builds/register: server answered %d with null instead of a build", resp.StatusCode)
+	}
+	return b, nil
+}
+
+type updateOptions struct {
+	Token string  `url:"token"`
+	State string  `url:"state,omitempty"`
+	Trace *string `url:"trace,omitempty"`
+}
+
+// UpdateBuild reports a build's state (StateRunning, StateSuccess,
+// StateFailed, ...) with the runner token. A non-nil trace REPLACES the whole
+// trace stored on the server, so do not mix it with appends from a
+// TraceWriter unless trace is the complete log. A 404 means the build is no
+// longer running or is not this runner's (for example it was canceled); a
+// 403 that it was erased.
+//
+// Contract: PUT /builds/:id (runner)
+func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, state string, trace *string) error {
+	if runnerToken == "" {
+		return errors.New("runner: empty runner token")
+	}
+	req, err := c.c.NewRequest(ctx, http.MethodPut, fmt.Sprintf("builds/%d", id), &updateOptions{Token: runnerToken, State: state, Trace: trace})
+	if err != nil {
+		return err
+	}
+	_, err = c.c.Do(req, nil)
+	return err
+}
+
+// buildRequest builds a request authenticated with the BUILD-TOKEN header.
+func (c *Client) buildRequest(ctx context.Context, method, path, buildToken string, body any) (*http.Request, error) {
+	if buildToken == "" {
+		return nil, errors.New("runner: empty build token")
+	}
+	if strings.ContainsAny(buildToken, "\r\n") {
+		return nil, errors.New("runner: build token contains a line break")
+	}
+	req, err := c.c.NewRequest(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("BUILD-TOKEN", buildToken)
+	return req, nil
+}

@@ -1,0 +1,553 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustTime(t *testing.T, s string) *collab.Time {
+	t.Helper()
+	tm, err := collab.ParseTime(s)
+	require.NoError(t, err)
+	return &tm
+}
+
+func TestNewClient(t *testing.T) {
+	c, err := NewClient("https://collab.example.com/")
+	require.NoError(t, err)
+	assert.Equal(t, "https://collab.example.com/ci/api/v1/", c.API().BaseURL().String())
+
+	// A base URL that already names an API prefix is normalised.
+	c, err = NewClient("https://collab.example.com/api/v3")
+	require.NoError(t, err)
+	assert.Equal(t, "https://collab.example.com/ci/api/v1/", c.API().BaseURL().String())
+
+	_, err = NewClient("ftp://collab.example.com")
+	assert.Error(t, err)
+	_, err = NewClient("https://collab.example.com", collab.WithRetry(collab.RetryPolicy{MaxRetries: -1}))
+	assert.Error(t, err)
+}
+
+func TestRequestBuild(t *testing.T) {
+	c, m := newMockClient(t)
+	m.replyFile(http.StatusCreated, "register.json")
+	b, err := c.RequestBuild(context.Background(), testRunnerToken, &Info{
+		Name: "ci-runner-3", Version: "1.4.2", Revision: "0fd4c2e", Platform: "linux", Architecture: "amd64",
+	})
+	require.NoError(t, err)
+	rec := m.assertCall(http.MethodPost, "builds/register", url.Values{
+		"token": {testRunnerToken}, "info[name]": {"ci-runner-3"}, "info[version]": {"1.4.2"},
+		"info[revision]": {"0fd4c2e"}, "info[platform]": {"linux"}, "info[architecture]": {"amd64"},
+	})
+	assert.Empty(t, rec.Query, "the runner token never goes in the URL")
+	assert.Empty(t, rec.Header.Get("BUILD-TOKEN"))
+
+	raw := b.Options.Raw
+	require.Len(t, raw, 7)
+	assert.JSONEq(t, `{"max": 2}`, string(raw["retry_hint"]))
+	b.Options.Raw = nil
+	want := &Build{
+		ID: 1187, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "running",
+		Name: "rspec:unit", Token: Token(testBuildToken), Stage: "test", ProjectID: 42, ProjectName: "Widget Factory",
+		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 1048576},
+		Commands:      "bundle install --deployment\nbundle exec rspec spec/unit",
+		RepoURL:       RepoURL("https://gitlab-ci-token:" + testBuildToken + "@collab.example.com/acme/widget-factory.git"),
+		BeforeSHA:     "0000000000000000000000000000000000000000", AllowGitFetch: true,
+		ArtifactsExpireAt: mustTime(t, "2016-07-29T10:15:00.000Z"),
+		Options: BuildOptions{
+			Image: "ruby:2.3", Services: []string{"postgres:9.5", "redis:3"},
+			Artifacts:    &ArtifactsOptions{Name: "rspec-report", Paths: []string{"coverage/", "rspec.xml"}, When: "always", ExpireIn: "7 days"},
+			Cache:        &CacheOptions{Key: "v1.4.0", Untracked: true, Paths: []string{"vendor/bundle"}},
+			Dependencies: []string{"build:gems"}, AfterScript: []string{"rm -rf tmp/cache"},
+		},
+		Timeout: 3600,
+		Variables: []Variable{
+			{Key: "CI", Value: "true", Public: true},
+			{Key: "CI_BUILD_TOKEN", Value: testBuildToken, Public: false},
+			{Key: "DATABASE_PASSWORD", Value: "hunter2-s3cr3t", Public: false},
+		},
+		DependsOnBuilds: []DependentBuild{
+			{ID: 1185, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "build:gems",
+				Token: Token(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory",
+				ArtifactsFile: &collab.ArtifactsFile{Filename: "gems.zip", Size: 2048}},
+			{ID: 1186, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "lint",
+				Token: Token(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory"},
+		},
+	}
+	assert.Equal(t, want, b)
+}
+
+func TestRequestBuildWithoutInfo(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusCreated, `{"id": 3, "token": "x", "options": null, "variables": [], "depends_on_builds": []}`)
+	b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
+	require.NoError(t, err)
+	m.assertCall(http.MethodPost, "builds/register", url.Values{"token": {testRunnerToken}})
+	assert.Equal(t, 3, b.ID)
+	assert.Equal(t, BuildOptions{}, b.Options)
+}
+
+func TestRequestBuildNothingToDo(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusNoContent} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			c, m := newMockClient(t)
+			body := `{"message":"404 Not found"}`
+			if status == http.StatusNoContent {
+				body = ""
+			}
+			m.reply(status, body)
+			b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
+			assert.NoError(t, err)
+			assert.Nil(t, b)
+		})
+	}
+}
+
+func TestRequestBuildErrors(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
+	assert.Nil(t, b)
+	require.ErrorIs(t, err, collab.ErrForbidden)
+	assert.NotContains(t, err.Error(), testRunnerToken)
+
+	m.reply(http.StatusCreated, `null`)
+	_, err = c.RequestBuild(context.Background(), testRunnerToken, nil)
+	assert.ErrorContains(t, err, "null")
+
+	m.reply(http.StatusInternalServerError, `<html>boom</html>`)
+	_, err = c.RequestBuild(context.Background(), testRunnerToken, nil)
+	assert.ErrorIs(t, err, collab.ErrServer)
+
+	n := m.count()
+	_, err = c.RequestBuild(context.Background(), "", nil)
+	assert.ErrorContains(t, err, "empty runner token")
+	_, err = c.RequestBuild(nil, testRunnerToken, nil) //nolint:staticcheck // a nil context is an error, not a panic
+	assert.Error(t, err)
+	assert.Equal(t, n, m.count(), "nothing sent")
+}
+
+func TestBuildOptionsVariants(t *testing.T) {
+	var o BuildOptions
+	// Newer servers send image and services as objects; a string where an
+	// object is expected; none of it fails the decode.
+	require.NoError(t, json.Unmarshal([]byte(`{
+		"image": {"name": "ruby:2.3", "entrypoint": [""]},
+		"services": [{"name": "postgres", "alias": "db"}],
+		"artifacts": "everything",
+		"cache": ["x"],
+		"dependencies": "build",
+		"after_script": "echo done"
+	}`), &o))
+	assert.Empty(t, o.Image)
+	assert.Nil(t, o.Services)
+	assert.Nil(t, o.Artifacts)
+	assert.Nil(t, o.Cache)
+	assert.Nil(t, o.Dependencies)
+	assert.Nil(t, o.AfterScript)
+	assert.JSONEq(t, `{"name": "ruby:2.3", "entrypoint": [""]}`, string(o.Raw["image"]))
+	require.NoError(t, json.Unmarshal([]byte(`"not an object"`), &o))
+	assert.Equal(t, BuildOptions{}, o)
+	var b Build
+	require.NoError(t, json.Unmarshal([]byte(`{"id": 1, "options": [], "timeout": null}`), &b))
+	assert.Equal(t, 1, b.ID)
+}
+
+func TestSecretsAreRedacted(t *testing.T) {
+	c, m := newMockClient(t)
+	m.replyFile(http.StatusCreated, "register.json")
+	b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
+	require.NoError(t, err)
+
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		for _, v := range []any{b, *b, b.Token, b.RepoURL, b.Variables, b.DependsOnBuilds} {
+			out := fmt.Sprintf(verb, v)
+			assert.NotContains(t, out, testBuildToken, verb)
+			assert.NotContains(t, out, "hunter2-s3cr3t", verb)
+		}
+	}
+	assert.Contains(t, fmt.Sprintf("%v", b.Variables), "{Key:CI Value:true Public:true}", "public values print")
+	assert.Equal(t, "https://gitlab-ci-token:xxxxx@collab.example.com/acme/widget-factory.git", b.RepoURL.String())
+	assert.Equal(t, redacted, RepoURL("http://[::1").String())
+	assert.Equal(t, redacted, b.Token.GoString())
+	assert.Equal(t, redacted, b.Token.String())
+
+	var logs bytes.Buffer
+	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
+		l := slog.New(h)
+		l.Info("took build", "build", b, "token", b.Token, "repo", b.RepoURL, "var", b.Variables[2], "public", b.Variables[0])
+		l.Info("nil build", "build", (*Build)(nil))
+	}
+	assert.NotContains(t, logs.String(), testBuildToken)
+	assert.NotContains(t, logs.String(), "hunter2-s3cr3t")
+	assert.Contains(t, logs.String(), "rspec:unit")
+	assert.Contains(t, logs.String(), `"value":"true"`)
+
+	// JSON keeps the values, so a build can be saved and reloaded.
+	enc, err := json.Marshal(b)
+	require.NoError(t, err)
+	var back Build
+	require.NoError(t, json.Unmarshal(enc, &back))
+	assert.Equal(t, b.Token, back.Token)
+	assert.Equal(t, string(b.RepoURL), string(back.RepoURL))
+	assert.Equal(t, b.Variables, back.Variables)
+}
+
+func TestUpdateBuild(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusOK, `{"id": 5, "status": "success"}`)
+	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateSuccess, nil))
+	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "state": {"success"}})
+
+	trace := "line 1\nline 2\n"
+	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateRunning, &trace))
+	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "state": {"running"}, "trace": {trace}})
+
+	empty := ""
+	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, "", &empty))
+	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "trace": {""}})
+
+	m.reply(http.StatusNotFound, `{"message":"404 Not found"}`)
+	err := c.UpdateBuild(context.Background(), 5, testRunnerToken, StateFailed, nil)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
+	assert.NotContains(t, err.Error(), testRunnerToken)
+	m.reply(http.StatusForbidden, `{"message":"403 Forbidden - Build has been erased!"}`)
+	assert.ErrorIs(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateFailed, nil), collab.ErrForbidden)
+
+	n := m.count()
+	assert.Error(t, c.UpdateBuild(context.Background(), 5, "", StateFailed, nil))
+	assert.Equal(t, n, m.count())
+}
+
+func TestAppendTrace(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-17")
+	status, n, err := c.AppendTrace(context.Background(), 9, testBuildToken, 10, []byte("hello\n\x00"))
+	require.NoError(t, err)
+	assert.Equal(t, "running", status)
+	assert.Equal(t, int64(17), n)
+	rec := m.assertCall(http.MethodPatch, "builds/9/trace.txt", nil)
+	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
+	assert.Equal(t, "10-16", rec.Header.Get("Content-Range"))
+	assert.Equal(t, "text/plain", rec.Header.Get("Content-Type"))
+	assert.Equal(t, []byte("hello\n\x00"), rec.Body)
+
+	// An empty part polls the status: a one-byte range at the offset.
+	m.reply(http.StatusAccepted, "", "Build-Status", "canceled", "Range", "0-17")
+	status, n, err = c.AppendTrace(context.Background(), 9, testBuildToken, 17, nil)
+	require.NoError(t, err)
+	assert.Equal(t, StateCanceled, status)
+	assert.Equal(t, int64(17), n)
+	assert.Equal(t, "17-17", m.last().Header.Get("Content-Range"))
+	assert.Empty(t, m.last().Body)
+
+	// No Range header: the length is assumed from what was sent.
+	m.reply(http.StatusAccepted, "", "Build-Status", "running")
+	_, n, err = c.AppendTrace(context.Background(), 9, testBuildToken, 0, []byte("abc"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), n)
+	assert.Equal(t, "0-2", m.last().Header.Get("Content-Range"))
+
+	// A malformed Range on success is a protocol error, not a panic.
+	m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "lots")
+	_, _, err = c.AppendTrace(context.Background(), 9, testBuildToken, 0, []byte("abc"))
+	assert.ErrorContains(t, err, "malformed range")
+}
+
+func TestAppendTraceRangeError(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusRequestedRangeNotSatisfiable, `{"error":"416 Range Not Satisfiable"}`, "Range", "0-42")
+	_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, 50, []byte("x"))
+	var re *RangeError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, int64(42), re.Length)
+	assert.ErrorIs(t, err, collab.ErrRangeNotSatisfiable)
+	var er *collab.ErrorResponse
+	require.ErrorAs(t, err, &er)
+	assert.Equal(t, "416 Range Not Satisfiable", er.Message)
+	assert.Contains(t, err.Error(), "server trace length 42")
+	assert.NotContains(t, err.Error(), testBuildToken)
+
+	// A 416 without a usable Range is still a 416, but not a RangeError.
+	m.reply(http.StatusRequestedRangeNotSatisfiable, `{"error":"416 Range Not Satisfiable"}`, "Range", "0-")
+	_, _, err = c.AppendTrace(context.Background(), 9, testBuildToken, 50, []byte("x"))
+	assert.ErrorIs(t, err, collab.ErrRangeNotSatisfiable)
+	assert.False(t, errors.As(err, &re))
+}
+
+func TestAppendTraceErrors(t *testing.T) {
+	c, m := newMockClient(t)
+	for status, sentinel := range map[int]error{
+		http.StatusBadRequest: collab.ErrBadRequest, http.StatusForbidden: collab.ErrForbidden,
+		http.StatusNotFound: collab.ErrNotFound, http.StatusBadGateway: collab.ErrServer,
+	} {
+		m.reply(status, `{"message":"nope"}`)
+		_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, 0, []byte("x"))
+		assert.ErrorIs(t, err, sentinel, status)
+	}
+	n := m.count()
+	_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, -1, nil)
+	assert.ErrorContains(t, err, "negative")
+	_, _, err = c.AppendTrace(context.Background(), 9, "", 0, nil)
+	assert.ErrorContains(t, err, "empty build token")
+	_, _, err = c.AppendTrace(context.Background(), 9, "a\nb", 0, nil)
+	assert.ErrorContains(t, err, "line break")
+	assert.Equal(t, n, m.count(), "nothing sent")
+}
+
+func TestParseRange(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0-42": 42, " 0 - 42 ": 42, "bytes 0-42": 42, "bytes=0-42": 42, "BYTES 0-7/8": 7, "0-0": 0,
+	} {
+		n, err := parseRange(in)
+		if assert.NoError(t, err, in) {
+			assert.Equal(t, want, n, in)
+		}
+	}
+	for _, in := range []string{"", "-", "42", "0-", "-42", "a-b", "0-x", "1-42", "0--1", "0-99999999999999999999", "bytes", strings.Repeat("9", 100)} {
+		_, err := parseRange(in)
+		assert.Error(t, err, in)
+	}
+}
+
+func FuzzParseRange(f *testing.F) {
+	for _, s := range []string{"0-42", "bytes 0-1", "x", "0-1/2", " - "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseRange(s)
+		if err == nil && n < 0 {
+			t.Fatalf("negative length %d from %q", n, s)
+		}
+	})
+}
+
+func TestDeleteArtifacts(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusOK, `{"id": 9}`)
+	require.NoError(t, c.DeleteArtifacts(context.Background(), 9, testBuildToken))
+	rec := m.assertCall(http.MethodDelete, "builds/9/artifacts", nil)
+	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
+
+	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	assert.ErrorIs(t, c.DeleteArtifacts(context.Background(), 9, testBuildToken), collab.ErrForbidden)
+	assert.ErrorContains(t, c.DeleteArtifacts(context.Background(), 9, ""), "empty build token")
+}
+
+func TestDownloadArtifacts(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusOK, "PK\x03\x04zipdata", "Content-Type", "application/octet-stream",
+		"Content-Disposition", "attachment; filename=artifacts.zip")
+	var buf bytes.Buffer
+	n, err := c.DownloadArtifacts(context.Background(), 9, testBuildToken, &buf)
+	require.NoError(t, err)
+	assert.Equal(t, int64(11), n)
+	assert.Equal(t, "PK\x03\x04zipdata", buf.String())
+	rec := m.assertCall(http.MethodGet, "builds/9/artifacts", nil)
+	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
+
+	m.reply(http.StatusNotFound, `{"message":"404 Not found"}`)
+	_, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, &buf)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
+	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	_, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, &buf)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
+	_, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, nil)
+	assert.Error(t, err)
+
+	// A failing writer stops the copy and reports what was written.
+	m.reply(http.StatusOK, strings.Repeat("z", 100))
+	n, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, &limitedWriter{left: 10})
+	assert.Error(t, err)
+	assert.Equal(t, int64(10), n)
+}
+
+type limitedWriter struct{ left int }
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > w.left {
+		n := w.left
+		w.left = 0
+		return n, io.ErrShortWrite
+	}
+	w.left -= len(p)
+	return len(p), nil
+}
+
+// readUpload parses a recorded multipart upload.
+func readUpload(t *testing.T, rec recorded) (field, filename string, data []byte) {
+	t.Helper()
+	mt, params, err := mime.ParseMediaType(rec.Header.Get("Content-Type"))
+	require.NoError(t, err)
+	require.Equal(t, "multipart/form-data", mt)
+	mr := multipart.NewReader(bytes.NewReader(rec.Body), params["boundary"])
+	part, err := mr.NextPart()
+	require.NoError(t, err)
+	data, err = io.ReadAll(part)
+	require.NoError(t, err)
+	_, err = mr.NextPart()
+	require.ErrorIs(t, err, io.EOF, "exactly one part")
+	return part.FormName(), part.FileName(), data
+}
+
+const buildJSON = `{"id": 9, "name": "rspec", "stage": "test", "ref": "master", "tag": false, "status": "running",
+	"coverage": null, "created_at": "2016-07-22T10:00:00.000Z", "started_at": "2016-07-22T10:01:00.000Z", "finished_at": null,
+	"runner": {"id": 3, "description": "shared", "active": true, "is_shared": true, "name": "ci-runner-3"},
+	"artifacts_file": {"filename": "artifacts.zip", "size": 11}, "commit": null, "user": null}`
+
+func TestUploadArtifacts(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusCreated, buildJSON)
+	b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "artifacts.zip", strings.NewReader("PK\x03\x04 data"), &UploadOptions{ExpireIn: "7 days"})
+	require.NoError(t, err)
+	rec := m.assertCall(http.MethodPost, "builds/9/artifacts", url.Values{"expire_in": {"7 days"}})
+	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
+	field, name, data := readUpload(t, rec)
+	assert.Equal(t, "file", field)
+	assert.Equal(t, "artifacts.zip", name)
+	assert.Equal(t, "PK\x03\x04 data", string(data))
+	assert.Equal(t, &collab.Build{
+		ID: 9, Name: "rspec", Stage: "test", Ref: "master", Status: "running",
+		CreatedAt: mustTime(t, "2016-07-22T10:00:00.000Z"), StartedAt: mustTime(t, "2016-07-22T10:01:00.000Z"),
+		Runner:        &collab.BuildRunner{ID: 3, Description: "shared", Active: true, IsShared: true, Name: "ci-runner-3"},
+		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 11},
+	}, b)
+
+	// Defaults: no expire_in, the conventional file name.
+	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "", strings.NewReader("x"), nil)
+	require.NoError(t, err)
+	rec = m.assertCall(http.MethodPost, "builds/9/artifacts", nil)
+	_, name, _ = readUpload(t, rec)
+	assert.Equal(t, "artifacts.zip", name)
+}
+
+func TestUploadArtifactsErrors(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusRequestEntityTooLarge, `{"message":"413 Request Entity Too Large"}`)
+	_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("big"), nil)
+	assert.ErrorIs(t, err, collab.ErrRequestTooLarge)
+	assert.Equal(t, 1, m.count(), "a 413 is not retried")
+
+	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
+	m.reply(http.StatusBadRequest, `{"message":"400 (Bad request) \"file\" not given"}`)
+	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
+
+	n := m.count()
+	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", nil, nil)
+	assert.Error(t, err)
+	_, err = c.UploadArtifacts(context.Background(), 9, "", "a.zip", strings.NewReader("x"), nil)
+	assert.ErrorContains(t, err, "empty build token")
+	assert.Equal(t, n, m.count())
+}
+
+// onlyReader hides every method but Read.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+func TestUploadArtifactsRetries(t *testing.T) {
+	t.Run("seeker is resent from where it was", func(t *testing.T) {
+		c, m := newMockClient(t)
+		m.reply(http.StatusBadGateway, `bad gateway`).fail(syscall.ECONNRESET).reply(http.StatusServiceUnavailable, "").reply(http.StatusCreated, buildJSON)
+		r := strings.NewReader("skip:payload")
+		_, err := r.Seek(5, io.SeekStart)
+		require.NoError(t, err)
+		b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", r, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 9, b.ID)
+		assert.Equal(t, 4, m.count())
+		m.mu.Lock()
+		calls := m.calls
+		m.mu.Unlock()
+		for _, rec := range calls {
+			_, _, data := readUpload(t, rec)
+			assert.Equal(t, "payload", string(data), "every attempt sends the whole file")
+		}
+	})
+	t.Run("seeker gives up after 3 retries", func(t *testing.T) {
+		c, m := newMockClient(t)
+		m.reply(http.StatusBadGateway, `bad gateway`)
+		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
+		assert.ErrorIs(t, err, collab.ErrServer)
+		assert.Equal(t, 4, m.count())
+	})
+	t.Run("plain reader is sent once", func(t *testing.T) {
+		c, m := newMockClient(t)
+		m.reply(http.StatusBadGateway, `bad gateway`).reply(http.StatusCreated, buildJSON)
+		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", onlyReader{strings.NewReader("x")}, nil)
+		assert.ErrorIs(t, err, collab.ErrServer)
+		assert.Equal(t, 1, m.count())
+	})
+	t.Run("core retries a 429 by rewinding through GetBody", func(t *testing.T) {
+		c, m := newMockClient(t, collab.WithRetry(collab.RetryPolicy{MaxRetries: 2}))
+		m.reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0").reply(http.StatusCreated, buildJSON)
+		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("whole"), nil)
+		require.NoError(t, err)
+		assert.Equal(t, 2, m.count())
+		_, _, data := readUpload(t, m.last())
+		assert.Equal(t, "whole", string(data))
+	})
+	t.Run("context ends the backoff", func(t *testing.T) {
+		c, m := newMockClient(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		c.uploadBackoff = func(int) time.Duration { cancel(); return time.Hour }
+		m.reply(http.StatusBadGateway, `bad gateway`)
+		_, err := c.UploadArtifacts(ctx, 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, 1, m.count())
+	})
+}
+
+// badSeeker fails to rewind.
+type badSeeker struct {
+	*strings.Reader
+	calls int
+}
+
+func (b *badSeeker) Seek(off int64, whence int) (int64, error) {
+	b.calls++
+	if b.calls > 1 {
+		return 0, errors.New("tape drive jammed")
+	}
+	return b.Reader.Seek(off, whence)
+}
+
+func TestUploadArtifactsRewindFails(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(http.StatusBadGateway, `bad gateway`)
+	_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", &badSeeker{Reader: strings.NewReader("x")}, nil)
+	assert.ErrorContains(t, err, "tape drive jammed")
+	assert.Equal(t, 1, m.count())
+}
+
+func TestDefaultBackoffs(t *testing.T) {
+	assert.Equal(t, time.Second, defaultUploadBackoff(1))
+	assert.Equal(t, 4*time.Second, defaultUploadBackoff(3))
+	assert.Equal(t, 30*time.Second, defaultUploadBackoff(50))
+	for n := 1; n < 40; n++ {
+		d := defaultTraceBackoff(n)
+		assert.Greater(t, d, time.Duration(0))
+		assert.LessOrEqual(t, d, 30*time.Second)
+	}
+	assert.NoError(t, sleepCtx(context.Background(), time.Nanosecond))
+}

@@ -1,0 +1,522 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/collabsvc/collab"
+)
+
+// RangeError is a 416 answer to a trace append: the part did not start at
+// the end of the server's trace. Length is the server's current trace
+// length, where the next part must start. It matches
+// collab.ErrRangeNotSatisfiable and unwraps to the *collab.ErrorResponse.
+type RangeError struct {
+	Length int64
+	Err    *collab.ErrorResponse
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("%v (server trace length %d)", e.Err, e.Length)
+}
+
+// Unwrap returns the server's error response.
+func (e *RangeError) Unwrap() error { return e.Err }
+
+// AppendTrace sends part as the bytes of the build's trace starting at
+// offset, which must equal the trace's current length on the server. It
+// returns the build status the server reports (StateCanceled means: stop the
+// build) and the trace's new length. A wrong offset gives a *RangeError
+// carrying the server's length, to resume from. An empty part is sent as a
+// one-byte range at offset (the server checks only the start): it changes
+// nothing and reports the status.
+//
+// The request carries Content-Range "<start>-<end>" with no "bytes " prefix
+// and end = offset+len(part)-1, as deployed runners send it.
+//
+// Contract: PATCH /builds/:id/trace.txt (runner)
+func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, offset int64, part []byte) (status string, length int64, err error) {
+	if offset < 0 {
+		return "", 0, fmt.Errorf("runner: negative trace offset %d", offset)
+	}
+	req, err := c.buildRequest(ctx, http.MethodPatch, fmt.Sprintf("builds/%d/trace.txt", id), buildToken, bytes.NewReader(part))
+	if err != nil {
+		return "", 0, err
+	}
+	end := max(offset, offset+int64(len(part))-1)
+	req.Header.Set("Content-Range", strconv.FormatInt(offset, 10)+"-"+strconv.FormatInt(end, 10))
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := c.c.Do(req, nil)
+	if err != nil {
+		var er *collab.ErrorResponse
+		if errors.As(err, &er) && er.StatusCode == http.StatusRequestedRangeNotSatisfiable {
+			n, perr := parseRange(er.Header.Get("Range"))
+			if perr != nil {
+				return "", 0, fmt.Errorf("%w (and %v)", er, perr)
+			}
+			return "", 0, &RangeError{Length: n, Err: er}
+		}
+		return "", 0, err
+	}
+	status = strings.TrimSpace(resp.Header.Get("Build-Status"))
+	h := resp.Header.Get("Range")
+	if strings.TrimSpace(h) == "" {
+		return status, offset + int64(len(part)), nil
+	}
+	n, err := parseRange(h)
+	if err != nil {
+		return status, 0, fmt.Errorf("runner: PATCH builds/%d/trace.txt: %w", id, err)
+	}
+	return status, n, nil
+}
+
+// parseRange reads the server's "Range: 0-<length>" header, in which the
+// second number is the trace length (not the last byte's index). It accepts
+// spaces and a "bytes" unit with " " or "=", and rejects anything else.
+func parseRange(h string) (int64, error) {
+	start, end, err := parseByteRange(h)
+	if err != nil {
+		return 0, err
+	}
+	if start != 0 {
+		return 0, fmt.Errorf("runner: Range %q does not start at 0", truncateHeader(h))
+	}
+	return end, nil
+}
+
+// parseByteRange reads "<start>-<end>" with optional spaces and unit.
+func parseByteRange(h string) (start, end int64, err error) {
+	s := strings.TrimSpace(h)
+	if rest, ok := cutPrefixFold(s, "bytes"); ok {
+		s = strings.TrimLeft(rest, " =")
+	}
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("runner: malformed range %q", truncateHeader(h))
+	}
+	b, _, _ = strings.Cut(b, "/") // "0-99/100" as some proxies write it
+	start, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	end, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+	if err1 != nil || err2 != nil || start < 0 || end < 0 {
+		return 0, 0, fmt.Errorf("runner: malformed range %q", truncateHeader(h))
+	}
+	return start, end, nil
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+func truncateHeader(h string) string {
+	if len(h) > 64 {
+		return h[:64] + "…"
+	}
+	return h
+}
+
+// ErrTraceDiverged reports that the server's trace no longer matches what
+// the TraceWriter wrote: it holds more bytes than were sent, or fewer than
+// it had acknowledged (a PUT with a trace replaced it, say). Retrying cannot
+// fix it.
+var ErrTraceDiverged = errors.New("runner: server trace diverged from the bytes written")
+
+// ErrWriterClosed is returned by Write after Close.
+var ErrWriterClosed = errors.New("runner: trace writer closed")
+
+// Defaults of TraceWriterOptions.
+const (
+	DefaultFlushSize     = 64 << 10
+	DefaultMaxBuffer     = 1 << 20
+	DefaultFlushInterval = 3 * time.Second
+	DefaultMaxRetries    = 10
+)
+
+// TraceWriterOptions tune a TraceWriter. The zero value is ready to use.
+type TraceWriterOptions struct {
+	// Offset is the server's current trace length, where appends start: 0
+	// for a new build, or the length a previous writer reached.
+	Offset int64
+	// FlushSize sends an append once this many bytes are buffered
+	// (DefaultFlushSize when 0).
+	FlushSize int
+	// MaxBuffer bounds the bytes held in memory, sent or not, until the
+	// server acknowledges them. Write blocks at the bound, so a slow or
+	// unreachable server slows the producer instead of growing memory
+	// (DefaultMaxBuffer when 0; raised to FlushSize if smaller).
+	MaxBuffer int
+	// FlushInterval sends whatever is buffered this often
+	// (DefaultFlushInterval when 0).
+	FlushInterval time.Duration
+	// Tick, when set, replaces the FlushInterval ticker: each value received
+	// sends what is buffered. Tests use it instead of a clock.
+	Tick <-chan time.Time
+	// MaxRetries is the number of consecutive failed attempts (connection
+	// errors, 5xx, 429) after which the writer gives up
+	// (DefaultMaxRetries when 0; negative retries until the context ends).
+	MaxRetries int
+	// Backoff is the wait before retry n (1-based). The default doubles from
+	// 500ms up to 30s, with jitter.
+	Backoff func(n int) time.Duration
+	// Logger, when set, logs retries and resyncs at debug level. Tokens are
+	// never logged.
+	Logger *slog.Logger
+}
+
+// TraceWriter streams a build's log to the server as ordered appends. It is
+// an io.WriteCloser safe for concurrent use: hand it to exec.Cmd as Stdout
+// and Stderr.
+//
+// Writes are buffered and sent by one background goroutine when FlushSize
+// bytes are buffered, every FlushInterval, and on Close. No byte is lost or
+// sent twice: bytes are kept until the server acknowledges them; a 416
+// resyncs to the server's length and resends only what it lacks; connection
+// errors, 5xx and 429 are retried with backoff (a duplicate append is
+// harmless, as it gets a 416 and a resync). The writer stops with an error
+// when the server's trace diverges (ErrTraceDiverged), on any other error
+// status (a 403 once the build is over, say), when retries are exhausted, or
+// when its context ends. Bytes not yet acknowledged then are not sent.
+//
+// When the server reports the build canceled, Canceled is closed: the caller
+// should stop the job, then Close the writer to send the rest of the log.
+type TraceWriter struct {
+	c          *Client
+	ctx        context.Context
+	id         int
+	token      string
+	flushSize  int
+	maxBuffer  int
+	maxRetries int
+	backoff    func(int) time.Duration
+	logger     *slog.Logger
+
+	kick     chan struct{} // wakes the sender; capacity 1
+	done     chan struct{} // closed when the sender exits
+	canceled chan struct{} // closed when the server reports canceled
+
+	mu     sync.Mutex
+	space  *sync.Cond // signalled when bytes are acknowledged or the writer stops
+	buf    []byte     // bytes written but not acknowledged; buf[0] is at offset acked
+	acked  int64      // the server's trace length as last acknowledged
+	status string
+	closed bool
+	err    error // sticky: why the writer stopped
+
+	sent int64 // highest offset ever sent; used only by the sender
+}
+
+// NewTraceWriter starts a TraceWriter for build id, authenticated with the
+// build token. ctx bounds every append: when it ends, the writer stops and
+// Write and Close return its error. Close must be called to stop the
+// background goroutine.
+func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, opts TraceWriterOptions) *TraceWriter {
+	w := &TraceWriter{
+		c: c, ctx: ctx, id: id, token: buildToken,
+		flushSize: opts.FlushSize, maxBuffer: opts.MaxBuffer, maxRetries: opts.MaxRetries,
+		backoff: opts.Backoff, logger: opts.Logger,
+		kick: make(chan struct{}, 1), done: make(chan struct{}), canceled: make(chan struct{}),
+		acked: opts.Offset, sent: opts.Offset,
+	}
+	w.space = sync.NewCond(&w.mu)
+	if w.flushSize <= 0 {
+		w.flushSize = DefaultFlushSize
+	}
+	if w.maxBuffer <= 0 {
+		w.maxBuffer = DefaultMaxBuffer
+	}
+	w.maxBuffer = max(w.maxBuffer, w.flushSize)
+	if w.maxRetries == 0 {
+		w.maxRetries = DefaultMaxRetries
+	}
+	if w.backoff == nil {
+		w.backoff = defaultTraceBackoff
+	}
+	tick, stop := opts.Tick, func() {}
+	if tick == nil {
+		interval := opts.FlushInterval
+		if interval <= 0 {
+			interval = DefaultFlushInterval
+		}
+		t := time.NewTicker(interval)
+		tick, stop = t.C, t.Stop
+	}
+	if opts.Offset < 0 {
+		w.err = fmt.Errorf("runner: negative trace offset %d", opts.Offset)
+	}
+	if ctx == nil {
+		w.ctx, w.err = context.Background(), errors.New("runner: nil context")
+	}
+	go w.run(tick, stop)
+	return w
+}
+
+func defaultTraceBackoff(n int) time.Duration {
+	d := 500 * time.Millisecond << min(n-1, 6)
+	d = min(d, 30*time.Second)
+	return d/2 + rand.N(d/2+1)
+}
+
+// Write buffers p. It blocks while MaxBuffer bytes await acknowledgement,
+// and returns how much of p was buffered and the writer's error once it has
+// stopped.
+func (w *TraceWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for len(p) > 0 {
+		if w.err != nil {
+			return n, w.err
+		}
+		if w.closed {
+			return n, ErrWriterClosed
+		}
+		free := w.maxBuffer - len(w.buf)
+		if free <= 0 {
+			w.wake()
+			w.space.Wait()
+			continue
+		}
+		k := min(free, len(p))
+		w.buf = append(w.buf, p[:k]...)
+		n += k
+		p = p[k:]
+		if len(w.buf) >= w.flushSize {
+			w.wake()
+		}
+	}
+	return n, nil
+}
+
+// Flush asks the background goroutine to send what is buffered now, without
+// waiting for it.
+func (w *TraceWriter) Flush() { w.wake() }
+
+func (w *TraceWriter) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Close sends everything buffered, stops the background goroutine and
+// returns the writer's error, if it stopped on one. It may be called more
+// than once.
+func (w *TraceWriter) Close() error {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.wake()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Canceled is closed once the server reports the build canceled.
+func (w *TraceWriter) Canceled() <-chan struct{} { return w.canceled }
+
+// Status is the build status the server last reported ("" before the first
+// append).
+func (w *TraceWriter) Status() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
+}
+
+// Length is the server's trace length as last acknowledged.
+func (w *TraceWriter) Length() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked
+}
+
+// Err is the error the writer stopped on, or nil while it runs.
+func (w *TraceWriter) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// run is the sender: it waits for a reason to send, sends one pass, and
+// exits once closed and drained, or stopped.
+func (w *TraceWriter) run(tick <-chan time.Time, stopTicker func()) {
+	defer close(w.done)
+	defer stopTicker()
+	for {
+		select {
+		case <-w.ctx.Done():
+			w.fail(w.ctx.Err())
+		case <-tick:
+		case <-w.kick:
+		}
+		w.flush()
+		w.mu.Lock()
+		stop := w.err != nil || (w.closed && len(w.buf) == 0)
+		w.mu.Unlock()
+		if stop {
+			return
+		}
+	}
+}
+
+// fail stops the writer with err (the first error wins) and wakes blocked writers.
+func (w *TraceWriter) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.space.Broadcast()
+	w.mu.Unlock()
+}
+
+// ack drops the n bytes the server now holds from the front of the buffer.
+// The dropped bytes are never overwritten: the transport may still read a
+// request body after the response arrived, so memory handed to a request is
+// left to the garbage collector instead of being reused.
+func (w *TraceWriter) ack(n int64) {
+	w.mu.Lock()
+	w.buf = w.buf[n:]
+	if len(w.buf) == 0 {
+		w.buf = nil
+	}
+	w.acked += n
+	w.space.Broadcast()
+	w.mu.Unlock()
+}
+
+// flush sends appends until every byte buffered when it started is
+// acknowledged, or the writer stops.
+func (w *TraceWriter) flush() {
+	w.mu.Lock()
+	target := w.acked + int64(len(w.buf))
+	w.mu.Unlock()
+	failures := 0
+	for {
+		w.mu.Lock()
+		if w.err != nil || w.acked >= target {
+			w.mu.Unlock()
+			return
+		}
+		off, part := w.acked, w.buf
+		w.mu.Unlock()
+
+		w.sent = max(w.sent, off+int64(len(part)))
+		status, length, err := w.c.AppendTrace(w.ctx, w.id, w.token, off, part)
+		var rerr *RangeError
+		switch {
+		case err == nil:
+			w.setStatus(status)
+			if length < off || length > off+int64(len(part)) {
+				w.fail(fmt.Errorf("%w: appended %d bytes at %d, server reports length %d", ErrTraceDiverged, len(part), off, length))
+				return
+			}
+			w.ack(length - off)
+			if length < off+int64(len(part)) {
+				// The server took only part of it; the rest is resent.
+				failures++
+				err = fmt.Errorf("server took %d of %d bytes", length-off, len(part))
+			} else {
+				failures = 0
+			}
+		case errors.As(err, &rerr):
+			switch {
+			case rerr.Length < off:
+				w.fail(fmt.Errorf("%w: server trace shrank to %d bytes, %d were acknowledged", ErrTraceDiverged, rerr.Length, off))
+				return
+			case rerr.Length > w.sent:
+				w.fail(fmt.Errorf("%w: server holds %d bytes, only %d were sent", ErrTraceDiverged, rerr.Length, w.sent))
+				return
+			}
+			w.debug("runner: trace resync", "build", w.id, "from", off, "to", rerr.Length)
+			if rerr.Length == off {
+				failures++ // no progress: bounded like any other failure
+				err = rerr
+			} else {
+				failures = 0
+			}
+			w.ack(rerr.Length - off)
+		case w.ctx.Err() != nil:
+			w.fail(w.ctx.Err())
+			return
+		case retryable(err):
+			failures++
+		default:
+			w.fail(err)
+			return
+		}
+		if failures == 0 {
+			continue
+		}
+		if w.maxRetries > 0 && failures > w.maxRetries {
+			w.fail(fmt.Errorf("runner: giving up on trace append after %d attempts: %w", failures, err))
+			return
+		}
+		w.debug("runner: retrying trace append", "build", w.id, "offset", off, "attempt", failures, "error", err)
+		if !w.sleep(w.backoff(failures)) {
+			w.fail(w.ctx.Err())
+			return
+		}
+	}
+}
+
+func (w *TraceWriter) setStatus(s string) {
+	if s == "" {
+		return
+	}
+	w.mu.Lock()
+	w.status = s
+	w.mu.Unlock()
+	if s == StateCanceled {
+		select {
+		case <-w.canceled:
+		default:
+			close(w.canceled)
+		}
+	}
+}
+
+// sleep waits d or until the context ends, reporting whether it may go on.
+func (w *TraceWriter) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return w.ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+func (w *TraceWriter) debug(msg string, args ...any) {
+	if w.logger != nil {
+		w.logger.Debug(msg, args...)
+	}
+}
+
+// retryable reports failures that may pass on a later attempt: no response
+// at all, a 5xx, a 408 or a 429.
+func retryable(err error) bool {
+	var re *collab.RequestError
+	if errors.As(err, &re) {
+		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	}
+	var er *collab.ErrorResponse
+	if errors.As(err, &er) {
+		return er.StatusCode >= 500 || er.StatusCode == http.StatusTooManyRequests || er.StatusCode == http.StatusRequestTimeout
+	}
+	return false
+}
