@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/collabsvc/collab/internal/secretwatch"
@@ -204,15 +202,25 @@ func (c *Client) safeRedirects(next func(*http.Request, []*http.Request) error) 
 				req.Header.Del(h)
 			}
 		}
-		if next != nil {
-			return next(req, via)
+		var err error
+		switch {
+		case next != nil:
+			err = next(req, via)
+		case len(via) >= 10:
+			err = fmt.Errorf("collab: stopped after %d redirects", len(via))
 		}
-		if len(via) >= 10 {
-			return fmt.Errorf("collab: stopped after %d redirects", len(via))
+		if err != nil && err != http.ErrUseLastResponse {
+			err = &redirectError{err}
 		}
-		return nil
+		return err
 	}
 }
+
+// redirectError is a refusal of the redirect policy; retrying cannot help.
+type redirectError struct{ err error }
+
+func (e *redirectError) Error() string { return e.err.Error() }
+func (e *redirectError) Unwrap() error { return e.err }
 
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
@@ -502,73 +510,6 @@ func send(ctx context.Context, c *Client, method string, p apiPath, opt, v any) 
 		return nil, err
 	}
 	return c.Do(req, v)
-}
-
-// NewUploadRequest builds a POST to path whose body streams r as the
-// multipart field named field, with the given file name, without holding the
-// file in memory. When r is an io.ReadSeeker the body can be rebuilt from the
-// start, so the request may be retried; otherwise it is sent once. Call
-// finish after Do or BareDo returns: it stops and waits for the goroutine
-// that copies r.
-func (c *Client) NewUploadRequest(ctx context.Context, path, field, filename string, r io.Reader) (req *http.Request, finish func(), err error) {
-	if r == nil || field == "" || filename == "" {
-		return nil, nil, errors.New("collab: an upload needs a reader, a field and a file name")
-	}
-	boundary := multipart.NewWriter(io.Discard).Boundary()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var readers []*io.PipeReader
-	open := func() *io.PipeReader {
-		pr, pw := io.Pipe()
-		mw := multipart.NewWriter(pw)
-		_ = mw.SetBoundary(boundary)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part, err := mw.CreateFormFile(field, filename)
-			if err == nil {
-				_, err = io.Copy(part, r)
-			}
-			if err == nil {
-				err = mw.Close()
-			}
-			pw.CloseWithError(err)
-		}()
-		mu.Lock()
-		readers = append(readers, pr)
-		mu.Unlock()
-		return pr
-	}
-	req, err = c.NewRequest(ctx, http.MethodPost, path, open())
-	if err != nil {
-		finishUpload(&mu, &readers, &wg)
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "multipart/form-data; boundary="+boundary)
-	if rs, ok := r.(io.ReadSeeker); ok {
-		req.GetBody = func() (io.ReadCloser, error) {
-			mu.Lock()
-			for _, pr := range readers {
-				pr.Close() // end the previous attempt's copy before rewinding
-			}
-			mu.Unlock()
-			wg.Wait()
-			if _, err := rs.Seek(0, io.SeekStart); err != nil {
-				return nil, err
-			}
-			return open(), nil
-		}
-	}
-	return req, func() { finishUpload(&mu, &readers, &wg) }, nil
-}
-
-func finishUpload(mu *sync.Mutex, readers *[]*io.PipeReader, wg *sync.WaitGroup) {
-	mu.Lock()
-	for _, pr := range *readers {
-		pr.Close()
-	}
-	mu.Unlock()
-	wg.Wait()
 }
 
 // errRequired reports a required parameter missing before any request is sent.

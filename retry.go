@@ -88,7 +88,8 @@ func shouldRetry(info *attempt, resp *http.Response, err error) bool {
 	}
 	idempotent := info.method != http.MethodPost && info.method != http.MethodPatch
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		var refused *redirectError
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &refused) {
 			return false
 		}
 		return idempotent || neverSent(err)

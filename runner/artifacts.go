@@ -2,15 +2,11 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/collabsvc/collab"
@@ -60,145 +56,31 @@ func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name s
 	if opts != nil && opts.ExpireIn != "" {
 		path += "?" + url.Values{"expire_in": {opts.ExpireIn}}.Encode()
 	}
-	up := &upload{name: name, src: r, boundary: randomBoundary()}
-	if s, ok := r.(io.ReadSeeker); ok {
-		if pos, err := s.Seek(0, io.SeekCurrent); err == nil {
-			up.seeker, up.start = s, pos
-		}
+	if err := checkBuildToken(buildToken); err != nil {
+		return nil, err
 	}
-	defer up.stop()
+	req, finish, err := c.c.NewUploadRequest(ctx, path, "file", name, r)
+	if err != nil {
+		return nil, err
+	}
+	defer finish()
+	req.Header.Set("BUILD-TOKEN", buildToken)
 	for n := 1; ; n++ {
-		b, err := c.uploadOnce(ctx, path, buildToken, up)
+		var b collab.Build
+		_, err := c.c.Do(req, &b)
 		if err == nil {
-			return b, nil
+			return &b, nil
 		}
-		if up.seeker == nil || n > uploadRetries || !retryable(err) || ctx.Err() != nil {
+		if req.GetBody == nil || n > uploadRetries || !retryable(err) || ctx.Err() != nil {
 			return nil, err
 		}
 		if err := sleepCtx(ctx, c.uploadBackoff(n)); err != nil {
 			return nil, err
 		}
-	}
-}
-
-func (c *Client) uploadOnce(ctx context.Context, path, buildToken string, up *upload) (*collab.Build, error) {
-	body, err := up.body()
-	if err != nil {
-		return nil, err
-	}
-	req, err := c.buildRequest(ctx, http.MethodPost, path, buildToken, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "multipart/form-data; boundary="+up.boundary)
-	if up.seeker != nil {
-		req.GetBody = func() (io.ReadCloser, error) { return up.body() }
-	}
-	var b collab.Build
-	if _, err := c.c.Do(req, &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
-}
-
-// upload produces multipart bodies for one file. Each body runs its own
-// copying goroutine; a new body (for a retry) first stops the previous one
-// and rewinds the source.
-type upload struct {
-	name, boundary string
-	src            io.Reader
-	seeker         io.ReadSeeker // non-nil when src can be rewound
-	start          int64
-
-	mu  sync.Mutex
-	cur *pipeBody
-}
-
-func (u *upload) body() (*pipeBody, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.cur != nil {
-		if u.seeker == nil {
-			return nil, errors.New("runner: artifacts reader cannot be rewound")
-		}
-		u.cur.stop()
-		if _, err := u.seeker.Seek(u.start, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("runner: rewinding artifacts: %w", err)
+		if req.Body, err = req.GetBody(); err != nil {
+			return nil, err
 		}
 	}
-	pr, pw := io.Pipe()
-	u.cur = &pipeBody{pr: pr, pw: pw, src: u.src, name: u.name, boundary: u.boundary, done: make(chan struct{})}
-	return u.cur, nil
-}
-
-// stop ends the current body's goroutine, if any.
-func (u *upload) stop() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.cur != nil {
-		u.cur.stop()
-	}
-}
-
-// pipeBody is a request body that writes the multipart form into a pipe
-// from a goroutine started on the first Read, so a body that is never read
-// starts nothing.
-type pipeBody struct {
-	pr             *io.PipeReader
-	pw             *io.PipeWriter
-	src            io.Reader
-	name, boundary string
-	once           sync.Once
-	started        bool
-	done           chan struct{}
-}
-
-var errBodyClosed = errors.New("runner: upload body closed")
-
-func (p *pipeBody) Read(b []byte) (int, error) {
-	p.once.Do(func() {
-		p.started = true
-		go p.write()
-	})
-	return p.pr.Read(b)
-}
-
-// Close makes the writing goroutine fail its next write and exit.
-func (p *pipeBody) Close() error {
-	_ = p.pr.CloseWithError(errBodyClosed)
-	return nil
-}
-
-// stop closes the body and waits for its goroutine.
-func (p *pipeBody) stop() {
-	_ = p.Close()
-	p.once.Do(func() {}) // a goroutine can no longer start
-	if p.started {
-		<-p.done
-	}
-}
-
-func (p *pipeBody) write() {
-	defer close(p.done)
-	mw := multipart.NewWriter(p.pw)
-	err := mw.SetBoundary(p.boundary)
-	var part io.Writer
-	if err == nil {
-		part, err = mw.CreateFormFile("file", p.name)
-	}
-	if err == nil {
-		_, err = io.Copy(part, p.src)
-	}
-	if err == nil {
-		err = mw.Close()
-	}
-	_ = p.pw.CloseWithError(err)
-}
-
-func randomBoundary() string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	return "collab-" + hex.EncodeToString(b[:])
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -61,12 +61,11 @@ type Client struct {
 // so no PRIVATE-TOKEN is sent unless an option such as
 // collab.WithPrivateToken asks for one.
 //
-// Unless collab.WithHTTPClient is given, redirects (artifacts may be served
-// from storage elsewhere) are followed without the token headers when they
-// leave the service's host, so a build token never reaches another origin.
+// Redirects (artifacts may be served from storage elsewhere) are followed
+// without the token headers once they leave the service's origin, with any
+// http.Client: the root package's client does that for every request.
 func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
-	all := make([]collab.ClientOption, 0, len(opts)+2)
-	all = append(all, collab.WithHTTPClient(defaultHTTPClient()))
+	all := make([]collab.ClientOption, 0, len(opts)+1)
 	all = append(all, opts...)
 	all = append(all, collab.WithAPIPath(APIPath))
 	c, err := collab.NewClient(baseURL, all...)
@@ -74,28 +73,6 @@ func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
 		return nil, err
 	}
 	return &Client{c: c, uploadBackoff: defaultUploadBackoff}, nil
-}
-
-// tokenHeaders are dropped from a redirect that leaves the original host.
-var tokenHeaders = []string{"BUILD-TOKEN", "PRIVATE-TOKEN", "Authorization", "SUDO"}
-
-func defaultHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 8
-	return &http.Client{
-		Transport: t,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("stopped after 10 redirects")
-			}
-			if !strings.EqualFold(req.URL.Host, via[0].URL.Host) || req.URL.Scheme != via[0].URL.Scheme {
-				for _, h := range tokenHeaders {
-					req.Header.Del(h)
-				}
-			}
-			return nil
-		},
-	}
 }
 
 // API returns the underlying root-package client, for its BaseURL or to
@@ -182,11 +159,8 @@ func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, st
 
 // buildRequest builds a request authenticated with the BUILD-TOKEN header.
 func (c *Client) buildRequest(ctx context.Context, method, path, buildToken string, body any) (*http.Request, error) {
-	if buildToken == "" {
-		return nil, errors.New("runner: empty build token")
-	}
-	if strings.ContainsAny(buildToken, "\r\n") {
-		return nil, errors.New("runner: build token contains a line break")
+	if err := checkBuildToken(buildToken); err != nil {
+		return nil, err
 	}
 	req, err := c.c.NewRequest(ctx, method, path, body)
 	if err != nil {
@@ -194,4 +168,15 @@ func (c *Client) buildRequest(ctx context.Context, method, path, buildToken stri
 	}
 	req.Header.Set("BUILD-TOKEN", buildToken)
 	return req, nil
+}
+
+// checkBuildToken refuses a token that cannot travel in a header.
+func checkBuildToken(buildToken string) error {
+	if buildToken == "" {
+		return errors.New("runner: empty build token")
+	}
+	if strings.ContainsAny(buildToken, "\r\n") {
+		return errors.New("runner: build token contains a line break")
+	}
+	return nil
 }
