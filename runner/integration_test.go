@@ -20,7 +20,7 @@ func newFake(t *testing.T) (*Client, *collabtest.Server) {
 		assert.Zero(t, srv.Panics(), "collabtest recovered panics")
 		srv.Close()
 	})
-	c, err := NewClient(srv.URL, collab.WithHTTPClient(srv.Client()), collab.WithoutRetries())
+	c, err := NewClient(srv.URL, collab.WithHTTPClient(srv.Client()), collab.WithoutRetries(), collab.WithLogger(testLogger))
 	require.NoError(t, err)
 	return c, srv
 }

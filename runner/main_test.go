@@ -1,25 +1,82 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/secretwatch"
 	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
+// TestMain runs the suite, then fails it if a goroutine outlived it or if
+// any error or debug log line of any test carried a runner or build token.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	secretwatch.SetObserver(watched.record)
+	code := m.Run()
+	if code == 0 {
+		if err := watched.check(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// watched collects every error text and debug log line of the suite.
+var watched = &secretLog{}
+
+// testLogger logs every client's requests, retries and trace resyncs into watched.
+var testLogger = slog.New(slog.NewTextHandler(watched, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+// secretPatterns match the tokens of this suite and of the fake server:
+// runner tokens, project (build) tokens and private tokens.
+var secretPatterns = regexp.MustCompile(regexp.QuoteMeta(testRunnerToken) + "|" + regexp.QuoteMeta(testBuildToken) +
+	`|(rtok|runner|ptok)-[0-9a-f]{16,}`)
+
+type secretLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *secretLog) record(s string) {
+	w.mu.Lock()
+	w.lines = append(w.lines, s)
+	w.mu.Unlock()
+}
+
+func (w *secretLog) Write(p []byte) (int, error) {
+	w.record(string(p))
+	return len(p), nil
+}
+
+func (w *secretLog) check() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, line := range w.lines {
+		if tok := secretPatterns.FindString(line); tok != "" {
+			return fmt.Errorf("secret check: token %.6s… appears in %q", tok, line)
+		}
+	}
+	return nil
 }
 
 const (
@@ -61,7 +118,7 @@ func newMockClient(t *testing.T, opts ...collab.ClientOption) (*Client, *mock) {
 	m := &mock{t: t}
 	mt := httpmock.NewMockTransport()
 	mt.RegisterNoResponder(m.respond)
-	opts = append([]collab.ClientOption{collab.WithHTTPClient(&http.Client{Transport: mt}), collab.WithoutRetries()}, opts...)
+	opts = append([]collab.ClientOption{collab.WithHTTPClient(&http.Client{Transport: mt}), collab.WithoutRetries(), collab.WithLogger(testLogger)}, opts...)
 	c, err := NewClient("https://collab.example.com", opts...)
 	require.NoError(t, err)
 	c.uploadBackoff = func(int) time.Duration { return 0 }
@@ -157,4 +214,20 @@ func (m *mock) assertCall(method, escapedPath string, want url.Values) recorded 
 		assert.Equal(m.t, want, got, "parameters")
 	}
 	return rec
+}
+
+// TestSecretWatchSeesRunnerErrors proves the check sees this package's
+// errors and log lines, and catches a token.
+func TestSecretWatchSeesRunnerErrors(t *testing.T) {
+	c, m := newMockClient(t)
+	m.reply(403, `{"message":"403 Forbidden"}`)
+	_, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
+	require.Error(t, err)
+	watched.mu.Lock()
+	joined := strings.Join(watched.lines, "\n")
+	watched.mu.Unlock()
+	assert.Contains(t, joined, err.Error())
+	assert.Contains(t, joined, "collab: request")
+	assert.Error(t, (&secretLog{lines: []string{"token=" + testBuildToken}}).check())
+	assert.Error(t, (&secretLog{lines: []string{"rtok-0123456789abcdef0123"}}).check())
 }

@@ -64,7 +64,7 @@ func newTraceServer(t *testing.T, seed uint64) *traceServer {
 
 func (s *traceServer) client(t *testing.T) *Client {
 	t.Helper()
-	c, err := NewClient(s.srv.URL, collab.WithHTTPClient(s.srv.Client()), collab.WithoutRetries())
+	c, err := NewClient(s.srv.URL, collab.WithHTTPClient(s.srv.Client()), collab.WithoutRetries(), collab.WithLogger(testLogger))
 	require.NoError(t, err)
 	return c
 }
