@@ -92,8 +92,25 @@ func TestRunnerLoop(t *testing.T) {
 	_, err = c.DownloadArtifacts(ctx, b.ID, "bad-token", &got)
 	assert.ErrorIs(t, err, collab.ErrForbidden)
 
+	// The consumer API sees what the runner did: status, trace, artifacts_file.
+	api, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithoutRetries(), collab.WithLogger(testLogger))
+	require.NoError(t, err)
+	seen, _, err := api.Builds.Get(ctx, pid, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "running", seen.Status)
+	require.NotNil(t, seen.ArtifactsFile)
+	assert.Equal(t, int64(len(zip)), seen.ArtifactsFile.Size)
+	var trace bytes.Buffer
+	_, err = api.Builds.Trace(ctx, pid, b.ID, &trace)
+	require.NoError(t, err)
+	assert.Equal(t, log.String(), trace.String())
+
 	require.ErrorIs(t, c.UpdateBuild(ctx, b.ID, "not-a-runner", StateSuccess, nil), collab.ErrForbidden)
 	require.NoError(t, c.UpdateBuild(ctx, b.ID, rtok, StateSuccess, nil))
+	seen, _, err = api.Builds.Get(ctx, pid, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "success", seen.Status)
+	assert.NotNil(t, seen.FinishedAt)
 	status, _ = srv.BuildStatus(b.ID)
 	assert.Equal(t, "success", status)
 	assert.Equal(t, log.String(), string(srv.BuildTrace(b.ID)), "a state update without a trace keeps it")
