@@ -211,6 +211,7 @@ type TraceWriter struct {
 	acked  int64      // the server's trace length as last acknowledged
 	status string
 	closed bool
+	forced bool  // Flush asked to send whatever is buffered
 	err    error // sticky: why the writer stopped
 
 	sent int64 // highest offset ever sent; used only by the sender
@@ -300,7 +301,12 @@ func (w *TraceWriter) Write(p []byte) (int, error) {
 
 // Flush asks the background goroutine to send what is buffered now, without
 // waiting for it.
-func (w *TraceWriter) Flush() { w.wake() }
+func (w *TraceWriter) Flush() {
+	w.mu.Lock()
+	w.forced = true
+	w.mu.Unlock()
+	w.wake()
+}
 
 func (w *TraceWriter) wake() {
 	select {
@@ -359,6 +365,16 @@ func (w *TraceWriter) run(tick <-chan time.Time, stopTicker func()) {
 			w.fail(w.ctx.Err())
 		case <-tick:
 		case <-w.kick:
+			// A size wake may be stale: bytes that passed FlushSize while an
+			// append was in flight may since have been sent with it. Sending
+			// only full chunks keeps the request count near size/FlushSize.
+			w.mu.Lock()
+			ready := w.closed || w.forced || w.err != nil || len(w.buf) >= w.flushSize
+			w.forced = false
+			w.mu.Unlock()
+			if !ready {
+				continue
+			}
 		}
 		w.flush()
 		w.mu.Lock()
