@@ -67,4 +67,14 @@
 //   - Timestamps decode into Time, which embeds time.Time: the server sends
 //     ISO 8601 with and without fractions or zones, and date-only values,
 //     which time.Time's own decoder rejects.
+//   - Label lists are a Labels type rather than []string with a comma tag:
+//     go-querystring drops an empty slice, so a *Labels pointing at an empty
+//     list is the only way to clear an issue's labels.
+//   - Credentials are stripped from any redirect that leaves the client's
+//     origin, for every request and any *http.Client: net/http forwards
+//     custom headers such as PRIVATE-TOKEN to other hosts, and artifacts may
+//     be redirected to storage elsewhere.
+//   - Merge's 405 and 406 carry opposite meanings in the contract and on
+//     deployed servers, so MergeRequestsService documents both and promises
+//     only the sentinels, not one meaning per code.
 package collab

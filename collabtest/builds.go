@@ -58,13 +58,13 @@ type buildVariable struct {
 func (s *Server) buildRoutes() {
 	s.handle("GET", "/projects/:id/builds", s.listBuilds)
 	s.handle("GET", "/projects/:id/repository/commits/:sha/builds", s.listCommitBuilds)
-	s.handle("GET", "/projects/:id/builds/:build_id", s.getBuild)
-	s.handle("GET", "/projects/:id/builds/:build_id/artifacts", s.getBuildArtifacts)
-	s.handle("GET", "/projects/:id/builds/:build_id/trace", s.getBuildTrace)
-	s.handle("POST", "/projects/:id/builds/:build_id/cancel", s.cancelBuild)
-	s.handle("POST", "/projects/:id/builds/:build_id/retry", s.retryBuild)
-	s.handle("POST", "/projects/:id/builds/:build_id/erase", s.eraseBuild)
-	s.handle("POST", "/projects/:id/builds/:build_id/artifacts/keep", s.keepBuildArtifacts)
+	s.handle("GET", "/projects/:id/builds/:build_id", s.buildHandler(false, s.getBuild))
+	s.handle("GET", "/projects/:id/builds/:build_id/artifacts", s.buildHandler(false, s.getBuildArtifacts))
+	s.handle("GET", "/projects/:id/builds/:build_id/trace", s.buildHandler(false, s.getBuildTrace))
+	s.handle("POST", "/projects/:id/builds/:build_id/cancel", s.buildHandler(true, s.cancelBuild))
+	s.handle("POST", "/projects/:id/builds/:build_id/retry", s.buildHandler(true, s.retryBuild))
+	s.handle("POST", "/projects/:id/builds/:build_id/erase", s.buildHandler(true, s.eraseBuild))
+	s.handle("POST", "/projects/:id/builds/:build_id/artifacts/keep", s.buildHandler(true, s.keepBuildArtifacts))
 }
 
 // buildsProject resolves :id for a builds endpoint and checks the caller
@@ -170,6 +170,18 @@ func (s *Server) listBuildsWhere(c *call, p *project, keep func(*build) bool) {
 	page(c, out, func(b *build) any { return s.buildJSON(b) })
 }
 
+// buildHandler resolves the project (for writing or reading) and
+// :build_id before calling h.
+func (s *Server) buildHandler(write bool, h func(*call, *project, *build)) func(*call) {
+	return func(c *call) {
+		if p := c.buildsProject(write); p != nil {
+			if b := c.projectBuild(p); b != nil {
+				h(c, p, b)
+			}
+		}
+	}
+}
+
 func (s *Server) listBuilds(c *call) {
 	if p := c.buildsProject(false); p != nil {
 		s.listBuildsWhere(c, p, func(*build) bool { return true })
@@ -205,23 +217,11 @@ func (s *Server) knownCommit(p *project, sha string) bool {
 	return false
 }
 
-func (s *Server) getBuild(c *call) {
-	if p := c.buildsProject(false); p != nil {
-		if b := c.projectBuild(p); b != nil {
-			c.json(http.StatusOK, s.buildJSON(b))
-		}
-	}
+func (s *Server) getBuild(c *call, _ *project, b *build) {
+	c.json(http.StatusOK, s.buildJSON(b))
 }
 
-func (s *Server) getBuildArtifacts(c *call) {
-	p := c.buildsProject(false)
-	if p == nil {
-		return
-	}
-	b := c.projectBuild(p)
-	if b == nil {
-		return
-	}
+func (s *Server) getBuildArtifacts(c *call, p *project, b *build) {
 	if b.artifacts == nil {
 		c.notFound("")
 		return
@@ -232,15 +232,7 @@ func (s *Server) getBuildArtifacts(c *call) {
 	}, b.artifacts)
 }
 
-func (s *Server) getBuildTrace(c *call) {
-	p := c.buildsProject(false)
-	if p == nil {
-		return
-	}
-	b := c.projectBuild(p)
-	if b == nil {
-		return
-	}
+func (s *Server) getBuildTrace(c *call, p *project, b *build) {
 	if len(b.trace) == 0 {
 		c.notFound("")
 		return
@@ -260,15 +252,7 @@ func buildFinished(status string) bool {
 	return false
 }
 
-func (s *Server) cancelBuild(c *call) {
-	p := c.buildsProject(true)
-	if p == nil {
-		return
-	}
-	b := c.projectBuild(p)
-	if b == nil {
-		return
-	}
+func (s *Server) cancelBuild(c *call, p *project, b *build) {
 	if b.status != "pending" && b.status != "running" {
 		c.fail(http.StatusForbidden, "403 Forbidden - Build is not cancelable")
 		return
@@ -278,15 +262,7 @@ func (s *Server) cancelBuild(c *call) {
 	c.json(http.StatusCreated, s.buildJSON(b))
 }
 
-func (s *Server) retryBuild(c *call) {
-	p := c.buildsProject(true)
-	if p == nil {
-		return
-	}
-	old := c.projectBuild(p)
-	if old == nil {
-		return
-	}
+func (s *Server) retryBuild(c *call, p *project, old *build) {
 	if !buildFinished(old.status) {
 		c.fail(http.StatusForbidden, "403 Forbidden - Build is not retryable")
 		return
@@ -302,15 +278,7 @@ func (s *Server) retryBuild(c *call) {
 	c.json(http.StatusCreated, s.buildJSON(b))
 }
 
-func (s *Server) eraseBuild(c *call) {
-	p := c.buildsProject(true)
-	if p == nil {
-		return
-	}
-	b := c.projectBuild(p)
-	if b == nil {
-		return
-	}
+func (s *Server) eraseBuild(c *call, p *project, b *build) {
 	if !buildFinished(b.status) || (b.artifacts == nil && len(b.trace) == 0) {
 		c.fail(http.StatusForbidden, "403 Forbidden - Build is not erasable!")
 		return
@@ -320,15 +288,7 @@ func (s *Server) eraseBuild(c *call) {
 	c.json(http.StatusCreated, s.actionBuildJSON(b))
 }
 
-func (s *Server) keepBuildArtifacts(c *call) {
-	p := c.buildsProject(true)
-	if p == nil {
-		return
-	}
-	b := c.projectBuild(p)
-	if b == nil {
-		return
-	}
+func (s *Server) keepBuildArtifacts(c *call, p *project, b *build) {
 	if b.artifacts == nil {
 		c.notFound("")
 		return
