@@ -3,6 +3,7 @@ package collabtest
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,26 @@ func FuzzRequestParsing(f *testing.F) {
 		}
 		if w.Code >= 500 {
 			t.Fatalf("%s %s answered %d: %s", method, target, w.Code, w.Body.String())
+		}
+	})
+}
+
+// FuzzContentRange checks the fake's Content-Range parser: it never panics,
+// and what it accepts is a start the header really begins with.
+func FuzzContentRange(f *testing.F) {
+	for _, s := range []string{"0-41", "42-99", "bytes 0-1", " 7 - 9 ", "-", "x-1", "99999999999999999999-1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		start, err := rangeStart(h)
+		if err != nil {
+			return
+		}
+		if start < 0 {
+			t.Fatalf("negative start %d from %q", start, h)
+		}
+		if !strings.Contains(h, strconv.FormatInt(start, 10)) {
+			t.Fatalf("start %d does not appear in %q", start, h)
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 func TestRunnerAgent(t *testing.T) {
@@ -60,3 +62,5 @@ func TestZipPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
