@@ -149,14 +149,15 @@ func rawIssuesList(ctx context.Context, hc *http.Client, base string) error {
 	return err
 }
 
-func BenchmarkProjectsGet(b *testing.B) {
+// benchPair runs the SDK and the floor side by side on one server.
+func benchPair(b *testing.B, sdk func(context.Context, *collab.Client) error, raw func(context.Context, *http.Client, string) error) {
 	srv := newServer(b)
 	ctx := context.Background()
 	b.Run("sdk", func(b *testing.B) {
 		c := sdkClient(b, srv)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if err := sdkProjectGet(ctx, c); err != nil {
+			if err := sdk(ctx, c); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -165,35 +166,16 @@ func BenchmarkProjectsGet(b *testing.B) {
 		hc := &http.Client{Transport: transport()}
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if err := rawProjectGet(ctx, hc, srv.URL); err != nil {
+			if err := raw(ctx, hc, srv.URL); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 }
 
-func BenchmarkIssuesList(b *testing.B) {
-	srv := newServer(b)
-	ctx := context.Background()
-	b.Run("sdk", func(b *testing.B) {
-		c := sdkClient(b, srv)
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if err := sdkIssuesList(ctx, c); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("raw", func(b *testing.B) {
-		hc := &http.Client{Transport: transport()}
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if err := rawIssuesList(ctx, hc, srv.URL); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
+func BenchmarkProjectsGet(b *testing.B) { benchPair(b, sdkProjectGet, rawProjectGet) }
+
+func BenchmarkIssuesList(b *testing.B) { benchPair(b, sdkIssuesList, rawIssuesList) }
 
 // TestAllocationOverhead holds the SDK to at most 1.25x the floor's
 // allocations per call. Allocation counts, unlike timings, are stable on a
