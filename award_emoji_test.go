@@ -47,42 +47,42 @@ func TestAwardEmojiUnit(t *testing.T) {
 			},
 			func() (*AwardEmoji, *Response, error) { return a.DeleteMergeRequestNoteAward(ctx, "g/p", 81, 7, 4) }},
 	} {
-		m.reply(200, "["+awardJSON+"]")
+		m.Reply(200, "["+awardJSON+"]")
 		list, _, err := x.list()
 		require.NoError(t, err)
 		m.assertCall("GET", x.prefix, url.Values{"page": {"1"}})
 		assert.Equal(t, []*AwardEmoji{want}, list)
-		m.reply(200, awardJSON)
+		m.Reply(200, awardJSON)
 		got, _, err := x.get()
 		require.NoError(t, err)
 		m.assertCall("GET", x.prefix+"/4", nil)
 		assert.Equal(t, want, got)
-		m.reply(201, awardJSON)
+		m.Reply(201, awardJSON)
 		_, _, err = x.create("blowfish")
 		require.NoError(t, err)
 		m.assertCall("POST", x.prefix, url.Values{"name": {"blowfish"}})
-		m.reply(200, awardJSON)
+		m.Reply(200, awardJSON)
 		_, _, err = x.del()
 		require.NoError(t, err)
 		m.assertCall("DELETE", x.prefix+"/4", nil)
-		m.reply(401, `{"message":"401 Unauthorized"}`)
+		m.Reply(401, `{"message":"401 Unauthorized"}`)
 		_, _, err = x.del()
 		assert.ErrorIs(t, err, ErrUnauthorized)
-		before := m.count()
+		before := m.Count()
 		for _, bad := range []string{"", ":blowfish:", "thumbs:up"} {
 			_, _, err = x.create(bad)
 			assert.Error(t, err)
 		}
-		assert.Equal(t, before, m.count(), "names with colons never leave the client")
+		assert.Equal(t, before, m.Count(), "names with colons never leave the client")
 	}
-	before := m.count()
+	before := m.Count()
 	_, _, err := a.GetIssueAward(ctx, 1, 2, 0)
 	assert.Error(t, err)
 	_, _, err = a.DeleteMergeRequestNoteAward(ctx, 1, 2, 3, 0)
 	assert.Error(t, err)
 	_, _, err = a.CreateIssueNoteAward(ctx, 1, 2, 0, "smile")
 	assert.Error(t, err, "a note award needs a note id")
-	assert.Equal(t, before, m.count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestAwardEmojiAgainstFake(t *testing.T) {

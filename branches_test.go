@@ -22,7 +22,7 @@ func TestBranchesUnit(t *testing.T) {
 		Committer:    &EventPerson{Name: "Jack Smith", Email: "jack@example.com"},
 		AuthoredDate: ts("2012-06-27T05:51:39-07:00"), CommittedDate: ts("2012-06-28T03:44:20-07:00")}}
 
-	m.reply(200, "["+branchJSON+"]")
+	m.Reply(200, "["+branchJSON+"]")
 	list, _, err := c.Branches.List(ctx, "g/p")
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/repository/branches", nil)
@@ -36,12 +36,12 @@ func TestBranchesUnit(t *testing.T) {
 		{func() (*Branch, *Response, error) { return c.Branches.Protect(ctx, 3, "feature/x.y") }, "PUT", "projects/3/repository/branches/feature%2Fx%2Ey/protect"},
 		{func() (*Branch, *Response, error) { return c.Branches.Unprotect(ctx, 3, "feature/x.y") }, "PUT", "projects/3/repository/branches/feature%2Fx%2Ey/unprotect"},
 	} {
-		m.reply(200, branchJSON)
+		m.Reply(200, branchJSON)
 		got, _, err := tc.run()
 		require.NoError(t, err)
 		m.assertCall(tc.method, tc.path, nil)
 		assert.Equal(t, want, got)
-		m.reply(404, `{"message":"404 Branch Not Found"}`)
+		m.Reply(404, `{"message":"404 Branch Not Found"}`)
 		_, _, err = tc.run()
 		assert.ErrorIs(t, err, ErrNotFound)
 	}

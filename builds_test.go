@@ -38,7 +38,7 @@ func buildsCommit(t *testing.T, title string) *BuildCommit {
 
 func TestBuildsGet(t *testing.T) {
 	c, m := newMockClient(t)
-	m.replyFile(200, "builds_build.json")
+	m.ReplyFile(200, "builds_build.json")
 	b, resp, err := c.Builds.Get(context.Background(), "group/my.project", 69)
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
@@ -83,13 +83,13 @@ func TestBuildsGetErrors(t *testing.T) {
 		{500, `<html>oops</html>`, ErrServer},
 	} {
 		c, m := newMockClient(t)
-		m.reply(tc.status, tc.body)
+		m.Reply(tc.status, tc.body)
 		b, _, err := c.Builds.Get(context.Background(), 1, 2)
 		assert.ErrorIs(t, err, tc.want, tc.status)
 		assert.Nil(t, b)
 	}
 	c, m := newMockClient(t)
-	m.reply(200, "null")
+	m.Reply(200, "null")
 	b, _, err := c.Builds.Get(context.Background(), 1, 2)
 	assert.Error(t, err, "a null record is an error")
 	assert.Nil(t, b)
@@ -98,12 +98,12 @@ func TestBuildsGetErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "must be int")
 	_, _, err = c.Builds.Get(context.Background(), "", 2)
 	assert.Error(t, err)
-	assert.Equal(t, 1, m.count(), "bad ids send nothing")
+	assert.Equal(t, 1, m.Count(), "bad ids send nothing")
 }
 
 func TestBuildsList(t *testing.T) {
 	c, m := newMockClient(t)
-	m.replyFile(200, "builds_list.json", "X-Total", "2", "X-Page", "1", "X-Total-Pages", "1")
+	m.ReplyFile(200, "builds_list.json", "X-Total", "2", "X-Page", "1", "X-Total-Pages", "1")
 	bs, resp, err := c.Builds.List(context.Background(), "group/my.project", &ListBuildsOptions{
 		ListOptions: ListOptions{Page: 1, PerPage: 2},
 		Scope:       BuildScopes{BuildPending, BuildFailed},
@@ -144,7 +144,7 @@ func TestBuildsList(t *testing.T) {
 
 func TestBuildsListInvalidScope(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(200, "[]")
+	m.Reply(200, "[]")
 	ctx := context.Background()
 	_, _, err := c.Builds.List(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"pending", "done"}})
 	assert.ErrorContains(t, err, `invalid build scope "done"`)
@@ -156,7 +156,7 @@ func TestBuildsListInvalidScope(t *testing.T) {
 	for _, err := range c.Builds.AllForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{"x"}}) {
 		assert.ErrorContains(t, err, "invalid build scope")
 	}
-	assert.Zero(t, m.count(), "an invalid scope must not reach the server")
+	assert.Zero(t, m.Count(), "an invalid scope must not reach the server")
 }
 
 func TestBuildScopesEncoding(t *testing.T) {
@@ -179,7 +179,7 @@ func TestBuildScopesEncoding(t *testing.T) {
 
 func TestBuildsListForCommit(t *testing.T) {
 	c, m := newMockClient(t)
-	m.replyFile(200, "builds_list.json")
+	m.ReplyFile(200, "builds_list.json")
 	bs, _, err := c.Builds.ListForCommit(context.Background(), "group/my.project", "0ff3ae19", &ListBuildsForCommitOptions{Scope: BuildScopes{BuildSuccess}})
 	require.NoError(t, err)
 	require.Len(t, bs, 2)
@@ -188,10 +188,10 @@ func TestBuildsListForCommit(t *testing.T) {
 
 	_, _, err = c.Builds.ListForCommit(context.Background(), 1, "", nil)
 	assert.Error(t, err, "sha is required")
-	assert.Equal(t, 1, m.count())
+	assert.Equal(t, 1, m.Count())
 
 	c, m = newMockClient(t)
-	m.reply(404, `{"message":"404 Commit Not Found"}`)
+	m.Reply(404, `{"message":"404 Commit Not Found"}`)
 	_, _, err = c.Builds.ListForCommit(context.Background(), 1, "nope", nil)
 	assert.ErrorIs(t, err, ErrNotFound)
 }
@@ -243,7 +243,7 @@ func TestBuildsActions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, m := newMockClient(t)
-			m.replyFile(tc.status, tc.fixture)
+			m.ReplyFile(tc.status, tc.fixture)
 			b, resp, err := tc.call(c)
 			require.NoError(t, err)
 			assert.Equal(t, tc.status, resp.StatusCode)
@@ -253,7 +253,7 @@ func TestBuildsActions(t *testing.T) {
 
 			for status, want := range map[int]error{404: ErrNotFound, 403: ErrForbidden, 401: ErrUnauthorized} {
 				c, m := newMockClient(t)
-				m.reply(status, `{"message":"`+strconv.Itoa(status)+` Forbidden - Build is not retryable"}`)
+				m.Reply(status, `{"message":"`+strconv.Itoa(status)+` Forbidden - Build is not retryable"}`)
 				b, _, err := tc.call(c)
 				assert.ErrorIs(t, err, want)
 				assert.Nil(t, b)
@@ -265,7 +265,7 @@ func TestBuildsActions(t *testing.T) {
 func TestBuildsArtifacts(t *testing.T) {
 	ctx := context.Background()
 	c, m := newMockClient(t)
-	m.reply(200, "PK\x03\x04zipdata", "Content-Type", "application/octet-stream", "Content-Disposition", "attachment; filename=artifacts.zip")
+	m.Reply(200, "PK\x03\x04zipdata", "Content-Type", "application/octet-stream", "Content-Disposition", "attachment; filename=artifacts.zip")
 	var buf bytes.Buffer
 	resp, err := c.Builds.Artifacts(ctx, "group/my.project", 69, &buf)
 	require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	m.assertCall("GET", "projects/1/builds/69/artifacts", nil)
 
 	c, m = newMockClient(t)
-	m.reply(404, `{"message":"404 Not found"}`)
+	m.Reply(404, `{"message":"404 Not found"}`)
 	buf.Reset()
 	_, err = c.Builds.Artifacts(ctx, 1, 69, &buf)
 	assert.ErrorIs(t, err, ErrNotFound)
@@ -303,7 +303,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Builds.OpenArtifacts(nil, 1, 69)
 	assert.Error(t, err)
-	assert.Equal(t, 2, m.count())
+	assert.Equal(t, 2, m.Count())
 }
 
 type failingWriter struct{}
@@ -312,7 +312,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 
 func TestBuildsArtifactsWriterError(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(200, "data", "Content-Type", "application/octet-stream")
+	m.Reply(200, "data", "Content-Type", "application/octet-stream")
 	_, err := c.Builds.Artifacts(context.Background(), 1, 2, failingWriter{})
 	assert.ErrorContains(t, err, "disk full")
 }
@@ -320,7 +320,7 @@ func TestBuildsArtifactsWriterError(t *testing.T) {
 func TestBuildsTrace(t *testing.T) {
 	ctx := context.Background()
 	c, m := newMockClient(t)
-	m.reply(200, "$ make test\nok\n", "Content-Type", "text/plain", "Content-Disposition", `infile; filename="69.log"`)
+	m.Reply(200, "$ make test\nok\n", "Content-Type", "text/plain", "Content-Disposition", `infile; filename="69.log"`)
 	var buf bytes.Buffer
 	_, err := c.Builds.Trace(ctx, "group/my.project", 69, &buf)
 	require.NoError(t, err)
@@ -335,7 +335,7 @@ func TestBuildsTrace(t *testing.T) {
 	m.assertCall("GET", "projects/1/builds/69/trace", nil)
 
 	c, m = newMockClient(t)
-	m.reply(404, `{"message":"404 Not found"}`)
+	m.Reply(404, `{"message":"404 Not found"}`)
 	_, err = c.Builds.Trace(ctx, 1, 69, &buf)
 	assert.ErrorIs(t, err, ErrNotFound)
 	_, _, err = c.Builds.OpenTrace(ctx, 1, 69)
@@ -429,14 +429,14 @@ func TestBuildsArtifactsRedirectDropsCredentials(t *testing.T) {
 
 func TestBuildsRedirectMockHosts(t *testing.T) {
 	c, m := newMockClient(t, WithOAuthToken("oauth-secret"))
-	m.reply(302, "", "Location", "https://storage.collab.example.com/blob/9")
-	m.reply(200, "blob", "Content-Type", "application/octet-stream")
+	m.Reply(302, "", "Location", "https://storage.collab.example.com/blob/9")
+	m.Reply(200, "blob", "Content-Type", "application/octet-stream")
 	var buf bytes.Buffer
 	_, err := c.Builds.Artifacts(context.Background(), 1, 9, &buf)
 	require.NoError(t, err)
 	assert.Equal(t, "blob", buf.String())
-	require.Equal(t, 2, m.count())
-	first, second := m.calls[0], m.calls[1]
+	require.Equal(t, 2, m.Count())
+	first, second := m.Calls()[0], m.Calls()[1]
 	assert.Equal(t, "Bearer oauth-secret", first.Header.Get("Authorization"))
 	// net/http would keep Authorization for a subdomain; storage is not the API.
 	assert.Empty(t, second.Header.Get("Authorization"))
@@ -444,11 +444,11 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 
 	// A redirect loop on the API itself stops.
 	c, m = newMockClient(t)
-	m.reply(302, "", "Location", "https://collab.example.com/api/v3/projects/1/builds/9/artifacts")
+	m.Reply(302, "", "Location", "https://collab.example.com/api/v3/projects/1/builds/9/artifacts")
 	_, err = c.Builds.Artifacts(context.Background(), 1, 9, &buf)
 	assert.ErrorContains(t, err, "redirects")
-	assert.Equal(t, 10, m.count())
-	for _, call := range m.calls {
+	assert.Equal(t, 10, m.Count())
+	for _, call := range m.Calls() {
 		assert.Equal(t, testToken, call.Header.Get("PRIVATE-TOKEN"))
 	}
 
@@ -462,7 +462,7 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 	hc.Transport = c.http.HTTPClient.Transport
 	c, err = NewClient("https://collab.example.com", WithPrivateToken(testToken), WithHTTPClient(hc), WithoutRetries())
 	require.NoError(t, err)
-	m.reply(302, `{"message":"302 Found"}`, "Location", "https://elsewhere.example.net/x")
+	m.Reply(302, `{"message":"302 Found"}`, "Location", "https://elsewhere.example.net/x")
 	_, err = c.Builds.Artifacts(context.Background(), 1, 9, &buf)
 	assert.Error(t, err, "a 302 the policy stops at is not a download")
 	require.NotNil(t, policySaw)

@@ -100,10 +100,10 @@ func TestAuthHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c, m := newMockClient(t, tt.opt)
-		m.reply(200, `{}`)
+		m.Reply(200, `{}`)
 		_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
 		require.NoError(t, err)
-		rec := m.last()
+		rec := m.Last()
 		assert.Equal(t, tt.want, rec.Header.Get(tt.key))
 		if tt.key == "Authorization" {
 			assert.Empty(t, rec.Header.Get("PRIVATE-TOKEN"))
@@ -121,18 +121,18 @@ func TestAuthHeaders(t *testing.T) {
 
 func TestSudoIsACheapIndependentCopy(t *testing.T) {
 	c, m := newMockClient(t, WithUserAgent("bot/1"))
-	m.reply(200, `{}`)
+	m.Reply(200, `{}`)
 	alice := c.Sudo("alice")
 	require.NotSame(t, c, alice)
 	assert.Same(t, alice, alice.Issues.client, "services point at the copy")
 	_, err := send(context.Background(), alice, http.MethodGet, route("projects"), nil, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "alice", m.last().Header.Get("SUDO"))
-	assert.Equal(t, testToken, m.last().Header.Get("PRIVATE-TOKEN"))
-	assert.Equal(t, "bot/1", m.last().Header.Get("User-Agent"))
+	assert.Equal(t, "alice", m.Last().Header.Get("SUDO"))
+	assert.Equal(t, testToken, m.Last().Header.Get("PRIVATE-TOKEN"))
+	assert.Equal(t, "bot/1", m.Last().Header.Get("User-Agent"))
 	_, err = send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
 	require.NoError(t, err)
-	assert.Empty(t, m.last().Header.Get("SUDO"), "the original is unchanged")
+	assert.Empty(t, m.Last().Header.Get("SUDO"), "the original is unchanged")
 	assert.Equal(t, "42", c.Sudo("42").Sudo("42").sudo)
 }
 
@@ -149,7 +149,7 @@ func TestRequestEncoding(t *testing.T) {
 	want := url.Values{"title": {"Crash on save & quit"}, "labels": {"bug,p1"}, "archived": {"false"}, "count": {"3"}}
 	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPost, http.MethodPut} {
 		c, m := newMockClient(t)
-		m.reply(200, `{}`)
+		m.Reply(200, `{}`)
 		_, err := send(context.Background(), c, method, route("projects/%s/issues", "g/p"), opt, nil)
 		require.NoError(t, err)
 		rec := m.assertCall(method, "projects/g%2Fp/issues", want)
@@ -161,17 +161,17 @@ func TestRequestEncoding(t *testing.T) {
 	}
 	// An io.Reader is the raw body.
 	c, m := newMockClient(t)
-	m.reply(202, ``)
+	m.Reply(202, ``)
 	req, err := c.NewRequest(context.Background(), http.MethodPatch, "builds/1/trace.txt", strings.NewReader("raw part"))
 	require.NoError(t, err)
 	_, err = c.Do(req, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "raw part", string(m.last().Body))
+	assert.Equal(t, "raw part", string(m.Last().Body))
 	// Empty options send nothing.
 	_, err = send(context.Background(), c, http.MethodPost, route("x"), &encodeOptions{}, nil)
 	require.NoError(t, err)
-	assert.Empty(t, m.last().Body)
-	assert.Empty(t, m.last().Header.Get("Content-Type"))
+	assert.Empty(t, m.Last().Body)
+	assert.Empty(t, m.Last().Header.Get("Content-Type"))
 }
 
 func TestRequestErrors(t *testing.T) {
@@ -200,7 +200,7 @@ func TestRequestErrors(t *testing.T) {
 		_, err := send(context.Background(), c, http.MethodGet, route("projects/%s", bad), nil, nil)
 		assert.Error(t, err, "%v", bad)
 	}
-	assert.Zero(t, m.count(), "no request was sent for bad arguments")
+	assert.Zero(t, m.Count(), "no request was sent for bad arguments")
 }
 
 func TestClientOptionValidation(t *testing.T) {
@@ -244,12 +244,12 @@ func TestPathEscaping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c, m := newMockClient(t)
-		m.reply(200, `{}`)
+		m.Reply(200, `{}`)
 		p := route("projects/%s/repository/branches/%s", 7, tt.in)
 		require.NoError(t, p.err)
 		_, err := send(context.Background(), c, http.MethodGet, p, nil, nil)
 		require.NoError(t, err, tt.in)
-		rec := m.last()
+		rec := m.Last()
 		assert.Equal(t, "/api/v3/projects/7/repository/branches/"+tt.want, rec.Path, tt.in)
 		segs := strings.Split(rec.Path, "/")
 		require.Len(t, segs, 8, "%q must stay one segment", tt.in)

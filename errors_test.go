@@ -54,7 +54,7 @@ func TestErrorExcerptIsShort(t *testing.T) {
 
 func TestErrorBodyReadLimit(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusInternalServerError, strings.Repeat("x", 3*maxErrorBody))
+	m.Reply(http.StatusInternalServerError, strings.Repeat("x", 3*maxErrorBody))
 	_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
 	var er *ErrorResponse
 	require.ErrorAs(t, err, &er)
@@ -77,7 +77,7 @@ func TestSentinels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c, m := newMockClient(t)
-		m.reply(tt.status, `{"message":"x"}`)
+		m.Reply(tt.status, `{"message":"x"}`)
 		_, err := send(context.Background(), c, http.MethodGet, route("projects/%s", 1), nil, nil)
 		var er *ErrorResponse
 		require.ErrorAs(t, err, &er, "status %d", tt.status)
@@ -105,7 +105,7 @@ func TestErrorMessageReadsWell(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c, m := newMockClient(t)
-		m.reply(tt.status, tt.body)
+		m.Reply(tt.status, tt.body)
 		_, err := send(context.Background(), c, tt.method, apiPath{s: tt.path}, nil, nil)
 		require.Error(t, err)
 		assert.Equal(t, tt.want, err.Error())
@@ -115,7 +115,7 @@ func TestErrorMessageReadsWell(t *testing.T) {
 
 func TestErrorsNeverCarryTokens(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(404, `{"message":"404 Not found"}`)
+	m.Reply(404, `{"message":"404 Not found"}`)
 	req, err := c.NewRequest(context.Background(), http.MethodGet, "projects?private_token=leak1&access_token=leak2&token=leak3&keep=yes", nil)
 	require.NoError(t, err)
 	_, err = c.Do(req, nil)
@@ -131,7 +131,7 @@ func TestErrorsNeverCarryTokens(t *testing.T) {
 	}
 	assert.Contains(t, er.URL, "keep=yes")
 
-	m.fail(errors.New("boom"))
+	m.Fail(errors.New("boom"))
 	_, err = c.Do(req, nil)
 	var re *RequestError
 	require.ErrorAs(t, err, &re)
@@ -154,24 +154,24 @@ func TestRedactURL(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(200, `{"id": "not a number"}`)
+	m.Reply(200, `{"id": "not a number"}`)
 	_, _, err := do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
 	assert.Contains(t, de.Error(), "decoding response")
 	assert.NotNil(t, errors.Unwrap(de))
 
-	m.reply(200, `null`)
+	m.Reply(200, `null`)
 	_, _, err = do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
 	require.ErrorAs(t, err, &de)
 	assert.ErrorIs(t, err, errUnexpectedNullResult)
 
-	m.reply(200, ``)
+	m.Reply(200, ``)
 	_, _, err = do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
 	require.ErrorAs(t, err, &de)
 	assert.ErrorIs(t, err, errEmptyBody)
 
-	m.reply(200, `{"id": 3, "unknown_field": {"nested": true}}`)
+	m.Reply(200, `{"id": 3, "unknown_field": {"nested": true}}`)
 	is, _, err := do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 3, is.ID)
@@ -181,7 +181,7 @@ func TestDecodeErrors(t *testing.T) {
 // log lines, so its silence means something.
 func TestSecretWatchIsWired(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(404, `{"message":"404 Not found"}`)
+	m.Reply(404, `{"message":"404 Not found"}`)
 	watched.mu.Lock()
 	before := len(watched.lines)
 	watched.mu.Unlock()

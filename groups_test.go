@@ -22,35 +22,35 @@ func TestGroupsUnit(t *testing.T) {
 		VisibilityLevel: PublicVisibility, WebURL: "https://collab.example.com/groups/twitter", Projects: []*Project{wantProject()}}
 
 	c, m := newMockClient(t)
-	m.reply(200, full)
+	m.Reply(200, full)
 	g, _, err := c.Groups.Get(ctx, "my.group")
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/my%2Egroup", nil)
 	assert.Equal(t, want, g)
 
-	m.reply(200, "["+sprintf(groupJSON, "")+"]")
+	m.Reply(200, "["+sprintf(groupJSON, "")+"]")
 	list, _, err := c.Groups.List(ctx, &ListGroupsOptions{Search: Ptr("twit"), ListOptions: ListOptions{PerPage: 3}})
 	require.NoError(t, err)
 	m.assertCall("GET", "groups", url.Values{"search": {"twit"}, "per_page": {"3"}})
 	require.Len(t, list, 1)
 	assert.Equal(t, "twitter", list[0].Path)
 
-	m.reply(201, sprintf(groupJSON, ""))
+	m.Reply(201, sprintf(groupJSON, ""))
 	_, _, err = c.Groups.Create(ctx, &CreateGroupOptions{Name: "Twitter", Path: "twitter", Description: Ptr("d"), VisibilityLevel: Ptr(InternalVisibility)})
 	require.NoError(t, err)
 	m.assertCall("POST", "groups", url.Values{"name": {"Twitter"}, "path": {"twitter"}, "description": {"d"}, "visibility_level": {"10"}})
 
-	m.reply(200, full)
+	m.Reply(200, full)
 	_, _, err = c.Groups.Update(ctx, 4, &UpdateGroupOptions{Name: Ptr("T"), Path: Ptr("t"), Description: Ptr("x"), VisibilityLevel: Ptr(PrivateVisibility)})
 	require.NoError(t, err)
 	m.assertCall("PUT", "groups/4", url.Values{"name": {"T"}, "path": {"t"}, "description": {"x"}, "visibility_level": {"0"}})
 
-	m.reply(200, ``)
+	m.Reply(200, ``)
 	_, err = c.Groups.Delete(ctx, 4)
 	require.NoError(t, err)
 	m.assertCall("DELETE", "groups/4", nil)
 
-	m.reply(200, "["+string(fixture)+"]")
+	m.Reply(200, "["+string(fixture)+"]")
 	ps, _, err := c.Groups.ListProjects(ctx, "twitter", &ListGroupProjectsOptions{CIEnabledFirst: Ptr(true),
 		ListProjectsOptions: ListProjectsOptions{Archived: Ptr(false), Visibility: Ptr("public"), OrderBy: Ptr("id"), Sort: Ptr("asc"), Search: Ptr("s")}})
 	require.NoError(t, err)
@@ -58,22 +58,22 @@ func TestGroupsUnit(t *testing.T) {
 		"order_by": {"id"}, "sort": {"asc"}, "search": {"s"}})
 	assert.Equal(t, []*Project{wantProject()}, ps)
 
-	m.reply(201, full)
+	m.Reply(201, full)
 	_, _, err = c.Groups.TransferProject(ctx, 4, 3)
 	require.NoError(t, err)
 	m.assertCall("POST", "groups/4/projects/3", nil)
 
 	for _, status := range []int{403, 404} {
-		m.reply(status, `{"message":"x"}`)
+		m.Reply(status, `{"message":"x"}`)
 		_, _, err = c.Groups.TransferProject(ctx, 4, 3)
 		assert.ErrorIs(t, err, map[int]error{403: ErrForbidden, 404: ErrNotFound}[status])
 	}
-	before := m.count()
+	before := m.Count()
 	_, _, err = c.Groups.Create(ctx, &CreateGroupOptions{Name: "x"})
 	assert.Error(t, err)
 	_, _, err = c.Groups.Create(ctx, nil)
 	assert.Error(t, err)
-	assert.Equal(t, before, m.count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestGroupsAgainstFake(t *testing.T) {

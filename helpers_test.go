@@ -2,7 +2,6 @@ package collab
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/mocktest"
 	"github.com/collabsvc/collab/internal/secretwatch"
-	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -86,140 +85,31 @@ func (w *secretLog) check() error {
 // testToken is the private token every mock client sends.
 const testToken = "secret-test-token-5f2a"
 
-// recorded is one request the mock transport saw, with its body read.
-type recorded struct {
-	Method string
-	Path   string // escaped
-	Query  url.Values
-	Form   url.Values // url-encoded body, if any
-	Header http.Header
-	Body   []byte
-}
-
-// mock is an httpmock transport that answers every request with the next
-// queued reply (the last reply repeats) and records what it was sent.
+// mock is the shared recording transport, with this API's call check.
 type mock struct {
-	t       *testing.T
-	mu      sync.Mutex
-	replies []reply
-	calls   []recorded
-	stale   bool // the only queued reply has been used and now repeats
-}
-
-type reply struct {
-	status int
-	body   string
-	header http.Header
-	err    error
+	*mocktest.Mock
+	t *testing.T
 }
 
 // newMockClient returns a client on https://collab.example.com wired to a mock.
-func newMockClient(t *testing.T, opts ...ClientOption) (*Client, *mock) {
+func newMockClient(t *testing.T, opts ...ClientOption) (*Client, mock) {
 	t.Helper()
-	m := &mock{t: t}
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(m.respond)
-	opts = append([]ClientOption{WithPrivateToken(testToken), WithHTTPClient(&http.Client{Transport: mt}), WithoutRetries(), WithLogger(testLogger)}, opts...)
+	m := mock{mocktest.New(t), t}
+	opts = append([]ClientOption{WithPrivateToken(testToken), WithHTTPClient(m.Client()), WithoutRetries(), WithLogger(testLogger)}, opts...)
 	c, err := NewClient("https://collab.example.com", opts...)
 	require.NoError(t, err)
 	return c, m
 }
 
-// reply queues a response with a JSON (or any) body.
-func (m *mock) reply(status int, body string, header ...string) *mock {
-	h := http.Header{"Content-Type": {"application/json"}}
-	for i := 0; i+1 < len(header); i += 2 {
-		h.Set(header[i], header[i+1])
-	}
-	return m.queue(reply{status: status, body: body, header: h})
-}
-
-func (m *mock) queue(r reply) *mock {
-	m.mu.Lock()
-	if m.stale {
-		m.replies, m.stale = nil, false
-	}
-	m.replies = append(m.replies, r)
-	m.mu.Unlock()
-	return m
-}
-
-// replyFile queues a 200 with the body of testdata/name.
-func (m *mock) replyFile(status int, name string, header ...string) *mock {
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(m.t, err)
-	return m.reply(status, string(b), header...)
-}
-
-// fail queues a transport error.
-func (m *mock) fail(err error) *mock {
-	return m.queue(reply{err: err})
-}
-
-func (m *mock) respond(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		body, _ = io.ReadAll(req.Body)
-	}
-	rec := recorded{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.Query(), Header: req.Header.Clone(), Body: body}
-	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		rec.Form, _ = url.ParseQuery(string(body))
-	}
-	m.mu.Lock()
-	m.calls = append(m.calls, rec)
-	if len(m.replies) == 0 {
-		m.mu.Unlock()
-		return httpmock.NewStringResponse(http.StatusNotImplemented, `{"message":"no reply queued"}`), nil
-	}
-	r := m.replies[0]
-	if len(m.replies) > 1 {
-		m.replies = m.replies[1:]
-	} else {
-		m.stale = true
-	}
-	m.mu.Unlock()
-	if r.err != nil {
-		return nil, r.err
-	}
-	resp := httpmock.NewStringResponse(r.status, r.body)
-	resp.Header = r.header.Clone()
-	resp.Request = req
-	return resp, nil
-}
-
-// last returns the most recent request.
-func (m *mock) last() recorded {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	require.NotEmpty(m.t, m.calls, "no request was sent")
-	return m.calls[len(m.calls)-1]
-}
-
-// count returns how many requests were sent.
-func (m *mock) count() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.calls)
-}
-
-// assertCall checks the method, escaped path and token header of the last
-// request, and that its query (GET/DELETE) or form body (POST/PUT) holds
-// exactly want.
-func (m *mock) assertCall(method, escapedPath string, want url.Values) recorded {
+// assertCall checks the method, escaped path (under /api/v3) and token
+// header of the last request, and that its query (GET/DELETE) or form body
+// (POST/PUT) holds exactly want.
+func (m mock) assertCall(method, escapedPath string, want url.Values) mocktest.Recorded {
 	m.t.Helper()
-	rec := m.last()
-	assert.Equal(m.t, method, rec.Method, "method")
-	assert.Equal(m.t, "/api/v3/"+strings.TrimPrefix(escapedPath, "/"), rec.Path, "escaped path")
+	rec := m.AssertCall(method, "/api/v3/"+strings.TrimPrefix(escapedPath, "/"), want)
 	assert.Equal(m.t, testToken, rec.Header.Get("PRIVATE-TOKEN"), "token header")
-	got := rec.Query
 	if method == http.MethodPost || method == http.MethodPut {
-		got = rec.Form
 		assert.Empty(m.t, rec.Query, "POST/PUT parameters belong in the body")
-	}
-	if len(want) == 0 {
-		assert.Empty(m.t, got, "parameters")
-	} else {
-		assert.Equal(m.t, want, got, "parameters")
 	}
 	return rec
 }
@@ -271,9 +161,9 @@ func runCallCases[T any](t *testing.T, fixture string, want *T, cases []callCase
 		t.Run(tc.name, func(t *testing.T) {
 			c, m := newMockClient(t)
 			if tc.list {
-				m.reply(200, "["+string(body)+"]")
+				m.Reply(200, "["+string(body)+"]")
 			} else {
-				m.reply(200, string(body))
+				m.Reply(200, string(body))
 			}
 			got, err := tc.run(c)
 			require.NoError(t, err)
@@ -283,7 +173,7 @@ func runCallCases[T any](t *testing.T, fixture string, want *T, cases []callCase
 			} else {
 				assert.Equal(t, want, got)
 			}
-			m.reply(404, `{"message":"404 Not found"}`)
+			m.Reply(404, `{"message":"404 Not found"}`)
 			_, err = tc.run(c)
 			assert.ErrorIs(t, err, ErrNotFound)
 		})

@@ -19,12 +19,12 @@ func TestHooksUnit(t *testing.T) {
 		MergeRequestsEvents: true, TagPushEvents: false, NoteEvents: true, BuildEvents: false, EnableSSLVerification: true,
 		CreatedAt: ts("2012-10-12T17:04:47Z")}
 
-	m.reply(200, "["+hookJSON+"]")
+	m.Reply(200, "["+hookJSON+"]")
 	list, _, err := c.Hooks.List(ctx, "g/p")
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/hooks", nil)
 	assert.Equal(t, []*ProjectHook{want}, list)
-	m.reply(200, hookJSON)
+	m.Reply(200, hookJSON)
 	got, _, err := c.Hooks.Get(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/hooks/1", nil)
@@ -34,33 +34,33 @@ func TestHooksUnit(t *testing.T) {
 		TagPushEvents: Ptr(false), NoteEvents: Ptr(true), BuildEvents: Ptr(false), EnableSSLVerification: Ptr(true)}
 	form := url.Values{"url": {"http://example.com/hook"}, "push_events": {"true"}, "issues_events": {"false"}, "merge_requests_events": {"true"},
 		"tag_push_events": {"false"}, "note_events": {"true"}, "build_events": {"false"}, "enable_ssl_verification": {"true"}}
-	m.reply(201, hookJSON)
+	m.Reply(201, hookJSON)
 	_, _, err = c.Hooks.Add(ctx, 3, opt)
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/3/hooks", form)
-	m.reply(200, hookJSON)
+	m.Reply(200, hookJSON)
 	_, _, err = c.Hooks.Update(ctx, 3, 1, opt)
 	require.NoError(t, err)
 	m.assertCall("PUT", "projects/3/hooks/1", form)
-	m.reply(200, hookJSON)
+	m.Reply(200, hookJSON)
 	_, err = c.Hooks.Delete(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/3/hooks/1", nil)
 
-	m.reply(422, `{"error": "Invalid url given"}`)
+	m.Reply(422, `{"error": "Invalid url given"}`)
 	_, _, err = c.Hooks.Add(ctx, 3, &HookOptions{URL: "nope"})
 	assert.ErrorIs(t, err, ErrUnprocessable)
 	assert.ErrorContains(t, err, "Invalid url given")
-	m.reply(404, `{"message":"404 Not found"}`)
+	m.Reply(404, `{"message":"404 Not found"}`)
 	_, err = c.Hooks.Delete(ctx, 3, 9)
 	assert.ErrorIs(t, err, ErrNotFound)
 
-	before := m.count()
+	before := m.Count()
 	_, _, err = c.Hooks.Add(ctx, 3, &HookOptions{})
 	assert.Error(t, err)
 	_, _, err = c.Hooks.Update(ctx, 3, 1, nil)
 	assert.Error(t, err)
-	assert.Equal(t, before, m.count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestHooksAgainstFake(t *testing.T) {

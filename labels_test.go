@@ -12,7 +12,7 @@ import (
 func TestLabelsUnit(t *testing.T) {
 	ctx := context.Background()
 	c, m := newMockClient(t)
-	m.reply(200, `[{"name": "bug", "color": "#d9534f", "description": "Bug reported by user", "open_issues_count": 1,
+	m.Reply(200, `[{"name": "bug", "color": "#d9534f", "description": "Bug reported by user", "open_issues_count": 1,
 	  "closed_issues_count": 2, "open_merge_requests_count": 3, "subscribed": false}]`)
 	list, _, err := c.Labels.List(ctx, "g/p")
 	require.NoError(t, err)
@@ -20,18 +20,18 @@ func TestLabelsUnit(t *testing.T) {
 	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: "Bug reported by user", OpenIssuesCount: 1,
 		ClosedIssuesCount: 2, OpenMergeRequestsCount: 3}}, list)
 
-	m.reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
+	m.Reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
 	l, _, err := c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "feature", Color: "#5843AD", Description: Ptr("new")})
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/5/labels", url.Values{"name": {"feature"}, "color": {"#5843AD"}, "description": {"new"}})
 	assert.Equal(t, &Label{Name: "feature", Color: "#5843AD"}, l)
 
-	m.reply(200, `{"name": "docs", "color": "#8E44AD", "description": "Documentation"}`)
+	m.Reply(200, `{"name": "docs", "color": "#8E44AD", "description": "Documentation"}`)
 	_, _, err = c.Labels.Update(ctx, 5, &UpdateLabelOptions{Name: "feature", NewName: Ptr("docs"), Color: Ptr("#8E44AD"), Description: Ptr("Documentation")})
 	require.NoError(t, err)
 	m.assertCall("PUT", "projects/5/labels", url.Values{"name": {"feature"}, "new_name": {"docs"}, "color": {"#8E44AD"}, "description": {"Documentation"}})
 
-	m.reply(200, `{"id": 1, "title": "docs", "color": "#8E44AD", "description": "Documentation", "updated_at": "2016-07-08T08:16:06.171Z",
+	m.Reply(200, `{"id": 1, "title": "docs", "color": "#8E44AD", "description": "Documentation", "updated_at": "2016-07-08T08:16:06.171Z",
 	  "template": false, "project_id": 5, "created_at": "2016-07-08T08:16:06.171Z"}`)
 	d, _, err := c.Labels.Delete(ctx, 5, "docs")
 	require.NoError(t, err)
@@ -42,26 +42,26 @@ func TestLabelsUnit(t *testing.T) {
 	sub := `{"name": "bug", "color": "#d9534f", "description": null, "open_issues_count": 1, "closed_issues_count": 0, "open_merge_requests_count": 0, "subscribed": true}`
 	for _, label := range []any{1, "my.label"} {
 		esc := map[any]string{1: "1", "my.label": "my%2Elabel"}[label]
-		m.reply(201, sub)
+		m.Reply(201, sub)
 		got, _, err := c.Labels.Subscribe(ctx, 5, label)
 		require.NoError(t, err)
 		assert.True(t, got.Subscribed)
 		m.assertCall("POST", "projects/5/labels/"+esc+"/subscription", nil)
-		m.reply(200, sub)
+		m.Reply(200, sub)
 		_, _, err = c.Labels.Unsubscribe(ctx, 5, label)
 		require.NoError(t, err)
 		m.assertCall("DELETE", "projects/5/labels/"+esc+"/subscription", nil)
 	}
 	for status, sentinel := range map[int]error{304: ErrNotModified, 404: ErrNotFound} {
-		m.reply(status, `{"message":"x"}`)
+		m.Reply(status, `{"message":"x"}`)
 		_, _, err = c.Labels.Subscribe(ctx, 5, "bug")
 		assert.ErrorIs(t, err, sentinel)
 	}
-	m.reply(409, `{"message":"Label already exists"}`)
+	m.Reply(409, `{"message":"Label already exists"}`)
 	_, _, err = c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "bug", Color: "#000000"})
 	assert.ErrorIs(t, err, ErrConflict)
 
-	before := m.count()
+	before := m.Count()
 	for _, bad := range []*CreateLabelOptions{nil, {Color: "#000000"}, {Name: "x", Color: "red"}, {Name: "x", Color: "#12345"}, {Name: "x", Color: "#GGGGGG"}} {
 		_, _, err = c.Labels.Create(ctx, 5, bad)
 		assert.Error(t, err)
@@ -72,7 +72,7 @@ func TestLabelsUnit(t *testing.T) {
 	}
 	_, _, err = c.Labels.Delete(ctx, 5, "")
 	assert.Error(t, err)
-	assert.Equal(t, before, m.count(), "client-side validation sends nothing")
+	assert.Equal(t, before, m.Count(), "client-side validation sends nothing")
 }
 
 func TestLabelsAgainstFake(t *testing.T) {

@@ -18,55 +18,55 @@ func TestMembersUnit(t *testing.T) {
 		CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: DeveloperAccess}
 	c, m := newMockClient(t)
 
-	m.reply(200, "["+memberJSON+"]")
+	m.Reply(200, "["+memberJSON+"]")
 	list, _, err := c.ProjectMembers.List(ctx, "g/p.x", &ListProjectMembersOptions{Query: Ptr("ray"), ListOptions: ListOptions{Page: 2}})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp%2Ex/members", url.Values{"query": {"ray"}, "page": {"2"}})
 	assert.Equal(t, []*Member{want}, list)
 
-	m.reply(200, memberJSON)
+	m.Reply(200, memberJSON)
 	got, _, err := c.ProjectMembers.Get(ctx, 5, 1)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/5/members/1", nil)
 	assert.Equal(t, want, got)
 
-	m.reply(201, memberJSON)
+	m.Reply(201, memberJSON)
 	_, _, err = c.ProjectMembers.Add(ctx, 5, 1, DeveloperAccess)
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/5/members", url.Values{"user_id": {"1"}, "access_level": {"30"}})
 
-	m.reply(200, memberJSON)
+	m.Reply(200, memberJSON)
 	_, _, err = c.ProjectMembers.Update(ctx, 5, 1, MasterAccess)
 	require.NoError(t, err)
 	m.assertCall("PUT", "projects/5/members/1", url.Values{"user_id": {"1"}, "access_level": {"40"}})
 
-	m.reply(200, `{"message": "Access revoked", "id": 1}`)
+	m.Reply(200, `{"message": "Access revoked", "id": 1}`)
 	_, err = c.ProjectMembers.Remove(ctx, 5, 1)
 	require.NoError(t, err, "the unreliable body is not decoded")
 	m.assertCall("DELETE", "projects/5/members/1", nil)
 
 	groupMember := `{"id": 1, "username": "raymond_smith", "name": "Raymond Smith", "state": "active", "created_at": "2012-10-22T14:13:35Z", "access_level": 50}`
-	m.reply(200, "["+groupMember+"]")
+	m.Reply(200, "["+groupMember+"]")
 	glist, _, err := c.GroupMembers.List(ctx, "my.group")
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/my%2Egroup/members", nil)
 	assert.Equal(t, []*Member{{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: "active", CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: OwnerAccess}}, glist)
 
-	m.reply(201, groupMember)
+	m.Reply(201, groupMember)
 	_, _, err = c.GroupMembers.Add(ctx, 3, 1, OwnerAccess)
 	require.NoError(t, err)
 	m.assertCall("POST", "groups/3/members", url.Values{"user_id": {"1"}, "access_level": {"50"}})
-	m.reply(200, groupMember)
+	m.Reply(200, groupMember)
 	_, _, err = c.GroupMembers.Update(ctx, 3, 1, GuestAccess)
 	require.NoError(t, err)
 	m.assertCall("PUT", "groups/3/members/1", url.Values{"user_id": {"1"}, "access_level": {"10"}})
-	m.reply(200, groupMember)
+	m.Reply(200, groupMember)
 	_, err = c.GroupMembers.Remove(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("DELETE", "groups/3/members/1", nil)
 
 	for status, sentinel := range map[int]error{403: ErrForbidden, 404: ErrNotFound, 409: ErrConflict, 422: ErrUnprocessable} {
-		m.reply(status, `{"message":"x"}`)
+		m.Reply(status, `{"message":"x"}`)
 		_, _, err = c.GroupMembers.Add(ctx, 3, 1, OwnerAccess)
 		assert.ErrorIs(t, err, sentinel)
 	}

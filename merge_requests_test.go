@@ -59,7 +59,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 	})
 
 	c, m := newMockClient(t)
-	m.reply(200, `[{"id": "ed899a2f4b50b4370feeea94676502b42383c746", "short_id": "ed899a2f4b5", "title": "Replace sanitize with escape once",
+	m.Reply(200, `[{"id": "ed899a2f4b50b4370feeea94676502b42383c746", "short_id": "ed899a2f4b5", "title": "Replace sanitize with escape once",
 	  "author_name": "Dmitriy Zaporozhets", "author_email": "dzaporozhets@sphereconsultinginc.com", "created_at": "2012-09-20T11:50:22+03:00",
 	  "message": "Replace sanitize with escape once"}]`)
 	commits, _, err := c.MergeRequests.Commits(ctx, 3, 1)
@@ -71,7 +71,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 
 	issue, err := os.ReadFile("testdata/issues_issue.json")
 	require.NoError(t, err)
-	m.reply(200, `[`+string(issue)+`, {"id": "PROJ-123", "title": "Title of this issue"}]`)
+	m.Reply(200, `[`+string(issue)+`, {"id": "PROJ-123", "title": "Title of this issue"}]`)
 	closes, _, err := c.MergeRequests.ClosesIssues(ctx, 3, 1, &ListOptions{PerPage: 5})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/merge_requests/1/closes_issues", url.Values{"per_page": {"5"}})
@@ -84,22 +84,22 @@ func TestMergeRequestsUnit(t *testing.T) {
 	var ci ClosingIssue
 	assert.Error(t, json.Unmarshal([]byte(`[]`), &ci))
 
-	m.reply(200, ``)
+	m.Reply(200, ``)
 	_, err = c.MergeRequests.Delete(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/3/merge_requests/1", nil)
 
 	for status, sentinel := range map[int]error{401: ErrUnauthorized, 405: ErrMethodNotAllowed, 406: ErrNotAcceptable, 409: ErrConflict} {
-		m.reply(status, `{"message":"x"}`)
+		m.Reply(status, `{"message":"x"}`)
 		_, _, err = c.MergeRequests.Merge(ctx, 3, 1, nil)
 		assert.ErrorIs(t, err, sentinel, "merge %d", status)
 	}
-	before := m.count()
+	before := m.Count()
 	for _, bad := range []*CreateMergeRequestOptions{nil, {Title: "x", TargetBranch: "m"}, {SourceBranch: "a", Title: "x"}, {SourceBranch: "a", TargetBranch: "b"}} {
 		_, _, err = c.MergeRequests.Create(ctx, 3, bad)
 		assert.Error(t, err)
 	}
-	assert.Equal(t, before, m.count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestMergeRequestsAgainstFake(t *testing.T) {

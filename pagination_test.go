@@ -42,7 +42,7 @@ func TestParseLink(t *testing.T) {
 
 func TestResponsePaginationHeaders(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(200, `[]`, "X-Total", "45", "X-Total-Pages", "3", "X-Per-Page", "20", "X-Page", "2", "X-Next-Page", "3", "X-Prev-Page", "1",
+	m.Reply(200, `[]`, "X-Total", "45", "X-Total-Pages", "3", "X-Per-Page", "20", "X-Page", "2", "X-Next-Page", "3", "X-Prev-Page", "1",
 		"Link", `<https://collab.example.com/api/v3/projects?page=1>; rel="prev", <https://collab.example.com/api/v3/projects?page=3>; rel="next", <https://collab.example.com/api/v3/projects?page=1>; rel="first", <https://collab.example.com/api/v3/projects?page=3>; rel="last"`)
 	resp, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestResponsePaginationHeaders(t *testing.T) {
 	assert.Equal(t, "https://collab.example.com/api/v3/projects?page=3", resp.NextURL)
 	assert.Equal(t, "https://collab.example.com/api/v3/projects?page=3", resp.LastURL)
 
-	m.reply(200, `[]`, "X-Total", "", "X-Next-Page", "", "X-Prev-Page", "", "X-Page", "junk", "X-Per-Page", "-4")
+	m.Reply(200, `[]`, "X-Total", "", "X-Next-Page", "", "X-Prev-Page", "", "X-Page", "junk", "X-Per-Page", "-4")
 	resp, err = send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
 	require.NoError(t, err)
 	assert.Zero(t, resp.TotalItems)
@@ -209,18 +209,18 @@ func TestAllStopsWhenTheLoopBreaks(t *testing.T) {
 
 func TestAllYieldsErrorLast(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(200, `[{"id":1},{"id":2}]`, "X-Page", "1", "X-Next-Page", "2", "X-Total-Pages", "3")
-	m.reply(500, `{"message":"500 Internal Server Error"}`)
+	m.Reply(200, `[{"id":1},{"id":2}]`, "X-Page", "1", "X-Next-Page", "2", "X-Total-Pages", "3")
+	m.Reply(500, `{"message":"500 Internal Server Error"}`)
 	ids, err := collect(t, c.allItems(nil))
 	assert.Equal(t, []int{1, 2}, ids)
 	assert.ErrorIs(t, err, ErrServer)
-	assert.Equal(t, 2, m.count())
-	assert.Equal(t, "100", m.last().Query.Get("per_page"))
-	assert.Equal(t, "2", m.last().Query.Get("page"))
+	assert.Equal(t, 2, m.Count())
+	assert.Equal(t, "100", m.Last().Query.Get("per_page"))
+	assert.Equal(t, "2", m.Last().Query.Get("page"))
 
 	// The error is the last element: the loop sees nothing after it.
 	c, m = newMockClient(t)
-	m.reply(404, `{"message":"404 Project Not Found"}`)
+	m.Reply(404, `{"message":"404 Project Not Found"}`)
 	var got []error
 	for it, err := range c.allItems(nil) {
 		assert.Nil(t, it)
@@ -234,7 +234,7 @@ func TestAllYieldsErrorLast(t *testing.T) {
 	for _, err := range all[item](context.Background(), c, route("projects/%s/items", 1.5), nil) {
 		assert.Error(t, err)
 	}
-	assert.Zero(t, m.count())
+	assert.Zero(t, m.Count())
 }
 
 func TestAllPrefetchErrorStopsInOrder(t *testing.T) {
@@ -261,12 +261,12 @@ func TestAllPrefetchErrorStopsInOrder(t *testing.T) {
 
 func TestAllHonoursStartPageAndPerPage(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(200, `[{"id":7}]`)
+	m.Reply(200, `[{"id":7}]`)
 	ids, err := collect(t, c.allItems(&itemOptions{ListOptions: ListOptions{Page: 4, PerPage: 5}}))
 	require.NoError(t, err)
 	assert.Equal(t, []int{7}, ids)
-	assert.Equal(t, "4", m.last().Query.Get("page"))
-	assert.Equal(t, "5", m.last().Query.Get("per_page"))
+	assert.Equal(t, "4", m.Last().Query.Get("page"))
+	assert.Equal(t, "5", m.Last().Query.Get("per_page"))
 }
 
 func TestAllContextCancelled(t *testing.T) {

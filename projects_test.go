@@ -94,7 +94,7 @@ func TestProjectsUnit(t *testing.T) {
 	runCallCases(t, "projects_project.json", wantProject(), calls)
 
 	c, m := newMockClient(t)
-	m.reply(200, ``)
+	m.Reply(200, ``)
 	_, err := c.Projects.Delete(ctx, pid)
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/"+esc, nil)
@@ -102,31 +102,31 @@ func TestProjectsUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/12/fork", nil)
 
-	m.reply(201, `{"id": 1, "project_id": 3, "group_id": 4, "group_access": 30}`)
+	m.Reply(201, `{"id": 1, "project_id": 3, "group_id": 4, "group_access": 30}`)
 	share, _, err := c.Projects.Share(ctx, 3, &ShareProjectOptions{GroupID: 4, GroupAccess: DeveloperAccess})
 	require.NoError(t, err)
 	assert.Equal(t, &ProjectShare{ID: 1, ProjectID: 3, GroupID: 4, GroupAccess: DeveloperAccess}, share)
 	m.assertCall("POST", "projects/3/share", url.Values{"group_id": {"4"}, "group_access": {"30"}})
 
-	m.reply(304, ``)
+	m.Reply(304, ``)
 	_, _, err = c.Projects.Star(ctx, 3)
 	assert.ErrorIs(t, err, ErrNotModified)
-	m.reply(403, `{"message":"403 Forbidden"}`)
+	m.Reply(403, `{"message":"403 Forbidden"}`)
 	_, _, err = c.Projects.ListAll(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
-	m.reply(409, `{"message":{"name":["has already been taken"]}}`)
+	m.Reply(409, `{"message":{"name":["has already been taken"]}}`)
 	_, _, err = c.Projects.Fork(ctx, 3)
 	assert.ErrorIs(t, err, ErrConflict)
-	m.reply(409, `{"message":"Group access is not included in the list"}`)
+	m.Reply(409, `{"message":"Group access is not included in the list"}`)
 	_, _, err = c.Projects.Share(ctx, 3, &ShareProjectOptions{GroupID: 4, GroupAccess: 99})
 	assert.ErrorIs(t, err, ErrConflict)
-	m.reply(400, `{"message":{"visibility_level":["is not included in the list"]}}`)
+	m.Reply(400, `{"message":{"visibility_level":["is not included in the list"]}}`)
 	_, _, err = c.Projects.Update(ctx, 3, &UpdateProjectOptions{VisibilityLevel: Ptr(VisibilityLevel(5))})
 	var er *ErrorResponse
 	require.ErrorAs(t, err, &er)
 	assert.Equal(t, map[string][]string{"visibility_level": {"is not included in the list"}}, er.Fields)
 
-	before := m.count()
+	before := m.Count()
 	_, _, err = c.Projects.Create(ctx, &CreateProjectOptions{})
 	assert.Error(t, err)
 	_, _, err = c.Projects.Create(ctx, nil)
@@ -141,12 +141,12 @@ func TestProjectsUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Projects.UploadFile(ctx, []int{}, strings.NewReader("x"), "x")
 	assert.Error(t, err)
-	assert.Equal(t, before, m.count(), "bad arguments send nothing")
+	assert.Equal(t, before, m.Count(), "bad arguments send nothing")
 }
 
 func TestProjectEventsUnit(t *testing.T) {
 	c, m := newMockClient(t)
-	m.replyFile(200, "projects_events.json")
+	m.ReplyFile(200, "projects_events.json")
 	events, _, err := c.Projects.ListEvents(context.Background(), "g/p", &ListOptions{Page: 1, PerPage: 2})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/events", url.Values{"page": {"1"}, "per_page": {"2"}})
@@ -171,23 +171,23 @@ func TestProjectEventsUnit(t *testing.T) {
 
 func TestUploadFileUnit(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(201, `{"alt": "dk", "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", "is_image": true, "markdown": "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}`)
+	m.Reply(201, `{"alt": "dk", "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", "is_image": true, "markdown": "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}`)
 	f, _, err := c.Projects.UploadFile(context.Background(), "g/p", strings.NewReader("PNG bytes"), "dk.png")
 	require.NoError(t, err)
 	assert.Equal(t, &ProjectFile{Alt: "dk", URL: "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", IsImage: true,
 		Markdown: "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}, f)
-	rec := m.last()
+	rec := m.Last()
 	assert.Equal(t, "/api/v3/projects/g%2Fp/uploads", rec.Path)
 	assert.Equal(t, testToken, rec.Header.Get("PRIVATE-TOKEN"))
 	assert.True(t, strings.HasPrefix(rec.Header.Get("Content-Type"), "multipart/form-data; boundary="))
 	assert.Contains(t, string(rec.Body), `Content-Disposition: form-data; name="file"; filename="dk.png"`)
 	assert.Contains(t, string(rec.Body), "PNG bytes")
 
-	m.reply(201, `null`)
+	m.Reply(201, `null`)
 	_, _, err = c.Projects.UploadFile(context.Background(), 1, strings.NewReader("big"), "big.bin")
 	assert.ErrorIs(t, err, errUploadRejected, "a null body is an error, not a nil result")
 
-	m.fail(errors.New("connection reset"))
+	m.Fail(errors.New("connection reset"))
 	_, _, err = c.Projects.UploadFile(context.Background(), 1, io.MultiReader(strings.NewReader("x")), "x")
 	var re *RequestError
 	assert.ErrorAs(t, err, &re)

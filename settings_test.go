@@ -31,7 +31,7 @@ func TestSettingsUnit(t *testing.T) {
 		SharedRunnersEnabled: true, RepositoryStorage: "default",
 		Extra: map[string]json.RawMessage{"akismet_enabled": json.RawMessage(`false`), "metrics_port": json.RawMessage(`8089`)}}
 
-	m.reply(200, settingsJSON)
+	m.Reply(200, settingsJSON)
 	got, _, err := c.Settings.Get(ctx)
 	require.NoError(t, err)
 	m.assertCall("GET", "application/settings", nil)
@@ -42,7 +42,7 @@ func TestSettingsUnit(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, settingsJSON, string(out))
 
-	m.reply(200, settingsJSON)
+	m.Reply(200, settingsJSON)
 	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{
 		DefaultProjectsLimit: Ptr(5), SignupEnabled: Ptr(false), SigninEnabled: Ptr(true), GravatarEnabled: Ptr(false),
 		AvatarProviderEnabled: Ptr(true), SignInText: Ptr("hi"), AfterSignUpText: Ptr("yo"), HomePageURL: Ptr("https://h"),
@@ -63,15 +63,15 @@ func TestSettingsUnit(t *testing.T) {
 		"shared_runners_enabled": {"false"}, "repository_storage": {"ssd"}, "metrics_port": {"9000"},
 	})
 
-	m.reply(200, settingsJSON)
+	m.Reply(200, settingsJSON)
 	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{RestrictedVisibilityLevels: &[]int{}, RestrictedSignupDomains: &[]string{}})
 	require.NoError(t, err)
 	m.assertCall("PUT", "application/settings", url.Values{"restricted_visibility_levels": {""}, "restricted_signup_domains": {""}})
 
-	m.reply(403, `{"message":"403 Forbidden"}`)
+	m.Reply(403, `{"message":"403 Forbidden"}`)
 	_, _, err = c.Settings.Get(ctx)
 	assert.ErrorIs(t, err, ErrForbidden)
-	m.reply(400, `{"message":{"default_projects_limit":["is invalid"]}}`)
+	m.Reply(400, `{"message":{"default_projects_limit":["is invalid"]}}`)
 	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{Extra: map[string]string{"default_projects_limit": "x"}})
 	assert.ErrorIs(t, err, ErrBadRequest)
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/mocktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +48,7 @@ func TestNewClient(t *testing.T) {
 
 func TestRequestBuild(t *testing.T) {
 	c, m := newMockClient(t)
-	m.replyFile(http.StatusCreated, "register.json")
+	m.ReplyFile(http.StatusCreated, "register.json")
 	b, err := c.RequestBuild(context.Background(), testRunnerToken, &Info{
 		Name: "ci-runner-3", Version: "1.4.2", Revision: "0fd4c2e", Platform: "linux", Architecture: "amd64",
 	})
@@ -96,7 +97,7 @@ func TestRequestBuild(t *testing.T) {
 
 func TestRequestBuildWithoutInfo(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusCreated, `{"id": 3, "token": "x", "options": null, "variables": [], "depends_on_builds": []}`)
+	m.Reply(http.StatusCreated, `{"id": 3, "token": "x", "options": null, "variables": [], "depends_on_builds": []}`)
 	b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
 	require.NoError(t, err)
 	m.assertCall(http.MethodPost, "builds/register", url.Values{"token": {testRunnerToken}})
@@ -112,7 +113,7 @@ func TestRequestBuildNothingToDo(t *testing.T) {
 			if status == http.StatusNoContent {
 				body = ""
 			}
-			m.reply(status, body)
+			m.Reply(status, body)
 			b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
 			assert.NoError(t, err)
 			assert.Nil(t, b)
@@ -122,26 +123,26 @@ func TestRequestBuildNothingToDo(t *testing.T) {
 
 func TestRequestBuildErrors(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
 	assert.Nil(t, b)
 	require.ErrorIs(t, err, collab.ErrForbidden)
 	assert.NotContains(t, err.Error(), testRunnerToken)
 
-	m.reply(http.StatusCreated, `null`)
+	m.Reply(http.StatusCreated, `null`)
 	_, err = c.RequestBuild(context.Background(), testRunnerToken, nil)
 	assert.ErrorContains(t, err, "null")
 
-	m.reply(http.StatusInternalServerError, `<html>boom</html>`)
+	m.Reply(http.StatusInternalServerError, `<html>boom</html>`)
 	_, err = c.RequestBuild(context.Background(), testRunnerToken, nil)
 	assert.ErrorIs(t, err, collab.ErrServer)
 
-	n := m.count()
+	n := m.Count()
 	_, err = c.RequestBuild(context.Background(), "", nil)
 	assert.ErrorContains(t, err, "empty runner token")
 	_, err = c.RequestBuild(nil, testRunnerToken, nil) //nolint:staticcheck // a nil context is an error, not a panic
 	assert.Error(t, err)
-	assert.Equal(t, n, m.count(), "nothing sent")
+	assert.Equal(t, n, m.Count(), "nothing sent")
 }
 
 func TestBuildOptionsVariants(t *testing.T) {
@@ -172,7 +173,7 @@ func TestBuildOptionsVariants(t *testing.T) {
 
 func TestSecretsAreRedacted(t *testing.T) {
 	c, m := newMockClient(t)
-	m.replyFile(http.StatusCreated, "register.json")
+	m.ReplyFile(http.StatusCreated, "register.json")
 	b, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
 	require.NoError(t, err)
 
@@ -212,7 +213,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 
 func TestUpdateBuild(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusOK, `{"id": 5, "status": "success"}`)
+	m.Reply(http.StatusOK, `{"id": 5, "status": "success"}`)
 	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateSuccess, nil))
 	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "state": {"success"}})
 
@@ -224,21 +225,21 @@ func TestUpdateBuild(t *testing.T) {
 	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, "", &empty))
 	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "trace": {""}})
 
-	m.reply(http.StatusNotFound, `{"message":"404 Not found"}`)
+	m.Reply(http.StatusNotFound, `{"message":"404 Not found"}`)
 	err := c.UpdateBuild(context.Background(), 5, testRunnerToken, StateFailed, nil)
 	assert.ErrorIs(t, err, collab.ErrNotFound)
 	assert.NotContains(t, err.Error(), testRunnerToken)
-	m.reply(http.StatusForbidden, `{"message":"403 Forbidden - Build has been erased!"}`)
+	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden - Build has been erased!"}`)
 	assert.ErrorIs(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateFailed, nil), collab.ErrForbidden)
 
-	n := m.count()
+	n := m.Count()
 	assert.Error(t, c.UpdateBuild(context.Background(), 5, "", StateFailed, nil))
-	assert.Equal(t, n, m.count())
+	assert.Equal(t, n, m.Count())
 }
 
 func TestAppendTrace(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-17")
+	m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-17")
 	status, n, err := c.AppendTrace(context.Background(), 9, testBuildToken, 10, []byte("hello\n\x00"))
 	require.NoError(t, err)
 	assert.Equal(t, "running", status)
@@ -250,30 +251,30 @@ func TestAppendTrace(t *testing.T) {
 	assert.Equal(t, []byte("hello\n\x00"), rec.Body)
 
 	// An empty part polls the status: a one-byte range at the offset.
-	m.reply(http.StatusAccepted, "", "Build-Status", "canceled", "Range", "0-17")
+	m.Reply(http.StatusAccepted, "", "Build-Status", "canceled", "Range", "0-17")
 	status, n, err = c.AppendTrace(context.Background(), 9, testBuildToken, 17, nil)
 	require.NoError(t, err)
 	assert.Equal(t, StateCanceled, status)
 	assert.Equal(t, int64(17), n)
-	assert.Equal(t, "17-17", m.last().Header.Get("Content-Range"))
-	assert.Empty(t, m.last().Body)
+	assert.Equal(t, "17-17", m.Last().Header.Get("Content-Range"))
+	assert.Empty(t, m.Last().Body)
 
 	// No Range header: the length is assumed from what was sent.
-	m.reply(http.StatusAccepted, "", "Build-Status", "running")
+	m.Reply(http.StatusAccepted, "", "Build-Status", "running")
 	_, n, err = c.AppendTrace(context.Background(), 9, testBuildToken, 0, []byte("abc"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), n)
-	assert.Equal(t, "0-2", m.last().Header.Get("Content-Range"))
+	assert.Equal(t, "0-2", m.Last().Header.Get("Content-Range"))
 
 	// A malformed Range on success is a protocol error, not a panic.
-	m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "lots")
+	m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "lots")
 	_, _, err = c.AppendTrace(context.Background(), 9, testBuildToken, 0, []byte("abc"))
 	assert.ErrorContains(t, err, "malformed range")
 }
 
 func TestAppendTraceRangeError(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusRequestedRangeNotSatisfiable, `{"error":"416 Range Not Satisfiable"}`, "Range", "0-42")
+	m.Reply(http.StatusRequestedRangeNotSatisfiable, `{"error":"416 Range Not Satisfiable"}`, "Range", "0-42")
 	_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, 50, []byte("x"))
 	var re *RangeError
 	require.ErrorAs(t, err, &re)
@@ -286,7 +287,7 @@ func TestAppendTraceRangeError(t *testing.T) {
 	assert.NotContains(t, err.Error(), testBuildToken)
 
 	// A 416 without a usable Range is still a 416, but not a RangeError.
-	m.reply(http.StatusRequestedRangeNotSatisfiable, `{"error":"416 Range Not Satisfiable"}`, "Range", "0-")
+	m.Reply(http.StatusRequestedRangeNotSatisfiable, `{"error":"416 Range Not Satisfiable"}`, "Range", "0-")
 	_, _, err = c.AppendTrace(context.Background(), 9, testBuildToken, 50, []byte("x"))
 	assert.ErrorIs(t, err, collab.ErrRangeNotSatisfiable)
 	assert.False(t, errors.As(err, &re))
@@ -298,18 +299,18 @@ func TestAppendTraceErrors(t *testing.T) {
 		http.StatusBadRequest: collab.ErrBadRequest, http.StatusForbidden: collab.ErrForbidden,
 		http.StatusNotFound: collab.ErrNotFound, http.StatusBadGateway: collab.ErrServer,
 	} {
-		m.reply(status, `{"message":"nope"}`)
+		m.Reply(status, `{"message":"nope"}`)
 		_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, 0, []byte("x"))
 		assert.ErrorIs(t, err, sentinel, status)
 	}
-	n := m.count()
+	n := m.Count()
 	_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, -1, nil)
 	assert.ErrorContains(t, err, "negative")
 	_, _, err = c.AppendTrace(context.Background(), 9, "", 0, nil)
 	assert.ErrorContains(t, err, "empty build token")
 	_, _, err = c.AppendTrace(context.Background(), 9, "a\nb", 0, nil)
 	assert.ErrorContains(t, err, "line break")
-	assert.Equal(t, n, m.count(), "nothing sent")
+	assert.Equal(t, n, m.Count(), "nothing sent")
 }
 
 func TestParseRange(t *testing.T) {
@@ -341,19 +342,19 @@ func FuzzParseRange(f *testing.F) {
 
 func TestDeleteArtifacts(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusOK, `{"id": 9}`)
+	m.Reply(http.StatusOK, `{"id": 9}`)
 	require.NoError(t, c.DeleteArtifacts(context.Background(), 9, testBuildToken))
 	rec := m.assertCall(http.MethodDelete, "builds/9/artifacts", nil)
 	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
 
-	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	assert.ErrorIs(t, c.DeleteArtifacts(context.Background(), 9, testBuildToken), collab.ErrForbidden)
 	assert.ErrorContains(t, c.DeleteArtifacts(context.Background(), 9, ""), "empty build token")
 }
 
 func TestDownloadArtifacts(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusOK, "PK\x03\x04zipdata", "Content-Type", "application/octet-stream",
+	m.Reply(http.StatusOK, "PK\x03\x04zipdata", "Content-Type", "application/octet-stream",
 		"Content-Disposition", "attachment; filename=artifacts.zip")
 	var buf bytes.Buffer
 	n, err := c.DownloadArtifacts(context.Background(), 9, testBuildToken, &buf)
@@ -363,17 +364,17 @@ func TestDownloadArtifacts(t *testing.T) {
 	rec := m.assertCall(http.MethodGet, "builds/9/artifacts", nil)
 	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
 
-	m.reply(http.StatusNotFound, `{"message":"404 Not found"}`)
+	m.Reply(http.StatusNotFound, `{"message":"404 Not found"}`)
 	_, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, &buf)
 	assert.ErrorIs(t, err, collab.ErrNotFound)
-	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	_, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, &buf)
 	assert.ErrorIs(t, err, collab.ErrForbidden)
 	_, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, nil)
 	assert.Error(t, err)
 
 	// A failing writer stops the copy and reports what was written.
-	m.reply(http.StatusOK, strings.Repeat("z", 100))
+	m.Reply(http.StatusOK, strings.Repeat("z", 100))
 	n, err = c.DownloadArtifacts(context.Background(), 9, testBuildToken, &limitedWriter{left: 10})
 	assert.Error(t, err)
 	assert.Equal(t, int64(10), n)
@@ -392,7 +393,7 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 }
 
 // readUpload parses a recorded multipart upload.
-func readUpload(t *testing.T, rec recorded) (field, filename string, data []byte) {
+func readUpload(t *testing.T, rec mocktest.Recorded) (field, filename string, data []byte) {
 	t.Helper()
 	mt, params, err := mime.ParseMediaType(rec.Header.Get("Content-Type"))
 	require.NoError(t, err)
@@ -414,7 +415,7 @@ const buildJSON = `{"id": 9, "name": "rspec", "stage": "test", "ref": "master", 
 
 func TestUploadArtifacts(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusCreated, buildJSON)
+	m.Reply(http.StatusCreated, buildJSON)
 	b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "artifacts.zip", strings.NewReader("PK\x03\x04 data"), &UploadOptions{ExpireIn: "7 days"})
 	require.NoError(t, err)
 	rec := m.assertCall(http.MethodPost, "builds/9/artifacts", url.Values{"expire_in": {"7 days"}})
@@ -440,24 +441,24 @@ func TestUploadArtifacts(t *testing.T) {
 
 func TestUploadArtifactsErrors(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusRequestEntityTooLarge, `{"message":"413 Request Entity Too Large"}`)
+	m.Reply(http.StatusRequestEntityTooLarge, `{"message":"413 Request Entity Too Large"}`)
 	_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("big"), nil)
 	assert.ErrorIs(t, err, collab.ErrRequestTooLarge)
-	assert.Equal(t, 1, m.count(), "a 413 is not retried")
+	assert.Equal(t, 1, m.Count(), "a 413 is not retried")
 
-	m.reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
+	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
 	assert.ErrorIs(t, err, collab.ErrForbidden)
-	m.reply(http.StatusBadRequest, `{"message":"400 (Bad request) \"file\" not given"}`)
+	m.Reply(http.StatusBadRequest, `{"message":"400 (Bad request) \"file\" not given"}`)
 	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
 	assert.ErrorIs(t, err, collab.ErrBadRequest)
 
-	n := m.count()
+	n := m.Count()
 	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", nil, nil)
 	assert.Error(t, err)
 	_, err = c.UploadArtifacts(context.Background(), 9, "", "a.zip", strings.NewReader("x"), nil)
 	assert.ErrorContains(t, err, "empty build token")
-	assert.Equal(t, n, m.count())
+	assert.Equal(t, n, m.Count())
 }
 
 // onlyReader hides every method but Read.
@@ -468,53 +469,50 @@ func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 func TestUploadArtifactsRetries(t *testing.T) {
 	t.Run("seeker is resent from where it was", func(t *testing.T) {
 		c, m := newMockClient(t)
-		m.reply(http.StatusBadGateway, `bad gateway`).fail(syscall.ECONNRESET).reply(http.StatusServiceUnavailable, "").reply(http.StatusCreated, buildJSON)
+		m.Reply(http.StatusBadGateway, `bad gateway`).Fail(syscall.ECONNRESET).Reply(http.StatusServiceUnavailable, "").Reply(http.StatusCreated, buildJSON)
 		r := strings.NewReader("skip:payload")
 		_, err := r.Seek(5, io.SeekStart)
 		require.NoError(t, err)
 		b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", r, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 9, b.ID)
-		assert.Equal(t, 4, m.count())
-		m.mu.Lock()
-		calls := m.calls
-		m.mu.Unlock()
-		for _, rec := range calls {
+		assert.Equal(t, 4, m.Count())
+		for _, rec := range m.Calls() {
 			_, _, data := readUpload(t, rec)
 			assert.Equal(t, "payload", string(data), "every attempt sends the whole file")
 		}
 	})
 	t.Run("seeker gives up after 3 retries", func(t *testing.T) {
 		c, m := newMockClient(t)
-		m.reply(http.StatusBadGateway, `bad gateway`)
+		m.Reply(http.StatusBadGateway, `bad gateway`)
 		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
 		assert.ErrorIs(t, err, collab.ErrServer)
-		assert.Equal(t, 4, m.count())
+		assert.Equal(t, 4, m.Count())
 	})
 	t.Run("plain reader is sent once", func(t *testing.T) {
 		c, m := newMockClient(t)
-		m.reply(http.StatusBadGateway, `bad gateway`).reply(http.StatusCreated, buildJSON)
+		m.Reply(http.StatusBadGateway, `bad gateway`).Reply(http.StatusCreated, buildJSON)
 		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", onlyReader{strings.NewReader("x")}, nil)
 		assert.ErrorIs(t, err, collab.ErrServer)
-		assert.Equal(t, 1, m.count())
+		assert.Equal(t, 1, m.Count())
 	})
 	t.Run("core retries a 429 by rewinding through GetBody", func(t *testing.T) {
 		c, m := newMockClient(t, collab.WithRetry(collab.RetryPolicy{MaxRetries: 2}))
-		m.reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0").reply(http.StatusCreated, buildJSON)
+		m.Reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0").Reply(http.StatusCreated, buildJSON)
 		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("whole"), nil)
 		require.NoError(t, err)
-		assert.Equal(t, 2, m.count())
-		_, _, data := readUpload(t, m.last())
+		assert.Equal(t, 2, m.Count())
+		_, _, data := readUpload(t, m.Last())
 		assert.Equal(t, "whole", string(data))
 	})
 	t.Run("context ends the backoff", func(t *testing.T) {
 		c, m := newMockClient(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		c.uploadBackoff = func(int) time.Duration { cancel(); return time.Hour }
-		m.reply(http.StatusBadGateway, `bad gateway`)
+		m.Reply(http.StatusBadGateway, `bad gateway`)
 		_, err := c.UploadArtifacts(ctx, 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
 		assert.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, 1, m.count())
+		assert.Equal(t, 1, m.Count())
 	})
 }
 
@@ -534,10 +532,10 @@ func (b *badSeeker) Seek(off int64, whence int) (int64, error) {
 
 func TestUploadArtifactsRewindFails(t *testing.T) {
 	c, m := newMockClient(t)
-	m.reply(http.StatusBadGateway, `bad gateway`)
+	m.Reply(http.StatusBadGateway, `bad gateway`)
 	_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", &badSeeker{Reader: strings.NewReader("x")}, nil)
 	assert.ErrorContains(t, err, "tape drive jammed")
-	assert.Equal(t, 1, m.count())
+	assert.Equal(t, 1, m.Count())
 }
 
 func TestDefaultBackoffs(t *testing.T) {

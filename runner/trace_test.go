@@ -433,7 +433,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	})
 	t.Run("success with a length beyond the part", func(t *testing.T) {
 		c, m := newMockClient(t)
-		m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-99")
+		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-99")
 		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
 		_, err := io.WriteString(tw, "abc")
 		require.NoError(t, err)
@@ -441,18 +441,18 @@ func TestTraceWriterDiverged(t *testing.T) {
 	})
 	t.Run("partial acknowledgement is resent", func(t *testing.T) {
 		c, m := newMockClient(t)
-		m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-2").
-			reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-5")
+		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-2").
+			Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-5")
 		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
 		_, err := io.WriteString(tw, "abcde")
 		require.NoError(t, err)
 		require.NoError(t, tw.Close())
-		assert.Equal(t, "2-4", m.last().Header.Get("Content-Range"))
-		assert.Equal(t, "cde", string(m.last().Body))
+		assert.Equal(t, "2-4", m.Last().Header.Get("Content-Range"))
+		assert.Equal(t, "cde", string(m.Last().Body))
 	})
 	t.Run("malformed range is fatal", func(t *testing.T) {
 		c, m := newMockClient(t)
-		m.reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "zero to five")
+		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "zero to five")
 		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
 		_, err := io.WriteString(tw, "abcde")
 		require.NoError(t, err)
