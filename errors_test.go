@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab/internal/suite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -182,16 +183,14 @@ func TestDecodeErrors(t *testing.T) {
 func TestSecretWatchIsWired(t *testing.T) {
 	c, m := newMockClient(t)
 	m.Reply(404, `{"message":"404 Not found"}`)
-	watched.mu.Lock()
-	before := len(watched.lines)
-	watched.mu.Unlock()
+	before := len(watched.Lines())
 	_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
 	require.Error(t, err)
-	watched.mu.Lock()
-	seen := watched.lines[before:]
-	watched.mu.Unlock()
+	seen := watched.Lines()[before:]
 	joined := strings.Join(seen, "\n")
 	assert.Contains(t, joined, err.Error(), "the error was observed")
 	assert.Contains(t, joined, "collab: request", "the debug log line was captured")
-	assert.Error(t, (&secretLog{lines: []string{"x " + testToken}, tokens: map[string]bool{testToken: true}}).check())
+	leaky := suite.NewRecorder(nil, testToken)
+	leaky.Record("x " + testToken)
+	assert.Error(t, leaky.Check())
 }

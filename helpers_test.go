@@ -8,79 +8,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/mocktest"
-	"github.com/collabsvc/collab/internal/secretwatch"
+	"github.com/collabsvc/collab/internal/suite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
 // TestMain runs the suite, then fails it if any goroutine outlived it or if
 // any error or debug log line produced by any test carried a token in use.
-func TestMain(m *testing.M) {
-	secretwatch.SetObserver(watched.record)
-	code := m.Run()
-	if code == 0 {
-		if err := watched.check(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { suite.Main(m, watched) }
 
 // watched collects every error text and debug log line of the suite, and
 // every token the suite's clients were given.
-var watched = &secretLog{tokens: map[string]bool{testToken: true}}
+var watched = suite.NewRecorder(nil, testToken)
 
 // testLogger logs every client's requests and retries into watched.
 var testLogger = slog.New(slog.NewTextHandler(watched, &slog.HandlerOptions{Level: slog.LevelDebug}))
-
-type secretLog struct {
-	mu     sync.Mutex
-	lines  []string
-	tokens map[string]bool
-}
-
-func (w *secretLog) record(s string) {
-	w.mu.Lock()
-	w.lines = append(w.lines, s)
-	w.mu.Unlock()
-}
-
-func (w *secretLog) Write(p []byte) (int, error) {
-	w.record(string(p))
-	return len(p), nil
-}
-
-// token registers a secret the suite uses.
-func (w *secretLog) token(tok string) string {
-	w.mu.Lock()
-	w.tokens[tok] = true
-	w.mu.Unlock()
-	return tok
-}
-
-func (w *secretLog) check() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, line := range w.lines {
-		for tok := range w.tokens {
-			if strings.Contains(line, tok) {
-				return fmt.Errorf("secret check: a token appears in %q", line)
-			}
-		}
-	}
-	return nil
-}
 
 // testToken is the private token every mock client sends.
 const testToken = "secret-test-token-5f2a"
@@ -122,8 +68,8 @@ func newFakeClient(t *testing.T, opts ...ClientOption) (*Client, *collabtest.Ser
 		assert.Zero(t, srv.Panics(), "collabtest recovered panics")
 		srv.Close()
 	})
-	watched.token(srv.AdminToken)
-	watched.token(srv.AdminOAuthToken)
+	watched.Secret(srv.AdminToken)
+	watched.Secret(srv.AdminOAuthToken)
 	opts = append([]ClientOption{WithPrivateToken(srv.AdminToken), WithoutRetries(), WithLogger(testLogger)}, opts...)
 	c, err := NewClient(srv.URL, opts...)
 	require.NoError(t, err)
@@ -133,7 +79,7 @@ func newFakeClient(t *testing.T, opts ...ClientOption) (*Client, *collabtest.Ser
 // clientAs returns a client for srv authenticated with token.
 func clientAs(t *testing.T, srv *collabtest.Server, token string) *Client {
 	t.Helper()
-	c, err := NewClient(srv.URL, WithPrivateToken(watched.token(token)), WithoutRetries(), WithLogger(testLogger))
+	c, err := NewClient(srv.URL, WithPrivateToken(watched.Secret(token)), WithoutRetries(), WithLogger(testLogger))
 	require.NoError(t, err)
 	return c
 }
