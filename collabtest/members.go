@@ -88,18 +88,28 @@ func (s *Server) getProjectMember(c *call) {
 	c.json(http.StatusOK, s.memberJSON(u, p.members[u.id], true))
 }
 
-// addProjectMember is idempotent: an existing member comes back unchanged.
-func (s *Server) addProjectMember(c *call) {
+// projectMemberChange reads and checks an add or update: master rights,
+// the user and a valid access level.
+func (s *Server) projectMemberChange(c *call) (*project, *user, int, bool) {
 	p := c.project()
 	if p == nil || !c.requireLevel(p, 40) {
-		return
+		return nil, nil, 0, false
 	}
 	u, level, ok := c.memberParams(true)
 	if !ok {
-		return
+		return nil, nil, 0, false
 	}
 	if !validLevel(level) {
 		c.invalid(map[string]any{"access_level": []string{"is not included in the list"}})
+		return nil, nil, 0, false
+	}
+	return p, u, level, true
+}
+
+// addProjectMember is idempotent: an existing member comes back unchanged.
+func (s *Server) addProjectMember(c *call) {
+	p, u, level, ok := s.projectMemberChange(c)
+	if !ok {
 		return
 	}
 	if p.members[u.id] == 0 {
@@ -110,20 +120,12 @@ func (s *Server) addProjectMember(c *call) {
 }
 
 func (s *Server) updateProjectMember(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
-	u, level, ok := c.memberParams(true)
+	p, u, level, ok := s.projectMemberChange(c)
 	if !ok {
 		return
 	}
 	if p.members[u.id] == 0 {
 		c.notFound("Member")
-		return
-	}
-	if !validLevel(level) {
-		c.invalid(map[string]any{"access_level": []string{"is not included in the list"}})
 		return
 	}
 	p.members[u.id] = level
