@@ -77,28 +77,28 @@ func (s *AwardEmojiService) delete(ctx context.Context, kind string, pid any, id
 
 // ListIssueAwards returns the awards on an issue.
 //
-// Contract: GET /projects/:id/issues/:issue_id/award_emoji
+// API: GET /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) ListIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, noNote, opt)
 }
 
 // AllIssueAwards iterates over every award ListIssueAwards returns.
 //
-// Contract: GET /projects/:id/issues/:issue_id/award_emoji
+// API: GET /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) AllIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "issues", pid, issueID, noNote, opt)
 }
 
 // GetIssueAward returns one award on an issue.
 //
-// Contract: GET /projects/:id/issues/:issue_id/award_emoji/:award_id
+// API: GET /projects/:id/issues/:issue_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetIssueAward(ctx context.Context, pid any, issueID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noNote, awardID)
 }
 
 // CreateIssueAward awards an emoji, by name without colons, to an issue.
 //
-// Contract: POST /projects/:id/issues/:issue_id/award_emoji
+// API: POST /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) CreateIssueAward(ctx context.Context, pid any, issueID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "issues", pid, issueID, noNote, name)
 }
@@ -106,35 +106,35 @@ func (s *AwardEmojiService) CreateIssueAward(ctx context.Context, pid any, issue
 // DeleteIssueAward removes an award from an issue. Only its author or an
 // administrator may; anyone else gets ErrUnauthorized.
 //
-// Contract: DELETE /projects/:id/issues/:issue_id/award_emoji/:award_id
+// API: DELETE /projects/:id/issues/:issue_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteIssueAward(ctx context.Context, pid any, issueID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.delete(ctx, "issues", pid, issueID, noNote, awardID)
 }
 
 // ListMergeRequestAwards returns the awards on a merge request.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
+// API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) ListMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, noNote, opt)
 }
 
 // AllMergeRequestAwards iterates over every award ListMergeRequestAwards returns.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
+// API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) AllMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "merge_requests", pid, mrID, noNote, opt)
 }
 
 // GetMergeRequestAward returns one award on a merge request.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/award_emoji/:award_id
+// API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetMergeRequestAward(ctx context.Context, pid any, mrID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noNote, awardID)
 }
 
 // CreateMergeRequestAward awards an emoji, by name without colons, to a merge request.
 //
-// Contract: POST /projects/:id/merge_requests/:merge_request_id/award_emoji
+// API: POST /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) CreateMergeRequestAward(ctx context.Context, pid any, mrID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "merge_requests", pid, mrID, noNote, name)
 }
@@ -142,35 +142,35 @@ func (s *AwardEmojiService) CreateMergeRequestAward(ctx context.Context, pid any
 // DeleteMergeRequestAward removes an award from a merge request. Only its author or an
 // administrator may; anyone else gets ErrUnauthorized.
 //
-// Contract: DELETE /projects/:id/merge_requests/:merge_request_id/award_emoji/:award_id
+// API: DELETE /projects/:id/merge_requests/:merge_request_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteMergeRequestAward(ctx context.Context, pid any, mrID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noNote, awardID)
 }
 
 // ListIssueNoteAwards returns the awards on a comment on an issue.
 //
-// Contract: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
+// API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) ListIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, noteID, opt)
 }
 
 // AllIssueNoteAwards iterates over every award ListIssueNoteAwards returns.
 //
-// Contract: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
+// API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) AllIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "issues", pid, issueID, noteID, opt)
 }
 
 // GetIssueNoteAward returns one award on a comment on an issue.
 //
-// Contract: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji/:award_id
+// API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetIssueNoteAward(ctx context.Context, pid any, issueID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noteID, awardID)
 }
 
 // CreateIssueNoteAward awards an emoji, by name without colons, to a comment on an issue.
 //
-// Contract: POST /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
+// API: POST /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) CreateIssueNoteAward(ctx context.Context, pid any, issueID int, noteID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "issues", pid, issueID, noteID, name)
 }
@@ -178,35 +178,35 @@ func (s *AwardEmojiService) CreateIssueNoteAward(ctx context.Context, pid any, i
 // DeleteIssueNoteAward removes an award from a comment on an issue. Only its author or an
 // administrator may; anyone else gets ErrUnauthorized.
 //
-// Contract: DELETE /projects/:id/issues/:issue_id/notes/:note_id/award_emoji/:award_id
+// API: DELETE /projects/:id/issues/:issue_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteIssueNoteAward(ctx context.Context, pid any, issueID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.delete(ctx, "issues", pid, issueID, noteID, awardID)
 }
 
 // ListMergeRequestNoteAwards returns the awards on a comment on a merge request.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
+// API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) ListMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, noteID, opt)
 }
 
 // AllMergeRequestNoteAwards iterates over every award ListMergeRequestNoteAwards returns.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
+// API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) AllMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "merge_requests", pid, mrID, noteID, opt)
 }
 
 // GetMergeRequestNoteAward returns one award on a comment on a merge request.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji/:award_id
+// API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetMergeRequestNoteAward(ctx context.Context, pid any, mrID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noteID, awardID)
 }
 
 // CreateMergeRequestNoteAward awards an emoji, by name without colons, to a comment on a merge request.
 //
-// Contract: POST /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
+// API: POST /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) CreateMergeRequestNoteAward(ctx context.Context, pid any, mrID int, noteID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "merge_requests", pid, mrID, noteID, name)
 }
@@ -214,7 +214,7 @@ func (s *AwardEmojiService) CreateMergeRequestNoteAward(ctx context.Context, pid
 // DeleteMergeRequestNoteAward removes an award from a comment on a merge request. Only its author or an
 // administrator may; anyone else gets ErrUnauthorized.
 //
-// Contract: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji/:award_id
+// API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteMergeRequestNoteAward(ctx context.Context, pid any, mrID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noteID, awardID)
 }

@@ -34,28 +34,28 @@ type CommitParent struct {
 
 // List returns every branch of a project. The list is not paginated.
 //
-// Contract: GET /projects/:id/repository/branches
+// API: GET /projects/:id/repository/branches
 func (s *BranchesService) List(ctx context.Context, pid any) ([]*Branch, *Response, error) {
 	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), nil)
 }
 
 // Get returns one branch; a name such as "feature/x" is escaped into one segment.
 //
-// Contract: GET /projects/:id/repository/branches/:branch
+// API: GET /projects/:id/repository/branches/:branch
 func (s *BranchesService) Get(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
 	return do[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches/%s", pid, branch), nil)
 }
 
 // Protect protects a branch. It is idempotent.
 //
-// Contract: PUT /projects/:id/repository/branches/:branch/protect
+// API: PUT /projects/:id/repository/branches/:branch/protect
 func (s *BranchesService) Protect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
 	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/protect", pid, branch), nil)
 }
 
 // Unprotect removes a branch's protection. It is idempotent.
 //
-// Contract: PUT /projects/:id/repository/branches/:branch/unprotect
+// API: PUT /projects/:id/repository/branches/:branch/unprotect
 func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
 	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/unprotect", pid, branch), nil)
 }

@@ -124,7 +124,7 @@ type BuildsService struct{ client *Client }
 
 // List returns one page of a project's builds.
 //
-// Contract: GET /projects/:id/builds
+// API: GET /projects/:id/builds
 func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOptions) ([]*Build, *Response, error) {
 	if opt != nil {
 		if err := opt.Scope.Validate(); err != nil {
@@ -136,7 +136,7 @@ func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOption
 
 // All iterates over every build of a project, newest first.
 //
-// Contract: GET /projects/:id/builds
+// API: GET /projects/:id/builds
 func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions) iter.Seq2[*Build, error] {
 	if opt == nil {
 		opt = &ListBuildsOptions{} // the pager reads the embedded ListOptions
@@ -146,7 +146,7 @@ func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions
 
 // ListForCommit returns one page of the builds that ran on commit sha.
 //
-// Contract: GET /projects/:id/repository/commits/:sha/builds
+// API: GET /projects/:id/repository/commits/:sha/builds
 func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) ([]*Build, *Response, error) {
 	if opt != nil {
 		if err := opt.Scope.Validate(); err != nil {
@@ -158,7 +158,7 @@ func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, 
 
 // AllForCommit iterates over every build that ran on commit sha.
 //
-// Contract: GET /projects/:id/repository/commits/:sha/builds
+// API: GET /projects/:id/repository/commits/:sha/builds
 func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) iter.Seq2[*Build, error] {
 	if opt == nil {
 		opt = &ListBuildsForCommitOptions{} // the pager reads the embedded ListOptions
@@ -168,7 +168,7 @@ func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, o
 
 // Get returns one build.
 //
-// Contract: GET /projects/:id/builds/:build_id
+// API: GET /projects/:id/builds/:build_id
 func (s *BuildsService) Get(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
 	return do[Build](ctx, s.client, http.MethodGet, route("projects/%s/builds/%s", pid, buildID), nil)
 }
@@ -191,7 +191,7 @@ type Download struct {
 // ErrNotFound when the build has no artifacts. A redirect to storage on
 // another host is followed without the client's credentials.
 //
-// Contract: GET /projects/:id/builds/:build_id/artifacts
+// API: GET /projects/:id/builds/:build_id/artifacts
 func (s *BuildsService) Artifacts(ctx context.Context, pid any, buildID int, w io.Writer) (*Response, error) {
 	return s.client.downloadTo(ctx, route("projects/%s/builds/%s/artifacts", pid, buildID), w)
 }
@@ -201,7 +201,7 @@ func (s *BuildsService) Artifacts(ctx context.Context, pid any, buildID int, w i
 // fails with ErrNotFound when the build has no artifacts. A redirect to
 // storage on another host is followed without the client's credentials.
 //
-// Contract: GET /projects/:id/builds/:build_id/artifacts
+// API: GET /projects/:id/builds/:build_id/artifacts
 func (s *BuildsService) OpenArtifacts(ctx context.Context, pid any, buildID int) (*Download, *Response, error) {
 	return s.client.open(ctx, route("projects/%s/builds/%s/artifacts", pid, buildID))
 }
@@ -209,7 +209,7 @@ func (s *BuildsService) OpenArtifacts(ctx context.Context, pid any, buildID int)
 // Trace streams a build's log into w. It fails with ErrNotFound when the
 // build has no trace.
 //
-// Contract: GET /projects/:id/builds/:build_id/trace
+// API: GET /projects/:id/builds/:build_id/trace
 func (s *BuildsService) Trace(ctx context.Context, pid any, buildID int, w io.Writer) (*Response, error) {
 	return s.client.downloadTo(ctx, route("projects/%s/builds/%s/trace", pid, buildID), w)
 }
@@ -217,14 +217,14 @@ func (s *BuildsService) Trace(ctx context.Context, pid any, buildID int, w io.Wr
 // OpenTrace starts downloading a build's log (named "<id>.log") and returns
 // it open for the caller to read and Close.
 //
-// Contract: GET /projects/:id/builds/:build_id/trace
+// API: GET /projects/:id/builds/:build_id/trace
 func (s *BuildsService) OpenTrace(ctx context.Context, pid any, buildID int) (*Download, *Response, error) {
 	return s.client.open(ctx, route("projects/%s/builds/%s/trace", pid, buildID))
 }
 
 // Cancel stops a pending or running build and returns it canceled.
 //
-// Contract: POST /projects/:id/builds/:build_id/cancel
+// API: POST /projects/:id/builds/:build_id/cancel
 func (s *BuildsService) Cancel(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
 	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/cancel", pid, buildID), nil)
 }
@@ -232,14 +232,14 @@ func (s *BuildsService) Cancel(ctx context.Context, pid any, buildID int) (*Buil
 // Retry starts a finished build again. It returns the NEW build, which has
 // its own id and status pending; the old build keeps its record.
 //
-// Contract: POST /projects/:id/builds/:build_id/retry
+// API: POST /projects/:id/builds/:build_id/retry
 func (s *BuildsService) Retry(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
 	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/retry", pid, buildID), nil)
 }
 
 // Erase removes a finished build's artifacts and trace and returns the build.
 //
-// Contract: POST /projects/:id/builds/:build_id/erase
+// API: POST /projects/:id/builds/:build_id/erase
 func (s *BuildsService) Erase(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
 	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/erase", pid, buildID), nil)
 }
@@ -247,7 +247,7 @@ func (s *BuildsService) Erase(ctx context.Context, pid any, buildID int) (*Build
 // KeepArtifacts clears the expiry of a build's artifacts so that they are
 // never deleted, and returns the build.
 //
-// Contract: POST /projects/:id/builds/:build_id/artifacts/keep
+// API: POST /projects/:id/builds/:build_id/artifacts/keep
 func (s *BuildsService) KeepArtifacts(ctx context.Context, pid any, buildID int) (*Build, *Response, error) {
 	return do[Build](ctx, s.client, http.MethodPost, route("projects/%s/builds/%s/artifacts/keep", pid, buildID), nil)
 }

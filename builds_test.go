@@ -95,7 +95,7 @@ func TestBuildsGetErrors(t *testing.T) {
 	assert.Nil(t, b)
 
 	_, _, err = c.Builds.Get(context.Background(), 1.5, 2)
-	assert.ErrorContains(t, err, "must be int")
+	assert.ErrorContains(t, err, "must be an integer id")
 	_, _, err = c.Builds.Get(context.Background(), "", 2)
 	assert.Error(t, err)
 	assert.Equal(t, 1, m.Count(), "bad ids send nothing")

@@ -471,11 +471,11 @@ func pathSegment(v any) (string, error) {
 		return strconv.FormatInt(t, 10), nil
 	case string:
 		if t == "" {
-			return "", errors.New("collab: empty path value")
+			return "", invalidArg("path value", "is empty")
 		}
 		return strings.ReplaceAll(url.PathEscape(t), ".", "%2E"), nil
 	default:
-		return "", fmt.Errorf("collab: path value must be int, int64 or string, got %T", v)
+		return "", invalidArg("path value", "must be an integer id or a string path, got %T", v)
 	}
 }
 
@@ -513,7 +513,7 @@ func send(ctx context.Context, c *Client, method string, p apiPath, opt, v any) 
 }
 
 // errRequired reports a required parameter missing before any request is sent.
-func errRequired(what string) error { return fmt.Errorf("collab: %s is required", what) }
+func errRequired(what string) error { return invalidArg(what, "is required") }
 
 // encodeInto merges the go-querystring encoding of opt into v.
 func encodeInto(v *url.Values, opt any) error {

@@ -30,6 +30,10 @@ var (
 	ErrUnprocessable        = errors.New("collab: unprocessable entity")     // 422
 	ErrTooManyRequests      = errors.New("collab: too many requests")        // 429
 	ErrServer               = errors.New("collab: server error")             // any 5xx
+
+	// ErrInvalidArgument matches every *ArgumentError: a call the client
+	// refused before sending anything.
+	ErrInvalidArgument = errors.New("collab: invalid argument")
 	errEmptyBody            = errors.New("empty response body")              // a 2xx with nothing to decode
 	errUnexpectedNullResult = errors.New("server answered null instead of a record")
 	errUploadRejected       = errors.New("server answered null: the file was missing or larger than the attachment limit")
@@ -225,6 +229,27 @@ func stripTags(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ArgumentError reports an argument the client refused before sending a
+// request: a missing required option, a nil options struct, a path value of
+// the wrong type or out of range, or a malformed value such as a label colour.
+// It matches ErrInvalidArgument with errors.Is.
+type ArgumentError struct {
+	Arg    string // the argument or option, as the caller knows it ("opt.Title", "pid")
+	Reason string // what is wrong with it
+}
+
+func (e *ArgumentError) Error() string {
+	return "collab: invalid argument " + e.Arg + ": " + e.Reason
+}
+
+// Is reports whether target is ErrInvalidArgument.
+func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// invalidArg returns an *ArgumentError for arg.
+func invalidArg(arg, format string, a ...any) error {
+	return &ArgumentError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
+}
 
 // RequestError is a failure to get any response: a refused connection, a
 // reset, a timeout or a cancelled context. Unwrap gives the cause.

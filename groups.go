@@ -29,21 +29,21 @@ type ListGroupsOptions struct {
 
 // List returns the caller's groups, or every group for an administrator.
 //
-// Contract: GET /groups
+// API: GET /groups
 func (s *GroupsService) List(ctx context.Context, opt *ListGroupsOptions) ([]*Group, *Response, error) {
 	return doList[Group](ctx, s.client, http.MethodGet, route("groups"), opt)
 }
 
 // All iterates over every group List returns.
 //
-// Contract: GET /groups
+// API: GET /groups
 func (s *GroupsService) All(ctx context.Context, opt *ListGroupsOptions) iter.Seq2[*Group, error] {
 	return all[Group](ctx, s.client, route("groups"), opt)
 }
 
 // Get returns a group, by id or path, with its projects.
 //
-// Contract: GET /groups/:id
+// API: GET /groups/:id
 func (s *GroupsService) Get(ctx context.Context, gid any) (*Group, *Response, error) {
 	return do[Group](ctx, s.client, http.MethodGet, route("groups/%s", gid), nil)
 }
@@ -58,7 +58,7 @@ type CreateGroupOptions struct {
 
 // Create makes a group.
 //
-// Contract: POST /groups
+// API: POST /groups
 func (s *GroupsService) Create(ctx context.Context, opt *CreateGroupOptions) (*Group, *Response, error) {
 	if opt == nil || opt.Name == "" || opt.Path == "" {
 		return nil, nil, errRequired("name and path")
@@ -76,14 +76,14 @@ type UpdateGroupOptions struct {
 
 // Update changes a group. Group owners and administrators only.
 //
-// Contract: PUT /groups/:id
+// API: PUT /groups/:id
 func (s *GroupsService) Update(ctx context.Context, gid any, opt *UpdateGroupOptions) (*Group, *Response, error) {
 	return do[Group](ctx, s.client, http.MethodPut, route("groups/%s", gid), opt)
 }
 
 // Delete removes a group with all its projects.
 //
-// Contract: DELETE /groups/:id
+// API: DELETE /groups/:id
 func (s *GroupsService) Delete(ctx context.Context, gid any) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("groups/%s", gid), nil, nil)
 }
@@ -96,21 +96,21 @@ type ListGroupProjectsOptions struct {
 
 // ListProjects returns a group's projects.
 //
-// Contract: GET /groups/:id/projects
+// API: GET /groups/:id/projects
 func (s *GroupsService) ListProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("groups/%s/projects", gid), opt)
 }
 
 // AllProjects iterates over every project ListProjects returns.
 //
-// Contract: GET /groups/:id/projects
+// API: GET /groups/:id/projects
 func (s *GroupsService) AllProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("groups/%s/projects", gid), opt)
 }
 
 // TransferProject moves a project into a group. Administrators only.
 //
-// Contract: POST /groups/:id/projects/:project_id
+// API: POST /groups/:id/projects/:project_id
 func (s *GroupsService) TransferProject(ctx context.Context, gid any, projectID int) (*Group, *Response, error) {
 	return do[Group](ctx, s.client, http.MethodPost, route("groups/%s/projects/%s", gid, projectID), nil)
 }

@@ -38,21 +38,21 @@ type HookOptions struct {
 
 // List returns a project's hooks.
 //
-// Contract: GET /projects/:id/hooks
+// API: GET /projects/:id/hooks
 func (s *HooksService) List(ctx context.Context, pid any) ([]*ProjectHook, *Response, error) {
 	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), nil)
 }
 
 // Get returns one hook.
 //
-// Contract: GET /projects/:id/hooks/:hook_id
+// API: GET /projects/:id/hooks/:hook_id
 func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHook, *Response, error) {
 	return do[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks/%s", pid, hookID), nil)
 }
 
 // Add creates a hook.
 //
-// Contract: POST /projects/:id/hooks
+// API: POST /projects/:id/hooks
 func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*ProjectHook, *Response, error) {
 	if opt == nil || opt.URL == "" {
 		return nil, nil, errRequired("url")
@@ -62,7 +62,7 @@ func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*Pro
 
 // Update changes a hook.
 //
-// Contract: PUT /projects/:id/hooks/:hook_id
+// API: PUT /projects/:id/hooks/:hook_id
 func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *HookOptions) (*ProjectHook, *Response, error) {
 	if opt == nil || opt.URL == "" {
 		return nil, nil, errRequired("url")
@@ -74,7 +74,7 @@ func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *Hoo
 // servers answer 404 for a missing hook: callers who only want it gone may
 // treat ErrNotFound as success.
 //
-// Contract: DELETE /projects/:id/hooks/:hook_id
+// API: DELETE /projects/:id/hooks/:hook_id
 func (s *HooksService) Delete(ctx context.Context, pid any, hookID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/hooks/%s", pid, hookID), nil, nil)
 }

@@ -45,35 +45,35 @@ type ListIssuesOptions struct {
 // ListMine returns the issues the caller created, across projects. IID and
 // Milestone do not apply here.
 //
-// Contract: GET /issues
+// API: GET /issues
 func (s *IssuesService) ListMine(ctx context.Context, opt *ListIssuesOptions) ([]*Issue, *Response, error) {
 	return doList[Issue](ctx, s.client, http.MethodGet, route("issues"), opt)
 }
 
 // AllMine iterates over every issue ListMine returns.
 //
-// Contract: GET /issues
+// API: GET /issues
 func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions) iter.Seq2[*Issue, error] {
 	return all[Issue](ctx, s.client, route("issues"), opt)
 }
 
 // List returns a project's issues.
 //
-// Contract: GET /projects/:id/issues
+// API: GET /projects/:id/issues
 func (s *IssuesService) List(ctx context.Context, pid any, opt *ListIssuesOptions) ([]*Issue, *Response, error) {
 	return doList[Issue](ctx, s.client, http.MethodGet, route("projects/%s/issues", pid), opt)
 }
 
 // All iterates over every issue List returns.
 //
-// Contract: GET /projects/:id/issues
+// API: GET /projects/:id/issues
 func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions) iter.Seq2[*Issue, error] {
 	return all[Issue](ctx, s.client, route("projects/%s/issues", pid), opt)
 }
 
 // Get returns one issue by its id (not its iid).
 //
-// Contract: GET /projects/:id/issues/:issue_id
+// API: GET /projects/:id/issues/:issue_id
 func (s *IssuesService) Get(ctx context.Context, pid any, issueID int) (*Issue, *Response, error) {
 	return do[Issue](ctx, s.client, http.MethodGet, route("projects/%s/issues/%s", pid, issueID), nil)
 }
@@ -90,7 +90,7 @@ type CreateIssueOptions struct {
 
 // Create opens an issue.
 //
-// Contract: POST /projects/:id/issues
+// API: POST /projects/:id/issues
 func (s *IssuesService) Create(ctx context.Context, pid any, opt *CreateIssueOptions) (*Issue, *Response, error) {
 	if opt == nil || opt.Title == "" {
 		return nil, nil, errRequired("title")
@@ -112,7 +112,7 @@ type UpdateIssueOptions struct {
 
 // Update changes an issue, and closes or reopens it through StateEvent.
 //
-// Contract: PUT /projects/:id/issues/:issue_id
+// API: PUT /projects/:id/issues/:issue_id
 func (s *IssuesService) Update(ctx context.Context, pid any, issueID int, opt *UpdateIssueOptions) (*Issue, *Response, error) {
 	return do[Issue](ctx, s.client, http.MethodPut, route("projects/%s/issues/%s", pid, issueID), opt)
 }
@@ -120,7 +120,7 @@ func (s *IssuesService) Update(ctx context.Context, pid any, issueID int, opt *U
 // Delete removes an issue (softly). Admins and project owners only; anyone
 // else gets ErrNotFound.
 //
-// Contract: DELETE /projects/:id/issues/:issue_id
+// API: DELETE /projects/:id/issues/:issue_id
 func (s *IssuesService) Delete(ctx context.Context, pid any, issueID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/issues/%s", pid, issueID), nil, nil)
 }
@@ -133,21 +133,21 @@ type moveIssueOptions struct {
 // Move moves an issue to another project, where labels and the milestone are
 // matched by name. Moving within the same project is ErrBadRequest.
 //
-// Contract: POST /projects/:id/issues/:issue_id/move
+// API: POST /projects/:id/issues/:issue_id/move
 func (s *IssuesService) Move(ctx context.Context, pid any, issueID, toProjectID int) (*Issue, *Response, error) {
 	return do[Issue](ctx, s.client, http.MethodPost, route("projects/%s/issues/%s/move", pid, issueID), &moveIssueOptions{toProjectID})
 }
 
 // Subscribe subscribes the caller to an issue; again is ErrNotModified.
 //
-// Contract: POST /projects/:id/issues/:issue_id/subscription
+// API: POST /projects/:id/issues/:issue_id/subscription
 func (s *IssuesService) Subscribe(ctx context.Context, pid any, issueID int) (*Issue, *Response, error) {
 	return do[Issue](ctx, s.client, http.MethodPost, route("projects/%s/issues/%s/subscription", pid, issueID), nil)
 }
 
 // Unsubscribe reverses Subscribe; again is ErrNotModified.
 //
-// Contract: DELETE /projects/:id/issues/:issue_id/subscription
+// API: DELETE /projects/:id/issues/:issue_id/subscription
 func (s *IssuesService) Unsubscribe(ctx context.Context, pid any, issueID int) (*Issue, *Response, error) {
 	return do[Issue](ctx, s.client, http.MethodDelete, route("projects/%s/issues/%s/subscription", pid, issueID), nil)
 }

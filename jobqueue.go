@@ -59,28 +59,28 @@ type CompoundMetrics struct {
 
 // QueueMetrics returns each queue's backlog and latency.
 //
-// Contract: GET /jobqueue/queue_metrics
+// API: GET /jobqueue/queue_metrics
 func (s *JobQueueService) QueueMetrics(ctx context.Context) (*QueueMetrics, *Response, error) {
 	return do[QueueMetrics](ctx, s.client, http.MethodGet, s.path("queue_metrics"), nil)
 }
 
 // ProcessMetrics returns the worker processes.
 //
-// Contract: GET /jobqueue/process_metrics
+// API: GET /jobqueue/process_metrics
 func (s *JobQueueService) ProcessMetrics(ctx context.Context) (*ProcessMetrics, *Response, error) {
 	return do[ProcessMetrics](ctx, s.client, http.MethodGet, s.path("process_metrics"), nil)
 }
 
 // JobStats returns the job totals.
 //
-// Contract: GET /jobqueue/job_stats
+// API: GET /jobqueue/job_stats
 func (s *JobQueueService) JobStats(ctx context.Context) (*JobStats, *Response, error) {
 	return do[JobStats](ctx, s.client, http.MethodGet, s.path("job_stats"), nil)
 }
 
 // CompoundMetrics returns queues, processes and job totals together.
 //
-// Contract: GET /jobqueue/compound_metrics
+// API: GET /jobqueue/compound_metrics
 func (s *JobQueueService) CompoundMetrics(ctx context.Context) (*CompoundMetrics, *Response, error) {
 	return do[CompoundMetrics](ctx, s.client, http.MethodGet, s.path("compound_metrics"), nil)
 }

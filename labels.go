@@ -58,14 +58,14 @@ type labelName struct {
 
 // List returns a project's labels. The list is not paginated.
 //
-// Contract: GET /projects/:id/labels
+// API: GET /projects/:id/labels
 func (s *LabelsService) List(ctx context.Context, pid any) ([]*Label, *Response, error) {
 	return doList[Label](ctx, s.client, http.MethodGet, route("projects/%s/labels", pid), nil)
 }
 
 // Create makes a label. A duplicate name is ErrConflict.
 //
-// Contract: POST /projects/:id/labels
+// API: POST /projects/:id/labels
 func (s *LabelsService) Create(ctx context.Context, pid any, opt *CreateLabelOptions) (*Label, *Response, error) {
 	if opt == nil || opt.Name == "" {
 		return nil, nil, errRequired("name")
@@ -78,7 +78,7 @@ func (s *LabelsService) Create(ctx context.Context, pid any, opt *CreateLabelOpt
 
 // Update renames or recolours a label.
 //
-// Contract: PUT /projects/:id/labels
+// API: PUT /projects/:id/labels
 func (s *LabelsService) Update(ctx context.Context, pid any, opt *UpdateLabelOptions) (*Label, *Response, error) {
 	switch {
 	case opt == nil || opt.Name == "":
@@ -93,7 +93,7 @@ func (s *LabelsService) Update(ctx context.Context, pid any, opt *UpdateLabelOpt
 
 // Delete removes a label by name.
 //
-// Contract: DELETE /projects/:id/labels
+// API: DELETE /projects/:id/labels
 func (s *LabelsService) Delete(ctx context.Context, pid any, name string) (*DeletedLabel, *Response, error) {
 	if name == "" {
 		return nil, nil, errRequired("name")
@@ -104,14 +104,14 @@ func (s *LabelsService) Delete(ctx context.Context, pid any, name string) (*Dele
 // Subscribe subscribes the caller to a label, given by id (int) or name
 // (string); again is ErrNotModified.
 //
-// Contract: POST /projects/:id/labels/:label_id/subscription
+// API: POST /projects/:id/labels/:label_id/subscription
 func (s *LabelsService) Subscribe(ctx context.Context, pid, label any) (*Label, *Response, error) {
 	return do[Label](ctx, s.client, http.MethodPost, route("projects/%s/labels/%s/subscription", pid, label), nil)
 }
 
 // Unsubscribe reverses Subscribe; again is ErrNotModified.
 //
-// Contract: DELETE /projects/:id/labels/:label_id/subscription
+// API: DELETE /projects/:id/labels/:label_id/subscription
 func (s *LabelsService) Unsubscribe(ctx context.Context, pid, label any) (*Label, *Response, error) {
 	return do[Label](ctx, s.client, http.MethodDelete, route("projects/%s/labels/%s/subscription", pid, label), nil)
 }

@@ -37,21 +37,21 @@ type MemberOptions struct {
 
 // List returns a project's members.
 //
-// Contract: GET /projects/:id/members
+// API: GET /projects/:id/members
 func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProjectMembersOptions) ([]*Member, *Response, error) {
 	return doList[Member](ctx, s.client, http.MethodGet, route("projects/%s/members", pid), opt)
 }
 
 // All iterates over every member List returns.
 //
-// Contract: GET /projects/:id/members
+// API: GET /projects/:id/members
 func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions) iter.Seq2[*Member, error] {
 	return all[Member](ctx, s.client, route("projects/%s/members", pid), opt)
 }
 
 // Get returns one project member.
 //
-// Contract: GET /projects/:id/members/:user_id
+// API: GET /projects/:id/members/:user_id
 func (s *ProjectMembersService) Get(ctx context.Context, pid any, userID int) (*Member, *Response, error) {
 	return do[Member](ctx, s.client, http.MethodGet, route("projects/%s/members/%s", pid, userID), nil)
 }
@@ -59,7 +59,7 @@ func (s *ProjectMembersService) Get(ctx context.Context, pid any, userID int) (*
 // Add makes a user a member. It is idempotent: adding an existing member
 // returns it unchanged.
 //
-// Contract: POST /projects/:id/members
+// API: POST /projects/:id/members
 func (s *ProjectMembersService) Add(ctx context.Context, pid any, userID int, level AccessLevel) (*Member, *Response, error) {
 	opt := &MemberOptions{UserID: userID, AccessLevel: level}
 	return do[Member](ctx, s.client, http.MethodPost, route("projects/%s/members", pid), opt)
@@ -67,7 +67,7 @@ func (s *ProjectMembersService) Add(ctx context.Context, pid any, userID int, le
 
 // Update changes a member's access level.
 //
-// Contract: PUT /projects/:id/members/:user_id
+// API: PUT /projects/:id/members/:user_id
 func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int, level AccessLevel) (*Member, *Response, error) {
 	opt := &MemberOptions{UserID: userID, AccessLevel: level}
 	return do[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt)
@@ -77,21 +77,21 @@ func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int,
 // answer is unreliable (a member record, or a message for a non-member), so
 // it is not decoded.
 //
-// Contract: DELETE /projects/:id/members/:user_id
+// API: DELETE /projects/:id/members/:user_id
 func (s *ProjectMembersService) Remove(ctx context.Context, pid any, userID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/members/%s", pid, userID), nil, nil)
 }
 
 // List returns a group's members. The list is not paginated.
 //
-// Contract: GET /groups/:id/members
+// API: GET /groups/:id/members
 func (s *GroupMembersService) List(ctx context.Context, gid any) ([]*Member, *Response, error) {
 	return doList[Member](ctx, s.client, http.MethodGet, route("groups/%s/members", gid), nil)
 }
 
 // Add makes a user a group member. An existing member is ErrConflict.
 //
-// Contract: POST /groups/:id/members
+// API: POST /groups/:id/members
 func (s *GroupMembersService) Add(ctx context.Context, gid any, userID int, level AccessLevel) (*Member, *Response, error) {
 	opt := &MemberOptions{UserID: userID, AccessLevel: level}
 	return do[Member](ctx, s.client, http.MethodPost, route("groups/%s/members", gid), opt)
@@ -99,7 +99,7 @@ func (s *GroupMembersService) Add(ctx context.Context, gid any, userID int, leve
 
 // Update changes a group member's access level.
 //
-// Contract: PUT /groups/:id/members/:user_id
+// API: PUT /groups/:id/members/:user_id
 func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, level AccessLevel) (*Member, *Response, error) {
 	opt := &MemberOptions{UserID: userID, AccessLevel: level}
 	return do[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt)
@@ -107,7 +107,7 @@ func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, l
 
 // Remove removes a group member. A non-member is ErrNotFound.
 //
-// Contract: DELETE /groups/:id/members/:user_id
+// API: DELETE /groups/:id/members/:user_id
 func (s *GroupMembersService) Remove(ctx context.Context, gid any, userID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("groups/%s/members/%s", gid, userID), nil, nil)
 }

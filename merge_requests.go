@@ -158,42 +158,42 @@ func mrPath(pid any, mrID int, suffix string) apiPath {
 
 // List returns a project's merge requests.
 //
-// Contract: GET /projects/:id/merge_requests
+// API: GET /projects/:id/merge_requests
 func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMergeRequestsOptions) ([]*MergeRequest, *Response, error) {
 	return doList[MergeRequest](ctx, s.client, http.MethodGet, route("projects/%s/merge_requests", pid), opt)
 }
 
 // All iterates over every merge request List returns.
 //
-// Contract: GET /projects/:id/merge_requests
+// API: GET /projects/:id/merge_requests
 func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions) iter.Seq2[*MergeRequest, error] {
 	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt)
 }
 
 // Get returns one merge request by id.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id
+// API: GET /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) Get(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodGet, mrPath(pid, mrID, ""), nil)
 }
 
 // Commits returns a merge request's commits. The list is not paginated.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/commits
+// API: GET /projects/:id/merge_requests/:merge_request_id/commits
 func (s *MergeRequestsService) Commits(ctx context.Context, pid any, mrID int) ([]*MergeRequestCommit, *Response, error) {
 	return doList[MergeRequestCommit](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/commits"), nil)
 }
 
 // Changes returns a merge request with its Changes filled.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/changes
+// API: GET /projects/:id/merge_requests/:merge_request_id/changes
 func (s *MergeRequestsService) Changes(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/changes"), nil)
 }
 
 // Create opens a merge request.
 //
-// Contract: POST /projects/:id/merge_requests
+// API: POST /projects/:id/merge_requests
 func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateMergeRequestOptions) (*MergeRequest, *Response, error) {
 	if opt == nil || opt.SourceBranch == "" || opt.TargetBranch == "" || opt.Title == "" {
 		return nil, nil, errRequired("source_branch, target_branch and title")
@@ -203,7 +203,7 @@ func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateM
 
 // Update changes a merge request, and closes, reopens or merges it through StateEvent.
 //
-// Contract: PUT /projects/:id/merge_requests/:merge_request_id
+// API: PUT /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, opt *UpdateMergeRequestOptions) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, ""), opt)
 }
@@ -211,14 +211,14 @@ func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, op
 // Delete removes a merge request (softly). Admins and project owners only;
 // anyone else gets ErrNotFound.
 //
-// Contract: DELETE /projects/:id/merge_requests/:merge_request_id
+// API: DELETE /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) Delete(ctx context.Context, pid any, mrID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, mrPath(pid, mrID, ""), nil, nil)
 }
 
 // Merge accepts a merge request. See the service doc for its errors.
 //
-// Contract: PUT /projects/:id/merge_requests/:merge_request_id/merge
+// API: PUT /projects/:id/merge_requests/:merge_request_id/merge
 func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeOptions) (*MergeRequest, *Response, error) {
 	form := &mergeForm{}
 	if opt != nil {
@@ -231,35 +231,35 @@ func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt
 // CancelMergeWhenBuildSucceeds clears the merge-when-build-succeeds flag.
 // It is ErrNotAcceptable when the flag is not set.
 //
-// Contract: PUT /projects/:id/merge_requests/:merge_request_id/cancel_merge_when_build_succeeds
+// API: PUT /projects/:id/merge_requests/:merge_request_id/cancel_merge_when_build_succeeds
 func (s *MergeRequestsService) CancelMergeWhenBuildSucceeds(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, "/cancel_merge_when_build_succeeds"), nil)
 }
 
 // ClosesIssues returns the issues merging would close.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
+// API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*ClosingIssue, *Response, error) {
 	return doList[ClosingIssue](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
 // AllClosesIssues iterates over every item ClosesIssues returns.
 //
-// Contract: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
+// API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*ClosingIssue, error] {
 	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
 // Subscribe subscribes the caller; again is ErrNotModified.
 //
-// Contract: POST /projects/:id/merge_requests/:merge_request_id/subscription
+// API: POST /projects/:id/merge_requests/:merge_request_id/subscription
 func (s *MergeRequestsService) Subscribe(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodPost, mrPath(pid, mrID, "/subscription"), nil)
 }
 
 // Unsubscribe reverses Subscribe; again is ErrNotModified.
 //
-// Contract: DELETE /projects/:id/merge_requests/:merge_request_id/subscription
+// API: DELETE /projects/:id/merge_requests/:merge_request_id/subscription
 func (s *MergeRequestsService) Unsubscribe(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodDelete, mrPath(pid, mrID, "/subscription"), nil)
 }

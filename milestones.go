@@ -34,28 +34,28 @@ type UpdateMilestoneOptions struct {
 
 // List returns a project's milestones.
 //
-// Server notes: GET /projects/:id/milestones
+// API: GET /projects/:id/milestones
 func (s *MilestonesService) List(ctx context.Context, pid any, opt *ListMilestonesOptions) ([]*Milestone, *Response, error) {
 	return doList[Milestone](ctx, s.client, http.MethodGet, route("projects/%s/milestones", pid), opt)
 }
 
 // All iterates over every milestone List returns.
 //
-// Server notes: GET /projects/:id/milestones
+// API: GET /projects/:id/milestones
 func (s *MilestonesService) All(ctx context.Context, pid any, opt *ListMilestonesOptions) iter.Seq2[*Milestone, error] {
 	return all[Milestone](ctx, s.client, route("projects/%s/milestones", pid), opt)
 }
 
 // Get returns one milestone.
 //
-// Server notes: GET /projects/:id/milestones/:milestone_id
+// API: GET /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Get(ctx context.Context, pid any, milestoneID int) (*Milestone, *Response, error) {
 	return do[Milestone](ctx, s.client, http.MethodGet, route("projects/%s/milestones/%s", pid, milestoneID), nil)
 }
 
 // Create makes a milestone.
 //
-// Server notes: POST /projects/:id/milestones
+// API: POST /projects/:id/milestones
 func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMilestoneOptions) (*Milestone, *Response, error) {
 	if opt == nil || opt.Title == "" {
 		return nil, nil, errRequired("title")
@@ -65,21 +65,21 @@ func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMile
 
 // Update changes a milestone, and closes or reactivates it through StateEvent.
 //
-// Server notes: PUT /projects/:id/milestones/:milestone_id
+// API: PUT /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Update(ctx context.Context, pid any, milestoneID int, opt *UpdateMilestoneOptions) (*Milestone, *Response, error) {
 	return do[Milestone](ctx, s.client, http.MethodPut, route("projects/%s/milestones/%s", pid, milestoneID), opt)
 }
 
 // ListIssues returns a milestone's issues.
 //
-// Server notes: GET /projects/:id/milestones/:milestone_id/issues
+// API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) ListIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) ([]*Issue, *Response, error) {
 	return doList[Issue](ctx, s.client, http.MethodGet, route("projects/%s/milestones/%s/issues", pid, milestoneID), opt)
 }
 
 // AllIssues iterates over every issue ListIssues returns.
 //
-// Server notes: GET /projects/:id/milestones/:milestone_id/issues
+// API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) AllIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) iter.Seq2[*Issue, error] {
 	return all[Issue](ctx, s.client, route("projects/%s/milestones/%s/issues", pid, milestoneID), opt)
 }

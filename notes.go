@@ -89,84 +89,84 @@ func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, not
 
 // ListIssueNotes returns an issue's comments.
 //
-// Server notes: GET /projects/:id/issues/:issue_id/notes
+// API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) ([]*Note, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, opt)
 }
 
 // AllIssueNotes iterates over every comment ListIssueNotes returns.
 //
-// Server notes: GET /projects/:id/issues/:issue_id/notes
+// API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*Note, error] {
 	return s.iterate(ctx, "issues", pid, issueID, opt)
 }
 
 // GetIssueNote returns one comment on an issue.
 //
-// Server notes: GET /projects/:id/issues/:issue_id/notes/:note_id
+// API: GET /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Note, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noteID)
 }
 
 // CreateIssueNote comments on an issue.
 //
-// Server notes: POST /projects/:id/issues/:issue_id/notes
+// API: POST /projects/:id/issues/:issue_id/notes
 func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, body)
 }
 
 // UpdateIssueNote edits a comment on an issue.
 //
-// Server notes: PUT /projects/:id/issues/:issue_id/notes/:note_id
+// API: PUT /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, body)
 }
 
 // DeleteIssueNote removes a comment on an issue.
 //
-// Server notes: DELETE /projects/:id/issues/:issue_id/notes/:note_id
+// API: DELETE /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) DeleteIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Response, error) {
 	return s.delete(ctx, "issues", pid, issueID, noteID)
 }
 
 // ListMergeRequestNotes returns a merge request's comments.
 //
-// Server notes: GET /projects/:id/merge_requests/:merge_request_id/notes
+// API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*Note, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, opt)
 }
 
 // AllMergeRequestNotes iterates over every comment ListMergeRequestNotes returns.
 //
-// Server notes: GET /projects/:id/merge_requests/:merge_request_id/notes
+// API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*Note, error] {
 	return s.iterate(ctx, "merge_requests", pid, mrID, opt)
 }
 
 // GetMergeRequestNote returns one comment on a merge request.
 //
-// Server notes: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id
+// API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Note, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noteID)
 }
 
 // CreateMergeRequestNote comments on a merge request.
 //
-// Server notes: POST /projects/:id/merge_requests/:merge_request_id/notes
+// API: POST /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, body)
 }
 
 // UpdateMergeRequestNote edits a comment on a merge request.
 //
-// Server notes: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
+// API: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, body)
 }
 
 // DeleteMergeRequestNote removes a comment on a merge request.
 //
-// Server notes: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
+// API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noteID)
 }

@@ -116,63 +116,63 @@ type ListProjectsOptions struct {
 
 // List returns the projects the caller can access.
 //
-// Contract: GET /projects
+// API: GET /projects
 func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects"), opt)
 }
 
 // All iterates over every project List returns.
 //
-// Contract: GET /projects
+// API: GET /projects
 func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects"), opt)
 }
 
 // ListOwned returns the projects the caller owns.
 //
-// Contract: GET /projects/owned
+// API: GET /projects/owned
 func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/owned"), opt)
 }
 
 // AllOwned iterates over every project ListOwned returns.
 //
-// Contract: GET /projects/owned
+// API: GET /projects/owned
 func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/owned"), opt)
 }
 
 // ListStarred returns the projects the caller starred.
 //
-// Contract: GET /projects/starred
+// API: GET /projects/starred
 func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/starred"), opt)
 }
 
 // AllStarred iterates over every project ListStarred returns.
 //
-// Contract: GET /projects/starred
+// API: GET /projects/starred
 func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/starred"), opt)
 }
 
 // ListAll returns every project of the instance. Administrators only.
 //
-// Contract: GET /projects/all
+// API: GET /projects/all
 func (s *ProjectsService) ListAll(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
 }
 
 // AllInstance iterates over every project ListAll returns.
 //
-// Contract: GET /projects/all
+// API: GET /projects/all
 func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/all"), opt)
 }
 
 // Get returns one project, by id or "namespace/name".
 //
-// Contract: GET /projects/:id
+// API: GET /projects/:id
 func (s *ProjectsService) Get(ctx context.Context, pid any) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodGet, route("projects/%s", pid), nil)
 }
@@ -244,14 +244,14 @@ type EventNote struct {
 
 // ListEvents returns a project's activity, newest first.
 //
-// Contract: GET /projects/:id/events
+// API: GET /projects/:id/events
 func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOptions) ([]*ProjectEvent, *Response, error) {
 	return doList[ProjectEvent](ctx, s.client, http.MethodGet, route("projects/%s/events", pid), opt)
 }
 
 // AllEvents iterates over every event ListEvents returns.
 //
-// Contract: GET /projects/:id/events
+// API: GET /projects/:id/events
 func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectEvent, error] {
 	return all[ProjectEvent](ctx, s.client, route("projects/%s/events", pid), opt)
 }
@@ -276,7 +276,7 @@ type CreateProjectOptions struct {
 
 // Create makes a project owned by the caller. Name is required.
 //
-// Contract: POST /projects
+// API: POST /projects
 func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions) (*Project, *Response, error) {
 	if opt == nil || opt.Name == "" {
 		return nil, nil, errRequired("name")
@@ -286,7 +286,7 @@ func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions)
 
 // CreateForUser makes a project owned by another user. Administrators only.
 //
-// Contract: POST /projects/user/:user_id
+// API: POST /projects/user/:user_id
 func (s *ProjectsService) CreateForUser(ctx context.Context, userID int, opt *CreateProjectOptions) (*Project, *Response, error) {
 	if opt == nil || opt.Name == "" {
 		return nil, nil, errRequired("name")
@@ -313,42 +313,42 @@ type UpdateProjectOptions struct {
 
 // Update changes a project.
 //
-// Contract: PUT /projects/:id
+// API: PUT /projects/:id
 func (s *ProjectsService) Update(ctx context.Context, pid any, opt *UpdateProjectOptions) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodPut, route("projects/%s", pid), opt)
 }
 
 // Fork copies a project into the caller's namespace.
 //
-// Contract: POST /projects/fork/:id
+// API: POST /projects/fork/:id
 func (s *ProjectsService) Fork(ctx context.Context, pid any) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/fork/%s", pid), nil)
 }
 
 // Star stars a project. Starring it again is ErrNotModified.
 //
-// Contract: POST /projects/:id/star
+// API: POST /projects/:id/star
 func (s *ProjectsService) Star(ctx context.Context, pid any) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/star", pid), nil)
 }
 
 // Unstar removes the caller's star. Unstarring again is ErrNotModified.
 //
-// Contract: DELETE /projects/:id/star
+// API: DELETE /projects/:id/star
 func (s *ProjectsService) Unstar(ctx context.Context, pid any) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodDelete, route("projects/%s/star", pid), nil)
 }
 
 // Archive makes a project read-only. It is idempotent; admin or owner only.
 //
-// Contract: POST /projects/:id/archive
+// API: POST /projects/:id/archive
 func (s *ProjectsService) Archive(ctx context.Context, pid any) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/archive", pid), nil)
 }
 
 // Unarchive reverses Archive. It is idempotent; admin or owner only.
 //
-// Contract: POST /projects/:id/unarchive (the path from the server notes)
+// API: POST /projects/:id/unarchive
 func (s *ProjectsService) Unarchive(ctx context.Context, pid any) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/unarchive", pid), nil)
 }
@@ -356,7 +356,7 @@ func (s *ProjectsService) Unarchive(ctx context.Context, pid any) (*Project, *Re
 // Delete removes a project and everything in it. The removal is asynchronous
 // on deployed servers.
 //
-// Contract: DELETE /projects/:id
+// API: DELETE /projects/:id
 func (s *ProjectsService) Delete(ctx context.Context, pid any) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s", pid), nil, nil)
 }
@@ -373,7 +373,7 @@ type ProjectFile struct {
 // holding it in memory. A plain reader is sent once and never retried. The
 // server answers null for a missing or oversized file; that is an error.
 //
-// Contract: POST /projects/:id/uploads
+// API: POST /projects/:id/uploads
 func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, filename string) (*ProjectFile, *Response, error) {
 	p := route("projects/%s/uploads", pid)
 	if p.err != nil {
@@ -411,7 +411,7 @@ type ProjectShare struct {
 
 // Share gives a group access to a project.
 //
-// Contract: POST /projects/:id/share
+// API: POST /projects/:id/share
 func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectOptions) (*ProjectShare, *Response, error) {
 	if opt == nil || opt.GroupID == 0 || opt.GroupAccess == 0 {
 		return nil, nil, errRequired("group_id and group_access")
@@ -421,14 +421,14 @@ func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectO
 
 // CreateForkRelation marks a project as forked from another. Administrators only.
 //
-// Contract: POST /projects/:id/fork/:forked_from_id
+// API: POST /projects/:id/fork/:forked_from_id
 func (s *ProjectsService) CreateForkRelation(ctx context.Context, pid any, forkedFromID int) (*Project, *Response, error) {
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/fork/%s", pid, forkedFromID), nil)
 }
 
 // DeleteForkRelation removes a project's forked-from relation. Administrators only.
 //
-// Contract: DELETE /projects/:id/fork
+// API: DELETE /projects/:id/fork
 func (s *ProjectsService) DeleteForkRelation(ctx context.Context, pid any) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/fork", pid), nil, nil)
 }
@@ -442,14 +442,14 @@ type SearchProjectsOptions struct {
 
 // Search returns the accessible projects whose name contains query.
 //
-// Contract: GET /projects/search/:query
+// API: GET /projects/search/:query
 func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/search/%s", query), opt)
 }
 
 // AllSearch iterates over every project Search returns.
 //
-// Contract: GET /projects/search/:query
+// API: GET /projects/search/:query
 func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/search/%s", query), opt)
 }

@@ -166,14 +166,14 @@ func addArray(v *url.Values, name string, items []string) {
 
 // Get returns the settings.
 //
-// Contract: GET /application/settings
+// API: GET /application/settings
 func (s *SettingsService) Get(ctx context.Context) (*ApplicationSettings, *Response, error) {
 	return do[ApplicationSettings](ctx, s.client, http.MethodGet, route("application/settings"), nil)
 }
 
 // Update changes the settings.
 //
-// Contract: PUT /application/settings
+// API: PUT /application/settings
 func (s *SettingsService) Update(ctx context.Context, opt *UpdateSettingsOptions) (*ApplicationSettings, *Response, error) {
 	return do[ApplicationSettings](ctx, s.client, http.MethodPut, route("application/settings"), settingsForm{opt})
 }

@@ -44,7 +44,7 @@ func defaultUploadBackoff(n int) time.Duration {
 // UploadArtifacts returns only once its copying goroutine has ended, so r
 // must not block forever in Read; a cancelled context stops the upload.
 //
-// Contract: POST /builds/:id/artifacts (runner)
+// API: POST /builds/:id/artifacts (runner)
 func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name string, r io.Reader, opts *UploadOptions) (*collab.Build, error) {
 	if r == nil {
 		return nil, errors.New("runner: nil artifacts reader")
@@ -102,7 +102,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // collab.ErrNotFound; a 403 (a bad token) collab.ErrForbidden. A redirect
 // to storage on another host is followed without the build token.
 //
-// Contract: GET /builds/:id/artifacts (runner)
+// API: GET /builds/:id/artifacts (runner)
 func (c *Client) DownloadArtifacts(ctx context.Context, id int, buildToken string, w io.Writer) (int64, error) {
 	if w == nil {
 		return 0, errors.New("runner: nil writer")
@@ -130,7 +130,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // DeleteArtifacts removes the build's artifacts file.
 //
-// Contract: DELETE /builds/:id/artifacts (runner)
+// API: DELETE /builds/:id/artifacts (runner)
 func (c *Client) DeleteArtifacts(ctx context.Context, id int, buildToken string) error {
 	req, err := c.buildRequest(ctx, http.MethodDelete, fmt.Sprintf("builds/%d/artifacts", id), buildToken, nil)
 	if err != nil {

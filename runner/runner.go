@@ -102,7 +102,7 @@ type registerOptions struct {
 // A 403 (an unknown or disabled runner token) matches collab.ErrForbidden:
 // the runner is unhealthy and should stop asking.
 //
-// Contract: POST /builds/register (runner)
+// API: POST /builds/register (runner)
 func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Info) (*Build, error) {
 	if runnerToken == "" {
 		return nil, errors.New("runner: empty runner token")
@@ -144,7 +144,7 @@ type updateOptions struct {
 // longer running or is not this runner's (for example it was canceled); a
 // 403 that it was erased.
 //
-// Contract: PUT /builds/:id (runner)
+// API: PUT /builds/:id (runner)
 func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, state string, trace *string) error {
 	if runnerToken == "" {
 		return errors.New("runner: empty runner token")

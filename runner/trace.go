@@ -43,7 +43,7 @@ func (e *RangeError) Unwrap() error { return e.Err }
 // The request carries Content-Range "<start>-<end>" with no "bytes " prefix
 // and end = offset+len(part)-1, as deployed runners send it.
 //
-// Contract: PATCH /builds/:id/trace.txt (runner)
+// API: PATCH /builds/:id/trace.txt (runner)
 func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, offset int64, part []byte) (status string, length int64, err error) {
 	if offset < 0 {
 		return "", 0, fmt.Errorf("runner: negative trace offset %d", offset)
