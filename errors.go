@@ -17,24 +17,24 @@ import (
 // Sentinel errors, matched with errors.Is against any error the SDK returns
 // for a response with that status.
 var (
-	ErrNotModified          = errors.New("collab: not modified")             // 304
-	ErrBadRequest           = errors.New("collab: bad request")              // 400
-	ErrUnauthorized         = errors.New("collab: unauthorized")             // 401
-	ErrForbidden            = errors.New("collab: forbidden")                // 403
-	ErrNotFound             = errors.New("collab: not found")                // 404
-	ErrMethodNotAllowed     = errors.New("collab: method not allowed")       // 405
-	ErrNotAcceptable        = errors.New("collab: not acceptable")           // 406
-	ErrConflict             = errors.New("collab: conflict")                 // 409
-	ErrRequestTooLarge      = errors.New("collab: request entity too large") // 413
-	ErrRangeNotSatisfiable  = errors.New("collab: range not satisfiable")    // 416
-	ErrUnprocessable        = errors.New("collab: unprocessable entity")     // 422
-	ErrTooManyRequests      = errors.New("collab: too many requests")        // 429
-	ErrServer               = errors.New("collab: server error")             // any 5xx
+	ErrNotModified         = errors.New("collab: not modified")             // 304
+	ErrBadRequest          = errors.New("collab: bad request")              // 400
+	ErrUnauthorized        = errors.New("collab: unauthorized")             // 401
+	ErrForbidden           = errors.New("collab: forbidden")                // 403
+	ErrNotFound            = errors.New("collab: not found")                // 404
+	ErrMethodNotAllowed    = errors.New("collab: method not allowed")       // 405
+	ErrNotAcceptable       = errors.New("collab: not acceptable")           // 406
+	ErrConflict            = errors.New("collab: conflict")                 // 409
+	ErrRequestTooLarge     = errors.New("collab: request entity too large") // 413
+	ErrRangeNotSatisfiable = errors.New("collab: range not satisfiable")    // 416
+	ErrUnprocessable       = errors.New("collab: unprocessable entity")     // 422
+	ErrTooManyRequests     = errors.New("collab: too many requests")        // 429
+	ErrServer              = errors.New("collab: server error")             // any 5xx
 
 	// ErrInvalidArgument matches every *ArgumentError: a call the client
 	// refused before sending anything.
-	ErrInvalidArgument = errors.New("collab: invalid argument")
-	errEmptyBody            = errors.New("empty response body")              // a 2xx with nothing to decode
+	ErrInvalidArgument      = errors.New("collab: invalid argument")
+	errEmptyBody            = errors.New("empty response body") // a 2xx with nothing to decode
 	errUnexpectedNullResult = errors.New("server answered null instead of a record")
 	errUploadRejected       = errors.New("server answered null: the file was missing or larger than the attachment limit")
 )
