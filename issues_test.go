@@ -27,8 +27,8 @@ func wantIssue() *Issue {
 func TestIssuesUnit(t *testing.T) {
 	ctx := context.Background()
 	created := time.Date(2016, 3, 1, 10, 0, 0, 0, time.UTC)
-	listOpt := &ListIssuesOptions{IID: Ptr(6), State: Ptr("opened"), Labels: []string{"bug", "p1"}, Milestone: Ptr("v1.0"),
-		OrderBy: Ptr("updated_at"), Sort: Ptr("asc"), ListOptions: ListOptions{PerPage: 50}}
+	listOpt := &ListIssuesOptions{IID: Ptr(6), State: Ptr(IssueOpened), Labels: []string{"bug", "p1"}, Milestone: Ptr("v1.0"),
+		OrderBy: Ptr(OrderByUpdatedAt), Sort: Ptr(SortAsc), ListOptions: ListOptions{PerPage: 50}}
 	listWant := url.Values{"iid": {"6"}, "state": {"opened"}, "labels": {"bug,p1"}, "milestone": {"v1.0"}, "order_by": {"updated_at"}, "sort": {"asc"}, "per_page": {"50"}}
 	one := func(is *Issue, _ *Response, err error) (any, error) { return is, err }
 	many := func(is []*Issue, _ *Response, err error) (any, error) { return is, err }
@@ -43,7 +43,7 @@ func TestIssuesUnit(t *testing.T) {
 			"milestone_id": {"2"}, "labels": {"bug,ui"}, "created_at": {"2016-03-01T10:00:00Z"}}, false},
 		{"Update", func(c *Client) (any, error) {
 			return one(c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Title: Ptr("T"), Description: Ptr("D"), AssigneeID: Ptr(3),
-				MilestoneID: Ptr(0), Labels: &Labels{"x"}, StateEvent: Ptr("close"), UpdatedAt: &created}))
+				MilestoneID: Ptr(0), Labels: &Labels{"x"}, StateEvent: Ptr(IssueClose), UpdatedAt: &created}))
 		}, "PUT", "projects/4/issues/77", url.Values{"title": {"T"}, "description": {"D"}, "assignee_id": {"3"}, "milestone_id": {"0"},
 			"labels": {"x"}, "state_event": {"close"}, "updated_at": {"2016-03-01T10:00:00Z"}}, false},
 		{"Move", func(c *Client) (any, error) { return one(c.Issues.Move(ctx, 4, 77, 9)) }, "POST", "projects/4/issues/77/move", url.Values{"to_project_id": {"9"}}, false},
@@ -109,27 +109,27 @@ func TestIssuesAgainstFake(t *testing.T) {
 	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{IID: Ptr(2)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr("created_at"), Sort: Ptr("asc")})
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr(OrderByCreatedAt), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
 	assert.Equal(t, []int{is.ID, second.ID}, []int{list[0].ID, list[1].ID})
-	_, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr("title")})
+	_, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr[OrderBy]("title")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	mine, _, err := bc.Issues.ListMine(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
 	assert.Equal(t, second.ID, mine[0].ID)
 
-	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("close"), Title: Ptr("Crash on save (fixed)")})
+	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose), Title: Ptr("Crash on save (fixed)")})
 	require.NoError(t, err)
 	assert.Equal(t, "closed", closed.State)
 	assert.True(t, closed.UpdatedAt.After(is.UpdatedAt.Time))
-	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr("closed")})
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueClosed)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("reopen")})
+	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueReopen)})
 	require.NoError(t, err)
 	assert.Equal(t, "opened", reopened.State)
-	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("explode")})
+	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr[IssueStateEvent]("explode")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
 	// Subscriptions are per user.

@@ -35,14 +35,16 @@ type MemberOptions struct {
 	AccessLevel AccessLevel `url:"access_level"`
 }
 
-// List returns a project's members.
+// List returns one page of a project's members.
 //
 // API: GET /projects/:id/members
 func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProjectMembersOptions) ([]*Member, *Response, error) {
 	return doList[Member](ctx, s.client, http.MethodGet, route("projects/%s/members", pid), opt)
 }
 
-// All iterates over every member List returns.
+// All iterates over the members List returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage members a
+// request (100 when 0).
 //
 // API: GET /projects/:id/members
 func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions) iter.Seq2[*Member, error] {
