@@ -194,3 +194,92 @@ func TestIssuesAgainstFake(t *testing.T) {
 	}
 	assert.Equal(t, 3, n)
 }
+
+// TestGetByIID checks both GetByIID methods: the iid filter they send, that
+// they pick the record with that iid even from a server that ignored the
+// filter, and that none is an error matching ErrNotFound.
+func TestGetByIID(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+
+	m.Reply(200, `[{"id": 77, "iid": 6, "title": "six"}]`)
+	is, _, err := c.Issues.GetByIID(ctx, "g/p", 6)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp/issues", url.Values{"iid": {"6"}})
+	assert.Equal(t, 77, is.ID)
+
+	m.Reply(200, `[{"id": 70, "iid": 1}, {"id": 77, "iid": 6}, {"id": 80, "iid": 7}]`)
+	is, _, err = c.Issues.GetByIID(ctx, 4, 6)
+	require.NoError(t, err)
+	assert.Equal(t, 77, is.ID, "the record with that iid, not the first")
+
+	for _, body := range []string{`[]`, `[{"id": 6, "iid": 1}]`} {
+		m.Reply(200, body)
+		is, resp, err := c.Issues.GetByIID(ctx, 4, 6)
+		assert.Nil(t, is)
+		assert.NotNil(t, resp)
+		assert.ErrorIs(t, err, ErrNotFound)
+		assert.EqualError(t, err, "collab: project 4 has no issue #6: collab: not found")
+	}
+	m.Reply(500, `{"message":"500 Internal Server Error"}`)
+	_, _, err = c.Issues.GetByIID(ctx, 4, 6)
+	assert.ErrorIs(t, err, ErrServer)
+
+	m.Reply(200, `[{"id": 12, "iid": 3, "title": "three"}]`)
+	mr, _, err := c.MergeRequests.GetByIID(ctx, 4, 3)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/4/merge_requests", url.Values{"iid": {"3"}, "state": {"all"}})
+	assert.Equal(t, 12, mr.ID)
+	m.Reply(200, `[]`)
+	_, _, err = c.MergeRequests.GetByIID(ctx, "g/p", 3)
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.EqualError(t, err, "collab: project g/p has no merge request !3: collab: not found")
+}
+
+// TestGetByIIDAgainstFake tells ids and iids apart in two projects, where the
+// same iid names different records and no id equals its iid.
+func TestGetByIIDAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	a := srv.AddProject(srv.AdminID, "A", 0)
+	b := srv.AddProject(srv.AdminID, "B", 0)
+	ids := map[int][]int{}
+	for _, pid := range []int{a, b, a} {
+		is, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "t"})
+		require.NoError(t, err)
+		assert.NotEqual(t, is.ID, is.IID)
+		ids[pid] = append(ids[pid], is.ID)
+	}
+	for pid, want := range ids {
+		for i, id := range want {
+			is, _, err := c.Issues.GetByIID(ctx, pid, i+1)
+			require.NoError(t, err)
+			assert.Equal(t, id, is.ID, "project %d #%d", pid, i+1)
+		}
+	}
+	closed, _, err := c.Issues.Update(ctx, a, ids[a][1], &UpdateIssueOptions{StateEvent: Ptr(IssueClose)})
+	require.NoError(t, err)
+	is, _, err := c.Issues.GetByIID(ctx, a, 2)
+	require.NoError(t, err, "closed issues are found too")
+	assert.Equal(t, closed.ID, is.ID)
+	_, _, err = c.Issues.GetByIID(ctx, b, 2)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = c.Issues.GetByIID(ctx, 999999, 1)
+	assert.ErrorIs(t, err, ErrNotFound, "a missing project")
+
+	srv.AddBranch(a, "f1", "")
+	srv.AddBranch(a, "f2", "")
+	first, _, err := c.MergeRequests.Create(ctx, a, &CreateMergeRequestOptions{SourceBranch: "f1", TargetBranch: "master", Title: "one"})
+	require.NoError(t, err)
+	second, _, err := c.MergeRequests.Create(ctx, a, &CreateMergeRequestOptions{SourceBranch: "f2", TargetBranch: "master", Title: "two"})
+	require.NoError(t, err)
+	_, _, err = c.MergeRequests.Update(ctx, a, first.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestClose)})
+	require.NoError(t, err)
+	for iid, want := range map[int]int{1: first.ID, 2: second.ID} {
+		mr, _, err := c.MergeRequests.GetByIID(ctx, a, iid)
+		require.NoError(t, err)
+		assert.Equal(t, want, mr.ID, "!%d", iid)
+	}
+	_, _, err = c.MergeRequests.GetByIID(ctx, a, 3)
+	assert.ErrorIs(t, err, ErrNotFound)
+}
