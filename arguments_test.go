@@ -45,12 +45,27 @@ func TestArgumentErrors(t *testing.T) {
 		{"iid", func() error { _, _, err := c.MergeRequests.GetByIID(ctx, 1, -3); return err }},
 		{"opt", func() error { _, _, err := c.Labels.Create(ctx, 1, nil); return err }},
 		{"opt.Name", func() error { _, _, err := c.Labels.Create(ctx, 1, &CreateLabelOptions{Color: "#000000"}); return err }},
-		{"opt.Color", func() error { _, _, err := c.Labels.Create(ctx, 1, &CreateLabelOptions{Name: "x", Color: "red"}); return err }},
-		{"opt.Color", func() error { _, _, err := c.Labels.Create(ctx, 1, &CreateLabelOptions{Name: "x", Color: "#12345"}); return err }},
-		{"name", func() error { _, _, err := c.Labels.Update(ctx, 1, "", &UpdateLabelOptions{NewName: Ptr("y")}); return err }},
+		{"opt.Color", func() error {
+			_, _, err := c.Labels.Create(ctx, 1, &CreateLabelOptions{Name: "x", Color: "red"})
+			return err
+		}},
+		{"opt.Color", func() error {
+			_, _, err := c.Labels.Create(ctx, 1, &CreateLabelOptions{Name: "x", Color: "#12345"})
+			return err
+		}},
+		{"name", func() error {
+			_, _, err := c.Labels.Update(ctx, 1, "", &UpdateLabelOptions{NewName: Ptr("y")})
+			return err
+		}},
 		{"opt", func() error { _, _, err := c.Labels.Update(ctx, 1, "x", nil); return err }},
-		{"opt", func() error { _, _, err := c.Labels.Update(ctx, 1, "x", &UpdateLabelOptions{Description: Ptr("d")}); return err }},
-		{"opt.Color", func() error { _, _, err := c.Labels.Update(ctx, 1, "x", &UpdateLabelOptions{Color: Ptr("#GGGGGG")}); return err }},
+		{"opt", func() error {
+			_, _, err := c.Labels.Update(ctx, 1, "x", &UpdateLabelOptions{Description: Ptr("d")})
+			return err
+		}},
+		{"opt.Color", func() error {
+			_, _, err := c.Labels.Update(ctx, 1, "x", &UpdateLabelOptions{Color: Ptr("#GGGGGG")})
+			return err
+		}},
 		{"name", func() error { _, _, err := c.Labels.Delete(ctx, 1, ""); return err }},
 		{"name", func() error { _, _, err := c.Labels.Subscribe(ctx, 1, ""); return err }},
 		{"name", func() error { _, _, err := c.Labels.Unsubscribe(ctx, 1, ""); return err }},
