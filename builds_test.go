@@ -306,6 +306,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Builds.OpenArtifacts(ctx, nil, 69)
 	assert.Error(t, err)
+	//lint:ignore SA1012 deliberate: a nil context must be an error, not a panic
 	_, _, err = c.Builds.OpenArtifacts(nil, 1, 69)
 	assert.Error(t, err)
 	assert.Equal(t, 2, m.Count())

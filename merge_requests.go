@@ -290,9 +290,10 @@ func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID i
 	return doList[ClosingIssue](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
-// AllClosesIssues iterates over the items ClosesIssues returns, on every
-// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
-// items a request (100 when 0).
+// AllClosesIssues iterates over the items ClosesIssues returns, on every page
+// from opt.Page (the first when 0) to the last, asking for opt.PerPage items a
+// request (100 when 0). mrID is the merge request's global ID, not the !IID
+// the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*ClosingIssue, error] {

@@ -48,7 +48,8 @@ func (s *MilestonesService) All(ctx context.Context, pid any, opt *ListMilestone
 	return all[Milestone](ctx, s.client, route("projects/%s/milestones", pid), opt)
 }
 
-// Get returns one milestone. milestoneID is its global ID, not its IID.
+// Get returns one milestone. milestoneID is the milestone's global ID, not its
+// IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Get(ctx context.Context, pid any, milestoneID int) (*Milestone, *Response, error) {
@@ -68,16 +69,16 @@ func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMile
 	return do[Milestone](ctx, s.client, http.MethodPost, route("projects/%s/milestones", pid), opt)
 }
 
-// Update changes a milestone, and closes or reactivates it through
-// StateEvent. milestoneID is its global ID, not its IID.
+// Update changes a milestone, and closes or reactivates it through StateEvent.
+// milestoneID is the milestone's global ID, not its IID.
 //
 // API: PUT /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Update(ctx context.Context, pid any, milestoneID int, opt *UpdateMilestoneOptions) (*Milestone, *Response, error) {
 	return do[Milestone](ctx, s.client, http.MethodPut, route("projects/%s/milestones/%s", pid, milestoneID), opt)
 }
 
-// ListIssues returns one page of a milestone's issues. milestoneID is its
-// global ID, not its IID.
+// ListIssues returns one page of a milestone's issues. milestoneID is the
+// milestone's global ID, not its IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) ListIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) ([]*Issue, *Response, error) {
@@ -86,7 +87,7 @@ func (s *MilestonesService) ListIssues(ctx context.Context, pid any, milestoneID
 
 // AllIssues iterates over the issues ListIssues returns, on every page from
 // opt.Page (the first when 0) to the last, asking for opt.PerPage issues a
-// request (100 when 0).
+// request (100 when 0). milestoneID is the milestone's global ID, not its IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) AllIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) iter.Seq2[*Issue, error] {
