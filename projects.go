@@ -111,7 +111,7 @@ type ListProjectsOptions struct {
 	Visibility *string         `url:"visibility,omitempty"` // public, internal or private
 	OrderBy    *ProjectOrderBy `url:"order_by,omitempty"`   // created_at when nil
 	Sort       *SortOrder      `url:"sort,omitempty"`       // descending when nil
-	Search     *string         `url:"search,omitempty"`     // matches the name
+	Search     *string         `url:"search,omitempty"`
 }
 
 // List returns one page of the projects the caller can access.
