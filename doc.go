@@ -57,10 +57,10 @@
 // ErrMethodNotAllowed, ErrNotAcceptable, ErrConflict, ErrRequestTooLarge,
 // ErrRangeNotSatisfiable, ErrUnprocessable, ErrTooManyRequests (429, once
 // retries are spent, so throttling can be told from a fault) and ErrServer
-// (any 5xx). ErrorResponse keeps the status, the server's message, any
-// validation errors by field, the start of the body and the response
-// headers, but not the request, which carries the token: an error can be
-// logged whole.
+// (any 5xx). ErrorResponse keeps the method, the redacted URL, the status,
+// the server's message, any validation errors by field, up to 64 KiB of the
+// body and the response headers, but not the *http.Response, whose request
+// carries the token: an error can be logged whole.
 //
 // A call the client refuses before sending anything (a missing required
 // option, a nil options struct where one is required, an empty or
