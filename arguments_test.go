@@ -71,6 +71,17 @@ func TestArgumentErrors(t *testing.T) {
 		{"name", func() error { _, _, err := c.Labels.Unsubscribe(ctx, 1, ""); return err }},
 		{"opt", func() error { _, _, err := c.Milestones.Create(ctx, 1, nil); return err }},
 		{"opt.Title", func() error { _, _, err := c.Milestones.Create(ctx, 1, &CreateMilestoneOptions{}); return err }},
+		{"opt.DueDate", func() error {
+			_, _, err := c.Milestones.Create(ctx, 1, &CreateMilestoneOptions{Title: "t", DueDate: Ptr("2030-1-31")})
+			return err
+		}},
+		{"opt.DueDate", func() error {
+			_, _, err := c.Milestones.Update(ctx, 1, 2, &UpdateMilestoneOptions{DueDate: Ptr("31.01.2030")})
+			return err
+		}},
+		{"userID", func() error { _, _, err := c.ProjectMembers.Add(ctx, 1, 0, DeveloperAccess); return err }},
+		{"userID", func() error { _, _, err := c.GroupMembers.Add(ctx, 1, -2, DeveloperAccess); return err }},
+		{"toProjectID", func() error { _, _, err := c.Issues.Move(ctx, 1, 2, 0); return err }},
 		{"opt", func() error { _, _, err := c.Projects.Create(ctx, nil); return err }},
 		{"opt.Name", func() error { _, _, err := c.Projects.Create(ctx, &CreateProjectOptions{}); return err }},
 		{"opt", func() error { _, _, err := c.Projects.CreateForUser(ctx, 2, nil); return err }},

@@ -169,10 +169,13 @@ type moveIssueOptions struct {
 // Move moves an issue to another project, where labels and the milestone are
 // matched by name, and returns the new issue, with a new ID and IID. issueID
 // is the issue's global ID, not the #IID the project shows. Moving within the
-// same project is ErrBadRequest.
+// same project is ErrBadRequest; a toProjectID below 1 is an *ArgumentError.
 //
 // API: POST /projects/:id/issues/:issue_id/move
 func (s *IssuesService) Move(ctx context.Context, pid any, issueID, toProjectID int) (*Issue, *Response, error) {
+	if toProjectID < 1 {
+		return nil, nil, invalidArg("toProjectID", "must be a positive id, got %d", toProjectID)
+	}
 	return do[Issue](ctx, s.client, http.MethodPost, route("projects/%s/issues/%s/move", pid, issueID), &moveIssueOptions{toProjectID})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"time"
 )
 
 // MilestonesService handles project milestones. The API has no call to
@@ -24,11 +25,23 @@ type CreateMilestoneOptions struct {
 	DueDate     *string `url:"due_date,omitempty"` // YYYY-MM-DD
 }
 
+// checkDueDate reports a due date the server would not read as a date. An
+// empty one is sent as it is.
+func checkDueDate(d *string) error {
+	if d == nil || *d == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.DateOnly, *d); err != nil {
+		return invalidArg("opt.DueDate", "must be a date as YYYY-MM-DD, got %q", *d)
+	}
+	return nil
+}
+
 // UpdateMilestoneOptions are the parameters of Update; nil fields are unchanged.
 type UpdateMilestoneOptions struct {
 	Title       *string              `url:"title,omitempty"`
 	Description *string              `url:"description,omitempty"`
-	DueDate     *string              `url:"due_date,omitempty"`
+	DueDate     *string              `url:"due_date,omitempty"` // YYYY-MM-DD
 	StateEvent  *MilestoneStateEvent `url:"state_event,omitempty"`
 }
 
@@ -56,7 +69,8 @@ func (s *MilestonesService) Get(ctx context.Context, pid any, milestoneID int) (
 	return do[Milestone](ctx, s.client, http.MethodGet, route("projects/%s/milestones/%s", pid, milestoneID), nil)
 }
 
-// Create makes a milestone. A nil opt or an empty Title is an *ArgumentError.
+// Create makes a milestone. A nil opt, an empty Title or a DueDate not in
+// the form YYYY-MM-DD is an *ArgumentError.
 //
 // API: POST /projects/:id/milestones
 func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMilestoneOptions) (*Milestone, *Response, error) {
@@ -66,14 +80,23 @@ func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMile
 	case opt.Title == "":
 		return nil, nil, errRequired("opt.Title")
 	}
+	if err := checkDueDate(opt.DueDate); err != nil {
+		return nil, nil, err
+	}
 	return do[Milestone](ctx, s.client, http.MethodPost, route("projects/%s/milestones", pid), opt)
 }
 
 // Update changes a milestone, and closes or reactivates it through StateEvent.
-// milestoneID is the milestone's global ID, not its IID.
+// milestoneID is the milestone's global ID, not its IID. A DueDate not in the
+// form YYYY-MM-DD is an *ArgumentError.
 //
 // API: PUT /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Update(ctx context.Context, pid any, milestoneID int, opt *UpdateMilestoneOptions) (*Milestone, *Response, error) {
+	if opt != nil {
+		if err := checkDueDate(opt.DueDate); err != nil {
+			return nil, nil, err
+		}
+	}
 	return do[Milestone](ctx, s.client, http.MethodPut, route("projects/%s/milestones/%s", pid, milestoneID), opt)
 }
 

@@ -63,7 +63,7 @@ func TestMilestonesAgainstFake(t *testing.T) {
 	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1.0"})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v2", DueDate: Ptr("soon")})
-	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorIs(t, err, ErrInvalidArgument, "refused before sending")
 	otherMS, _, err := c.Milestones.Create(ctx, other, &CreateMilestoneOptions{Title: "v1.0"})
 	require.NoError(t, err)
 
