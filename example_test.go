@@ -337,3 +337,15 @@ func ExampleAwardEmojiService_CreateIssueAward() {
 	fmt.Println(a.Name, a.AwardableType)
 	// Output: thumbsup Issue
 }
+
+// A call the client refuses before sending names the argument.
+func ExampleArgumentError() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	_, _, err := c.MergeRequests.Create(context.Background(), pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", Title: "Feature"})
+	var arg *collab.ArgumentError
+	if errors.As(err, &arg) {
+		fmt.Println(arg.Arg, arg.Reason, errors.Is(err, collab.ErrInvalidArgument))
+	}
+	// Output: opt.TargetBranch is required true
+}
