@@ -39,23 +39,33 @@ func (s *BranchesService) List(ctx context.Context, pid any) ([]*Branch, *Respon
 	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), nil)
 }
 
-// Get returns one branch; a name such as "feature/x" is escaped into one segment.
+// Get returns one branch. A name such as "feature/x" is escaped into one
+// path segment; an empty name is an *ArgumentError.
 //
 // API: GET /projects/:id/repository/branches/:branch
 func (s *BranchesService) Get(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
-	return do[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches/%s", pid, branch), nil)
+	return do[Branch](ctx, s.client, http.MethodGet, branchPath(pid, branch, ""), nil)
 }
 
 // Protect protects a branch. It is idempotent.
 //
 // API: PUT /projects/:id/repository/branches/:branch/protect
 func (s *BranchesService) Protect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
-	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/protect", pid, branch), nil)
+	return do[Branch](ctx, s.client, http.MethodPut, branchPath(pid, branch, "/protect"), nil)
 }
 
 // Unprotect removes a branch's protection. It is idempotent.
 //
 // API: PUT /projects/:id/repository/branches/:branch/unprotect
 func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
-	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/unprotect", pid, branch), nil)
+	return do[Branch](ctx, s.client, http.MethodPut, branchPath(pid, branch, "/unprotect"), nil)
+}
+
+// branchPath is the path of one branch, refusing an empty name by its own
+// argument name.
+func branchPath(pid any, branch, suffix string) apiPath {
+	if branch == "" {
+		return apiPath{err: errRequired("branch")}
+	}
+	return route("projects/%s/repository/branches/%s"+suffix, pid, branch)
 }

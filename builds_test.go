@@ -147,15 +147,20 @@ func TestBuildsListInvalidScope(t *testing.T) {
 	m.Reply(200, "[]")
 	ctx := context.Background()
 	_, _, err := c.Builds.List(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"pending", "done"}})
-	assert.ErrorContains(t, err, `invalid build scope "done"`)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	assert.ErrorContains(t, err, `opt.Scope[1]: is "done"`)
 	_, _, err = c.Builds.ListForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{""}})
-	assert.ErrorContains(t, err, "invalid build scope")
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	n := 0
 	for _, err := range c.Builds.All(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"Pending"}}) {
-		assert.ErrorContains(t, err, "invalid build scope")
+		assert.ErrorIs(t, err, ErrInvalidArgument)
+		n++
 	}
 	for _, err := range c.Builds.AllForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{"x"}}) {
-		assert.ErrorContains(t, err, "invalid build scope")
+		assert.ErrorIs(t, err, ErrInvalidArgument)
+		n++
 	}
+	assert.Equal(t, 2, n, "each iterator yields its error once")
 	assert.Zero(t, m.Count(), "an invalid scope must not reach the server")
 }
 
@@ -174,7 +179,7 @@ func TestBuildScopesEncoding(t *testing.T) {
 		assert.Equal(t, tc.want, v.Encode(), "%v", tc.scopes)
 	}
 	assert.NoError(t, BuildScopes{BuildPending, BuildRunning, BuildSuccess, BuildFailed, BuildCanceled, BuildSkipped}.Validate())
-	assert.Error(t, BuildScopes{"created"}.Validate())
+	assert.ErrorIs(t, BuildScopes{"created"}.Validate(), ErrInvalidArgument)
 }
 
 func TestBuildsListForCommit(t *testing.T) {
@@ -301,6 +306,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Builds.OpenArtifacts(ctx, nil, 69)
 	assert.Error(t, err)
+	//lint:ignore SA1012 deliberate: a nil context must be an error, not a panic
 	_, _, err = c.Builds.OpenArtifacts(nil, 1, 69)
 	assert.Error(t, err)
 	assert.Equal(t, 2, m.Count())

@@ -52,7 +52,7 @@ func TestGroupsUnit(t *testing.T) {
 
 	m.Reply(200, "["+string(fixture)+"]")
 	ps, _, err := c.Groups.ListProjects(ctx, "twitter", &ListGroupProjectsOptions{CIEnabledFirst: Ptr(true),
-		ListProjectsOptions: ListProjectsOptions{Archived: Ptr(false), Visibility: Ptr("public"), OrderBy: Ptr("id"), Sort: Ptr("asc"), Search: Ptr("s")}})
+		ListProjectsOptions: ListProjectsOptions{Archived: Ptr(false), Visibility: Ptr("public"), OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), Search: Ptr("s")}})
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/twitter/projects", url.Values{"ci_enabled_first": {"true"}, "archived": {"false"}, "visibility": {"public"},
 		"order_by": {"id"}, "sort": {"asc"}, "search": {"s"}})
@@ -131,7 +131,7 @@ func TestGroupsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, moved.Projects, 2)
 
-	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &ListGroupProjectsOptions{ListProjectsOptions: ListProjectsOptions{OrderBy: Ptr("name"), Sort: Ptr("asc")}})
+	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &ListGroupProjectsOptions{ListProjectsOptions: ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Handbook", "Tool"}, names(ps))
 	n := 0

@@ -7,8 +7,9 @@ import (
 	"net/http"
 )
 
-// NotesService handles comments on issues and merge requests. The contract
-// names these endpoints without showing them; they follow the server notes.
+// NotesService handles comments (notes) on issues and merge requests. The
+// issue or merge request is always given by its global ID, not by the #IID or
+// !IID the project shows.
 type NotesService struct{ client *Client }
 
 // Note is a comment.
@@ -87,84 +88,102 @@ func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, not
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil, nil)
 }
 
-// ListIssueNotes returns an issue's comments.
+// ListIssueNotes returns one page of an issue's comments. issueID is the
+// issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) ([]*Note, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, opt)
 }
 
-// AllIssueNotes iterates over every comment ListIssueNotes returns.
+// AllIssueNotes iterates over the comments ListIssueNotes returns, on every
+// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
+// comments a request (100 when 0). issueID is the issue's global ID, not the
+// #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*Note, error] {
 	return s.iterate(ctx, "issues", pid, issueID, opt)
 }
 
-// GetIssueNote returns one comment on an issue.
+// GetIssueNote returns one comment on an issue. issueID is the issue's global
+// ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Note, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noteID)
 }
 
-// CreateIssueNote comments on an issue.
+// CreateIssueNote comments on an issue. issueID is the issue's global ID, not
+// the #IID the project shows. An empty body is an *ArgumentError.
 //
 // API: POST /projects/:id/issues/:issue_id/notes
 func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, body)
 }
 
-// UpdateIssueNote edits a comment on an issue.
+// UpdateIssueNote edits a comment on an issue. issueID is the issue's global
+// ID, not the #IID the project shows. An empty body is an *ArgumentError.
 //
 // API: PUT /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, body)
 }
 
-// DeleteIssueNote removes a comment on an issue.
+// DeleteIssueNote removes a comment on an issue. issueID is the issue's global
+// ID, not the #IID the project shows.
 //
 // API: DELETE /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) DeleteIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Response, error) {
 	return s.delete(ctx, "issues", pid, issueID, noteID)
 }
 
-// ListMergeRequestNotes returns a merge request's comments.
+// ListMergeRequestNotes returns one page of a merge request's comments. mrID
+// is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*Note, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, opt)
 }
 
-// AllMergeRequestNotes iterates over every comment ListMergeRequestNotes returns.
+// AllMergeRequestNotes iterates over the comments ListMergeRequestNotes
+// returns, on every page from opt.Page (the first when 0) to the last, asking
+// for opt.PerPage comments a request (100 when 0). mrID is the merge request's
+// global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*Note, error] {
 	return s.iterate(ctx, "merge_requests", pid, mrID, opt)
 }
 
-// GetMergeRequestNote returns one comment on a merge request.
+// GetMergeRequestNote returns one comment on a merge request. mrID is the
+// merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Note, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noteID)
 }
 
-// CreateMergeRequestNote comments on a merge request.
+// CreateMergeRequestNote comments on a merge request. mrID is the merge
+// request's global ID, not the !IID the project shows. An empty body is an
+// *ArgumentError.
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, body)
 }
 
-// UpdateMergeRequestNote edits a comment on a merge request.
+// UpdateMergeRequestNote edits a comment on a merge request. mrID is the merge
+// request's global ID, not the !IID the project shows. An empty body is an
+// *ArgumentError.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
 	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, body)
 }
 
-// DeleteMergeRequestNote removes a comment on a merge request.
+// DeleteMergeRequestNote removes a comment on a merge request. mrID is the
+// merge request's global ID, not the !IID the project shows.
 //
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Response, error) {

@@ -52,7 +52,7 @@ func wantProject() *Project {
 func TestProjectsUnit(t *testing.T) {
 	ctx := context.Background()
 	listOpt := &ListProjectsOptions{ListOptions: ListOptions{Page: 2, PerPage: 5}, Archived: Ptr(true), Visibility: Ptr("internal"),
-		OrderBy: Ptr("name"), Sort: Ptr("asc"), Search: Ptr("dia")}
+		OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc), Search: Ptr("dia")}
 	listWant := url.Values{"page": {"2"}, "per_page": {"5"}, "archived": {"true"}, "visibility": {"internal"}, "order_by": {"name"}, "sort": {"asc"}, "search": {"dia"}}
 	createOpt := &CreateProjectOptions{Name: "site", Path: Ptr("my.site"), NamespaceID: Ptr(4), Description: Ptr("d"),
 		IssuesEnabled: Ptr(true), MergeRequestsEnabled: Ptr(false), BuildsEnabled: Ptr(true), WikiEnabled: Ptr(false),
@@ -76,9 +76,9 @@ func TestProjectsUnit(t *testing.T) {
 		{"List", func(c *Client) (any, error) { return many(c.Projects.List(ctx, listOpt)) }, "GET", "projects", listWant, true},
 		{"ListOwned", func(c *Client) (any, error) { return many(c.Projects.ListOwned(ctx, listOpt)) }, "GET", "projects/owned", listWant, true},
 		{"ListStarred", func(c *Client) (any, error) { return many(c.Projects.ListStarred(ctx, listOpt)) }, "GET", "projects/starred", listWant, true},
-		{"ListAll", func(c *Client) (any, error) { return many(c.Projects.ListAll(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
+		{"ListInstance", func(c *Client) (any, error) { return many(c.Projects.ListInstance(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
 		{"Search", func(c *Client) (any, error) {
-			return many(c.Projects.Search(ctx, "dia/x", &SearchProjectsOptions{OrderBy: Ptr("id"), Sort: Ptr("desc")}))
+			return many(c.Projects.Search(ctx, "dia/x", &SearchProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortDesc)}))
 		}, "GET", "projects/search/dia%2Fx", url.Values{"order_by": {"id"}, "sort": {"desc"}}, true},
 		{"Get", func(c *Client) (any, error) { return one(c.Projects.Get(ctx, pid)) }, "GET", "projects/" + esc, nil, false},
 		{"Create", func(c *Client) (any, error) { return one(c.Projects.Create(ctx, createOpt)) }, "POST", "projects", createWant, false},
@@ -112,7 +112,7 @@ func TestProjectsUnit(t *testing.T) {
 	_, _, err = c.Projects.Star(ctx, 3)
 	assert.ErrorIs(t, err, ErrNotModified)
 	m.Reply(403, `{"message":"403 Forbidden"}`)
-	_, _, err = c.Projects.ListAll(ctx, nil)
+	_, _, err = c.Projects.ListInstance(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
 	m.Reply(409, `{"message":{"name":["has already been taken"]}}`)
 	_, _, err = c.Projects.Fork(ctx, 3)
@@ -237,15 +237,15 @@ func TestProjectsAgainstFake(t *testing.T) {
 	list, _, err = ac.Projects.ListOwned(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{p.ID}, ids(list))
-	_, _, err = ac.Projects.ListAll(ctx, nil)
+	_, _, err = ac.Projects.ListInstance(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
-	list, _, err = c.Projects.ListAll(ctx, &ListProjectsOptions{OrderBy: Ptr("name"), Sort: Ptr("asc")})
+	list, _, err = c.Projects.ListInstance(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"My Site", "Public Thing"}, names(list))
 	list, _, err = ac.Projects.Search(ctx, "thing", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{pub.ID}, ids(list))
-	_, _, err = c.Projects.List(ctx, &ListProjectsOptions{OrderBy: Ptr("nonsense")})
+	_, _, err = c.Projects.List(ctx, &ListProjectsOptions{OrderBy: Ptr[ProjectOrderBy]("nonsense")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
 	// Star twice, unstar twice.
@@ -368,7 +368,7 @@ func TestProjectIteratorsAgainstFake(t *testing.T) {
 		srv.AddProject(srv.AdminID, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), 20)
 	}
 	seen := map[int]bool{}
-	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr("id"), Sort: Ptr("asc"), ListOptions: ListOptions{Prefetch: 3}}) {
+	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), ListOptions: ListOptions{Prefetch: 3}}) {
 		require.NoError(t, err)
 		assert.False(t, seen[p.ID], "no duplicates")
 		seen[p.ID] = true

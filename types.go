@@ -241,3 +241,95 @@ func (l Labels) EncodeValues(key string, v *url.Values) error {
 	v.Set(key, strings.Join(l, ","))
 	return nil
 }
+
+// IssueState filters issue lists by state.
+type IssueState string
+
+// The states an issue list filters on; a nil State lists both.
+const (
+	IssueOpened IssueState = "opened"
+	IssueClosed IssueState = "closed"
+)
+
+// IssueStateEvent closes or reopens an issue through UpdateIssueOptions.
+type IssueStateEvent string
+
+// The state events of an issue update.
+const (
+	IssueClose  IssueStateEvent = "close"
+	IssueReopen IssueStateEvent = "reopen"
+)
+
+// MergeRequestState filters merge request lists by state.
+type MergeRequestState string
+
+// The states a merge request list filters on.
+const (
+	MergeRequestOpened MergeRequestState = "opened"
+	MergeRequestClosed MergeRequestState = "closed"
+	MergeRequestMerged MergeRequestState = "merged"
+	MergeRequestAll    MergeRequestState = "all"
+)
+
+// MergeRequestStateEvent closes, reopens or merges a merge request through
+// UpdateMergeRequestOptions.
+type MergeRequestStateEvent string
+
+// The state events of a merge request update.
+const (
+	MergeRequestClose  MergeRequestStateEvent = "close"
+	MergeRequestReopen MergeRequestStateEvent = "reopen"
+	MergeRequestMerge  MergeRequestStateEvent = "merge"
+)
+
+// MilestoneState filters milestone lists by state.
+type MilestoneState string
+
+// The states a milestone list filters on; a nil State lists both.
+const (
+	MilestoneActive MilestoneState = "active"
+	MilestoneClosed MilestoneState = "closed"
+)
+
+// MilestoneStateEvent closes or reactivates a milestone through
+// UpdateMilestoneOptions.
+type MilestoneStateEvent string
+
+// The state events of a milestone update.
+const (
+	MilestoneClose    MilestoneStateEvent = "close"
+	MilestoneActivate MilestoneStateEvent = "activate"
+)
+
+// OrderBy is the sort key of the issue and merge request lists.
+type OrderBy string
+
+// The sort keys of the issue and merge request lists; created_at when nil.
+const (
+	OrderByCreatedAt OrderBy = "created_at"
+	OrderByUpdatedAt OrderBy = "updated_at"
+)
+
+// ProjectOrderBy is the sort key of the project lists.
+type ProjectOrderBy string
+
+// The sort keys of the project lists; created_at when nil. Projects.Search
+// accepts ID, Name, CreatedAt and LastActivityAt only.
+const (
+	ProjectOrderByID             ProjectOrderBy = "id"
+	ProjectOrderByName           ProjectOrderBy = "name"
+	ProjectOrderByPath           ProjectOrderBy = "path"
+	ProjectOrderByCreatedAt      ProjectOrderBy = "created_at"
+	ProjectOrderByUpdatedAt      ProjectOrderBy = "updated_at"
+	ProjectOrderByLastActivityAt ProjectOrderBy = "last_activity_at"
+)
+
+// SortOrder is the direction of a sorted list.
+type SortOrder string
+
+// The sort directions. Lists sort descending when Sort is nil, except
+// Projects.Search, which sorts ascending.
+const (
+	SortAsc  SortOrder = "asc"
+	SortDesc SortOrder = "desc"
+)
