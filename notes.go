@@ -55,6 +55,19 @@ func (n *Note) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MarshalJSON writes the vote flags under both spellings, "upvote?" as the
+// notes endpoints send them and "upvote" as project events do.
+func (n Note) MarshalJSON() ([]byte, error) {
+	type plain Note
+	return json.Marshal(struct {
+		plain
+		Up    FlexBool `json:"upvote?"`
+		Down  FlexBool `json:"downvote?"`
+		Up2   FlexBool `json:"upvote"`
+		Down2 FlexBool `json:"downvote"`
+	}{plain(n), n.Upvote, n.Downvote, n.Upvote, n.Downvote})
+}
+
 // NoteOptions are the parameters of the Create and Update calls.
 type NoteOptions struct {
 	Body string `url:"body"`
