@@ -276,6 +276,9 @@ type CreateProjectOptions struct {
 	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
 	ImportURL                *string          `url:"import_url,omitempty"`
 	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+	SharedRunnersEnabled     *bool            `url:"shared_runners_enabled,omitempty"`
+	// DefaultBranch is read by CreateForUser only; the server ignores it on Create.
+	DefaultBranch *string `url:"default_branch,omitempty"`
 }
 
 // Create makes a project owned by the caller. Name is required.
@@ -313,6 +316,7 @@ type UpdateProjectOptions struct {
 	Public                   *bool            `url:"public,omitempty"`
 	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
 	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+	SharedRunnersEnabled     *bool            `url:"shared_runners_enabled,omitempty"`
 }
 
 // Update changes a project.

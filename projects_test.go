@@ -169,6 +169,57 @@ func TestProjectEventsUnit(t *testing.T) {
 	assert.Equal(t, "commented on", events[2].ActionName)
 }
 
+// TestProjectRunnerAndBranchParamsUnit checks that create, create-for-user
+// and update send shared_runners_enabled, and create-for-user default_branch.
+func TestProjectRunnerAndBranchParamsUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	body := `{"id": 9, "name": "site", "shared_runners_enabled": false, "default_branch": "develop"}`
+	const form = "application/x-www-form-urlencoded"
+
+	m.Reply(201, body)
+	p, _, err := c.Projects.Create(ctx, &CreateProjectOptions{Name: "site", SharedRunnersEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, form, m.assertCall("POST", "projects", url.Values{"name": {"site"}, "shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
+	assert.False(t, p.SharedRunnersEnabled)
+
+	m.Reply(201, body)
+	p, _, err = c.Projects.CreateForUser(ctx, 7, &CreateProjectOptions{Name: "site", SharedRunnersEnabled: Ptr(true), DefaultBranch: Ptr("develop")})
+	require.NoError(t, err)
+	assert.Equal(t, form, m.assertCall("POST", "projects/user/7", url.Values{"name": {"site"}, "shared_runners_enabled": {"true"}, "default_branch": {"develop"}}).Header.Get("Content-Type"))
+	assert.Equal(t, "develop", p.DefaultBranch)
+
+	m.Reply(200, body)
+	_, _, err = c.Projects.Update(ctx, "g/my.site", &UpdateProjectOptions{SharedRunnersEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, form, m.assertCall("PUT", "projects/g%2Fmy%2Esite", url.Values{"shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
+
+	m.Reply(400, `{"message":{"default_branch":["does not exist"]}}`)
+	_, _, err = c.Projects.CreateForUser(ctx, 7, &CreateProjectOptions{Name: "site", DefaultBranch: Ptr("nope")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorContains(t, err, "default_branch")
+}
+
+// TestProjectRunnerAndBranchParamsAgainstFake sends the parameters to the fake
+// server. It does not read shared_runners_enabled, nor default_branch on
+// creation, so this checks that the calls succeed and that the answer decodes.
+func TestProjectRunnerAndBranchParamsAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	bob := srv.AddUser("bob", false)
+
+	p, _, err := c.Projects.Create(ctx, &CreateProjectOptions{Name: "Runners Off", SharedRunnersEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, "Runners Off", p.Name)
+	given, _, err := c.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Given", SharedRunnersEnabled: Ptr(false),
+		DefaultBranch: Ptr("master")})
+	require.NoError(t, err)
+	assert.Equal(t, bob.ID, given.Owner.ID)
+	upd, _, err := c.Projects.Update(ctx, p.ID, &UpdateProjectOptions{SharedRunnersEnabled: Ptr(true)})
+	require.NoError(t, err)
+	assert.True(t, upd.SharedRunnersEnabled)
+}
+
 func TestUploadFileUnit(t *testing.T) {
 	c, m := newMockClient(t)
 	m.Reply(201, `{"alt": "dk", "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", "is_image": true, "markdown": "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}`)
