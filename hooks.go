@@ -37,7 +37,8 @@ type HookOptions struct {
 	EnableSSLVerification *bool  `url:"enable_ssl_verification,omitempty"`
 }
 
-// List returns one page of a project's hooks.
+// List returns a project's hooks.
+// The list is paginated: List returns one page, All reads every page.
 //
 // API: GET /projects/:id/hooks
 func (s *HooksService) List(ctx context.Context, pid any, opt *ListOptions) ([]*ProjectHook, *Response, error) {
