@@ -143,6 +143,19 @@ func TestRoundTripTestdata(t *testing.T) {
 	for target := range recordTypes {
 		assert.True(t, covered[strings.TrimPrefix(target, "collab.")], "no testdata/roundtrip file for %s", target)
 	}
+
+	// The fixtures of the unit tests round-trip too.
+	fixtures := map[string]roundTripper{
+		"builds_build.json": roundTrip[Build], "builds_erased.json": roundTrip[Build], "builds_kept.json": roundTrip[Build],
+		"builds_list.json": roundTrip[Build], "builds_retried.json": roundTrip[Build], "issues_issue.json": roundTrip[Issue],
+		"merge_requests_mr.json": roundTrip[MergeRequest], "projects_events.json": roundTrip[ProjectEvent],
+		"projects_project.json": roundTrip[Project],
+	}
+	for name, check := range fixtures {
+		body, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(t, err)
+		t.Run(name, func(t *testing.T) { check(t, body) })
+	}
 }
 
 // skipUntilPushData skips a check of push event data while ProjectEvent.Data
