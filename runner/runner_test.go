@@ -427,7 +427,7 @@ func TestUploadArtifacts(t *testing.T) {
 	assert.Equal(t, &collab.Build{
 		ID: 9, Name: "rspec", Stage: "test", Ref: "master", Status: "running",
 		CreatedAt: mustTime(t, "2016-07-22T10:00:00.000Z"), StartedAt: mustTime(t, "2016-07-22T10:01:00.000Z"),
-		Runner:        &collab.BuildRunner{ID: 3, Description: collab.Ptr("shared"), Active: true, IsShared: true, Name: collab.Ptr("ci-runner-3")},
+		Runner:        &collab.BuildRunner{ID: 3, Description: "shared", Active: true, IsShared: true, Name: "ci-runner-3"},
 		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 11},
 	}, b)
 
