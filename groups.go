@@ -10,9 +10,10 @@ import (
 type GroupsService struct{ client *Client }
 
 // Group is a group record. Detail and update responses add Projects, and
-// SharedProjects (the projects shared with the group). Where a group is
-// embedded as a namespace it also carries the namespace fields OwnerID,
-// CreatedAt, UpdatedAt, Avatar, ShareWithGroupLock and RequestAccessEnabled.
+// SharedProjects (other groups' projects shared with this one). Group
+// records may also carry the fields of the group's namespace: OwnerID (nil
+// for a group), CreatedAt, UpdatedAt, Avatar, ShareWithGroupLock and
+// RequestAccessEnabled.
 type Group struct {
 	ID                   int              `json:"id"`
 	Name                 string           `json:"name"`
