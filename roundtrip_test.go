@@ -36,9 +36,9 @@ import (
 // roundTripper checks one response body of a record type.
 type roundTripper func(t *testing.T, body []byte)
 
-// roundTrip decodes body (one record, or an array of them) into T, encodes
+// recordRoundTrip decodes body (one record, or an array of them) into T, encodes
 // it again and asserts that no key of body was lost or changed.
-func roundTrip[T any](t *testing.T, body []byte) {
+func recordRoundTrip[T any](t *testing.T, body []byte) {
 	t.Helper()
 	var out []byte
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
@@ -62,29 +62,29 @@ func roundTrip[T any](t *testing.T, body []byte) {
 // recordTypes names every record type a response decodes into, as the
 // index of the server's documentation examples names them.
 var recordTypes = map[string]roundTripper{
-	"collab.ApplicationSettings": roundTrip[ApplicationSettings],
-	"collab.AwardEmoji":          roundTrip[AwardEmoji],
-	"collab.Branch":              roundTrip[Branch],
-	"collab.Build":               roundTrip[Build],
-	"collab.ClosingIssue":        roundTrip[ClosingIssue],
-	"collab.CompoundMetrics":     roundTrip[CompoundMetrics],
-	"collab.DeletedLabel":        roundTrip[DeletedLabel],
-	"collab.Group":               roundTrip[Group],
-	"collab.Issue":               roundTrip[Issue],
-	"collab.JobStats":            roundTrip[JobStats],
-	"collab.Label":               roundTrip[Label],
-	"collab.Member":              roundTrip[Member],
-	"collab.MergeRequest":        roundTrip[MergeRequest],
-	"collab.MergeRequestCommit":  roundTrip[MergeRequestCommit],
-	"collab.Milestone":           roundTrip[Milestone],
-	"collab.Note":                roundTrip[Note],
-	"collab.ProcessMetrics":      roundTrip[ProcessMetrics],
-	"collab.Project":             roundTrip[Project],
-	"collab.ProjectEvent":        roundTrip[ProjectEvent],
-	"collab.ProjectFile":         roundTrip[ProjectFile],
-	"collab.ProjectHook":         roundTrip[ProjectHook],
-	"collab.ProjectShare":        roundTrip[ProjectShare],
-	"collab.QueueMetrics":        roundTrip[QueueMetrics],
+	"collab.ApplicationSettings": recordRoundTrip[ApplicationSettings],
+	"collab.AwardEmoji":          recordRoundTrip[AwardEmoji],
+	"collab.Branch":              recordRoundTrip[Branch],
+	"collab.Build":               recordRoundTrip[Build],
+	"collab.ClosingIssue":        recordRoundTrip[ClosingIssue],
+	"collab.CompoundMetrics":     recordRoundTrip[CompoundMetrics],
+	"collab.DeletedLabel":        recordRoundTrip[DeletedLabel],
+	"collab.Group":               recordRoundTrip[Group],
+	"collab.Issue":               recordRoundTrip[Issue],
+	"collab.JobStats":            recordRoundTrip[JobStats],
+	"collab.Label":               recordRoundTrip[Label],
+	"collab.Member":              recordRoundTrip[Member],
+	"collab.MergeRequest":        recordRoundTrip[MergeRequest],
+	"collab.MergeRequestCommit":  recordRoundTrip[MergeRequestCommit],
+	"collab.Milestone":           recordRoundTrip[Milestone],
+	"collab.Note":                recordRoundTrip[Note],
+	"collab.ProcessMetrics":      recordRoundTrip[ProcessMetrics],
+	"collab.Project":             recordRoundTrip[Project],
+	"collab.ProjectEvent":        recordRoundTrip[ProjectEvent],
+	"collab.ProjectFile":         recordRoundTrip[ProjectFile],
+	"collab.ProjectHook":         recordRoundTrip[ProjectHook],
+	"collab.ProjectShare":        recordRoundTrip[ProjectShare],
+	"collab.QueueMetrics":        recordRoundTrip[QueueMetrics],
 }
 
 // TestRoundTripServerDocExamples runs every example of the deployed servers'
@@ -148,10 +148,10 @@ func TestRoundTripTestdata(t *testing.T) {
 	// The fixtures of the unit tests round-trip too. builds_list.json is left
 	// out: a runner's null name and description still come back as "".
 	fixtures := map[string]roundTripper{
-		"builds_build.json": roundTrip[Build], "builds_erased.json": roundTrip[Build], "builds_kept.json": roundTrip[Build],
-		"builds_retried.json": roundTrip[Build], "issues_issue.json": roundTrip[Issue],
-		"merge_requests_mr.json": roundTrip[MergeRequest], "projects_events.json": roundTrip[ProjectEvent],
-		"projects_project.json": roundTrip[Project],
+		"builds_build.json": recordRoundTrip[Build], "builds_erased.json": recordRoundTrip[Build], "builds_kept.json": recordRoundTrip[Build],
+		"builds_retried.json": recordRoundTrip[Build], "issues_issue.json": recordRoundTrip[Issue],
+		"merge_requests_mr.json": recordRoundTrip[MergeRequest], "projects_events.json": recordRoundTrip[ProjectEvent],
+		"projects_project.json": recordRoundTrip[Project],
 	}
 	for name, check := range fixtures {
 		body, err := os.ReadFile(filepath.Join("testdata", name))
@@ -331,28 +331,28 @@ func TestRoundTripAgainstFake(t *testing.T) {
 
 	p := sprintf("projects/%d", pid)
 	for path, check := range map[string]roundTripper{
-		"projects":                            roundTrip[Project],
-		p:                                     roundTrip[Project],
-		p + "/events":                         roundTrip[ProjectEvent],
-		p + "/members":                        roundTrip[Member],
-		sprintf("groups/%d/members", gid):     roundTrip[Member],
-		"groups":                              roundTrip[Group],
-		sprintf("groups/%d", gid):             roundTrip[Group],
-		p + "/hooks":                          roundTrip[ProjectHook],
-		p + "/repository/branches":            roundTrip[Branch],
-		p + "/issues":                         roundTrip[Issue],
-		sprintf("%s/issues/%d/notes", p, iid): roundTrip[Note],
-		sprintf("%s/issues/%d/award_emoji", p, iid):                  roundTrip[AwardEmoji],
-		sprintf("%s/issues/%d/notes/%d/award_emoji", p, iid, noteID): roundTrip[AwardEmoji],
-		p + "/merge_requests":                                        roundTrip[MergeRequest],
-		sprintf("%s/merge_requests/%d/commits", p, mrID):             roundTrip[MergeRequestCommit],
-		sprintf("%s/merge_requests/%d/changes", p, mrID):             roundTrip[MergeRequest],
-		sprintf("%s/merge_requests/%d/closes_issues", p, mrID):       roundTrip[ClosingIssue],
-		p + "/labels":               roundTrip[Label],
-		p + "/milestones":           roundTrip[Milestone],
-		p + "/builds":               roundTrip[Build],
-		"application/settings":      roundTrip[ApplicationSettings],
-		"jobqueue/compound_metrics": roundTrip[CompoundMetrics],
+		"projects":                            recordRoundTrip[Project],
+		p:                                     recordRoundTrip[Project],
+		p + "/events":                         recordRoundTrip[ProjectEvent],
+		p + "/members":                        recordRoundTrip[Member],
+		sprintf("groups/%d/members", gid):     recordRoundTrip[Member],
+		"groups":                              recordRoundTrip[Group],
+		sprintf("groups/%d", gid):             recordRoundTrip[Group],
+		p + "/hooks":                          recordRoundTrip[ProjectHook],
+		p + "/repository/branches":            recordRoundTrip[Branch],
+		p + "/issues":                         recordRoundTrip[Issue],
+		sprintf("%s/issues/%d/notes", p, iid): recordRoundTrip[Note],
+		sprintf("%s/issues/%d/award_emoji", p, iid):                  recordRoundTrip[AwardEmoji],
+		sprintf("%s/issues/%d/notes/%d/award_emoji", p, iid, noteID): recordRoundTrip[AwardEmoji],
+		p + "/merge_requests":                                        recordRoundTrip[MergeRequest],
+		sprintf("%s/merge_requests/%d/commits", p, mrID):             recordRoundTrip[MergeRequestCommit],
+		sprintf("%s/merge_requests/%d/changes", p, mrID):             recordRoundTrip[MergeRequest],
+		sprintf("%s/merge_requests/%d/closes_issues", p, mrID):       recordRoundTrip[ClosingIssue],
+		p + "/labels":               recordRoundTrip[Label],
+		p + "/milestones":           recordRoundTrip[Milestone],
+		p + "/builds":               recordRoundTrip[Build],
+		"application/settings":      recordRoundTrip[ApplicationSettings],
+		"jobqueue/compound_metrics": recordRoundTrip[CompoundMetrics],
 	} {
 		t.Run(path, func(t *testing.T) {
 			req, err := c.NewRequest(ctx, "GET", path, nil)
