@@ -118,7 +118,7 @@ func TestRoundTripServerDocExamples(t *testing.T) {
 }
 
 // TestRoundTripTestdata runs every JSON file of testdata/ through the record
-// its name starts with (roundtrip_<Type>_<variant>.json), and every record
+// its name starts with (testdata/roundtrip/<Type>_<variant>.json), and every record
 // type through at least one file.
 func TestRoundTripTestdata(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "roundtrip", "*.json"))
