@@ -10,21 +10,30 @@ type BranchesService struct{ client *Client }
 
 // Branch is a repository branch.
 type Branch struct {
-	Name      string        `json:"name"`
-	Protected bool          `json:"protected"`
-	Commit    *BranchCommit `json:"commit"`
+	Name               string        `json:"name"`
+	Protected          bool          `json:"protected"`
+	DevelopersCanPush  bool          `json:"developers_can_push"`
+	DevelopersCanMerge bool          `json:"developers_can_merge"`
+	Commit             *BranchCommit `json:"commit"`
 }
 
-// BranchCommit is the commit a branch points at.
+// BranchCommit is the commit a branch points at. Servers send the parents
+// and people either nested (Parents, Author, Committer) or flat (ParentIDs,
+// AuthorName, AuthorEmail, CommitterName, CommitterEmail), or both.
 type BranchCommit struct {
-	ID            string          `json:"id"`
-	Parents       []*CommitParent `json:"parents"`
-	Tree          string          `json:"tree"`
-	Message       string          `json:"message"`
-	Author        *EventPerson    `json:"author"`
-	Committer     *EventPerson    `json:"committer"`
-	AuthoredDate  *Time           `json:"authored_date"`
-	CommittedDate *Time           `json:"committed_date"`
+	ID             string          `json:"id"`
+	Parents        []*CommitParent `json:"parents"`
+	ParentIDs      []string        `json:"parent_ids"`
+	Tree           string          `json:"tree"`
+	Message        string          `json:"message"`
+	Author         *EventPerson    `json:"author"`
+	Committer      *EventPerson    `json:"committer"`
+	AuthorName     string          `json:"author_name"`
+	AuthorEmail    string          `json:"author_email"`
+	CommitterName  string          `json:"committer_name"`
+	CommitterEmail string          `json:"committer_email"`
+	AuthoredDate   *Time           `json:"authored_date"`
+	CommittedDate  *Time           `json:"committed_date"`
 }
 
 // CommitParent is a parent of a commit.

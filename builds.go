@@ -44,7 +44,7 @@ type Build struct {
 	FinishedAt    *Time          `json:"finished_at"` // nil until it finishes, and after a retry
 	Runner        *BuildRunner   `json:"runner"`
 	ArtifactsFile *ArtifactsFile `json:"artifacts_file"`
-	DownloadURL   *string        `json:"download_url,omitempty"`
+	DownloadURL   *string        `json:"download_url"`
 	Commit        *BuildCommit   `json:"commit"`
 	User          *BuildUser     `json:"user"`
 }

@@ -61,10 +61,10 @@ func TestBuildsGet(t *testing.T) {
 		User: &BuildUser{
 			User: User{
 				ID: 1, Name: "Administrator", Username: "root", State: "active",
-				AvatarURL: "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon",
+				AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"),
 				WebURL:    "http://collab.example.com/u/root", CreatedAt: buildsTime(t, "2016-01-11T10:13:33.506Z"),
 			},
-			Bio: "Keeps the lights on", IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
+			Bio: Ptr("Keeps the lights on"), IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
 			WebsiteURL: "https://root.example.com",
 		},
 	}

@@ -9,16 +9,27 @@ import (
 // GroupsService handles the group endpoints.
 type GroupsService struct{ client *Client }
 
-// Group is a group record. Detail and update responses add Projects.
+// Group is a group record. Detail and update responses add Projects, and
+// SharedProjects (other groups' projects shared with this one). Group
+// records may also carry the fields of the group's namespace: OwnerID (nil
+// for a group), CreatedAt, UpdatedAt, Avatar, ShareWithGroupLock and
+// RequestAccessEnabled.
 type Group struct {
-	ID              int             `json:"id"`
-	Name            string          `json:"name"`
-	Path            string          `json:"path"`
-	Description     string          `json:"description"`
-	VisibilityLevel VisibilityLevel `json:"visibility_level"`
-	AvatarURL       *string         `json:"avatar_url"`
-	WebURL          string          `json:"web_url"`
-	Projects        []*Project      `json:"projects,omitempty"`
+	ID                   int              `json:"id"`
+	Name                 string           `json:"name"`
+	Path                 string           `json:"path"`
+	Description          *string          `json:"description"`
+	VisibilityLevel      VisibilityLevel  `json:"visibility_level"`
+	AvatarURL            *string          `json:"avatar_url"`
+	WebURL               string           `json:"web_url"`
+	OwnerID              *int             `json:"owner_id"`
+	CreatedAt            *Time            `json:"created_at"`
+	UpdatedAt            *Time            `json:"updated_at"`
+	Avatar               *NamespaceAvatar `json:"avatar"`
+	ShareWithGroupLock   bool             `json:"share_with_group_lock"`
+	RequestAccessEnabled bool             `json:"request_access_enabled"`
+	Projects             []*Project       `json:"projects"`
+	SharedProjects       []*Project       `json:"shared_projects"`
 }
 
 // ListGroupsOptions are the parameters of List.

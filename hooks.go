@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"iter"
 	"net/http"
 )
 
@@ -47,10 +48,19 @@ func (o *HookOptions) check() error {
 }
 
 // List returns a project's hooks.
+// The list is paginated: List returns one page, All reads every page.
 //
 // API: GET /projects/:id/hooks
-func (s *HooksService) List(ctx context.Context, pid any) ([]*ProjectHook, *Response, error) {
-	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), nil)
+func (s *HooksService) List(ctx context.Context, pid any, opt *ListOptions) ([]*ProjectHook, *Response, error) {
+	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), opt)
+}
+
+// All iterates over the hooks List returns, on every page from opt.Page (the
+// first when 0) to the last, asking for opt.PerPage hooks a request (100 when 0).
+//
+// API: GET /projects/:id/hooks
+func (s *HooksService) All(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectHook, error] {
+	return all[ProjectHook](ctx, s.client, route("projects/%s/hooks", pid), opt)
 }
 
 // Get returns one hook.

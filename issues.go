@@ -24,7 +24,7 @@ type Issue struct {
 	IID            int        `json:"iid"`
 	ProjectID      int        `json:"project_id"`
 	Title          string     `json:"title"`
-	Description    string     `json:"description"`
+	Description    *string    `json:"description"`
 	State          string     `json:"state"`
 	CreatedAt      *Time      `json:"created_at"`
 	UpdatedAt      *Time      `json:"updated_at"`

@@ -13,14 +13,14 @@ import (
 
 func wantIssue() *Issue {
 	return &Issue{ID: 77, IID: 6, ProjectID: 4, Title: "Consequatur vero maxime deserunt laboriosam est voluptas dolorem.",
-		Description: "Ratione dolores corrupti mollitia soluta quia.", State: "opened",
+		Description: Ptr("Ratione dolores corrupti mollitia soluta quia."), State: "opened",
 		CreatedAt: ts("2016-01-04T15:31:51.081Z"), UpdatedAt: ts("2016-01-04T15:31:51.081Z"), Labels: []string{"bug", "critical"},
-		Milestone: &Milestone{ID: 1, IID: 1, ProjectID: 4, Title: "v1.0", Description: "Launch", State: "closed", DueDate: ts("2016-02-01"),
+		Milestone: &Milestone{ID: 1, IID: 1, ProjectID: 4, Title: "v1.0", Description: Ptr("Launch"), State: "closed", DueDate: ts("2016-02-01"),
 			CreatedAt: ts("2016-01-04T15:31:39.996Z"), UpdatedAt: ts("2016-01-04T15:31:39.996Z")},
 		Assignee: &User{ID: 1, Name: "Administrator", Username: "root", State: "active",
-			AvatarURL: "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon", WebURL: "http://example.com/root"},
+			AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"), WebURL: "http://example.com/root"},
 		Author: &User{ID: 18, Name: "Dr. Luella Kovacek", Username: "eileen.lowe", State: "active",
-			AvatarURL: "http://www.gravatar.com/avatar/c7c0df31f5a2e3d2e1c2b9e4cd4d3d4c?s=80&d=identicon", WebURL: "http://example.com/eileen.lowe"},
+			AvatarURL: Ptr("http://www.gravatar.com/avatar/c7c0df31f5a2e3d2e1c2b9e4cd4d3d4c?s=80&d=identicon"), WebURL: "http://example.com/eileen.lowe"},
 		Subscribed: true, UserNotesCount: 1, Upvotes: 4, Downvotes: 1, DueDate: ts("2016-07-22")}
 }
 

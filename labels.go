@@ -13,25 +13,26 @@ type LabelsService struct{ client *Client }
 // Label is a project label. Create and Update answers fill only Name,
 // Color and Description; subscription answers add Subscribed.
 type Label struct {
-	Name                   string `json:"name"`
-	Color                  string `json:"color"`
-	Description            string `json:"description"`
-	OpenIssuesCount        int    `json:"open_issues_count"`
-	ClosedIssuesCount      int    `json:"closed_issues_count"`
-	OpenMergeRequestsCount int    `json:"open_merge_requests_count"`
-	Subscribed             bool   `json:"subscribed"`
+	Name                   string  `json:"name"`
+	Color                  string  `json:"color"`
+	Description            *string `json:"description"`
+	OpenIssuesCount        int     `json:"open_issues_count"`
+	ClosedIssuesCount      int     `json:"closed_issues_count"`
+	OpenMergeRequestsCount int     `json:"open_merge_requests_count"`
+	Subscribed             bool    `json:"subscribed"`
 }
 
 // DeletedLabel is the different record Delete answers with.
 type DeletedLabel struct {
-	ID          int    `json:"id"`
-	Title       string `json:"title"`
-	Color       string `json:"color"`
-	Description string `json:"description"`
-	ProjectID   int    `json:"project_id"`
-	Template    bool   `json:"template"`
-	CreatedAt   *Time  `json:"created_at"`
-	UpdatedAt   *Time  `json:"updated_at"`
+	ID          int     `json:"id"`
+	Title       string  `json:"title"`
+	Color       string  `json:"color"`
+	Description *string `json:"description"`
+	Priority    *int    `json:"priority"` // nil when the label had none
+	ProjectID   int     `json:"project_id"`
+	Template    bool    `json:"template"`
+	CreatedAt   *Time   `json:"created_at"`
+	UpdatedAt   *Time   `json:"updated_at"`
 }
 
 var labelColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)

@@ -17,7 +17,7 @@ func TestLabelsUnit(t *testing.T) {
 	list, _, err := c.Labels.List(ctx, "g/p")
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/labels", nil)
-	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: "Bug reported by user", OpenIssuesCount: 1,
+	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: Ptr("Bug reported by user"), OpenIssuesCount: 1,
 		ClosedIssuesCount: 2, OpenMergeRequestsCount: 3}}, list)
 
 	m.Reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
@@ -36,7 +36,7 @@ func TestLabelsUnit(t *testing.T) {
 	d, _, err := c.Labels.Delete(ctx, 5, "docs")
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/5/labels", url.Values{"name": {"docs"}})
-	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: "Documentation", ProjectID: 5,
+	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: Ptr("Documentation"), ProjectID: 5,
 		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z")}, d)
 
 	sub := `{"name": "bug", "color": "#d9534f", "description": null, "open_issues_count": 1, "closed_issues_count": 0, "open_merge_requests_count": 0, "subscribed": true}`
@@ -87,7 +87,7 @@ func TestLabelsAgainstFake(t *testing.T) {
 	pid := srv.AddProject(srv.AdminID, "Labelled", 0)
 	l, _, err := c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: Ptr("Bugs")})
 	require.NoError(t, err)
-	assert.Equal(t, "Bugs", l.Description)
+	assert.Equal(t, Ptr("Bugs"), l.Description)
 	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	assert.ErrorIs(t, err, ErrConflict)
 

@@ -16,9 +16,11 @@ type GroupMembersService struct{ client *Client }
 type Member struct {
 	ID          int         `json:"id"`
 	Username    string      `json:"username"`
-	Email       string      `json:"email,omitempty"`
+	Email       string      `json:"email"`
 	Name        string      `json:"name"`
 	State       string      `json:"state"`
+	AvatarURL   *string     `json:"avatar_url"`
+	WebURL      string      `json:"web_url"`
 	CreatedAt   *Time       `json:"created_at"`
 	AccessLevel AccessLevel `json:"access_level"`
 }

@@ -35,7 +35,7 @@ type MergeRequest struct {
 	SourceProjectID          FlexInt    `json:"source_project_id"` // a number or a string such as "2"
 	TargetProjectID          FlexInt    `json:"target_project_id"`
 	Title                    string     `json:"title"`
-	Description              string     `json:"description"`
+	Description              *string    `json:"description"`
 	State                    string     `json:"state"` // opened, closed, merged, reopened
 	CreatedAt                *Time      `json:"created_at"`
 	UpdatedAt                *Time      `json:"updated_at"`
@@ -50,9 +50,9 @@ type MergeRequest struct {
 	MergeStatus              string     `json:"merge_status"` // can_be_merged, cannot_be_merged
 	Subscribed               bool       `json:"subscribed"`
 	UserNotesCount           int        `json:"user_notes_count"`
-	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch,omitempty"`
-	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch,omitempty"`
-	Changes                  []*Change  `json:"changes,omitempty"` // only from Changes
+	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch"`
+	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch"`
+	Changes                  []*Change  `json:"changes"` // only from Changes
 }
 
 // Change is one file of a merge request's diff.
@@ -101,6 +101,17 @@ func (ci *ClosingIssue) UnmarshalJSON(b []byte) error {
 	}
 	ci.Issue = new(Issue)
 	return json.Unmarshal(b, ci.Issue)
+}
+
+// MarshalJSON writes the issue, or the external tracker's id and title.
+func (ci ClosingIssue) MarshalJSON() ([]byte, error) {
+	if ci.Issue != nil {
+		return json.Marshal(ci.Issue)
+	}
+	return json.Marshal(struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}{ci.ExternalID, ci.Title})
 }
 
 // ListMergeRequestsOptions are the parameters of List.

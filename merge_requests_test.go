@@ -13,12 +13,12 @@ import (
 )
 
 func wantMR() *MergeRequest {
-	return &MergeRequest{ID: 1, IID: 1, ProjectID: 3, Title: "test1", Description: "fixed login page css paddings", State: "merged",
+	return &MergeRequest{ID: 1, IID: 1, ProjectID: 3, Title: "test1", Description: Ptr("fixed login page css paddings"), State: "merged",
 		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z"), TargetBranch: "master", SourceBranch: "test1",
 		Author:          &User{ID: 1, Name: "Administrator", Username: "admin", State: "active", Email: "admin@example.com", CreatedAt: ts("2012-04-29T08:46:00Z")},
 		Assignee:        &User{ID: 1, Name: "Administrator", Username: "admin", State: "active", WebURL: "https://collab.example.com/admin"},
 		SourceProjectID: 2, TargetProjectID: 3, Labels: []string{"community", "docs"},
-		Milestone: &Milestone{ID: 5, IID: 1, ProjectID: 3, Title: "v2.0", Description: "Assumenda aut placeat expedita exercitationem labore sunt enim earum.",
+		Milestone: &Milestone{ID: 5, IID: 1, ProjectID: 3, Title: "v2.0", Description: Ptr("Assumenda aut placeat expedita exercitationem labore sunt enim earum."),
 			State: "closed", CreatedAt: ts("2015-02-02T19:49:26.013Z"), UpdatedAt: ts("2015-02-02T19:49:26.013Z")},
 		MergeWhenBuildSucceeds: true, MergeStatus: "can_be_merged", UserNotesCount: 1, ShouldRemoveSourceBranch: Ptr(true),
 		ForceRemoveSourceBranch: Ptr(false),

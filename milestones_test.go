@@ -15,7 +15,7 @@ func TestMilestonesUnit(t *testing.T) {
 	c, m := newMockClient(t)
 	msJSON := `{"id": 12, "iid": 3, "project_id": 16, "title": "10.0", "description": "Version", "due_date": "2013-11-29",
 	  "state": "active", "updated_at": "2013-10-02T09:24:18Z", "created_at": "2013-10-02T09:24:18Z"}`
-	want := &Milestone{ID: 12, IID: 3, ProjectID: 16, Title: "10.0", Description: "Version", DueDate: ts("2013-11-29"), State: "active",
+	want := &Milestone{ID: 12, IID: 3, ProjectID: 16, Title: "10.0", Description: Ptr("Version"), DueDate: ts("2013-11-29"), State: "active",
 		UpdatedAt: ts("2013-10-02T09:24:18Z"), CreatedAt: ts("2013-10-02T09:24:18Z")}
 	m.Reply(200, "["+msJSON+"]")
 	list, _, err := c.Milestones.List(ctx, "g/p", &ListMilestonesOptions{State: Ptr(MilestoneActive), IID: Ptr(3)})
@@ -93,7 +93,7 @@ func TestMilestonesAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrBadRequest)
 	got, _, err := c.Milestones.Get(ctx, pid, ms.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "done", got.Description)
+	assert.Equal(t, Ptr("done"), got.Description)
 	_, _, err = c.Milestones.Get(ctx, other, ms.ID)
 	assert.ErrorIs(t, err, ErrNotFound)
 

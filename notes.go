@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
+	"time"
 )
 
 // NotesService handles comments (notes) on issues and merge requests. The
@@ -56,9 +57,26 @@ func (n *Note) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// NoteOptions are the parameters of the Create and Update calls.
+// MarshalJSON writes the vote flags under both spellings, "upvote?" as the
+// notes endpoints send them and "upvote" as project events do.
+func (n Note) MarshalJSON() ([]byte, error) {
+	type plain Note
+	return json.Marshal(struct {
+		plain
+		Up    FlexBool `json:"upvote?"`
+		Down  FlexBool `json:"downvote?"`
+		Up2   FlexBool `json:"upvote"`
+		Down2 FlexBool `json:"downvote"`
+	}{plain(n), n.Upvote, n.Downvote, n.Upvote, n.Downvote})
+}
+
+// NoteOptions are the parameters the server reads when a comment is saved.
 type NoteOptions struct {
 	Body string `url:"body"`
+	// CreatedAt backdates a new comment, as when comments are imported from
+	// another system. The server honours it for administrators and project
+	// owners only (others get the current time) and ignores it on update.
+	CreatedAt *time.Time `url:"created_at,omitempty"`
 }
 
 func (s *NotesService) list(ctx context.Context, kind string, pid any, id int, opt *ListOptions) ([]*Note, *Response, error) {
@@ -73,15 +91,18 @@ func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID
 	return do[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil)
 }
 
-func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, body string) (*Note, *Response, error) {
-	if body == "" {
+func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *NoteOptions) (*Note, *Response, error) {
+	switch {
+	case opt.Body == "":
 		return nil, nil, errRequired("body")
+	case opt.CreatedAt != nil && opt.CreatedAt.IsZero():
+		return nil, nil, errRequired("createdAt")
 	}
 	p := route("projects/%s/"+kind+"/%s/notes", pid, id)
 	if noteID != nil {
 		p = route("projects/%s/"+kind+"/%s/notes/%s", pid, id, *noteID)
 	}
-	return do[Note](ctx, s.client, method, p, &NoteOptions{Body: body})
+	return do[Note](ctx, s.client, method, p, opt)
 }
 
 func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, noteID int) (*Response, error) {
@@ -119,7 +140,7 @@ func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteI
 //
 // API: POST /projects/:id/issues/:issue_id/notes
 func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, body)
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &NoteOptions{Body: body})
 }
 
 // UpdateIssueNote edits a comment on an issue. issueID is the issue's global
@@ -127,7 +148,7 @@ func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int
 //
 // API: PUT /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, body)
+	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, &NoteOptions{Body: body})
 }
 
 // DeleteIssueNote removes a comment on an issue. issueID is the issue's global
@@ -170,7 +191,7 @@ func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, n
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, body)
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &NoteOptions{Body: body})
 }
 
 // UpdateMergeRequestNote edits a comment on a merge request. mrID is the merge
@@ -179,7 +200,7 @@ func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, body)
+	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, &NoteOptions{Body: body})
 }
 
 // DeleteMergeRequestNote removes a comment on a merge request. mrID is the
@@ -188,4 +209,24 @@ func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noteID)
+}
+
+// ImportIssueNote comments on an issue with the given creation time, as when
+// comments are imported from another system. The server honours createdAt for
+// administrators and project owners only; anyone else's comment gets the
+// current time. issueID is the issue's global ID, not the #IID the project
+// shows. An empty body or a zero createdAt is an *ArgumentError.
+//
+// API: POST /projects/:id/issues/:issue_id/notes
+func (s *NotesService) ImportIssueNote(ctx context.Context, pid any, issueID int, body string, createdAt time.Time) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &NoteOptions{Body: body, CreatedAt: &createdAt})
+}
+
+// ImportMergeRequestNote comments on a merge request with the given creation
+// time, as ImportIssueNote does for an issue. mrID is the merge request's
+// global ID, not the !IID the project shows.
+//
+// API: POST /projects/:id/merge_requests/:merge_request_id/notes
+func (s *NotesService) ImportMergeRequestNote(ctx context.Context, pid any, mrID int, body string, createdAt time.Time) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &NoteOptions{Body: body, CreatedAt: &createdAt})
 }

@@ -17,7 +17,7 @@ type Project struct {
 	Path                     string             `json:"path"`
 	NameWithNamespace        string             `json:"name_with_namespace"`
 	PathWithNamespace        string             `json:"path_with_namespace"`
-	Description              string             `json:"description"`
+	Description              *string            `json:"description"`
 	DefaultBranch            string             `json:"default_branch"`
 	Public                   bool               `json:"public"`
 	VisibilityLevel          VisibilityLevel    `json:"visibility_level"`
@@ -43,37 +43,43 @@ type Project struct {
 	LastActivityAt           *Time              `json:"last_activity_at"`
 	Namespace                *ProjectNamespace  `json:"namespace"`
 	Permissions              *Permissions       `json:"permissions"`
-	AvatarURL                string             `json:"avatar_url"`
+	AvatarURL                *string            `json:"avatar_url"`
 	RunnersToken             string             `json:"runners_token,omitempty"`
-	ForkedFromProject        *ForkedFromProject `json:"forked_from_project,omitempty"`
-	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups,omitempty"`
+	ForkedFromProject        *ForkedFromProject `json:"forked_from_project"`
+	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
 }
 
 // ProjectOwner is the owner embedded in a project. Group projects have none.
 type ProjectOwner struct {
-	ID        int    `json:"id"`
-	Name      string `json:"name"`
-	CreatedAt *Time  `json:"created_at"`
+	ID        int     `json:"id"`
+	Name      string  `json:"name"`
+	Username  string  `json:"username"`
+	State     string  `json:"state"`
+	AvatarURL *string `json:"avatar_url"`
+	WebURL    string  `json:"web_url"`
+	CreatedAt *Time   `json:"created_at"`
 }
 
-// ProjectNamespace is the namespace embedded in a project. Group-embedded
-// projects add Avatar, ShareWithGroupLock and VisibilityLevel.
+// ProjectNamespace is the namespace embedded in a project: a user's or a
+// group's. OwnerID is nil for a group; Avatar, ShareWithGroupLock,
+// VisibilityLevel and RequestAccessEnabled come with groups.
 type ProjectNamespace struct {
-	ID                 int              `json:"id"`
-	Name               string           `json:"name"`
-	Path               string           `json:"path"`
-	Description        string           `json:"description"`
-	OwnerID            int              `json:"owner_id"`
-	CreatedAt          *Time            `json:"created_at"`
-	UpdatedAt          *Time            `json:"updated_at"`
-	Avatar             *NamespaceAvatar `json:"avatar,omitempty"`
-	ShareWithGroupLock bool             `json:"share_with_group_lock,omitempty"`
-	VisibilityLevel    VisibilityLevel  `json:"visibility_level,omitempty"`
+	ID                   int              `json:"id"`
+	Name                 string           `json:"name"`
+	Path                 string           `json:"path"`
+	Description          *string          `json:"description"`
+	OwnerID              *int             `json:"owner_id"`
+	CreatedAt            *Time            `json:"created_at"`
+	UpdatedAt            *Time            `json:"updated_at"`
+	Avatar               *NamespaceAvatar `json:"avatar"`
+	ShareWithGroupLock   bool             `json:"share_with_group_lock"`
+	VisibilityLevel      VisibilityLevel  `json:"visibility_level"`
+	RequestAccessEnabled bool             `json:"request_access_enabled"`
 }
 
-// NamespaceAvatar is a group namespace's avatar.
+// NamespaceAvatar is a group namespace's avatar. URL is nil when it has none.
 type NamespaceAvatar struct {
-	URL string `json:"url"`
+	URL *string `json:"url"`
 }
 
 // Permissions is the caller's access to a project, directly and through its group.
@@ -95,6 +101,8 @@ type ForkedFromProject struct {
 	NameWithNamespace string `json:"name_with_namespace"`
 	Path              string `json:"path"`
 	PathWithNamespace string `json:"path_with_namespace"`
+	HTTPURLToRepo     string `json:"http_url_to_repo"`
+	WebURL            string `json:"web_url"`
 }
 
 // SharedGroup is a group a project is shared with.
@@ -237,19 +245,15 @@ type EventPerson struct {
 	Email string `json:"email"`
 }
 
-// EventNote is the comment embedded in a "commented on" event.
-type EventNote struct {
-	ID           int      `json:"id"`
-	Body         string   `json:"body"`
-	Attachment   *string  `json:"attachment"`
-	Author       *User    `json:"author"`
-	CreatedAt    *Time    `json:"created_at"`
-	System       bool     `json:"system"`
-	Upvote       FlexBool `json:"upvote"`
-	Downvote     FlexBool `json:"downvote"`
-	NoteableID   int      `json:"noteable_id"`
-	NoteableType string   `json:"noteable_type"`
-}
+// EventNote is the comment embedded in a "commented on" event. It has the
+// fields of a Note and reads and writes them the same way.
+type EventNote Note
+
+// UnmarshalJSON reads the note as Note.UnmarshalJSON does.
+func (n *EventNote) UnmarshalJSON(b []byte) error { return (*Note)(n).UnmarshalJSON(b) }
+
+// MarshalJSON writes the note as Note.MarshalJSON does.
+func (n EventNote) MarshalJSON() ([]byte, error) { return Note(n).MarshalJSON() }
 
 // ListEvents returns one page of a project's activity, newest first.
 //
@@ -283,6 +287,9 @@ type CreateProjectOptions struct {
 	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
 	ImportURL                *string          `url:"import_url,omitempty"`
 	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+	SharedRunnersEnabled     *bool            `url:"shared_runners_enabled,omitempty"`
+	// DefaultBranch is read by CreateForUser only; the server ignores it on Create.
+	DefaultBranch *string `url:"default_branch,omitempty"`
 }
 
 // Create makes a project owned by the caller. A nil opt or an empty Name is
@@ -332,6 +339,7 @@ type UpdateProjectOptions struct {
 	Public                   *bool            `url:"public,omitempty"`
 	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
 	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+	SharedRunnersEnabled     *bool            `url:"shared_runners_enabled,omitempty"`
 }
 
 // Update changes a project.

@@ -17,38 +17,39 @@ func Ptr[T any](v T) *T { return &v }
 // Some merge request records carry Email and CreatedAt instead of AvatarURL
 // and WebURL; both variants decode here.
 type User struct {
-	ID        int    `json:"id"`
-	Name      string `json:"name"`
-	Username  string `json:"username"`
-	State     string `json:"state"`
-	AvatarURL string `json:"avatar_url,omitempty"`
-	WebURL    string `json:"web_url,omitempty"`
-	Email     string `json:"email,omitempty"`
-	CreatedAt *Time  `json:"created_at,omitempty"`
+	ID        int     `json:"id"`
+	Name      string  `json:"name"`
+	Username  string  `json:"username"`
+	State     string  `json:"state"`
+	AvatarURL *string `json:"avatar_url"` // nil when the server sends null
+	WebURL    string  `json:"web_url"`
+	Email     string  `json:"email"`
+	CreatedAt *Time   `json:"created_at"`
 }
 
 // BuildUser is the fuller user embedded in build records.
 type BuildUser struct {
 	User
-	Bio        string `json:"bio"`
-	IsAdmin    bool   `json:"is_admin"`
-	LinkedIn   string `json:"linkedin"`
-	Skype      string `json:"skype"`
-	Twitter    string `json:"twitter"`
-	WebsiteURL string `json:"website_url"`
+	Bio        *string `json:"bio"`
+	Location   *string `json:"location"`
+	IsAdmin    bool    `json:"is_admin"`
+	LinkedIn   string  `json:"linkedin"`
+	Skype      string  `json:"skype"`
+	Twitter    string  `json:"twitter"`
+	WebsiteURL string  `json:"website_url"`
 }
 
 // Milestone is a project milestone, embedded in issues and merge requests.
 type Milestone struct {
-	ID          int    `json:"id"`
-	IID         int    `json:"iid"`
-	ProjectID   int    `json:"project_id"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	State       string `json:"state"`
-	DueDate     *Time  `json:"due_date"`
-	CreatedAt   *Time  `json:"created_at"`
-	UpdatedAt   *Time  `json:"updated_at"`
+	ID          int     `json:"id"`
+	IID         int     `json:"iid"`
+	ProjectID   int     `json:"project_id"`
+	Title       string  `json:"title"`
+	Description *string `json:"description"`
+	State       string  `json:"state"`
+	DueDate     *Time   `json:"due_date"`
+	CreatedAt   *Time   `json:"created_at"`
+	UpdatedAt   *Time   `json:"updated_at"`
 }
 
 // Time is a timestamp that decodes every ISO 8601 form the server sends:
