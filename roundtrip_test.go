@@ -90,9 +90,8 @@ var recordTypes = map[string]roundTripper{
 // TestRoundTripServerDocExamples runs every example of the deployed servers'
 // documentation that answers an SDK call through its record.
 func TestRoundTripServerDocExamples(t *testing.T) {
-	// The examples live beside the repository, shared with the other tools of
-	// this project.
-	dir := filepath.Join("..", "shared", "testdata", "server-doc-examples")
+	// A copy of the deployed servers' documentation examples, with their index.
+	dir := filepath.Join("testdata", "server-doc-examples")
 	index, err := os.Open(filepath.Join(dir, "index.tsv"))
 	require.NoError(t, err)
 	defer index.Close()
