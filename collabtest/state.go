@@ -1,7 +1,6 @@
 package collabtest
 
 import (
-	"strconv"
 	"strings"
 	"time"
 )
@@ -27,8 +26,9 @@ type db struct {
 	runners       map[int]*runner
 	uploads       map[string][]byte // by upload URL
 	settings      *appSettings
-	// attachmentLimit overrides the settings' upload limit, in bytes, when > 0.
-	attachmentLimit int64
+	// attachmentLimit and artifactsLimit override the settings' upload
+	// limits, in bytes, when > 0.
+	attachmentLimit, artifactsLimit int64
 }
 
 func (d *db) init() {
@@ -128,8 +128,7 @@ func (s *Server) addEvent(projectID, authorID int, action, targetType string, ta
 // lookupProject finds a project by id or "namespace/path".
 func (s *Server) lookupProject(key string) *project {
 	if isDigits(key) {
-		id, _ := strconv.Atoi(key)
-		return s.projects[id]
+		return s.projects[atoi(key)]
 	}
 	for _, p := range s.projects {
 		if strings.EqualFold(s.projectFullPath(p), key) {
@@ -175,7 +174,7 @@ func (s *Server) accessLevel(u *user, p *project) int {
 // canSee applies the visibility rules: public and internal projects are
 // visible to every signed-in user, private ones to members and admins.
 func (s *Server) canSee(u *user, p *project) bool {
-	return u != nil && (u.admin || p.visibility >= 10 || s.accessLevel(u, p) > 0)
+	return u != nil && p != nil && (u.admin || p.visibility >= 10 || s.accessLevel(u, p) > 0)
 }
 
 // isOwner reports admin or project owner rights (owner level 50 or the namespace owner).
@@ -183,42 +182,26 @@ func (s *Server) isOwner(u *user, p *project) bool {
 	return u != nil && (u.admin || s.accessLevel(u, p) >= 50)
 }
 
-// project resolves the :id path parameter to a project the caller may see,
-// answering 404 "404 Project Not Found" otherwise.
-func (c *call) project() *project {
-	p := c.s.lookupProject(c.params["id"])
-	if p == nil || !c.s.canSee(c.user, p) {
-		c.notFound("Project")
-		return nil
-	}
-	return p
-}
-
-// requireAdmin answers 403 unless the caller is an administrator.
-func (c *call) requireAdmin() bool {
-	if !c.user.admin {
-		c.forbidden()
-		return false
-	}
-	return true
-}
-
-// requireLevel answers 403 unless the caller has at least level on p.
-func (c *call) requireLevel(p *project, level int) bool {
-	if c.user.admin || c.s.accessLevel(c.user, p) >= level {
-		return true
-	}
-	c.forbidden()
-	return false
-}
-
 // AddProject creates a project owned by ownerID in the owner's namespace,
-// with visibility 0, 10 or 20, a master branch and a runners token, and
-// returns its id. Tests use it to seed state without going through the API.
-func (s *Server) AddProject(ownerID int, name string, visibility int) int {
+// with a master branch and a runners token, and returns its id. An unknown
+// owner, a blank name or a bad visibility is a mistake (see Err) and
+// returns 0.
+func (s *Server) AddProject(ownerID int, name string, visibility Visibility) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.createProject(ownerID, 0, name, visibility).id
+	switch {
+	case s.users[ownerID] == nil:
+		s.misuse("AddProject: no user %d", ownerID)
+	case !validPath(slug(name)):
+		s.misuse("AddProject: name %q makes no valid path", name)
+	case !visibility.valid():
+		s.misuse("AddProject: visibility %d is not Private, Internal or Public", visibility)
+	case s.pathTaken(ownerID, 0, slug(name), 0):
+		s.misuse("AddProject: %q is taken", name)
+	default:
+		return s.createProject(ownerID, 0, name, int(visibility)).id
+	}
+	return 0
 }
 
 // createProject makes a project in a user's namespace (groupID 0) or a group's.
@@ -258,16 +241,24 @@ func slug(name string) string {
 	return b.String()
 }
 
-// AddMember gives userID access level (10..50) on a project.
-func (s *Server) AddMember(projectID, userID, level int) {
+// AddMember gives userID a level on a project. An unknown project or user,
+// or a level other than the five, is a mistake (see Err).
+func (s *Server) AddMember(projectID, userID int, level AccessLevel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.projects[projectID]; p != nil {
-		p.members[userID] = level
+	p := s.projects[projectID]
+	switch {
+	case p == nil || s.users[userID] == nil:
+		s.misuse("AddMember: no project %d or no user %d", projectID, userID)
+	case !level.valid():
+		s.misuse("AddMember: access level %d is not one of Guest..Owner", level)
+	default:
+		p.members[userID] = int(level)
 	}
 }
 
-// ProjectRunnersToken returns a project's CI token (the build token).
+// ProjectRunnersToken returns a project's CI token (the build token), or
+// "" for an unknown project.
 func (s *Server) ProjectRunnersToken(projectID int) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -275,27 +266,4 @@ func (s *Server) ProjectRunnersToken(projectID int) string {
 		return p.runnersToken
 	}
 	return ""
-}
-
-// nextIssueIID numbers issues within a project.
-func (s *Server) nextIssueIID(projectID int) int {
-	n := 0
-	for _, is := range s.issues {
-		if is.projectID == projectID {
-			n = max(n, is.iid)
-		}
-	}
-	return n + 1
-}
-
-// nextMergeRequestIID numbers merge requests within a project, apart from
-// issues, as the server does.
-func (s *Server) nextMergeRequestIID(projectID int) int {
-	n := 0
-	for _, mr := range s.mergeRequests {
-		if mr.projectID == projectID {
-			n = max(n, mr.iid)
-		}
-	}
-	return n + 1
 }
