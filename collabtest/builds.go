@@ -301,7 +301,7 @@ func (s *Server) setBuildStatus(b *build, status string) {
 }
 
 // actionBuildJSON is the record erase and keep return: download_url (null,
-// as in the contract's examples) in place of artifacts_file.
+// as the API documentation shows it) in place of artifacts_file.
 func (s *Server) actionBuildJSON(b *build) map[string]any {
 	m := s.buildJSON(b)
 	delete(m, "artifacts_file")

@@ -23,7 +23,7 @@ func (s *Server) hookRoutes() {
 	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.deleteHook)
 }
 
-// hookJSON renders the flags as the strings "true"/"false", as the contract shows them.
+// hookJSON renders the flags as the strings "true"/"false", as the API documentation shows them.
 func hookJSON(h *hook) any {
 	b := strconv.FormatBool
 	return map[string]any{

@@ -267,7 +267,7 @@ func (s *Server) mergeRequestChanges(c *call) error {
 	return c.json(http.StatusOK, m)
 }
 
-// acceptMergeRequest applies the notes' status codes: 401 without rights,
+// acceptMergeRequest answers as deployed servers do: 401 without rights,
 // 405 when not open or work in progress, 406 on conflicts, 409 on a sha
 // mismatch. With merge_when_build_succeeds (either key) it waits for the
 // source branch's latest build unless that build already succeeded.

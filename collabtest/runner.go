@@ -18,16 +18,16 @@ import (
 //   - POST /builds/register hands the oldest pending build of any project to
 //     a runner (201), or answers 404 when nothing is pending; 403 for an
 //     unknown or inactive runner token.
-//   - PUT /builds/:id: 403 for a bad runner token, 404 when the build is not
+//   - PUT /builds/{id}: 403 for a bad runner token, 404 when the build is not
 //     running or not this runner's, 403 when erased; applies state and
 //     replaces the trace when one is sent.
-//   - PATCH /builds/:id/trace.txt appends when Content-Range starts at the
+//   - PATCH /builds/{id}/trace.txt appends when Content-Range starts at the
 //     current length (202, Build-Status and Range: 0-<length>), else 416.
 //     Appends are accepted while the build is running, and also once it was
 //     canceled while running, so that the runner reads Build-Status: canceled
 //     and stops; a build in any other state (pending, finished) or erased
 //     answers 403, as artifacts uploads do.
-//   - POST, GET and DELETE /builds/:id/artifacts with the build token.
+//   - POST, GET and DELETE /builds/{id}/artifacts with the build token.
 type runner struct {
 	id                int
 	token             string

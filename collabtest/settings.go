@@ -8,7 +8,7 @@ import (
 )
 
 // appSettings holds the application settings by their JSON names, so that
-// fields the contract does not list survive a PUT.
+// fields this fake does not know survive a PUT.
 type appSettings struct {
 	values    map[string]any
 	createdAt time.Time
