@@ -233,3 +233,27 @@ func (r *recordingTB) Error(args ...any) {
 		r.errors = append(r.errors, a.(error).Error())
 	}
 }
+
+func TestEscapedProjectAndGroupPaths(t *testing.T) {
+	s := newTestServer(t)
+	gid := s.AddGroup(s.AdminID, "My Team", "my.team", Public)
+	pid := s.AddGroupProject(gid, s.AdminID, "my.site", Public)
+	s.AddIssue(pid, s.AdminID, "Dots")
+	require.NoError(t, s.Err())
+	auth := http.Header{"Private-Token": {s.AdminToken}}
+	for _, path := range []string{
+		"/api/v3/projects/my%2Eteam%2Fmy%2Esite",
+		"/api/v3/projects/my%2Eteam%2Fmy%2Esite.json",
+		"/api/v3/projects/my%2Eteam%2Fmy%2Esite/issues",
+		"/api/v3/projects/MY%2ETEAM%2FMY%2ESITE/issues.json",
+		"/api/v3/groups/my%2Eteam",
+		"/api/v3/groups/my%2Eteam/projects",
+		"/api/v3/groups/my%2Eteam/members.json",
+	} {
+		status, _, body := do(t, s, "GET", path, auth, nil)
+		assert.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+	}
+	status, _, body := do(t, s, "GET", "/api/v3/projects/my%2Eteam%2Fmy.site", auth, nil)
+	assert.Equal(t, http.StatusNotFound, status, "an unescaped dot starts a format suffix")
+	assert.JSONEq(t, `{"message":"404 Project Not Found"}`, body)
+}

@@ -26,7 +26,8 @@ func seed(srv *collabtest.Server, out io.Writer) error {
 	if err := srv.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "seeded users alice (token %s) and bob (token %s), group acme,\n", alice.Token, bob.Token)
+	fmt.Fprintf(out, "seeded users alice (id %d, token %s) and bob (id %d, token %s), group acme,\n",
+		alice.ID, alice.Token, bob.ID, bob.Token)
 	fmt.Fprintf(out, "projects acme/webshop (id %d) and alice/notes (id %d) with issues, a note, a merge request and builds\n", shop, notes)
 	return nil
 }
