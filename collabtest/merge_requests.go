@@ -58,9 +58,16 @@ func (s *Server) AddMergeRequest(projectID, authorID int, source, target, title 
 	}
 	mr := &mergeRequest{ticket: s.newTicket("MergeRequest", projectID, authorID, title),
 		sourceProjectID: projectID, targetProjectID: projectID, sourceBranch: source, targetBranch: target}
-	mr.id, mr.iid = s.newID(), s.nextIID("MergeRequest", projectID)
-	s.mergeRequests[mr.id] = mr
+	s.insertMergeRequest(mr, authorID)
 	return mr.id
+}
+
+// insertMergeRequest numbers and stores a new merge request and records
+// the event.
+func (s *Server) insertMergeRequest(mr *mergeRequest, by int) {
+	mr.id, mr.iid = s.newID(), s.nextIID("MergeRequest", mr.projectID)
+	s.mergeRequests[mr.id] = mr
+	s.addEvent(mr.projectID, by, actionOpened, "MergeRequest", mr.id, mr.title, 0)
 }
 
 // SetMergeConflict makes a merge request conflict (or not) with its
@@ -206,9 +213,7 @@ func (s *Server) createMergeRequest(c *call) error {
 	if err := s.ticketParams(c, &mr.ticket); err != nil {
 		return err
 	}
-	mr.id, mr.iid = s.newID(), s.nextIID("MergeRequest", p.id)
-	s.mergeRequests[mr.id] = mr
-	s.addEvent(p.id, c.user.id, actionOpened, "MergeRequest", mr.id, mr.title, 0)
+	s.insertMergeRequest(mr, c.user.id)
 	return c.json(http.StatusCreated, s.mergeRequestJSON(mr, c.user))
 }
 

@@ -162,7 +162,7 @@ func (s *Server) withoutFormatSuffix(r *http.Request) *http.Request {
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/api/v3/") {
 		s.mu.Lock()
-		err := s.authenticate(&call{s: s, r: r})
+		err := s.authenticate(&call{s: s, r: r, form: r.URL.Query()})
 		s.mu.Unlock()
 		if err != nil {
 			writeError(w, err)

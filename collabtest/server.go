@@ -70,8 +70,8 @@ type Config struct {
 	// instead of a random one.
 	AdminToken string
 	// Log, when not nil, receives one line per request: method, path
-	// (without the query), status and the caller's username. Tokens are
-	// never logged.
+	// (without the query), status, the caller's username and the time
+	// taken. Tokens are never logged.
 	Log *slog.Logger
 }
 
@@ -291,9 +291,9 @@ func (s *Server) injectedFault() int {
 }
 
 // authenticate finds the caller from any of the three token kinds, in a
-// header or the query, then applies sudo.
+// header or a parameter, then applies sudo.
 func (s *Server) authenticate(c *call) error {
-	q := c.r.URL.Query()
+	q := c.form
 	secret := c.r.Header.Get("PRIVATE-TOKEN")
 	if secret == "" {
 		secret = q.Get("private_token")
