@@ -16,7 +16,10 @@ import (
 // Handle serves pattern with h instead of the fake's own handler, or adds a
 // route the fake does not model. pattern is a net/http.ServeMux pattern on
 // the full path, such as "GET /api/v3/projects/{id}/repository/tree"; a
-// pattern equal to a built-in one replaces it. h runs without
+// pattern equal to a built-in one replaces it. The built-in patterns name
+// their wildcards {id} (a project, or a build in the runner API), {gid},
+// {issue_id}, {mr_id}, {note_id}, {award_id}, {build_id}, {hook_id},
+// {milestone_id}, {user_id}, {label_id} and {branch...}. h runs without
 // authentication or the fake's state, after FailNext. A pattern ServeMux
 // refuses is an error.
 func (s *Server) Handle(pattern string, h http.Handler) error {
