@@ -171,7 +171,7 @@ func truncate(b []byte) string {
 // AccessLevel is a member's role in a project or group.
 type AccessLevel int
 
-// The access levels of the contract.
+// The access levels the API knows.
 const (
 	NoAccess        AccessLevel = 0
 	GuestAccess     AccessLevel = 10
@@ -202,7 +202,7 @@ func (a AccessLevel) String() string {
 // VisibilityLevel says who may see a project or group.
 type VisibilityLevel int
 
-// The visibility levels of the contract.
+// The visibility levels the API knows.
 const (
 	PrivateVisibility  VisibilityLevel = 0
 	InternalVisibility VisibilityLevel = 10
@@ -233,7 +233,7 @@ func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
 	return nil
 }
 
-// Labels is a list of label names, sent joined with commas as the contract
+// Labels is a list of label names, sent joined with commas as the API
 // asks. In update options a non-nil pointer to an empty Labels clears them.
 type Labels []string
 
