@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/mocktest"
@@ -47,7 +46,6 @@ func newMockClient(t *testing.T, opts ...collab.ClientOption) (*Client, mock) {
 	opts = append([]collab.ClientOption{collab.WithHTTPClient(m.Client()), collab.WithoutRetries(), collab.WithLogger(testLogger)}, opts...)
 	c, err := NewClient("https://collab.example.com", opts...)
 	require.NoError(t, err)
-	c.uploadBackoff = func(int) time.Duration { return 0 }
 	return c, m
 }
 

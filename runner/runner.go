@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/collabsvc/collab"
 )
@@ -48,10 +47,6 @@ const (
 // Client talks to the runner API. It is safe for concurrent use.
 type Client struct {
 	c *collab.Client
-
-	// uploadBackoff is the wait before retry n (1-based) of a rewindable
-	// artifacts upload; tests replace it to avoid sleeping.
-	uploadBackoff func(n int) time.Duration
 }
 
 // NewClient returns a runner API client for the service at baseURL (with or
@@ -72,7 +67,7 @@ func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c: c, uploadBackoff: defaultUploadBackoff}, nil
+	return &Client{c: c}, nil
 }
 
 // API returns the underlying root-package client, for its BaseURL or to
@@ -116,19 +111,35 @@ func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Inf
 	if err != nil {
 		return nil, err
 	}
+	b, err := c.doBuild(req)
+	if errors.Is(err, collab.ErrNotFound) || errors.Is(err, errNoBuild) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// errNoBuild is a 204 answer where a build record was expected.
+var errNoBuild = errors.New("server answered 204 No Content instead of a build")
+
+// errNullBuild is a JSON null where a build record was expected.
+var errNullBuild = errors.New("server answered null instead of a build")
+
+// doBuild sends req and decodes the build record it answers with; an
+// answer without one is a *collab.DecodeError, never a nil build.
+func (c *Client) doBuild(req *http.Request) (*Build, error) {
 	var b *Build
 	resp, err := c.c.Do(req, &b)
 	switch {
-	case errors.Is(err, collab.ErrNotFound):
-		return nil, nil
 	case err != nil:
 		return nil, err
 	case resp.StatusCode == http.StatusNoContent:
-		return nil, nil
+		err = errNoBuild
 	case b == nil:
-		return nil, fmt.Errorf("runner: POST builds/register: server answered %d with null instead of a build", resp.StatusCode)
+		err = errNullBuild
+	default:
+		return b, nil
 	}
-	return b, nil
+	return nil, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
 }
 
 type updateOptions struct {
