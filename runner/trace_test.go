@@ -479,16 +479,15 @@ func TestTraceWriterGivesUp(t *testing.T) {
 		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: tick, MaxFailures: 3})
 		_, err := io.WriteString(tw, "lost cause")
 		require.NoError(t, err)
-		closed := make(chan error)
-		go func() { closed <- tw.Close() }()
-		// Each tick makes one new call; the 502 of a PATCH is not retried.
-		for range 2 {
+		// Below FlushSize only ticks send: each makes one call, and the 502
+		// of a PATCH is not retried.
+		for range 3 {
 			tick <- time.Time{}
 		}
-		err = <-closed
+		err = tw.Close()
 		assert.ErrorIs(t, err, collab.ErrServer)
 		assert.ErrorContains(t, err, "trace append failed 3 times in a row")
-		assert.Equal(t, 3, s.requests, "the Close call and one call per tick")
+		assert.Equal(t, 3, s.requests, "one call per tick")
 		assert.Empty(t, s.snapshot())
 	})
 	t.Run("416 without progress is a failed call", func(t *testing.T) {
