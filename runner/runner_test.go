@@ -532,4 +532,3 @@ func TestUploadArtifactsRewindFails(t *testing.T) {
 	assert.ErrorContains(t, err, "tape drive jammed")
 	assert.Equal(t, 1, m.Count())
 }
-

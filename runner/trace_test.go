@@ -49,9 +49,9 @@ type traceServer struct {
 	requests int
 	genuine  int // 416 answers to a wrong start
 	gate     chan struct{}
-	received chan int // trace length after each request, when set
+	received chan int       // trace length after each request, when set
 	ticks    chan time.Time // a tick after each injected fault, so the writer's next call follows
-	check    func()   // runs under mu for every request
+	check    func()         // runs under mu for every request
 }
 
 func newTraceServer(t *testing.T, seed uint64) *traceServer {
