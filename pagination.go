@@ -255,8 +255,11 @@ func (p *pager) confirm(rawURL string, asked int, resp *Response) error {
 func (p *pager) next(resp *Response) (string, int, error) {
 	if link, ok := p.sameList(resp.NextURL); ok {
 		n := atoiOrZero(link.Query().Get("page"))
-		if p.seen[p.key(resp.NextURL)] || (n > 0 && n <= p.last) {
+		if n > 0 && n <= p.last {
 			return "", 0, p.loopError("the next link points back to page %d, after page %d", n, p.last)
+		}
+		if p.seen[p.key(resp.NextURL)] {
+			return "", 0, p.loopError("the next link points back to a page already fetched")
 		}
 		return resp.NextURL, n, nil
 	}
