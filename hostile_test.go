@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -225,7 +226,10 @@ func TestDownloadsStreamPastTheCeiling(t *testing.T) {
 
 type countingWriter int64
 
-func (w *countingWriter) Write(p []byte) (int, error) { *w += countingWriter(len(p)); return len(p), nil }
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
+}
 
 func TestErrorBodiesKeepTheirOwnLimit(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -460,4 +464,286 @@ func TestNoNilRecords(t *testing.T) {
 	ps, _, err = c.Projects.List(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, ps)
+}
+
+// redirectPair is the client's origin, which redirects as told, and another
+// origin that records what reached it.
+type redirectPair struct {
+	home, other *httptest.Server
+	homeHits    atomic.Int64
+	mu          sync.Mutex
+	otherGot    []*http.Request
+	otherBodies []string
+}
+
+func newRedirectPair(t *testing.T, status int, tlsHome bool, target func(p *redirectPair) string) *redirectPair {
+	p := &redirectPair{}
+	p.other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		p.otherGot = append(p.otherGot, r)
+		p.otherBodies = append(p.otherBodies, string(b))
+		p.mu.Unlock()
+		if r.URL.Query().Get("back") != "" {
+			http.Redirect(w, r, p.home.URL+"/api/v3/projects/9", http.StatusFound)
+			return
+		}
+		io.WriteString(w, `{"id":1}`)
+	}))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.homeHits.Add(1) > 1 && r.URL.Path == "/api/v3/projects/9" {
+			assert.Empty(t, r.Header.Get("PRIVATE-TOKEN"), "credentials came back after leaving the origin")
+			io.WriteString(w, `{"id":9}`)
+			return
+		}
+		w.Header().Set("Location", target(p))
+		w.WriteHeader(status)
+	})
+	if tlsHome {
+		p.home = httptest.NewTLSServer(h)
+	} else {
+		p.home = httptest.NewServer(h)
+	}
+	t.Cleanup(func() { p.home.Close(); p.other.Close() })
+	return p
+}
+
+func (p *redirectPair) client(t *testing.T, opts ...ClientOption) *Client {
+	hc := p.home.Client() // trusts the TLS home; plain for the other
+	opts = append([]ClientOption{WithPrivateToken(testToken), WithHTTPClient(hc), WithRetry(RetryPolicy{MaxRetries: 3})}, opts...)
+	c, err := NewClient(p.home.URL, opts...)
+	require.NoError(t, err)
+	return c
+}
+
+type tokenForm struct {
+	Token string `url:"token"`
+	Name  string `url:"name"`
+}
+
+func TestRedirectsNeverCarrySecrets(t *testing.T) {
+	toOther := func(p *redirectPair) string { return p.other.URL + "/store?x=1" }
+	// The other server listens on the same host, 127.0.0.1: from an https
+	// home it is a downgrade to plain http on the same host.
+	for _, tlsHome := range []bool{false, true} {
+		for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+			name := fmt.Sprintf("%d tls=%v", status, tlsHome)
+			p := newRedirectPair(t, status, tlsHome, toOther)
+			c := p.client(t)
+
+			// A form body with the runner token is never resent elsewhere.
+			req, err := c.NewRequest(context.Background(), http.MethodPost, "builds/register", &tokenForm{Token: "rt-secret-99", Name: "n"})
+			require.NoError(t, err)
+			_, err = c.Do(req, nil)
+			require.ErrorIs(t, err, ErrUnsafeRedirect, name)
+			var re *RequestError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, "POST /api/v3/builds/register: collab: refused a redirect that would send the request body to another origin (to "+p.other.URL+")", err.Error())
+			assert.EqualValues(t, 1, p.homeHits.Load(), "%s: a refused redirect is not retried", name)
+			assert.Empty(t, p.otherGot, name)
+
+			// Nor a PUT, nor a seekable upload.
+			_, _, err = c.Issues.Update(context.Background(), 1, 2, &UpdateIssueOptions{Title: Ptr("t")})
+			assert.ErrorIs(t, err, ErrUnsafeRedirect, name)
+			_, _, err = c.Projects.UploadFile(context.Background(), 1, strings.NewReader("file body"), "f.txt")
+			assert.ErrorIs(t, err, ErrUnsafeRedirect, name)
+			assert.Empty(t, p.otherGot, name)
+
+			// A GET goes, without any credential header.
+			_, _, err = c.Projects.Get(context.Background(), 1)
+			require.NoError(t, err, name)
+			require.Len(t, p.otherGot, 1)
+			for _, h := range credentialHeaders {
+				assert.Empty(t, p.otherGot[0].Header.Get(h), "%s: %s", name, h)
+			}
+		}
+	}
+}
+
+func TestRedirectBackHomeStaysWithoutCredentials(t *testing.T) {
+	p := newRedirectPair(t, http.StatusFound, false, func(p *redirectPair) string { return p.other.URL + "/hop?back=1" })
+	c := p.client(t, WithOAuthToken(testToken))
+	got, _, err := c.Sudo("admin").Projects.Get(context.Background(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, 9, got.ID)
+	require.Len(t, p.otherGot, 1)
+	assert.Empty(t, p.otherGot[0].Header.Get("Authorization"))
+	assert.Empty(t, p.otherGot[0].Header.Get("SUDO"))
+}
+
+func TestRedirectWithinTheOriginKeepsTheBody(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, r.URL.Path+" "+string(b)+" "+r.Header.Get("PRIVATE-TOKEN"))
+		if r.URL.Path == "/api/v3/old" {
+			http.Redirect(w, r, "/api/v3/new", http.StatusPermanentRedirect)
+			return
+		}
+		io.WriteString(w, `{}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(srv.URL, WithPrivateToken(testToken), WithoutRetries())
+	require.NoError(t, err)
+	req, err := c.NewRequest(context.Background(), http.MethodPost, "old", &tokenForm{Token: "t", Name: "n"})
+	require.NoError(t, err)
+	_, err = c.Do(req, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/api/v3/old name=n&token=t " + testToken, "/api/v3/new name=n&token=t " + testToken}, got)
+}
+
+func TestErrorTextIsCleanAndRedacted(t *testing.T) {
+	const oauth = "oauth-secret-4c1d"
+	cases := []struct {
+		name, body, want string
+		status           int
+	}{
+		{"ansi and line breaks", `{"message":"\u001b[31mboom\u001b[0m\r\nX-Injected: yes\u202e"}`,
+			`GET /api/v3/projects/1: 500 Internal Server Error: \x1b[31mboom\x1b[0m X-Injected: yes\u202e`, 500},
+		{"json 401 echoing the token", `{"message":"401 Unauthorized: token ` + oauth + ` is invalid"}`,
+			`GET /api/v3/projects/1: 401 Unauthorized: token [redacted] is invalid`, 401},
+		{"proxy page dumping headers", "<html><body><h1>502</h1><pre>Authorization: Bearer " + oauth + "\nUser-Agent: x</pre></body></html>",
+			`GET /api/v3/projects/1: 502 Bad Gateway: Authorization: [redacted] User-Agent: x`, 502},
+		{"url-escaped echo", `{"error":"bad request: Authorization=Bearer+` + oauth + `"}`,
+			`GET /api/v3/projects/1: 400 Bad Request: bad request: Authorization=[redacted]`, 400},
+		{"long message", `{"message":"` + strings.Repeat("ab", 5000) + `"}`,
+			`GET /api/v3/projects/1: 403 Forbidden: ` + strings.Repeat("ab", 150) + "…", 403},
+	}
+	for _, tc := range cases {
+		c, m := newMockClient(t, WithOAuthToken(watched.Secret(oauth)))
+		m.Reply(tc.status, tc.body)
+		_, _, err := c.Projects.Get(context.Background(), 1)
+		require.Error(t, err)
+		assert.Equal(t, tc.want, err.Error(), tc.name)
+		var er *ErrorResponse
+		require.ErrorAs(t, err, &er)
+		assert.NotContains(t, string(er.Body), oauth, tc.name)
+	}
+}
+
+func TestErrorsNameTheirRequestAlike(t *testing.T) {
+	c, m := newMockClient(t)
+	m.Fail(errors.New("connection reset by peer"))
+	_, _, err := c.Projects.Get(context.Background(), "g/p")
+	assert.Equal(t, "GET /api/v3/projects/g%2Fp: connection reset by peer", err.Error())
+	m.Reply(200, `{"id":"x"}`)
+	_, _, err = c.Projects.Get(context.Background(), "g/p")
+	assert.True(t, strings.HasPrefix(err.Error(), "GET /api/v3/projects/g%2Fp: decoding response: "), err.Error())
+	m.Reply(404, `{"message":"404 Project Not Found"}`)
+	_, _, err = c.Projects.Get(context.Background(), "g/p")
+	assert.Equal(t, "GET /api/v3/projects/g%2Fp: 404 Not Found: Project Not Found", err.Error())
+}
+
+func TestRunnerTokensInBodiesAndHeadersAreRedacted(t *testing.T) {
+	const runnerTok, buildTok = "rt-0a1b2c3d4e5f", "bt-9f8e7d6c5b4a"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, `{"message":"denied %s %s %s"}`, b, r.Header.Get("BUILD-TOKEN"), r.URL.RawQuery)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(srv.URL, WithoutRetries(), WithAPIPath("ci/api/v1"))
+	require.NoError(t, err)
+	req, err := c.NewRequest(context.Background(), http.MethodPut, "builds/1", &tokenForm{Token: watched.Secret(runnerTok), Name: "n"})
+	require.NoError(t, err)
+	req.Header.Set("BUILD-TOKEN", watched.Secret(buildTok))
+	_, err = c.Do(req, nil)
+	assert.Equal(t, "PUT /ci/api/v1/builds/1: 403 Forbidden: denied name=n&token=[redacted] [redacted]", err.Error())
+
+	req, err = c.NewRequest(context.Background(), http.MethodGet, "builds/1?token="+runnerTok, nil)
+	require.NoError(t, err)
+	_, err = c.Do(req, nil)
+	assert.Equal(t, "GET /ci/api/v1/builds/1: 403 Forbidden: denied token=[redacted]", err.Error())
+}
+
+// TestOneCallAtMostThePolicysAttempts: under a constant 429 or 503, every
+// kind of call makes at most 1+MaxRetries requests, exactly as the policy
+// says (writes are not retried on 503, a one-shot body never twice).
+func TestOneCallAtMostThePolicysAttempts(t *testing.T) {
+	ctx := context.Background()
+	calls := []struct {
+		name     string
+		call     func(c *Client) error
+		retry503 bool
+		oneShot  bool
+	}{
+		{"GET", func(c *Client) error { _, _, err := c.Projects.Get(ctx, 1); return err }, true, false},
+		{"list", func(c *Client) error { _, _, err := c.Projects.List(ctx, nil); return err }, true, false},
+		{"iterator page", func(c *Client) error {
+			for _, err := range c.Projects.All(ctx, &ListProjectsOptions{ListOptions: ListOptions{Prefetch: 4}}) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}, true, false},
+		{"POST", func(c *Client) error {
+			_, _, err := c.Issues.Create(ctx, 1, &CreateIssueOptions{Title: "t"})
+			return err
+		}, false, false},
+		{"PUT", func(c *Client) error {
+			_, _, err := c.Issues.Update(ctx, 1, 2, &UpdateIssueOptions{Title: Ptr("t")})
+			return err
+		}, true, false},
+		{"DELETE", func(c *Client) error { _, err := c.Issues.Delete(ctx, 1, 2); return err }, true, false},
+		{"multipart upload", func(c *Client) error {
+			_, _, err := c.Projects.UploadFile(ctx, 1, strings.NewReader("data"), "f.txt")
+			return err
+		}, false, false},
+		{"one-shot multipart upload", func(c *Client) error {
+			_, _, err := c.Projects.UploadFile(ctx, 1, io.MultiReader(strings.NewReader("data")), "f.txt")
+			return err
+		}, false, true},
+		{"streaming download", func(c *Client) error { _, err := c.Builds.Artifacts(ctx, 1, 2, io.Discard); return err }, true, false},
+	}
+	policy := RetryPolicy{MaxRetries: 3}
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		srv, n := newCountingServer(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Retry-After", "3600") // capped by MaxWait, here 0
+			w.WriteHeader(status)
+		})
+		c, err := NewClient(srv.URL, WithRetry(policy), WithPrivateToken(testToken))
+		require.NoError(t, err)
+		for _, tc := range calls {
+			n.Store(0)
+			err := tc.call(c)
+			want := int64(1 + policy.MaxRetries)
+			if tc.oneShot || (status == http.StatusServiceUnavailable && !tc.retry503) {
+				want = 1
+			}
+			assert.Equal(t, want, n.Load(), "%d %s", status, tc.name)
+			if status == http.StatusTooManyRequests {
+				assert.ErrorIs(t, err, ErrTooManyRequests, tc.name)
+			} else {
+				assert.ErrorIs(t, err, ErrServer, tc.name)
+			}
+		}
+	}
+}
+
+type projectID int32
+
+func TestAnyIntegerIDAndNoNonPositiveOne(t *testing.T) {
+	c, m := newMockClient(t)
+	m.Reply(200, `{"id":7}`)
+	for _, id := range []any{int(7), int8(7), int16(7), int32(7), int64(7), uint(7), uint8(7), uint16(7), uint32(7), uint64(7), projectID(7)} {
+		p, _, err := c.Projects.Get(context.Background(), id)
+		require.NoError(t, err, "%T", id)
+		assert.Equal(t, 7, p.ID)
+		assert.Equal(t, "/api/v3/projects/7", m.Last().Path, "%T", id)
+	}
+	before := m.Count()
+	for _, id := range []any{0, -1, int8(-3), int64(0), uint(0), projectID(-2)} {
+		_, _, err := c.Projects.Get(context.Background(), id)
+		require.ErrorIs(t, err, ErrInvalidArgument, "%T %v", id, id)
+		var ae *ArgumentError
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, "projects id", ae.Arg)
+	}
+	_, _, err := c.Issues.Get(context.Background(), 1, -5)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	_, _, err = c.Projects.Get(context.Background(), 1.5)
+	assert.EqualError(t, err, "collab: invalid argument projects id: must be an integer id or a string path, got float64")
+	assert.Equal(t, before, m.Count(), "nothing was sent")
 }
