@@ -747,3 +747,30 @@ func TestAnyIntegerIDAndNoNonPositiveOne(t *testing.T) {
 	assert.EqualError(t, err, "collab: invalid argument projects id: must be an integer id or a string path, got float64")
 	assert.Equal(t, before, m.Count(), "nothing was sent")
 }
+
+func TestEndlessHeadersAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 200 OK\r\n")
+		line := "X-Junk: " + strings.Repeat("j", 4000) + "\r\n"
+		for i := 0; i < 5000; i++ { // 20 MB of headers
+			if _, err := buf.WriteString(line); err != nil {
+				return
+			}
+		}
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(srv.URL, WithoutRetries(), WithMaxResponseSize(1<<20))
+	require.NoError(t, err)
+	var callErr error
+	grew := heapPeak(t, func() { _, _, callErr = c.Projects.Get(context.Background(), 1) })
+	var re *RequestError
+	require.ErrorAs(t, callErr, &re)
+	assert.Contains(t, callErr.Error(), "GET /api/v3/projects/1: ")
+	assert.LessOrEqual(t, grew, uint64(2<<20), "heap grew %d", grew)
+}
