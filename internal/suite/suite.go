@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/collabsvc/collab/internal/secretwatch"
 	"go.uber.org/goleak"
 )
 
@@ -82,10 +81,11 @@ func (r *Recorder) Check() error {
 	return nil
 }
 
-// Main runs a test suite with r observing every SDK error, then fails it if
-// r recorded a secret or a goroutine outlived the tests. Use it as TestMain.
+// Main runs a test suite, then fails it if r recorded a secret or a
+// goroutine outlived the tests. Use it as TestMain. r sees what the suite
+// gives it: the log lines of clients whose logger writes to r, and the
+// errors a test passes to Record (see Sweep for every method at once).
 func Main(m *testing.M, r *Recorder) {
-	secretwatch.SetObserver(r.Record)
 	code := m.Run()
 	if code == 0 {
 		if err := r.Check(); err != nil {
