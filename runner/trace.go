@@ -289,6 +289,13 @@ func (w *TraceWriter) Write(p []byte) (int, error) {
 			continue
 		}
 		k := min(free, len(p))
+		if cap(w.buf)-len(w.buf) < k {
+			// One array of MaxBuffer bytes, not append's doubling: a full
+			// buffer then costs one allocation, not a series of copies.
+			nb := make([]byte, len(w.buf), w.maxBuffer)
+			copy(nb, w.buf)
+			w.buf = nb
+		}
 		w.buf = append(w.buf, p[:k]...)
 		n += k
 		p = p[k:]
