@@ -2,11 +2,12 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/collabsvc/collab"
 )
 
 // UploadOptions are the optional parameters of UploadArtifacts.
@@ -35,7 +36,7 @@ type UploadOptions struct {
 // API: POST /builds/:id/artifacts (runner)
 func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name string, r io.Reader, opts *UploadOptions) (*Build, error) {
 	if r == nil {
-		return nil, errors.New("runner: nil artifacts reader")
+		return nil, &collab.ArgumentError{Arg: "r", Reason: "is nil"}
 	}
 	if err := checkBuildToken(buildToken); err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name s
 // API: GET /builds/:id/artifacts (runner)
 func (c *Client) DownloadArtifacts(ctx context.Context, id int, buildToken string, w io.Writer) (int64, error) {
 	if w == nil {
-		return 0, errors.New("runner: nil writer")
+		return 0, &collab.ArgumentError{Arg: "w", Reason: "is nil"}
 	}
 	req, err := c.buildRequest(ctx, http.MethodGet, fmt.Sprintf("builds/%d/artifacts", id), buildToken, nil)
 	if err != nil {

@@ -138,7 +138,8 @@ func TestRequestBuildErrors(t *testing.T) {
 
 	n := m.Count()
 	_, err = c.RequestBuild(context.Background(), "", nil)
-	assert.ErrorContains(t, err, "empty runner token")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "runnerToken: is empty")
 	_, err = c.RequestBuild(nil, testRunnerToken, nil) //nolint:staticcheck // a nil context is an error, not a panic
 	assert.Error(t, err)
 	assert.Equal(t, n, m.Count(), "nothing sent")
@@ -304,10 +305,14 @@ func TestAppendTraceErrors(t *testing.T) {
 	}
 	n := m.Count()
 	_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, -1, nil)
-	assert.ErrorContains(t, err, "negative")
+	assert.ErrorContains(t, err, "offset: is negative")
 	_, _, err = c.AppendTrace(context.Background(), 9, "", 0, nil)
-	assert.ErrorContains(t, err, "empty build token")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "buildToken: is empty")
 	_, _, err = c.AppendTrace(context.Background(), 9, "a\nb", 0, nil)
+	var ae *collab.ArgumentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "buildToken", ae.Arg)
 	assert.ErrorContains(t, err, "line break")
 	assert.Equal(t, n, m.Count(), "nothing sent")
 }
@@ -348,7 +353,7 @@ func TestDeleteArtifacts(t *testing.T) {
 
 	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	assert.ErrorIs(t, c.DeleteArtifacts(context.Background(), 9, testBuildToken), collab.ErrForbidden)
-	assert.ErrorContains(t, c.DeleteArtifacts(context.Background(), 9, ""), "empty build token")
+	assert.ErrorContains(t, c.DeleteArtifacts(context.Background(), 9, ""), "buildToken: is empty")
 }
 
 func TestDownloadArtifacts(t *testing.T) {
@@ -469,7 +474,8 @@ func TestUploadArtifactsErrors(t *testing.T) {
 	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", nil, nil)
 	assert.Error(t, err)
 	_, err = c.UploadArtifacts(context.Background(), 9, "", "a.zip", strings.NewReader("x"), nil)
-	assert.ErrorContains(t, err, "empty build token")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "buildToken: is empty")
 	assert.Equal(t, n, m.Count())
 }
 

@@ -45,7 +45,7 @@ func (e *RangeError) Unwrap() error { return e.Err }
 // API: PATCH /builds/:id/trace.txt (runner)
 func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, offset int64, part []byte) (status string, length int64, err error) {
 	if offset < 0 {
-		return "", 0, fmt.Errorf("runner: negative trace offset %d", offset)
+		return "", 0, &collab.ArgumentError{Arg: "offset", Reason: fmt.Sprintf("is negative (%d)", offset)}
 	}
 	req, err := c.buildRequest(ctx, http.MethodPatch, fmt.Sprintf("builds/%d/trace.txt", id), buildToken, bytes.NewReader(part))
 	if err != nil {
@@ -73,7 +73,7 @@ func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, off
 	}
 	n, err := parseRange(h)
 	if err != nil {
-		return status, 0, fmt.Errorf("runner: PATCH builds/%d/trace.txt: %w", id, err)
+		return status, 0, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
 	return status, n, nil
 }
@@ -231,6 +231,8 @@ type TraceWriter struct {
 // build token. ctx bounds every append: when it ends, the writer stops and
 // Write and Close return its error. Close must be called to stop the
 // background goroutine.
+//
+// API: PATCH /builds/:id/trace.txt (runner)
 func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, opts TraceWriterOptions) *TraceWriter {
 	w := &TraceWriter{
 		c: c, ctx: ctx, id: id, token: buildToken,
@@ -259,10 +261,10 @@ func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, 
 		tick, stop = t.C, t.Stop
 	}
 	if opts.Offset < 0 {
-		w.err = fmt.Errorf("runner: negative trace offset %d", opts.Offset)
+		w.err = &collab.ArgumentError{Arg: "opts.Offset", Reason: fmt.Sprintf("is negative (%d)", opts.Offset)}
 	}
 	if ctx == nil {
-		w.ctx, w.err = context.Background(), errors.New("runner: nil context")
+		w.ctx, w.err = context.Background(), &collab.ArgumentError{Arg: "ctx", Reason: "is nil"}
 	}
 	go w.run(tick, stop)
 	return w

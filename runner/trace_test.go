@@ -568,12 +568,14 @@ func TestTraceWriterOptions(t *testing.T) {
 
 	tw = s.client(t).NewTraceWriter(nil, 1, testBuildToken, TraceWriterOptions{}) //nolint:staticcheck // a nil context is an error, not a panic
 	_, err = tw.Write([]byte("x"))
-	assert.ErrorContains(t, err, "nil context")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "ctx: is nil")
 	assert.Error(t, tw.Close())
 
 	tw = s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Offset: -1})
 	_, err = tw.Write([]byte("x"))
-	assert.ErrorContains(t, err, "negative trace offset")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "opts.Offset: is negative")
 	assert.Error(t, tw.Close())
 }
 
