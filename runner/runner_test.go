@@ -140,7 +140,8 @@ func TestRequestBuildErrors(t *testing.T) {
 	_, err = c.RequestBuild(context.Background(), "", nil)
 	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "runnerToken: is empty")
-	_, err = c.RequestBuild(nil, testRunnerToken, nil) //nolint:staticcheck // a nil context is an error, not a panic
+	//lint:ignore SA1012 a nil context is an error, not a panic
+	_, err = c.RequestBuild(nil, testRunnerToken, nil)
 	assert.Error(t, err)
 	assert.Equal(t, n, m.Count(), "nothing sent")
 }

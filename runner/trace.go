@@ -326,7 +326,9 @@ func (w *TraceWriter) wake() {
 
 // Close sends everything buffered, stops the background goroutine and
 // returns the writer's error, if it stopped on one. It may be called more
-// than once.
+// than once. While the server fails, calls still follow the ticks, so Close
+// may wait up to MaxFailures flush intervals; end the writer's context to
+// stop sooner.
 func (w *TraceWriter) Close() error {
 	w.mu.Lock()
 	w.closed = true

@@ -566,7 +566,8 @@ func TestTraceWriterOptions(t *testing.T) {
 	assert.Equal(t, 100, tw.maxBuffer, "MaxBuffer is at least FlushSize")
 	require.NoError(t, tw.Close())
 
-	tw = s.client(t).NewTraceWriter(nil, 1, testBuildToken, TraceWriterOptions{}) //nolint:staticcheck // a nil context is an error, not a panic
+	//lint:ignore SA1012 a nil context is an error, not a panic
+	tw = s.client(t).NewTraceWriter(nil, 1, testBuildToken, TraceWriterOptions{})
 	_, err = tw.Write([]byte("x"))
 	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "ctx: is nil")
