@@ -150,7 +150,7 @@ func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []
 	return e
 }
 
-// parseErrorBody reads the five body shapes of the server notes: a message
+// parseErrorBody reads the five body shapes servers send: a message
 // string, a message object of validation errors, an "error" string, a bare
 // array of strings, and anything else as a short excerpt of text.
 func parseErrorBody(body []byte) (string, map[string][]string) {
