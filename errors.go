@@ -76,7 +76,7 @@ type ErrorResponse struct {
 	Message    string              // the server's message, as one line of clean text
 	Fields     map[string][]string // validation errors; nested keys joined with "."
 	Body       []byte              // at most 64 KiB of the raw body, credentials replaced
-	Header     http.Header         // response headers (Range, Retry-After, ...)
+	Header     http.Header         // response headers (Range, Retry-After, ...), credentials replaced
 }
 
 // Error reads as one line, for example
@@ -135,7 +135,7 @@ func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []
 		body = dropSecretPrefix(body, secrets)
 	}
 	body = []byte(redact(string(body), secrets))
-	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: resp.Header}
+	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: redactHeader(resp.Header, secrets)}
 	e.Message, e.Fields = parseErrorBody(body)
 	e.Message = cleanText(redact(e.Message, secrets), maxMessage)
 	for k, vs := range e.Fields {
@@ -455,4 +455,21 @@ func dropSecretPrefix(body []byte, secrets []string) []byte {
 		}
 	}
 	return body
+}
+
+// redactHeader returns h, or a copy of it with secrets replaced when a
+// header value repeats one.
+func redactHeader(h http.Header, secrets []string) http.Header {
+	out, copied := h, false
+	for k, vs := range h {
+		for i, v := range vs {
+			if r := redact(v, secrets); r != v {
+				if !copied {
+					out, copied = h.Clone(), true
+				}
+				out[k][i] = r
+			}
+		}
+	}
+	return out
 }

@@ -648,6 +648,7 @@ func TestRunnerTokensInBodiesAndHeadersAreRedacted(t *testing.T) {
 	const runnerTok, buildTok = "rt-0a1b2c3d4e5f", "bt-9f8e7d6c5b4a"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo", r.Header.Get("BUILD-TOKEN"))
 		w.WriteHeader(http.StatusForbidden)
 		fmt.Fprintf(w, `{"message":"denied %s %s %s"}`, b, r.Header.Get("BUILD-TOKEN"), r.URL.RawQuery)
 	}))
@@ -659,6 +660,9 @@ func TestRunnerTokensInBodiesAndHeadersAreRedacted(t *testing.T) {
 	req.Header.Set("BUILD-TOKEN", watched.Secret(buildTok))
 	_, err = c.Do(req, nil)
 	assert.Equal(t, "PUT /ci/api/v1/builds/1: 403 Forbidden: denied name=n&token=[redacted] [redacted]", err.Error())
+	var er *ErrorResponse
+	require.ErrorAs(t, err, &er)
+	assert.Equal(t, "[redacted]", er.Header.Get("X-Echo"), "response headers repeating a token")
 
 	req, err = c.NewRequest(context.Background(), http.MethodGet, "builds/1?token="+runnerTok, nil)
 	require.NoError(t, err)
