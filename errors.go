@@ -137,12 +137,12 @@ func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []
 	body = []byte(redact(string(body), secrets))
 	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: redactHeader(resp.Header, secrets)}
 	e.Message, e.Fields = parseErrorBody(body)
-	e.Message = cleanText(redact(e.Message, secrets), maxMessage)
+	e.Message = safeText(e.Message, secrets, maxMessage)
 	for k, vs := range e.Fields {
 		for i, v := range vs {
-			vs[i] = cleanText(redact(v, secrets), maxMessage)
+			vs[i] = safeText(v, secrets, maxMessage)
 		}
-		if ck := cleanText(redact(k, secrets), 128); ck != k {
+		if ck := safeText(k, secrets, 128); ck != k {
 			delete(e.Fields, k)
 			e.Fields[ck] = append(e.Fields[ck], vs...)
 		}
@@ -300,7 +300,7 @@ type RequestError struct {
 
 // Error reads "METHOD /path: cause", on one line, credentials replaced.
 func (e *RequestError) Error() string {
-	return requestName(e.Method, e.URL) + ": " + cleanText(redact(fmt.Sprint(e.Err), e.secrets), maxMessage)
+	return requestName(e.Method, e.URL) + ": " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
 }
 
 // Unwrap returns the underlying network or context error.
@@ -319,7 +319,7 @@ type DecodeError struct {
 // Error reads "METHOD /path: decoding response: cause", on one line,
 // credentials replaced.
 func (e *DecodeError) Error() string {
-	return requestName(e.Method, e.URL) + ": decoding response: " + cleanText(redact(fmt.Sprint(e.Err), e.secrets), maxMessage)
+	return requestName(e.Method, e.URL) + ": decoding response: " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
 }
 
 // Unwrap returns the JSON or I/O error.
@@ -371,6 +371,13 @@ func redact(s string, secrets []string) string {
 		}
 	}
 	return s
+}
+
+// safeText cleans s and replaces secrets in it, before and after cleaning:
+// escaping a control character writes hex digits that could complete a
+// secret the server split around it.
+func safeText(s string, secrets []string, max int) string {
+	return redact(cleanText(redact(s, secrets), max), secrets)
 }
 
 // cleanText makes text from the server safe to print on one line: runs of
