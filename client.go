@@ -43,7 +43,7 @@ type Client struct {
 	jobQueue  string
 	maxBody   int64 // largest JSON body decoded, after decompression
 
-	// Services, one per resource group of the contract.
+	// Services, one per resource group of the API.
 	Projects       *ProjectsService
 	Groups         *GroupsService
 	ProjectMembers *ProjectMembersService
@@ -161,7 +161,7 @@ func WithRetry(p RetryPolicy) ClientOption {
 func WithoutRetries() ClientOption { return WithRetry(RetryPolicy{}) }
 
 // WithJobQueuePath sets the first path segment of the job-queue metrics endpoints.
-// The contract calls it "jobqueue"; deployed servers use "sidekiq".
+// The API documents "jobqueue"; deployed servers use "sidekiq".
 func WithJobQueuePath(segment string) ClientOption {
 	return func(c *clientConfig) error {
 		if segment == "" || strings.ContainsAny(segment, "/?#%") {

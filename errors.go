@@ -76,7 +76,7 @@ type ErrorResponse struct {
 	Message    string              // the server's message, as one line of clean text
 	Fields     map[string][]string // validation errors; nested keys joined with "."
 	Body       []byte              // at most 64 KiB of the raw body, credentials replaced
-	Header     http.Header         // response headers (Range, Retry-After, ...)
+	Header     http.Header         // response headers (Range, Retry-After, ...), credentials replaced
 }
 
 // Error reads as one line, for example
@@ -135,14 +135,14 @@ func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []
 		body = dropSecretPrefix(body, secrets)
 	}
 	body = []byte(redact(string(body), secrets))
-	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: resp.Header}
+	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: redactHeader(resp.Header, secrets)}
 	e.Message, e.Fields = parseErrorBody(body)
-	e.Message = cleanText(redact(e.Message, secrets), maxMessage)
+	e.Message = safeText(e.Message, secrets, maxMessage)
 	for k, vs := range e.Fields {
 		for i, v := range vs {
-			vs[i] = cleanText(redact(v, secrets), maxMessage)
+			vs[i] = safeText(v, secrets, maxMessage)
 		}
-		if ck := cleanText(redact(k, secrets), 128); ck != k {
+		if ck := safeText(k, secrets, 128); ck != k {
 			delete(e.Fields, k)
 			e.Fields[ck] = append(e.Fields[ck], vs...)
 		}
@@ -150,7 +150,7 @@ func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []
 	return e
 }
 
-// parseErrorBody reads the five body shapes of the server notes: a message
+// parseErrorBody reads the five body shapes servers send: a message
 // string, a message object of validation errors, an "error" string, a bare
 // array of strings, and anything else as a short excerpt of text.
 func parseErrorBody(body []byte) (string, map[string][]string) {
@@ -300,7 +300,7 @@ type RequestError struct {
 
 // Error reads "METHOD /path: cause", on one line, credentials replaced.
 func (e *RequestError) Error() string {
-	return requestName(e.Method, e.URL) + ": " + cleanText(redact(fmt.Sprint(e.Err), e.secrets), maxMessage)
+	return requestName(e.Method, e.URL) + ": " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
 }
 
 // Unwrap returns the underlying network or context error.
@@ -319,7 +319,7 @@ type DecodeError struct {
 // Error reads "METHOD /path: decoding response: cause", on one line,
 // credentials replaced.
 func (e *DecodeError) Error() string {
-	return requestName(e.Method, e.URL) + ": decoding response: " + cleanText(redact(fmt.Sprint(e.Err), e.secrets), maxMessage)
+	return requestName(e.Method, e.URL) + ": decoding response: " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
 }
 
 // Unwrap returns the JSON or I/O error.
@@ -371,6 +371,13 @@ func redact(s string, secrets []string) string {
 		}
 	}
 	return s
+}
+
+// safeText cleans s and replaces secrets in it, before and after cleaning:
+// escaping a control character writes hex digits that could complete a
+// secret the server split around it.
+func safeText(s string, secrets []string, max int) string {
+	return redact(cleanText(redact(s, secrets), max), secrets)
 }
 
 // cleanText makes text from the server safe to print on one line: runs of
@@ -455,4 +462,21 @@ func dropSecretPrefix(body []byte, secrets []string) []byte {
 		}
 	}
 	return body
+}
+
+// redactHeader returns h, or a copy of it with secrets replaced when a
+// header value repeats one.
+func redactHeader(h http.Header, secrets []string) http.Header {
+	out, copied := h, false
+	for k, vs := range h {
+		for i, v := range vs {
+			if r := redact(v, secrets); r != v {
+				if !copied {
+					out, copied = h.Clone(), true
+				}
+				out[k][i] = r
+			}
+		}
+	}
+	return out
 }

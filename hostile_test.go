@@ -64,43 +64,52 @@ func heapPeak(t *testing.T, f func()) uint64 {
 }
 
 // endless writes a JSON value that never ends: prefix, then unit forever,
-// until the client hangs up. With gzip it compresses on the wire, whether or
-// not the client asked for it.
+// until the client hangs up. With gz it is a gzip bomb, sent whether or not
+// the client asked for gzip: gzip members of 1 MiB each, about 1 KiB on the
+// wire, one after another (a reader inflates them as one stream).
 func endless(prefix, unit string, gz bool) http.HandlerFunc {
+	block := strings.Repeat(unit, (1<<20)/len(unit))
+	first, rest := []byte(prefix+block), []byte(block)
+	if gz {
+		first, rest = gzipped(first), gzipped(rest)
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Page", "1")
 		w.Header().Set("X-Next-Page", "2")
 		w.Header().Set("X-Total-Pages", "9")
-		var out io.Writer = w
 		if gz {
 			w.Header().Set("Content-Encoding", "gzip")
-			zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
-			defer zw.Close()
-			out = zw
 		}
-		chunk := []byte(prefix + strings.Repeat(unit, 64<<10/len(unit)))
+		if _, err := w.Write(first); err != nil {
+			return
+		}
 		for {
-			if _, err := out.Write(chunk); err != nil {
+			if _, err := w.Write(rest); err != nil {
 				return
 			}
-			chunk = chunk[len(prefix):]
 		}
 	}
+}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
 }
 
 func TestHostileBodiesStopAtTheCeiling(t *testing.T) {
 	const ceiling = 4 << 20
 	bodies := map[string]http.HandlerFunc{
-		"endless array":       endless("[", `{"id":1,"name":"x"},`, false),
-		"endless string":      endless(`{"id":1,"name":"`, "a", false),
-		"endless record keys": endless(`{"id":1`, `,"k":1`, false),
-		"gzip bomb":           endless("[", `{"id":1},`, true),
-		"gzip bomb string":    endless(`{"name":"`, "aaaaaaaa", true),
+		"endless array":    endless("[", `{"id":1,"name":"x"},`, false),
+		"endless string":   endless(`{"id":1,"name":"`, "a", false),
+		"gzip bomb":        endless("[", `{"id":1},`, true),
+		"gzip bomb string": endless(`{"name":"`, "aaaaaaaa", true),
 	}
 	calls := map[string]func(c *Client) error{
 		"single record": func(c *Client) error { _, _, err := c.Projects.Get(context.Background(), 1); return err },
-		"list":          func(c *Client) error { _, _, err := c.Projects.List(context.Background(), nil); return err },
 		"iterator page": func(c *Client) error {
 			for _, err := range c.Projects.All(context.Background(), &ListProjectsOptions{ListOptions: ListOptions{Prefetch: 4}}) {
 				if err != nil {
@@ -116,6 +125,9 @@ func TestHostileBodiesStopAtTheCeiling(t *testing.T) {
 		// The default transport asks for gzip and inflates it itself; one
 		// that does not ask gets gzip anyway from this server.
 		for _, transport := range []string{"default", "no compression"} {
+			if transport != "default" && !strings.HasPrefix(name, "gzip") {
+				continue
+			}
 			opts := []ClientOption{WithoutRetries(), WithMaxResponseSize(ceiling)}
 			if transport != "default" {
 				opts = append(opts, WithHTTPClient(&http.Client{Transport: &http.Transport{DisableCompression: true}}))
@@ -232,14 +244,12 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 }
 
 func TestErrorBodiesKeepTheirOwnLimit(t *testing.T) {
+	member := gzipped(bytes.Repeat([]byte("<html>"), 1<<18))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.WriteHeader(http.StatusBadGateway)
-		zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
-		defer zw.Close()
-		chunk := bytes.Repeat([]byte("<html>"), 10<<10)
 		for {
-			if _, err := zw.Write(chunk); err != nil {
+			if _, err := w.Write(member); err != nil {
 				return
 			}
 		}
@@ -638,6 +648,7 @@ func TestRunnerTokensInBodiesAndHeadersAreRedacted(t *testing.T) {
 	const runnerTok, buildTok = "rt-0a1b2c3d4e5f", "bt-9f8e7d6c5b4a"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo", r.Header.Get("BUILD-TOKEN"))
 		w.WriteHeader(http.StatusForbidden)
 		fmt.Fprintf(w, `{"message":"denied %s %s %s"}`, b, r.Header.Get("BUILD-TOKEN"), r.URL.RawQuery)
 	}))
@@ -649,6 +660,9 @@ func TestRunnerTokensInBodiesAndHeadersAreRedacted(t *testing.T) {
 	req.Header.Set("BUILD-TOKEN", watched.Secret(buildTok))
 	_, err = c.Do(req, nil)
 	assert.Equal(t, "PUT /ci/api/v1/builds/1: 403 Forbidden: denied name=n&token=[redacted] [redacted]", err.Error())
+	var er *ErrorResponse
+	require.ErrorAs(t, err, &er)
+	assert.Equal(t, "[redacted]", er.Header.Get("X-Echo"), "response headers repeating a token")
 
 	req, err = c.NewRequest(context.Background(), http.MethodGet, "builds/1?token="+runnerTok, nil)
 	require.NoError(t, err)

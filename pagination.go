@@ -130,7 +130,7 @@ func isRelName(s string) bool {
 	return s != ""
 }
 
-// allPageSize is the page size the iterators ask for: the contract's maximum.
+// allPageSize is the page size the iterators ask for: the API's maximum.
 const allPageSize = 100
 
 // all iterates over every item of a paginated list. It follows Link next

@@ -59,9 +59,10 @@ func (m mock) assertCall(method, escapedPath string, want url.Values) mocktest.R
 }
 
 // TestNoSecretInAnyRunnerError calls every method of the runner client,
-// with a token for every string argument (tokens are plain strings here), against a server that repeats the
-// whole request in its errors, and checks that no error text or log line
-// carries the token and that every error reads as one line.
+// with a token for every string argument (tokens are plain strings here),
+// against a server that repeats the whole request in its errors, and checks
+// that no error text or log line carries the token and that every error
+// reads as one line.
 func TestNoSecretInAnyRunnerError(t *testing.T) {
 	srv, served := suite.NewEchoServer(t)
 	secret := watched.Secret("rsweep-" + testRunnerToken + "-91ab")

@@ -1,6 +1,9 @@
-// Package suite holds what the test suites' TestMain share: a Recorder of
-// every error and log line, checked for secrets, and a goroutine-leak check.
-// Only test binaries import it.
+// Package suite holds what the test suites share: a Recorder of error texts
+// and log lines checked for secrets, a goroutine-leak check in Main, and
+// Sweep with NewEchoServer, which call every method of a client against a
+// server that repeats each request in its errors. The SDK itself has no hook
+// for tests: the suites look at what it returns and logs. Only test
+// binaries import this package.
 package suite
 
 import (
@@ -14,9 +17,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Recorder collects the text of every error and log line a test suite
-// produces and checks that none holds a secret: one registered with Secret,
-// or one matching the pattern given to NewRecorder.
+// Recorder collects error texts (given to Record) and log lines (written to
+// it as a log handler's output) and checks that none holds a secret: one
+// registered with Secret, or one matching the pattern given to NewRecorder.
 type Recorder struct {
 	pattern *regexp.Regexp
 
