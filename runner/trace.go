@@ -190,8 +190,8 @@ type TraceWriterOptions struct {
 // connection error, a 5xx, a 408, a 429 the retries did not clear, or an
 // answer that takes no byte; the writer keeps the bytes and makes its next
 // call at the next FlushInterval tick (not sooner, whatever is written), so
-// it waits at least that long between failed calls. After MaxFailures
-// failed calls in a row it stops.
+// a failing server gets at most one call per tick. After MaxFailures failed
+// calls in a row it stops.
 //
 // The writer also stops when the server's trace diverges (ErrTraceDiverged),
 // on any other error status (a 403 once the build is over, say), or when its
