@@ -51,11 +51,11 @@ type Build struct {
 
 // BuildRunner is the runner that took a build.
 type BuildRunner struct {
-	ID          int    `json:"id"`
-	Description string `json:"description"`
-	Active      bool   `json:"active"`
-	IsShared    bool   `json:"is_shared"`
-	Name        string `json:"name"`
+	ID          int     `json:"id"`
+	Description *string `json:"description"` // null when the runner has none
+	Active      bool    `json:"active"`
+	IsShared    bool    `json:"is_shared"`
+	Name        *string `json:"name"` // null until the runner reports it
 }
 
 // ArtifactsFile describes a build's stored artifacts.

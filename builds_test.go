@@ -50,7 +50,7 @@ func TestBuildsGet(t *testing.T) {
 		StartedAt:  buildsTime(t, "2016-07-11T10:12:08.652Z"),
 		FinishedAt: buildsTime(t, "2016-07-11T10:14:31.000Z"),
 		Runner: &BuildRunner{
-			ID: 4, Description: "docker-runner-01", Active: true, IsShared: false, Name: "gitlab-ci-multi-runner",
+			ID: 4, Description: Ptr("docker-runner-01"), Active: true, IsShared: false, Name: Ptr("gitlab-ci-multi-runner"),
 		},
 		ArtifactsFile: &ArtifactsFile{Filename: "artifacts.zip", Size: 1024000},
 		Commit: &BuildCommit{

@@ -144,10 +144,9 @@ func TestRoundTripTestdata(t *testing.T) {
 		assert.True(t, covered[strings.TrimPrefix(target, "collab.")], "no testdata/roundtrip file for %s", target)
 	}
 
-	// The fixtures of the unit tests round-trip too. builds_list.json is left
-	// out: a runner's null name and description still come back as "".
+	// The fixtures of the unit tests round-trip too.
 	fixtures := map[string]roundTripper{
-		"builds_build.json": recordRoundTrip[Build], "builds_erased.json": recordRoundTrip[Build], "builds_kept.json": recordRoundTrip[Build],
+		"builds_build.json": recordRoundTrip[Build], "builds_list.json": recordRoundTrip[Build], "builds_erased.json": recordRoundTrip[Build], "builds_kept.json": recordRoundTrip[Build],
 		"builds_retried.json": recordRoundTrip[Build], "issues_issue.json": recordRoundTrip[Issue],
 		"merge_requests_mr.json": recordRoundTrip[MergeRequest], "projects_events.json": recordRoundTrip[ProjectEvent],
 		"projects_project.json": recordRoundTrip[Project],
