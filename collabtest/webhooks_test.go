@@ -1,12 +1,18 @@
 package collabtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,4 +365,304 @@ func TestWaitHonoursTheContext(t *testing.T) {
 	cancel()
 	err := d.waitFor(ctx, func() bool { return len(d.done) >= 1 })
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// Payload shapes: each key of a payload object and its JSON type, as
+// webhooks are documented to send them. A type is one of str, int, num,
+// bool, null, obj, arr, sha (40 hex digits), dbtime ("2016-06-21 09:14:07
+// UTC"), committime (RFC 3339 with a numeric offset) and date, or several
+// joined by "|".
+type shape map[string]string
+
+func merge(shapes ...shape) shape {
+	out := shape{}
+	for _, s := range shapes {
+		for k, v := range s {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+var (
+	userShape    = shape{"name": "str", "username": "str", "avatar_url": "str|null"}
+	projectShape = shape{
+		"name": "str", "description": "str|null", "web_url": "str", "avatar_url": "str|null", "git_ssh_url": "str",
+		"git_http_url": "str", "namespace": "str", "visibility_level": "int", "path_with_namespace": "str",
+		"default_branch": "str|null", "homepage": "str", "url": "str", "ssh_url": "str", "http_url": "str",
+	}
+	repoShortShape = shape{"name": "str", "url": "str", "description": "str|null", "homepage": "str"}
+	repoLongShape  = merge(repoShortShape, shape{"git_http_url": "str", "git_ssh_url": "str", "visibility_level": "int"})
+	commitShape    = shape{"id": "sha", "message": "str", "timestamp": "committime", "url": "str", "author": "obj"}
+	authorShape    = shape{"name": "str", "email": "str"}
+	pushCommit     = merge(commitShape, shape{"added": "arr", "modified": "arr", "removed": "arr"})
+	pushShape      = shape{
+		"object_kind": "str", "event_name": "str", "before": "sha", "after": "sha", "ref": "str",
+		"checkout_sha": "sha|null", "message": "str|null", "user_id": "int", "user_name": "str", "user_email": "str",
+		"user_avatar": "str|null", "project_id": "int", "project": "obj", "commits": "arr", "total_commits_count": "int",
+		"repository": "obj",
+	}
+	issueColumnsShape = shape{
+		"id": "int", "iid": "int", "title": "str", "description": "str|null", "state": "str", "project_id": "int",
+		"author_id": "int", "assignee_id": "int|null", "milestone_id": "int|null", "updated_by_id": "int|null",
+		"position": "int", "branch_name": "null", "confidential": "bool", "due_date": "date|null",
+		"moved_to_id": "int|null", "deleted_at": "dbtime|null", "created_at": "dbtime", "updated_at": "dbtime",
+	}
+	actionShape    = shape{"url": "str", "action": "str"}
+	issueTopShape  = shape{"object_kind": "str", "user": "obj", "project": "obj", "repository": "obj", "object_attributes": "obj"}
+	mrColumnsShape = shape{
+		"id": "int", "iid": "int", "title": "str", "description": "str|null", "state": "str", "merge_status": "str",
+		"source_branch": "str", "target_branch": "str", "source_project_id": "int", "target_project_id": "int",
+		"author_id": "int", "assignee_id": "int|null", "milestone_id": "int|null", "updated_by_id": "int|null",
+		"position": "int", "locked_at": "dbtime|null", "merge_error": "str|null", "merge_params": "obj",
+		"merge_when_build_succeeds": "bool", "merge_user_id": "int|null", "merge_commit_sha": "str|null",
+		"deleted_at": "dbtime|null", "created_at": "dbtime", "updated_at": "dbtime", "source": "obj|null",
+		"target": "obj", "last_commit": "obj|null", "work_in_progress": "bool",
+	}
+	noteAttrsShape = shape{
+		"id": "int", "note": "str", "noteable_type": "str", "noteable_id": "int|null", "commit_id": "str|null",
+		"author_id": "int", "project_id": "int", "updated_by_id": "int|null", "line_code": "str|null",
+		"attachment": "str|null", "system": "bool", "st_diff": "obj|null", "type": "str|null",
+		"created_at": "dbtime", "updated_at": "dbtime", "url": "str",
+	}
+	noteTopShape = shape{"object_kind": "str", "user": "obj", "project_id": "int", "project": "obj", "repository": "obj",
+		"object_attributes": "obj"}
+	buildShape = shape{
+		"object_kind": "str", "ref": "str", "tag": "bool", "before_sha": "sha", "sha": "sha", "build_id": "int",
+		"build_name": "str", "build_stage": "str", "build_status": "str", "build_started_at": "dbtime|null",
+		"build_finished_at": "dbtime|null", "build_duration": "num|null", "build_allow_failure": "bool",
+		"project_id": "int", "project_name": "str", "user": "obj", "commit": "obj", "repository": "obj",
+	}
+	buildUserShape = shape{"id": "int|null", "name": "str|null", "email": "str|null"}
+	pipelineShape  = shape{
+		"id": "int", "sha": "sha", "message": "str|null", "author_name": "str|null", "author_email": "str|null",
+		"status": "str", "duration": "int|null", "started_at": "dbtime|null", "finished_at": "dbtime|null",
+	}
+)
+
+var (
+	shaRE        = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	commitTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d([+-]\d\d:\d\d|Z)$`)
+)
+
+// jsonType reports whether v, decoded with UseNumber, has JSON type typ.
+func jsonType(v any, typ string) bool {
+	switch typ {
+	case "null":
+		return v == nil
+	case "bool":
+		_, ok := v.(bool)
+		return ok
+	case "obj":
+		_, ok := v.(map[string]any)
+		return ok
+	case "arr":
+		_, ok := v.([]any)
+		return ok
+	case "num":
+		_, ok := v.(json.Number)
+		return ok
+	case "int":
+		n, ok := v.(json.Number)
+		_, err := n.Int64()
+		return ok && err == nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	switch typ {
+	case "str":
+		return true
+	case "sha":
+		return shaRE.MatchString(s)
+	case "dbtime":
+		_, err := time.Parse("2006-01-02 15:04:05 MST", s)
+		return err == nil && strings.HasSuffix(s, " UTC")
+	case "committime":
+		_, err := time.Parse(time.RFC3339, s)
+		return err == nil && commitTimeRE.MatchString(s)
+	case "date":
+		_, err := time.Parse("2006-01-02", s)
+		return err == nil
+	}
+	panic("unknown type " + typ)
+}
+
+// checkShape asserts that obj has exactly the keys of want, each of its type.
+func checkShape(t *testing.T, where string, obj any, want shape) map[string]any {
+	t.Helper()
+	m, ok := obj.(map[string]any)
+	if !assert.True(t, ok, "%s: not an object: %#v", where, obj) {
+		return nil
+	}
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(want)), slices.Collect(maps.Keys(m)), "%s: keys", where)
+	for k, typ := range want {
+		v, present := m[k]
+		if !present {
+			continue
+		}
+		match := false
+		for _, alt := range strings.Split(typ, "|") {
+			match = match || jsonType(v, alt)
+		}
+		assert.True(t, match, "%s.%s = %#v, want %s", where, k, v, typ)
+	}
+	return m
+}
+
+// decodeBody decodes a payload keeping numbers as json.Number.
+func decodeBody(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var m map[string]any
+	require.NoError(t, dec.Decode(&m), "%s", body)
+	return m
+}
+
+// checkPayload checks a body of the given X-Gitlab-Event kind against the
+// documented shapes, nested objects included, and returns it decoded.
+func checkPayload(t *testing.T, event string, body []byte) map[string]any {
+	t.Helper()
+	m := decodeBody(t, body)
+	switch event {
+	case "Push Hook":
+		checkShape(t, "push", m, pushShape)
+		assert.Equal(t, "push", m["object_kind"])
+		assert.Equal(t, "push", m["event_name"])
+		checkShape(t, "push.project", m["project"], projectShape)
+		checkShape(t, "push.repository", m["repository"], repoLongShape)
+		for i, c := range m["commits"].([]any) {
+			cm := checkShape(t, "push.commits["+strconv.Itoa(i)+"]", c, pushCommit)
+			checkShape(t, "push.commits.author", cm["author"], authorShape)
+		}
+	case "Issue Hook":
+		top := issueTopShape
+		if _, ok := m["assignee"]; ok {
+			top = merge(top, shape{"assignee": "obj"})
+			checkShape(t, "issue.assignee", m["assignee"], userShape)
+		}
+		checkShape(t, "issue", m, top)
+		assert.Equal(t, "issue", m["object_kind"])
+		checkShape(t, "issue.user", m["user"], userShape)
+		checkShape(t, "issue.project", m["project"], projectShape)
+		checkShape(t, "issue.repository", m["repository"], repoShortShape)
+		checkShape(t, "issue.object_attributes", m["object_attributes"], merge(issueColumnsShape, actionShape))
+	case "Merge Request Hook":
+		top := issueTopShape
+		if _, ok := m["assignee"]; ok {
+			top = merge(top, shape{"assignee": "obj"})
+			checkShape(t, "merge_request.assignee", m["assignee"], userShape)
+		}
+		checkShape(t, "merge_request", m, top)
+		assert.Equal(t, "merge_request", m["object_kind"])
+		checkShape(t, "merge_request.user", m["user"], userShape)
+		checkShape(t, "merge_request.project", m["project"], projectShape)
+		checkShape(t, "merge_request.repository", m["repository"], repoShortShape)
+		checkMergeRequestColumns(t, "merge_request.object_attributes", m["object_attributes"], merge(mrColumnsShape, actionShape))
+	case "Note Hook":
+		attrs := checkShape(t, "note.object_attributes", m["object_attributes"], noteAttrsShape)
+		sibling := map[any]string{"Issue": "issue", "MergeRequest": "merge_request"}[attrs["noteable_type"]]
+		require.NotEmpty(t, sibling, "noteable_type %v", attrs["noteable_type"])
+		checkShape(t, "note", m, merge(noteTopShape, shape{sibling: "obj"}))
+		assert.Equal(t, "note", m["object_kind"])
+		checkShape(t, "note.user", m["user"], userShape)
+		checkShape(t, "note.project", m["project"], projectShape)
+		checkShape(t, "note.repository", m["repository"], repoShortShape)
+		if sibling == "issue" {
+			checkShape(t, "note.issue", m["issue"], issueColumnsShape)
+		} else {
+			checkMergeRequestColumns(t, "note.merge_request", m["merge_request"], mrColumnsShape)
+		}
+	case "Build Hook":
+		checkShape(t, "build", m, buildShape)
+		assert.Equal(t, "build", m["object_kind"])
+		checkShape(t, "build.user", m["user"], buildUserShape)
+		checkShape(t, "build.commit", m["commit"], pipelineShape)
+		checkShape(t, "build.repository", m["repository"], repoLongShape)
+	default:
+		t.Fatalf("unexpected event %q", event)
+	}
+	return m
+}
+
+func checkMergeRequestColumns(t *testing.T, where string, obj any, want shape) {
+	t.Helper()
+	m := checkShape(t, where, obj, want)
+	checkShape(t, where+".target", m["target"], projectShape)
+	if m["source"] != nil {
+		checkShape(t, where+".source", m["source"], projectShape)
+	}
+	if m["last_commit"] != nil {
+		c := checkShape(t, where+".last_commit", m["last_commit"], commitShape)
+		checkShape(t, where+".last_commit.author", c["author"], authorShape)
+	}
+	for k, v := range m["merge_params"].(map[string]any) {
+		assert.IsType(t, "", v, "%s.merge_params.%s", where, k)
+	}
+}
+
+// marshalLocked builds a payload with the state lock held and encodes it.
+func marshalLocked(t *testing.T, s *Server, build func() any) []byte {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := json.Marshal(build())
+	require.NoError(t, err)
+	return b
+}
+
+func TestPayloadBuildersMatchTheDocumentedShapes(t *testing.T) {
+	s := newTestServer(t)
+	dev := s.AddUser("dana", false)
+	pid := s.AddProject(s.AdminID, "Route Planner", 10)
+	s.AddBranch(pid, "fix-eta", "")
+	issueID := s.AddIssue(pid, dev.ID, "ETA off <by> one & more")
+	mrID := s.AddMergeRequest(pid, dev.ID, "fix-eta", "master", "WIP: Fix ETA")
+	noteOnIssue := s.AddNote(pid, "Issue", issueID, dev.ID, "Reproduced.")
+	noteOnMR := s.AddNote(pid, "MergeRequest", mrID, dev.ID, "LGTM")
+	buildID := s.AddBuild(pid, BuildSpec{Ref: "fix-eta", UserID: dev.ID})
+	running := s.AddBuild(pid, BuildSpec{Ref: "fix-eta", Status: "running"})
+	s.mu.Lock()
+	s.issues[issueID].assigneeID, s.issues[issueID].dueDate = dev.ID, "2016-07-01"
+	s.mu.Unlock()
+
+	issue := checkPayload(t, "Issue Hook", marshalLocked(t, s, func() any { return s.issuePayload(s.issues[issueID], dev.ID, "open") }))
+	attrs := issue["object_attributes"].(map[string]any)
+	assert.Equal(t, "open", attrs["action"])
+	assert.Equal(t, "ETA off <by> one & more", attrs["title"])
+	assert.Contains(t, issue, "assignee")
+	assert.Equal(t, s.URL+"/root/route-planner/issues/1", attrs["url"])
+
+	mr := checkPayload(t, "Merge Request Hook", marshalLocked(t, s, func() any {
+		return s.mergeRequestPayload(s.mergeRequests[mrID], dev.ID, "update")
+	}))
+	assert.NotContains(t, mr, "assignee", "absent, not null, without an assignee")
+	assert.Equal(t, true, mr["object_attributes"].(map[string]any)["work_in_progress"])
+
+	for _, id := range []int{noteOnIssue, noteOnMR} {
+		checkPayload(t, "Note Hook", marshalLocked(t, s, func() any { return s.notePayload(s.notes[id]) }))
+	}
+	for _, id := range []int{buildID, running} {
+		b := checkPayload(t, "Build Hook", marshalLocked(t, s, func() any { return s.buildPayload(s.builds[id]) }))
+		assert.Equal(t, "Root / Route Planner", b["project_name"])
+		assert.Equal(t, "running", b["commit"].(map[string]any)["status"], "one build running makes the pipeline run")
+	}
+
+	push := checkPayload(t, "Push Hook", marshalLocked(t, s, func() any {
+		p := s.projects[pid]
+		commits := []pushedCommit{{PushCommit: PushCommit{Message: "m", AuthorName: "a", AuthorEmail: "a@x", Added: []string{"f"}},
+			id: strings.Repeat("a", 40), at: s.now()}}
+		return s.pushData(p, s.users[dev.ID], "master", zeroSHA, commits[0].id, commits)
+	}))
+	assert.Equal(t, "refs/heads/master", push["ref"])
+}
+
+func TestPayloadEscapesHTMLCharacters(t *testing.T) {
+	s := newTestServer(t)
+	pid := s.AddProject(s.AdminID, "p", 0)
+	id := s.AddIssue(pid, s.AdminID, "a<b>&c\u2028")
+	body := marshalLocked(t, s, func() any { return s.issuePayload(s.issues[id], s.AdminID, "open") })
+	assert.Contains(t, string(body), `a\u003cb\u003e\u0026c\u2028`)
 }
