@@ -37,9 +37,9 @@ func (h *hook) wants(kind hookKind) bool {
 	}[kind]
 }
 
-// hookJobs encodes payload once and makes a job for every hook of the
-// project that selects kind, in hook id order.
-func (s *Server) hookJobs(projectID int, kind hookKind, payload any) []hookJob {
+// hookJobs makes a job for every hook of the project that selects kind, in
+// hook id order, building and encoding the payload once, only if needed.
+func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []hookJob {
 	var jobs []hookJob
 	var body []byte
 	for _, id := range sortedKeys(s.hooks) {
@@ -49,7 +49,7 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload any) []hookJob {
 		}
 		if body == nil {
 			var err error
-			if body, err = json.Marshal(payload); err != nil {
+			if body, err = json.Marshal(payload()); err != nil {
 				panic("collabtest: webhook payload: " + err.Error()) // payloads are maps of plain values
 			}
 		}
