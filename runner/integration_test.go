@@ -166,7 +166,7 @@ func TestRunnerArtifactsTooLarge(t *testing.T) {
 	_, rtok := srv.AddRunner("r")
 	b, err := c.RequestBuild(ctx, rtok, nil)
 	require.NoError(t, err)
-	srv.SetMaxArtifactsSize(1)
+	srv.SetMaxArtifactsSize(1 << 20)
 	big := &genReader{n: 1<<20 + 1}
 	_, err = c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", onlyReader{big}, nil)
 	require.ErrorIs(t, err, collab.ErrRequestTooLarge)
