@@ -50,6 +50,8 @@ type Server struct {
 	panics atomic.Int64
 	router router
 
+	webhooks *deliverer // webhook delivery, with its own lock
+
 	faultMu     sync.Mutex
 	faultStatus int
 	faultsLeft  int
@@ -116,7 +118,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: cfg.Log}
+	s := &Server{log: cfg.Log, webhooks: newDeliverer()}
 	s.db.init()
 	s.registerRoutes()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
@@ -138,8 +140,11 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close shuts the server down and waits for requests in flight.
+// Close shuts the server down and waits for requests in flight. It stops
+// webhook delivery first: queued deliveries are dropped and attempts in
+// flight are cut short.
 func (s *Server) Close() {
+	s.webhooks.close()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -315,4 +316,176 @@ type PushCommit struct {
 	Message                  string
 	AuthorName, AuthorEmail  string
 	Added, Modified, Removed []string
+}
+
+// emit queues the payload made by build for every hook of the project that
+// selects kind. It runs with s.mu held; build runs only when a hook wants it.
+func (s *Server) emit(projectID int, kind hookKind, build func() any) {
+	if s.projects[projectID] == nil {
+		return
+	}
+	for _, job := range s.hookJobs(projectID, kind, build) {
+		s.webhooks.enqueue(job)
+	}
+}
+
+// emitIssue fires an Issue Hook; action is open, update, close or reopen.
+func (s *Server) emitIssue(is *issue, actorID int, action string) {
+	s.emit(is.projectID, issueHook, func() any { return s.issuePayload(is, actorID, action) })
+}
+
+// emitMergeRequest fires a Merge Request Hook; action is open, update,
+// close, reopen or merge.
+func (s *Server) emitMergeRequest(mr *mergeRequest, actorID int, action string) {
+	s.emit(mr.projectID, mergeRequestHook, func() any { return s.mergeRequestPayload(mr, actorID, action) })
+}
+
+// emitNote fires a Note Hook for a user's comment (never a system note).
+func (s *Server) emitNote(n *note) {
+	if !n.system {
+		s.emit(n.projectID, noteHook, func() any { return s.notePayload(n) })
+	}
+}
+
+// emitBuild fires a Build Hook on a build's creation and status changes.
+func (s *Server) emitBuild(b *build) {
+	if b.status != "skipped" {
+		s.emit(b.projectID, buildHook, func() any { return s.buildPayload(b) })
+	}
+}
+
+// Deliveries returns every delivery attempt so far, in completion order.
+func (s *Server) Deliveries() []Delivery { return s.webhooks.deliveries() }
+
+// WaitDeliveries waits until at least n delivery attempts have completed,
+// ctx ends or the server is closed, and returns the attempts so far.
+func (s *Server) WaitDeliveries(ctx context.Context, n int) ([]Delivery, error) {
+	d := s.webhooks
+	err := d.waitFor(ctx, func() bool { return len(d.done) >= n })
+	return d.deliveries(), err
+}
+
+// WaitIdle waits until no delivery is queued or in flight (redeliveries
+// and injected delays included), ctx ends or the server is closed.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	d := s.webhooks
+	return d.waitFor(ctx, func() bool { return d.busy == 0 })
+}
+
+// SetHookToken sets the secret a hook sends as X-Gitlab-Token, which the
+// API of this version cannot set; "" removes it. Deliveries queued from now
+// on carry it.
+func (s *Server) SetHookToken(hookID int, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hooks[hookID] == nil {
+		return fmt.Errorf("collabtest: no hook %d", hookID)
+	}
+	s.webhooks.mu.Lock()
+	defer s.webhooks.mu.Unlock()
+	s.webhooks.tokens[hookID] = token
+	return nil
+}
+
+// SetWebhookTimeout sets how long a delivery waits to connect and then for
+// the answer (10s by default, as on deployed servers; d <= 0 restores it).
+// A receiver that answers later gets the same body again.
+func (s *Server) SetWebhookTimeout(d time.Duration) {
+	if d <= 0 {
+		d = defaultWebhookTimeout
+	}
+	s.webhooks.mu.Lock()
+	defer s.webhooks.mu.Unlock()
+	s.webhooks.timeout = d
+}
+
+// InjectDeliveryFault changes the next delivery queued (the next event for
+// one hook): faults injected in a row apply to successive deliveries.
+func (s *Server) InjectDeliveryFault(f DeliveryFault) {
+	s.webhooks.mu.Lock()
+	defer s.webhooks.mu.Unlock()
+	s.webhooks.faults = append(s.webhooks.faults, f)
+}
+
+// Push seeds a push: moves branch to the last commit (creating the branch if needed), records the push event in the
+// project's events, and fires push hooks. It returns the new head commit id.
+//
+// Each commit gets a fresh id and the current time as its committer date;
+// an empty author is the pusher, the project's creator. Open merge requests
+// whose source branch it is get an "update" hook, as on deployed servers.
+func (s *Server) Push(projectID int, branch string, commits ...PushCommit) (string, error) {
+	if strings.TrimSpace(branch) == "" {
+		return "", errors.New("collabtest: Push: empty branch name")
+	}
+	if len(commits) == 0 {
+		return "", errors.New("collabtest: Push: no commits")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[projectID]
+	if p == nil {
+		return "", fmt.Errorf("collabtest: Push: no project %d", projectID)
+	}
+	pusher := s.users[p.creatorID]
+	if pusher == nil {
+		pusher = s.users[s.AdminID]
+	}
+	before, action := zeroSHA, actionPushedNew
+	if old := p.branches[branch]; old != nil {
+		before, action = old.commitID, actionPushedTo
+	}
+	now := s.now()
+	pushed := make([]pushedCommit, len(commits))
+	for i, c := range commits {
+		c.AuthorName, c.AuthorEmail = or(c.AuthorName, pusher.name), or(c.AuthorEmail, pusher.email)
+		pushed[i] = pushedCommit{PushCommit: c, id: randomHex(20), at: now}
+	}
+	head := pushed[len(pushed)-1]
+	b := s.addBranch(p, branch, head.id)
+	b.message, b.authorName, b.authorEmail = head.Message, head.AuthorName, head.AuthorEmail
+	if len(pushed) > 1 {
+		b.parentID = pushed[len(pushed)-2].id
+	}
+	data := s.pushData(p, pusher, branch, before, head.id, pushed)
+	s.addEvent(p.id, pusher.id, action, "", 0, "", 0)
+	s.events[len(s.events)-1].data = data
+	s.emit(p.id, pushHook, func() any { return data })
+	for _, id := range sortedKeys(s.mergeRequests) {
+		if mr := s.mergeRequests[id]; mr.sourceProjectID == p.id && mr.sourceBranch == branch && mr.isOpen() && !mr.deleted {
+			mr.updatedAt = now
+			s.emitMergeRequest(mr, pusher.id, "update")
+		}
+	}
+	return head.id, nil
+}
+
+// Actions of push events in project events.
+const (
+	actionPushedNew = "pushed new"
+	actionPushedTo  = "pushed to"
+)
+
+// emitTicketState fires the close or reopen hook of an issue or merge
+// request whose state t now has.
+func (s *Server) emitTicketState(t *ticket, by int) {
+	action := "reopen"
+	if t.state == "closed" {
+		action = "close"
+	}
+	if is := s.issues[t.id]; t.kind == "Issue" && is != nil {
+		s.emitIssue(is, by, action)
+	} else if mr := s.mergeRequests[t.id]; t.kind == "MergeRequest" && mr != nil {
+		s.emitMergeRequest(mr, by, action)
+	}
+}
+
+// ticketEdited reports whether an edit of an issue or merge request sent a
+// field besides state_event: deployed servers then send an "update" hook.
+func (c *call) ticketEdited() bool {
+	for _, name := range []string{"title", "description", "labels", "assignee_id", "milestone_id", "target_branch", "updated_at"} {
+		if c.has(name) {
+			return true
+		}
+	}
+	return false
 }

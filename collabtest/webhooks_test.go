@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -665,4 +666,395 @@ func TestPayloadEscapesHTMLCharacters(t *testing.T) {
 	id := s.AddIssue(pid, s.AdminID, "a<b>&c\u2028")
 	body := marshalLocked(t, s, func() any { return s.issuePayload(s.issues[id], s.AdminID, "open") })
 	assert.Contains(t, string(body), `a\u003cb\u003e\u0026c\u2028`)
+}
+
+// hookAPI sends a form request as the administrator and decodes the object
+// it answers, failing the test on any status of 300 or more.
+func hookAPI(t *testing.T, s *Server, method, path string, kv ...string) map[string]any {
+	t.Helper()
+	form := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		form.Add(kv[i], kv[i+1])
+	}
+	req, err := http.NewRequest(method, s.URL+"/api/v3"+path, strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Private-Token", s.AdminToken)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := s.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, path, body)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(body, &m), "%s", body)
+	return m
+}
+
+// addHook registers a hook through the API with the given flags
+// (name, value pairs) and returns its id.
+func addHook(t *testing.T, s *Server, projectID int, hookURL string, flags ...string) int {
+	t.Helper()
+	m := hookAPI(t, s, "POST", "/projects/"+strconv.Itoa(projectID)+"/hooks", append([]string{"url", hookURL}, flags...)...)
+	return int(m["id"].(float64))
+}
+
+func idOf(m map[string]any) string { return strconv.Itoa(int(m["id"].(float64))) }
+
+// webhookFixture is a project with a developer, and a receiver.
+type webhookFixture struct {
+	s   *Server
+	rc  *receiver
+	dev User
+	pid int
+	p   string // "/projects/<pid>"
+}
+
+func newWebhookFixture(t *testing.T, useTLS bool, answer func(int, http.ResponseWriter, *http.Request)) *webhookFixture {
+	s := newTestServer(t)
+	f := &webhookFixture{s: s, rc: newReceiver(t, useTLS, answer), dev: s.AddUser("dana", false)}
+	f.pid = s.AddProject(s.AdminID, "Route Planner", 10)
+	s.AddMember(f.pid, f.dev.ID, 30)
+	f.p = "/projects/" + strconv.Itoa(f.pid)
+	return f
+}
+
+func (f *webhookFixture) idle(t *testing.T) []Delivery {
+	t.Helper()
+	require.NoError(t, f.s.WaitIdle(waitCtx(t)))
+	return f.s.Deliveries()
+}
+
+var allHookFlags = []string{"push_events", "true", "issues_events", "true", "merge_requests_events", "true",
+	"note_events", "true", "build_events", "true"}
+
+func TestWebhooksFireForEveryKind(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	hookID := addHook(t, s, f.pid, f.rc.URL+"/hook", allHookFlags...)
+
+	is := hookAPI(t, s, "POST", f.p+"/issues", "title", "ETA off by one", "assignee_id", strconv.Itoa(f.dev.ID))
+	issuePath := f.p + "/issues/" + idOf(is)
+	hookAPI(t, s, "PUT", issuePath, "title", "ETA off by one minute")
+	hookAPI(t, s, "PUT", issuePath, "state_event", "close")
+	hookAPI(t, s, "PUT", issuePath, "state_event", "reopen", "description", "Rounding")
+	first, err := s.Push(f.pid, "fix-eta", PushCommit{Message: "Round\n", Added: []string{"eta.go"}},
+		PushCommit{Message: "Test\n", AuthorName: "Priya", AuthorEmail: "priya@example.org", Modified: []string{"eta_test.go"}})
+	require.NoError(t, err)
+	mr := hookAPI(t, s, "POST", f.p+"/merge_requests", "source_branch", "fix-eta", "target_branch", "master", "title", "Fix ETA")
+	mrPath := f.p + "/merge_requests/" + idOf(mr)
+	hookAPI(t, s, "PUT", mrPath, "title", "Fix ETA rounding")
+	hookAPI(t, s, "PUT", mrPath, "state_event", "close")
+	hookAPI(t, s, "PUT", mrPath, "state_event", "reopen")
+	hookAPI(t, s, "POST", issuePath+"/notes", "body", "Reproduced.")
+	hookAPI(t, s, "POST", mrPath+"/notes", "body", "LGTM")
+	second, err := s.Push(f.pid, "fix-eta", PushCommit{Message: "Lint\n", Removed: []string{"old.go"}})
+	require.NoError(t, err)
+	hookAPI(t, s, "PUT", mrPath+"/merge")
+	buildID := s.AddBuild(f.pid, BuildSpec{Ref: "fix-eta", UserID: f.dev.ID})
+	_, runnerToken := s.AddRunner("r")
+	status, _ := runnerRegister(t, s, url.Values{"token": {runnerToken}})
+	require.Equal(t, http.StatusCreated, status)
+	body, k, ct := runnerForm(url.Values{"token": {runnerToken}, "state": {"success"}})
+	status, _, out := runnerCall(t, s, "PUT", "/builds/"+strconv.Itoa(buildID), body, k, ct)
+	require.Equal(t, http.StatusOK, status, out)
+
+	want := []struct{ event, what string }{
+		{"Issue Hook", "open"}, {"Issue Hook", "update"}, {"Issue Hook", "close"}, {"Issue Hook", "reopen"},
+		{"Issue Hook", "update"}, {"Push Hook", "refs/heads/fix-eta"}, {"Merge Request Hook", "open"},
+		{"Merge Request Hook", "update"}, {"Merge Request Hook", "close"}, {"Merge Request Hook", "reopen"},
+		{"Note Hook", "Issue"}, {"Note Hook", "MergeRequest"}, {"Push Hook", "refs/heads/fix-eta"},
+		{"Merge Request Hook", "update"}, {"Merge Request Hook", "merge"},
+		{"Build Hook", "pending"}, {"Build Hook", "running"}, {"Build Hook", "success"},
+	}
+	got := f.idle(t)
+	reqs := f.rc.requests()
+	require.Len(t, got, len(want))
+	require.Len(t, reqs, len(want))
+	var bodies []map[string]any
+	for i, r := range reqs {
+		w := want[i]
+		assert.Equal(t, http.Header{"Content-Type": {"application/json"}, "X-Gitlab-Event": {w.event}}, got[i].Header)
+		assert.Equal(t, []string{"application/json"}, r.header["Content-Type"])
+		assert.Equal(t, []string{w.event}, r.header["X-Gitlab-Event"])
+		assert.NotContains(t, r.header, "X-Gitlab-Token")
+		assert.Equal(t, string(got[i].Body), r.body)
+		assert.Equal(t, Delivery{HookID: hookID, ProjectID: f.pid, URL: f.rc.URL + "/hook", Event: w.event,
+			Header: got[i].Header, Body: got[i].Body, Attempt: 1, Status: 200}, got[i])
+		m := checkPayload(t, w.event, []byte(r.body))
+		bodies = append(bodies, m)
+		var what any
+		switch w.event {
+		case "Issue Hook", "Merge Request Hook":
+			what = m["object_attributes"].(map[string]any)["action"]
+		case "Push Hook":
+			what = m["ref"]
+		case "Note Hook":
+			what = m["object_attributes"].(map[string]any)["noteable_type"]
+		case "Build Hook":
+			what = m["build_status"]
+		}
+		assert.Equal(t, w.what, what, "delivery %d (%s)", i, w.event)
+	}
+	attrs := func(i int) map[string]any { return bodies[i]["object_attributes"].(map[string]any) }
+	assert.Equal(t, "ETA off by one", attrs(0)["title"], "the body shows the state at event time")
+	assert.Equal(t, "ETA off by one minute", attrs(1)["title"])
+	assert.Equal(t, "closed", attrs(2)["state"])
+	assert.Equal(t, "Rounding", attrs(4)["description"])
+	assert.Contains(t, bodies[0], "assignee")
+	assert.Equal(t, zeroSHA, bodies[5]["before"], "a new branch")
+	assert.Equal(t, first, bodies[5]["after"])
+	assert.Equal(t, json.Number("2"), bodies[5]["total_commits_count"])
+	assert.Equal(t, first, bodies[12]["before"])
+	assert.Equal(t, second, bodies[12]["after"])
+	assert.Equal(t, second, attrs(13)["last_commit"].(map[string]any)["id"], "the push updated the merge request")
+	assert.Equal(t, "merged", attrs(14)["state"])
+	assert.Contains(t, bodies[10], "issue")
+	assert.Contains(t, bodies[11], "merge_request")
+	assert.Equal(t, json.Number(strconv.Itoa(buildID)), bodies[15]["build_id"])
+	assert.Nil(t, bodies[15]["build_started_at"])
+	assert.NotNil(t, bodies[17]["build_finished_at"])
+	assert.Equal(t, "success", bodies[17]["commit"].(map[string]any)["status"])
+}
+
+func TestHookFlagsSelectKinds(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	issues := addHook(t, s, f.pid, f.rc.URL+"/issues", "issues_events", "true", "push_events", "false")
+	notes := addHook(t, s, f.pid, f.rc.URL+"/notes", "note_events", "true", "push_events", "false")
+	pushes := addHook(t, s, f.pid, f.rc.URL+"/push") // push_events is on by default
+	none := addHook(t, s, f.pid, f.rc.URL+"/none", "push_events", "false")
+	other := s.AddProject(s.AdminID, "Other", 10)
+	addHook(t, s, other, f.rc.URL+"/other", allHookFlags...)
+	gone := addHook(t, s, f.pid, f.rc.URL+"/gone", allHookFlags...)
+	hookAPI(t, s, "DELETE", f.p+"/hooks/"+strconv.Itoa(gone))
+
+	is := hookAPI(t, s, "POST", f.p+"/issues", "title", "t")
+	hookAPI(t, s, "POST", f.p+"/issues/"+idOf(is)+"/notes", "body", "b")
+	_, err := s.Push(f.pid, "master", PushCommit{Message: "m"})
+	require.NoError(t, err)
+	hookAPI(t, s, "PUT", f.p+"/hooks/"+strconv.Itoa(none), "url", f.rc.URL+"/none", "merge_requests_events", "true",
+		"push_events", "false")
+	_, err = s.Push(f.pid, "fix", PushCommit{Message: "m"})
+	require.NoError(t, err)
+	hookAPI(t, s, "POST", f.p+"/merge_requests", "source_branch", "fix", "target_branch", "master", "title", "x")
+
+	byHook := map[int][]string{}
+	for _, d := range f.idle(t) {
+		byHook[d.HookID] = append(byHook[d.HookID], d.Event)
+	}
+	assert.Equal(t, map[int][]string{
+		issues: {"Issue Hook"}, notes: {"Note Hook"}, pushes: {"Push Hook", "Push Hook"}, none: {"Merge Request Hook"},
+	}, byHook)
+}
+
+func TestHookTokenIsSentOnlyWhenSet(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	with := addHook(t, s, f.pid, f.rc.URL+"/with", "issues_events", "true")
+	without := addHook(t, s, f.pid, f.rc.URL+"/without", "issues_events", "true")
+	require.NoError(t, s.SetHookToken(with, "t0ken&secret"))
+	require.Error(t, s.SetHookToken(999999, "x"), "an unknown hook")
+	hookAPI(t, s, "POST", f.p+"/issues", "title", "t")
+	f.idle(t)
+	for _, r := range f.rc.requests() {
+		switch r.path {
+		case "/with":
+			assert.Equal(t, []string{"t0ken&secret"}, r.header["X-Gitlab-Token"])
+		case "/without":
+			assert.NotContains(t, r.header, "X-Gitlab-Token")
+		default:
+			t.Errorf("unexpected path %s", r.path)
+		}
+	}
+	assert.Len(t, f.rc.requests(), 2)
+	require.NoError(t, s.SetHookToken(with, ""))
+	hookAPI(t, s, "POST", f.p+"/issues", "title", "t")
+	f.idle(t)
+	for _, r := range f.rc.requests()[2:] {
+		assert.NotContains(t, r.header, "X-Gitlab-Token", "a removed token is not sent")
+	}
+	_ = without
+}
+
+func TestHookSSLVerificationFlag(t *testing.T) {
+	f := newWebhookFixture(t, true, nil)
+	s := f.s
+	insecure := addHook(t, s, f.pid, f.rc.URL+"/insecure", "issues_events", "true", "enable_ssl_verification", "false")
+	verified := addHook(t, s, f.pid, f.rc.URL+"/verified", "issues_events", "true")
+	hookAPI(t, s, "POST", f.p+"/issues", "title", "t")
+	got := f.idle(t)
+	require.Len(t, got, 2, "a certificate error is final")
+	byHook := map[int]Delivery{}
+	for _, d := range got {
+		byHook[d.HookID] = d
+	}
+	assert.Equal(t, 200, byHook[insecure].Status, "certificate not checked")
+	assert.Zero(t, byHook[verified].Status)
+	assert.Contains(t, byHook[verified].Err, "certificate")
+	require.Len(t, f.rc.requests(), 1)
+	assert.Equal(t, "/insecure", f.rc.requests()[0].path)
+}
+
+func TestServerRedeliversAfterAReadTimeoutOnly(t *testing.T) {
+	f := newWebhookFixture(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+		switch {
+		case n == 1:
+			hangUntilGone(n, w, r)
+		case strings.HasPrefix(r.URL.Path, "/fail"):
+			w.WriteHeader(http.StatusInternalServerError)
+		case strings.HasPrefix(r.URL.Path, "/gone"):
+			w.WriteHeader(http.StatusGone)
+		}
+	})
+	s := f.s
+	s.SetWebhookTimeout(20 * time.Millisecond)
+	slow := addHook(t, s, f.pid, f.rc.URL+"/slow", "issues_events", "true")
+	hookAPI(t, s, "POST", f.p+"/issues", "title", "t")
+	got := f.idle(t)
+	require.Len(t, got, 2)
+	assert.Equal(t, []int{slow, slow}, []int{got[0].HookID, got[1].HookID})
+	assert.Equal(t, []int{1, 2}, []int{got[0].Attempt, got[1].Attempt})
+	assert.Contains(t, got[0].Err, "timeout")
+	assert.Equal(t, 200, got[1].Status)
+	assert.Equal(t, got[0].Body, got[1].Body)
+	reqs := f.rc.requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, reqs[0].body, reqs[1].body, "the same body again")
+
+	s.SetWebhookTimeout(0) // back to 10s; the answers below come at once
+	hookAPI(t, s, "DELETE", f.p+"/hooks/"+strconv.Itoa(slow))
+	addHook(t, s, f.pid, f.rc.URL+"/fail", "issues_events", "true")
+	addHook(t, s, f.pid, f.rc.URL+"/gone", "issues_events", "true")
+	hookAPI(t, s, "POST", f.p+"/issues", "title", "t")
+	got = f.idle(t)[2:]
+	require.Len(t, got, 2, "no redelivery after a 4xx or 5xx answer")
+	statuses := []int{got[0].Status, got[1].Status}
+	assert.ElementsMatch(t, []int{500, 410}, statuses)
+	assert.Len(t, f.rc.requests(), 4)
+}
+
+func TestServerDeliveryFaults(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	addHook(t, s, f.pid, f.rc.URL, "issues_events", "true", "push_events", "false")
+	s.InjectDeliveryFault(DeliveryFault{Duplicate: true})
+	s.InjectDeliveryFault(DeliveryFault{Drop: true})
+	s.InjectDeliveryFault(DeliveryFault{Delay: time.Millisecond})
+	for _, title := range []string{"one", "two", "three", "four"} {
+		hookAPI(t, s, "POST", f.p+"/issues", "title", title)
+	}
+	got := f.idle(t)
+	require.Len(t, got, 5)
+	title := func(d Delivery) any { return decodeBody(t, d.Body)["object_attributes"].(map[string]any)["title"] }
+	assert.Equal(t, []any{"one", "one", "two", "three", "four"}, []any{title(got[0]), title(got[1]), title(got[2]), title(got[3]), title(got[4])})
+	assert.Equal(t, []bool{false, true, false, false, false},
+		[]bool{got[0].Duplicate, got[1].Duplicate, got[2].Duplicate, got[3].Duplicate, got[4].Duplicate})
+	assert.Equal(t, got[0].Body, got[1].Body)
+	assert.Equal(t, "dropped", got[2].Err)
+	var sent []any
+	for _, r := range f.rc.requests() {
+		sent = append(sent, decodeBody(t, []byte(r.body))["object_attributes"].(map[string]any)["title"])
+	}
+	assert.Equal(t, []any{"one", "one", "three", "four"}, sent)
+}
+
+func TestPushMovesTheBranchAndRecordsTheEvent(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	addHook(t, s, f.pid, f.rc.URL)
+	commits := make([]PushCommit, 25)
+	for i := range commits {
+		commits[i] = PushCommit{Message: "commit " + strconv.Itoa(i), AuthorName: "A", AuthorEmail: "a@example.org"}
+	}
+	head, err := s.Push(f.pid, "feature/x", commits...)
+	require.NoError(t, err)
+	br := hookAPI(t, s, "GET", f.p+"/repository/branches/feature%2Fx")
+	assert.Equal(t, head, br["commit"].(map[string]any)["id"])
+	assert.Equal(t, "commit 24", br["commit"].(map[string]any)["message"])
+	next, err := s.Push(f.pid, "feature/x", PushCommit{Message: "again"})
+	require.NoError(t, err)
+	assert.NotEqual(t, head, next)
+
+	got := f.idle(t)
+	require.Len(t, got, 2)
+	pushes := []map[string]any{checkPayload(t, "Push Hook", got[0].Body), checkPayload(t, "Push Hook", got[1].Body)}
+	assert.Len(t, pushes[0]["commits"], 20, "at most 20 commits")
+	assert.Equal(t, json.Number("25"), pushes[0]["total_commits_count"])
+	assert.Equal(t, "commit 5", pushes[0]["commits"].([]any)[0].(map[string]any)["message"], "the last 20, oldest first")
+	assert.Equal(t, head, pushes[0]["checkout_sha"])
+	assert.Equal(t, head, pushes[1]["before"])
+	assert.Equal(t, next, pushes[1]["after"])
+	assert.Equal(t, "Root", pushes[1]["commits"].([]any)[0].(map[string]any)["author"].(map[string]any)["name"],
+		"an empty author is the pusher")
+
+	status, _, body := do(t, s, "GET", "/api/v3"+f.p+"/events", http.Header{"Private-Token": {s.AdminToken}}, nil)
+	require.Equal(t, http.StatusOK, status)
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var events []map[string]any
+	require.NoError(t, dec.Decode(&events))
+	require.GreaterOrEqual(t, len(events), 2)
+	assert.Equal(t, "pushed to", events[0]["action_name"])
+	assert.Equal(t, "pushed new", events[1]["action_name"])
+	for i := range 2 {
+		data, err := json.Marshal(events[1-i]["data"])
+		require.NoError(t, err)
+		checkPayload(t, "Push Hook", data)
+		assert.JSONEq(t, string(got[i].Body), string(data), "the event's data is the push payload")
+	}
+
+	_, err = s.Push(999999, "x", PushCommit{})
+	assert.Error(t, err)
+	_, err = s.Push(f.pid, "x")
+	assert.Error(t, err, "no commits")
+	_, err = s.Push(f.pid, " ", PushCommit{})
+	assert.Error(t, err, "no branch")
+}
+
+func TestIssueMoveAndMergeClosingFireHooks(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	other := s.AddProject(s.AdminID, "Other", 10)
+	addHook(t, s, f.pid, f.rc.URL+"/here", "issues_events", "true", "push_events", "false")
+	addHook(t, s, other, f.rc.URL+"/there", "issues_events", "true", "push_events", "false")
+	moved := hookAPI(t, s, "POST", f.p+"/issues", "title", "moving")
+	hookAPI(t, s, "POST", f.p+"/issues/"+idOf(moved)+"/move", "to_project_id", strconv.Itoa(other))
+	closing := hookAPI(t, s, "POST", f.p+"/issues", "title", "closed by a merge")
+	_, err := s.Push(f.pid, "fix", PushCommit{Message: "fix"})
+	require.NoError(t, err)
+	mr := hookAPI(t, s, "POST", f.p+"/merge_requests", "source_branch", "fix", "target_branch", "master", "title", "Fix",
+		"description", "Closes #"+strconv.Itoa(int(closing["iid"].(float64))))
+	hookAPI(t, s, "PUT", f.p+"/merge_requests/"+idOf(mr)+"/merge")
+
+	var got []string
+	for _, d := range f.idle(t) {
+		attrs := checkPayload(t, d.Event, d.Body)["object_attributes"].(map[string]any)
+		got = append(got, d.URL[len(f.rc.URL):]+" "+attrs["title"].(string)+" "+attrs["action"].(string))
+	}
+	assert.ElementsMatch(t, []string{"/here moving open", "/here moving close", "/there moving open",
+		"/here closed by a merge open", "/here closed by a merge close"}, got)
+}
+
+func TestCloseStopsWebhookDelivery(t *testing.T) {
+	arrived := make(chan struct{})
+	rc := newReceiver(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			close(arrived)
+		}
+		hangUntilGone(n, w, r)
+	})
+	s := NewServer()
+	pid := s.AddProject(s.AdminID, "p", 0)
+	addHook(t, s, pid, rc.URL, "issues_events", "true")
+	s.InjectDeliveryFault(DeliveryFault{Delay: time.Hour})
+	hookAPI(t, s, "POST", "/projects/"+strconv.Itoa(pid)+"/issues", "title", "delayed")
+	addHook(t, s, pid, rc.URL, "issues_events", "true") // a second hook, so one delivery is in flight
+	hookAPI(t, s, "POST", "/projects/"+strconv.Itoa(pid)+"/issues", "title", "hangs")
+	<-arrived
+	s.Close() // returns with the delay and the attempt in flight cut short; goleak checks no goroutine is left
+	assert.Error(t, s.WaitIdle(context.Background()))
+	_, err := s.WaitDeliveries(context.Background(), 1)
+	assert.Error(t, err)
+	assert.Len(t, rc.requests(), 1)
 }
