@@ -73,7 +73,8 @@ type Config struct {
 	AdminToken string
 	// Log, when not nil, receives one line per request: method, path
 	// (without the query), status, the caller's username and the time
-	// taken. Tokens are never logged.
+	// taken; and one per webhook delivery attempt: hook, event, attempt,
+	// status or error. Tokens are never logged.
 	Log *slog.Logger
 }
 
@@ -118,7 +119,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: cfg.Log, webhooks: newDeliverer()}
+	s := &Server{log: cfg.Log, webhooks: newDeliverer(cfg.Log)}
 	s.db.init()
 	s.registerRoutes()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))

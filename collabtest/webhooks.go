@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -80,6 +81,7 @@ type hookJob struct {
 // sending, and it never takes the server's state lock, so a receiver may
 // call the fake back from its handler.
 type deliverer struct {
+	log    *slog.Logger // nil: no log
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -95,10 +97,10 @@ type deliverer struct {
 	closed  bool
 }
 
-func newDeliverer() *deliverer {
+func newDeliverer(log *slog.Logger) *deliverer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &deliverer{
-		ctx: ctx, cancel: cancel, timeout: defaultWebhookTimeout,
+		log: log, ctx: ctx, cancel: cancel, timeout: defaultWebhookTimeout,
 		tokens: map[int]string{}, queues: map[int][]*hookJob{}, changed: make(chan struct{}),
 	}
 }
@@ -175,6 +177,10 @@ func (d *deliverer) send(job *hookJob) {
 		d.done = append(d.done, del)
 		d.notifyLocked()
 		d.mu.Unlock()
+		if d.log != nil { // never the headers: they may carry the token
+			d.log.Info("webhook", "hook", del.HookID, "project", del.ProjectID, "event", del.Event, "attempt", del.Attempt,
+				"status", del.Status, "err", del.Err, "duplicate", del.Duplicate)
+		}
 		if !retry || attempt > len(redeliveryDelays) || !d.sleep(redeliveryDelays[attempt-1]) {
 			return
 		}

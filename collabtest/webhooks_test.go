@@ -76,7 +76,7 @@ func waitCtx(t *testing.T) context.Context {
 }
 
 func newTestDeliverer(t *testing.T) *deliverer {
-	d := newDeliverer()
+	d := newDeliverer(nil)
 	t.Cleanup(d.close)
 	return d
 }
@@ -316,7 +316,7 @@ func TestFaultDuplicate(t *testing.T) {
 
 func TestFaultDelayHoldsOnlyItsHook(t *testing.T) {
 	rc := newReceiver(t, false, nil)
-	d := newDeliverer()
+	d := newDeliverer(nil)
 	d.faults = []DeliveryFault{{Delay: time.Hour}}
 	d.enqueue(testJob(1, rc.URL+"/late", `{}`))
 	d.enqueue(testJob(1, rc.URL+"/late", `{}`))
@@ -348,7 +348,7 @@ func TestCloseStopsDeliveryInFlight(t *testing.T) {
 		close(arrived)
 		hangUntilGone(n, w, r)
 	})
-	d := newDeliverer()
+	d := newDeliverer(nil)
 	d.enqueue(testJob(1, rc.URL, `{}`))
 	d.enqueue(testJob(1, rc.URL, `{}`))
 	<-arrived
