@@ -17,24 +17,11 @@ import (
 	"time"
 )
 
-// Webhook delivery.
-//
-// When the fake's state changes, every hook of the project whose flags select
-// the kind gets one job, queued with its body already built, so the body shows
-// the state at event time. Each hook has its own queue, drained in order by
-// one goroutine that exists only while the queue has work.
-//
-// Failures follow the deployed servers: a status code (any, 4xx and 5xx
-// included) is final, and so are failures before a connection is established
-// (DNS, refused, TLS, connect timeout) and a connection reset. A read timeout
-// and other failures after connecting (such as too many redirects) are
-// redelivered with the same body, at most len(redeliveryDelays) times, after
-// the delays below. Deployed servers retry up to 25 times over about three
-// weeks (n⁴+15 seconds apart); the fake uses the same curve in milliseconds and
-// stops after 5 retries, so a test that times out on purpose ends quickly.
-
 // defaultWebhookTimeout is the deployed servers' webhook_timeout, used for
-// connecting and for waiting for the answer.
+// connecting and for waiting for the answer. The fake always connects with
+// it; SetWebhookTimeout changes only the wait for the answer (the read
+// timeout), so that a short one cannot fail a loopback connect on a busy
+// machine.
 const defaultWebhookTimeout = 10 * time.Second
 
 // redeliveryDelays are the waits before the 1st, 2nd... redelivery (n⁴+15 ms).
@@ -46,6 +33,47 @@ var redeliveryDelays = []time.Duration{
 var errDelivererClosed = errors.New("collabtest: server closed, webhook delivery stopped")
 
 // Delivery is one attempt to deliver one event to one hook.
+//
+// Project hooks registered through the API receive webhooks as deployed
+// servers send them: a JSON POST with Content-Type application/json,
+// X-Gitlab-Event, and X-Gitlab-Token when SetHookToken gave the hook a
+// secret; user:password in the hook URL becomes Basic authorization. What
+// fires, for the hooks whose flags select the kind:
+//   - Issue Hook: an issue opened (the API, AddIssue, or a move into the
+//     project), edited ("update", when a field besides state_event was
+//     sent), closed (also by a move out or a merge request that closes it)
+//     or reopened. An edit that also closes or reopens sends that action
+//     first, then "update".
+//   - Merge Request Hook: opened (the API or AddMergeRequest), edited,
+//     closed, reopened, merged (also when its build succeeds), and "update"
+//     when Push adds commits to its source branch.
+//   - Note Hook: a comment created on an issue or merge request.
+//   - Build Hook: a build created (pending) and every status change
+//     (running, success, failed, canceled), through the API, the runner API
+//     or the seeding helpers; not for skipped.
+//   - Push Hook: Push.
+//
+// The body is built when the state changes, so it shows the state at that
+// time. Database times read like "2016-06-21 09:14:07 UTC"; commit
+// timestamps are RFC 3339 with a numeric offset (the fake's commits are
+// dated in +02:00).
+//
+// Delivery is asynchronous and in order per hook: each hook has a queue,
+// drained by one goroutine while it has work. Any HTTP status is final (a
+// 4xx or 5xx is never retried), and so are failures before a connection is
+// made (DNS, refused, TLS) and a connection reset. A read timeout (see
+// SetWebhookTimeout) or another failure after connecting, such as a
+// connection closed without an answer or more than 5 redirects, sends the
+// same body again, at most 5 times, after 16ms, 31ms, 96ms, 271ms and 640ms:
+// the deployed servers' n⁴+15 curve in milliseconds instead of seconds
+// (they retry 25 times over about three weeks).
+//
+// Not modelled: tag push, wiki page and the test button's pushes; push hooks
+// for branch moves other than Push (merges, AddBranch); "closes #n" in
+// pushed commit messages; comments on commits and snippets; the hook's
+// current settings at delivery time (a job keeps the URL, flags and token it
+// was queued with, even if the hook is edited or deleted); redirects are
+// followed as Go's client does (307 and 308 repeat the POST).
 type Delivery struct {
 	HookID    int
 	ProjectID int
@@ -218,9 +246,9 @@ func (d *deliverer) attempt(job *hookJob, n int) (Delivery, bool) {
 		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
 	}))
 	d.mu.Lock()
-	timeout := d.timeout
+	readTimeout := d.timeout
 	d.mu.Unlock()
-	resp, err := hookClient(timeout, job.verifyTLS).Do(req)
+	resp, err := hookClient(readTimeout, job.verifyTLS).Do(req)
 	if err != nil {
 		del.Err = err.Error()
 		return del, connected.Load() && !errors.Is(err, syscall.ECONNRESET)
@@ -255,15 +283,15 @@ func newHookRequest(ctx context.Context, job *hookJob) (*http.Request, error) {
 	return req, nil
 }
 
-// hookClient applies the timeout to connecting and to waiting for the
-// answer, checks certificates only when verifyTLS is set, follows at most 5
-// redirects and keeps no idle connection (so no goroutine outlives a send).
-func hookClient(timeout time.Duration, verifyTLS bool) *http.Client {
+// hookClient waits readTimeout for the answer, checks certificates only
+// when verifyTLS is set, follows at most 5 redirects and keeps no idle
+// connection (so no goroutine outlives a send).
+func hookClient(readTimeout time.Duration, verifyTLS bool) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
-			DialContext:           (&net.Dialer{Timeout: timeout}).DialContext,
-			TLSHandshakeTimeout:   timeout,
-			ResponseHeaderTimeout: timeout,
+			DialContext:           (&net.Dialer{Timeout: defaultWebhookTimeout}).DialContext,
+			TLSHandshakeTimeout:   defaultWebhookTimeout,
+			ResponseHeaderTimeout: readTimeout,
 			TLSClientConfig:       &tls.Config{InsecureSkipVerify: !verifyTLS},
 			DisableKeepAlives:     true,
 		},
@@ -393,9 +421,10 @@ func (s *Server) SetHookToken(hookID int, token string) error {
 	return nil
 }
 
-// SetWebhookTimeout sets how long a delivery waits to connect and then for
-// the answer (10s by default, as on deployed servers; d <= 0 restores it).
-// A receiver that answers later gets the same body again.
+// SetWebhookTimeout sets how long a delivery waits for the answer once
+// connected: the read timeout, 10s by default as on deployed servers (d <= 0
+// restores it). A receiver that answers later gets the same body again.
+// Connecting always may take 10s.
 func (s *Server) SetWebhookTimeout(d time.Duration) {
 	if d <= 0 {
 		d = defaultWebhookTimeout
@@ -413,12 +442,15 @@ func (s *Server) InjectDeliveryFault(f DeliveryFault) {
 	s.webhooks.faults = append(s.webhooks.faults, f)
 }
 
-// Push seeds a push: moves branch to the last commit (creating the branch if needed), records the push event in the
-// project's events, and fires push hooks. It returns the new head commit id.
+// Push seeds a push: moves branch to the last commit (creating the branch
+// if needed), records the push event in the project's events ("pushed new"
+// or "pushed to", with the push payload as its data), and fires push hooks.
+// It returns the new head commit id.
 //
 // Each commit gets a fresh id and the current time as its committer date;
 // an empty author is the pusher, the project's creator. Open merge requests
-// whose source branch it is get an "update" hook, as on deployed servers.
+// whose source branch it is get an "update" hook, as on deployed servers. An
+// unknown project, a blank branch name or no commit is an error.
 func (s *Server) Push(projectID int, branch string, commits ...PushCommit) (string, error) {
 	if strings.TrimSpace(branch) == "" {
 		return "", errors.New("collabtest: Push: empty branch name")
