@@ -2,7 +2,6 @@ package collabtest
 
 import (
 	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -280,18 +279,22 @@ func (s *Server) buildPayload(b *build) map[string]any {
 
 // pipelinePayload stands in for the pipeline of a build: the fake has no
 // pipelines, so the builds of the same project and commit form one, whose id
-// is the lowest of their build ids.
+// is the lowest of their build ids. As on deployed servers, a retried build
+// no longer counts: the status is that of the latest build of each name.
 func (s *Server) pipelinePayload(b *build) map[string]any {
-	var builds []*build
+	id := b.id
+	latest := map[string]*build{}
 	for _, o := range s.builds {
 		if o.projectID == b.projectID && o.commitID == b.commitID {
-			builds = append(builds, o)
+			id = min(id, o.id)
+			if l := latest[o.name]; l == nil || o.id > l.id {
+				latest[o.name] = o
+			}
 		}
 	}
-	sort.Slice(builds, func(i, j int) bool { return builds[i].id < builds[j].id })
 	var started, finished time.Time
 	counts := map[string]int{}
-	for _, o := range builds {
+	for _, o := range latest {
 		counts[o.status]++
 		if !o.startedAt.IsZero() && (started.IsZero() || o.startedAt.Before(started)) {
 			started = o.startedAt
@@ -300,7 +303,7 @@ func (s *Server) pipelinePayload(b *build) map[string]any {
 			finished = o.finishedAt
 		}
 	}
-	status := pipelineStatus(counts, len(builds))
+	status := pipelineStatus(counts, len(latest))
 	var duration any
 	if !buildFinished(status) {
 		finished = time.Time{}
@@ -312,7 +315,7 @@ func (s *Server) pipelinePayload(b *build) map[string]any {
 		name, email = u.name, u.email
 	}
 	return map[string]any{
-		"id": builds[0].id, "sha": b.commitID, "message": orNil(b.commitMessage), "author_name": orNil(name),
+		"id": id, "sha": b.commitID, "message": orNil(b.commitMessage), "author_name": orNil(name),
 		"author_email": orNil(email), "status": status, "duration": duration,
 		"started_at": dbTime(started), "finished_at": dbTime(finished),
 	}

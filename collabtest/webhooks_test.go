@@ -1077,3 +1077,29 @@ func TestCloseStopsWebhookDelivery(t *testing.T) {
 	assert.Error(t, err)
 	assert.Len(t, rc.requests(), 1)
 }
+
+func TestMergeWhenBuildSucceedsFiresBuildThenMerge(t *testing.T) {
+	f := newWebhookFixture(t, false, nil)
+	s := f.s
+	addHook(t, s, f.pid, f.rc.URL, "merge_requests_events", "true", "build_events", "true", "push_events", "false")
+	_, err := s.Push(f.pid, "fix", PushCommit{Message: "fix"})
+	require.NoError(t, err)
+	mr := hookAPI(t, s, "POST", f.p+"/merge_requests", "source_branch", "fix", "target_branch", "master", "title", "Fix")
+	buildID := s.AddBuild(f.pid, BuildSpec{Ref: "fix"})
+	hookAPI(t, s, "PUT", f.p+"/merge_requests/"+idOf(mr)+"/merge", "merge_when_build_succeeds", "true")
+	s.SetBuildStatus(buildID, "failed") // the retry replaces it in the pipeline
+	retried := hookAPI(t, s, "POST", f.p+"/builds/"+strconv.Itoa(buildID)+"/retry")
+	s.SetBuildStatus(int(retried["id"].(float64)), "success")
+
+	var got []string
+	for _, d := range f.idle(t) {
+		m := checkPayload(t, d.Event, d.Body)
+		if d.Event == "Build Hook" {
+			got = append(got, "build "+m["build_status"].(string)+" "+m["commit"].(map[string]any)["status"].(string))
+		} else {
+			got = append(got, "merge request "+m["object_attributes"].(map[string]any)["action"].(string))
+		}
+	}
+	assert.Equal(t, []string{"merge request open", "build pending pending", "build failed failed", "build pending pending",
+		"build success success", "merge request merge"}, got)
+}
