@@ -297,6 +297,7 @@ func (s *Server) setBuildStatus(b *build, status string) {
 		}
 		b.finishedAt = s.now()
 	}
+	s.emitBuild(b)
 	s.buildStatusChanged(b)
 }
 

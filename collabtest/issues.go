@@ -43,6 +43,7 @@ func (s *Server) insertIssue(is *issue, by int) {
 	is.id, is.iid = s.newID(), s.nextIID("Issue", is.projectID)
 	s.issues[is.id] = is
 	s.addEvent(is.projectID, by, actionOpened, "Issue", is.id, is.title, 0)
+	s.emitIssue(is, by, "open")
 }
 
 // loadIssue resolves {issue_id} within the project: "404 Issue Not Found".
@@ -184,6 +185,9 @@ func (s *Server) updateIssue(c *call) error {
 	is.updatedAt = s.now()
 	if setUpdated && s.isOwner(c.user, p) {
 		is.updatedAt = updated
+	}
+	if c.ticketEdited() {
+		s.emitIssue(is, c.user.id, "update")
 	}
 	return c.json(http.StatusOK, s.issueJSON(is, c.user, true))
 }

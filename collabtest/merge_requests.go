@@ -68,6 +68,7 @@ func (s *Server) insertMergeRequest(mr *mergeRequest, by int) {
 	mr.id, mr.iid = s.newID(), s.nextIID("MergeRequest", mr.projectID)
 	s.mergeRequests[mr.id] = mr
 	s.addEvent(mr.projectID, by, actionOpened, "MergeRequest", mr.id, mr.title, 0)
+	s.emitMergeRequest(mr, by, "open")
 }
 
 // SetMergeConflict makes a merge request conflict (or not) with its
@@ -244,6 +245,9 @@ func (s *Server) updateMergeRequest(c *call) error {
 		s.doMerge(mr, c.user.id)
 	}
 	mr.updatedAt = s.now()
+	if c.ticketEdited() {
+		s.emitMergeRequest(mr, c.user.id, "update")
+	}
 	return c.json(http.StatusOK, s.mergeRequestJSON(mr, c.user))
 }
 
@@ -329,6 +333,7 @@ func (s *Server) doMerge(mr *mergeRequest, by int) {
 		s.setTicketState(&is.ticket, "closed", by)
 	}
 	s.addEvent(p.id, by, actionMerged, "MergeRequest", mr.id, mr.title, 0)
+	s.emitMergeRequest(mr, by, "merge")
 }
 
 var closesRE = regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)`)

@@ -58,6 +58,7 @@ func (s *Server) insertNote(t *ticket, authorID int, body string) *note {
 		body: body, authorID: authorID, createdAt: now, updatedAt: now}
 	s.notes[n.id] = n
 	s.addEvent(t.projectID, authorID, actionCommented, "Note", n.id, body, n.id)
+	s.emitNote(n)
 	return n
 }
 

@@ -601,7 +601,7 @@ func (s *Server) eventJSON(e *event) any {
 	m := map[string]any{
 		"title": nil, "project_id": e.projectID, "action_name": e.action, "target_id": nil, "target_type": nil,
 		"target_title": nil, "author_id": e.authorID, "author": s.userJSON(e.authorID), "author_username": "",
-		"created_at": ts(e.createdAt), "data": nil,
+		"created_at": ts(e.createdAt), "data": e.data,
 	}
 	if u := s.users[e.authorID]; u != nil {
 		m["author_username"] = u.username

@@ -50,6 +50,8 @@ type Server struct {
 	panics atomic.Int64
 	router router
 
+	webhooks *deliverer // webhook delivery, with its own lock
+
 	faultMu     sync.Mutex
 	faultStatus int
 	faultsLeft  int
@@ -71,7 +73,8 @@ type Config struct {
 	AdminToken string
 	// Log, when not nil, receives one line per request: method, path
 	// (without the query), status, the caller's username and the time
-	// taken. Tokens are never logged.
+	// taken; and one per webhook delivery attempt: hook, event, attempt,
+	// status or error. Tokens are never logged.
 	Log *slog.Logger
 }
 
@@ -116,7 +119,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: cfg.Log}
+	s := &Server{log: cfg.Log, webhooks: newDeliverer(cfg.Log)}
 	s.db.init()
 	s.registerRoutes()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
@@ -138,8 +141,11 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close shuts the server down and waits for requests in flight.
+// Close shuts the server down and waits for requests in flight. It stops
+// webhook delivery first: queued deliveries are dropped and attempts in
+// flight are cut short.
 func (s *Server) Close() {
+	s.webhooks.close()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }

@@ -108,7 +108,8 @@ type event struct {
 	targetType              string // Issue, MergeRequest, Note, Milestone or ""
 	targetID                int
 	targetTitle             string
-	noteID                  int // for comment events
+	noteID                  int            // for comment events
+	data                    map[string]any // push events: the push data
 	createdAt               time.Time
 }
 

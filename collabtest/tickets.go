@@ -114,6 +114,7 @@ func (s *Server) setTicketState(t *ticket, state string, by int) {
 		action = actionClosed
 	}
 	s.addEvent(t.projectID, by, action, t.kind, t.id, t.title, 0)
+	s.emitTicketState(t, by)
 }
 
 // votes counts thumbs on an awardable.

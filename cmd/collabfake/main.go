@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/collabsvc/collab/collabtest"
 )
@@ -31,6 +32,8 @@ type options struct {
 	token string
 	log   bool
 	seed  bool
+	// webhookTimeout is how long a webhook delivery waits (0: the default).
+	webhookTimeout time.Duration
 }
 
 func main() {
@@ -59,10 +62,13 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 		"fixed private `token` of the administrator \"root\" (default: $"+tokenEnv+", else a random one)")
 	fs.BoolVar(&o.log, "log", false, "log one line per request to stderr: method, path without the query, status, user (never a token)")
 	fs.BoolVar(&o.seed, "seed", false, "start with a demo world: users alice and bob, group acme, projects acme/webshop and alice/notes,\nissues, a note, a merge request and builds")
+	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 0, "how long a webhook delivery waits to connect, then for the answer,\n"+
+		"before it sends the same body again (0: 10s, as deployed servers)")
 	fs.Usage = func() {
 		fmt.Fprintf(errOut, "Usage: collabfake [flags]\n\n"+
 			"collabfake serves a fake Collaboration Service (/api/v3 and the runner API /ci/api/v1)\n"+
-			"in memory until SIGINT or SIGTERM. It reads query, form, multipart and JSON bodies.\n\nFlags:\n")
+			"in memory until SIGINT or SIGTERM. It reads query, form, multipart and JSON bodies.\n"+
+			"Project hooks registered through the API receive webhooks; -log also logs each delivery.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	err := fs.Parse(args)
@@ -89,6 +95,7 @@ func serve(ctx context.Context, o options, out, logOut io.Writer) error {
 		return err
 	}
 	defer srv.Close()
+	srv.SetWebhookTimeout(o.webhookTimeout)
 	if o.seed {
 		if err := seed(srv, out); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,3 +175,44 @@ func TestBinary(t *testing.T) {
 }
 
 func jsonInt(f float64) string { b, _ := json.Marshal(int(f)); return string(b) }
+
+// TestServeDeliversWebhooks registers a hook through the API and receives
+// the Issue Hook of an issue created after it; -log logs the delivery.
+func TestServeDeliversWebhooks(t *testing.T) {
+	type hit struct {
+		event string
+		body  map[string]any
+	}
+	hits := make(chan hit, 1)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		hits <- hit{r.Header.Get("X-Gitlab-Event"), m}
+	}))
+	defer rc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{wrote: make(chan struct{}, 1)}
+	logs := &syncBuffer{wrote: make(chan struct{}, 1)}
+	done := make(chan error)
+	go func() {
+		done <- serve(ctx, options{addr: "127.0.0.1:0", token: "tok", seed: true, log: true, webhookTimeout: time.Second}, out, logs)
+	}()
+	for !strings.Contains(out.String(), "admin private token") {
+		<-out.wrote
+	}
+	base := strings.Fields(strings.SplitN(out.String(), "collabfake serving ", 2)[1])[0]
+	require.Equal(t, http.StatusCreated, call(t, "POST", base+"/projects/acme%2Fwebshop/hooks", "tok",
+		`{"url":"`+rc.URL+`/hook","issues_events":true,"push_events":false}`, nil))
+	require.Equal(t, http.StatusCreated, call(t, "POST", base+"/projects/acme%2Fwebshop/issues", "tok", `{"title":"Hooked"}`, nil))
+	got := <-hits
+	assert.Equal(t, "Issue Hook", got.event)
+	assert.Equal(t, "Hooked", got.body["object_attributes"].(map[string]any)["title"])
+	for !strings.Contains(logs.String(), "msg=webhook") {
+		<-logs.wrote
+	}
+	assert.Contains(t, logs.String(), `event="Issue Hook" attempt=1 status=200`)
+
+	http.DefaultClient.CloseIdleConnections()
+	cancel()
+	require.NoError(t, <-done)
+}
