@@ -441,7 +441,7 @@ func (s *Server) uploadArtifacts(c *call) error {
 		return err
 	}
 	b.artifacts, b.artifactsName, b.artifactsExpireAt = data, name, expireAt
-	return c.json(http.StatusCreated, s.buildJSON(b))
+	return c.json(http.StatusCreated, s.registerJSON(b))
 }
 
 // readArtifactsFile reads the "file" part of a multipart body up to limit

@@ -82,6 +82,9 @@ func TestRunnerLoop(t *testing.T) {
 	require.NotNil(t, ub.ArtifactsFile)
 	assert.Equal(t, collab.ArtifactsFile{Filename: "artifacts.zip", Size: int64(len(zip))}, *ub.ArtifactsFile)
 	assert.Equal(t, b.Name, ub.Name)
+	assert.Equal(t, b.SHA, ub.SHA, "the answer is the runner's build record")
+	assert.Equal(t, b.Commands, ub.Commands)
+	assert.NotNil(t, ub.ArtifactsExpireAt)
 
 	var got bytes.Buffer
 	n, err := c.DownloadArtifacts(ctx, b.ID, string(b.Token), &got)
