@@ -199,7 +199,7 @@ func newPager(c *Client, p apiPath, opt any) (*pager, error) {
 	}
 	q, err := query.Values(opt)
 	if err != nil {
-		return nil, err
+		return nil, invalidArg("opt", "cannot be encoded: %v", err)
 	}
 	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), seen: map[string]bool{}}
 	if u, err := c.resolve(p.s); err == nil {
