@@ -459,11 +459,15 @@ func (c *Client) decode(req *http.Request, resp *Response, v any) error {
 	}
 	body, err := readBody(resp.Response, c.maxBody)
 	if err == nil {
-		if len(bytes.TrimSpace(body)) == 0 {
+		switch {
+		case len(bytes.TrimSpace(body)) == 0:
 			err = errEmptyBody
-		} else {
-			err = json.Unmarshal(body, v)
+		case len(body) > 4<<10:
+			err = checkListCost(body, v, c.maxBody)
 		}
+	}
+	if err == nil {
+		err = json.Unmarshal(body, v)
 	}
 	if err != nil {
 		return c.decodeError(req, err)
@@ -517,6 +521,66 @@ func readBody(resp *http.Response, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// checkListCost refuses a list whose records would take more memory than
+// the size limit: each element, even "{}" or "1", allocates a whole record,
+// so a body of tiny elements could otherwise cost a hundred times its size.
+// Honest records are larger in JSON than in memory, so this never refuses
+// one; the count is only made for bodies large enough to matter.
+func checkListCost(body []byte, v any, limit int64) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Slice {
+		return nil
+	}
+	et := t.Elem().Elem()
+	size := int64(et.Size())
+	if et.Kind() == reflect.Pointer {
+		size += int64(et.Elem().Size())
+	}
+	if int64(len(body))/2*size <= limit { // even "1,1,1,…" could not reach it
+		return nil
+	}
+	if n := int64(countElements(body)); n*size > limit {
+		return fmt.Errorf("%w: the limit is %d bytes (WithMaxResponseSize), and the %d records of this list would take %d", ErrResponseTooLarge, limit, n, n*size)
+	}
+	return nil
+}
+
+// countElements counts the elements of the JSON array b (0 when b is not
+// an array) by scanning for commas outside strings at depth one.
+func countElements(b []byte) int {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != '[' {
+		return 0
+	}
+	n, depth, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n + 1
 }
 
 // bodyReader returns the body to read and its length if known (else -1).

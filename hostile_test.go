@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -787,4 +788,45 @@ func TestEndlessHeadersAreBounded(t *testing.T) {
 	require.ErrorAs(t, callErr, &re)
 	assert.Contains(t, callErr.Error(), "GET /api/v3/projects/1: ")
 	assert.LessOrEqual(t, grew, uint64(2<<20), "heap grew %d", grew)
+}
+
+// A list of tiny elements would cost far more decoded than on the wire: each
+// "{}" is a whole record. Within the byte ceiling it is still refused, and
+// honest records of the same total size are not.
+func TestTinyRecordsCannotMultiplyTheCost(t *testing.T) {
+	const ceiling = 4 << 20
+	for _, unit := range []string{`{},`, `1,`, `{"id":1},`} {
+		body := "[" + strings.Repeat(unit, (ceiling-64)/len(unit)) + "{}]"
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Page", "1")
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		c, err := NewClient(srv.URL, WithoutRetries(), WithMaxResponseSize(ceiling))
+		require.NoError(t, err)
+		var callErr error
+		grew := heapPeak(t, func() {
+			for _, err := range c.Projects.All(context.Background(), nil) {
+				if err != nil {
+					callErr = err
+				}
+			}
+		})
+		require.ErrorIs(t, callErr, ErrResponseTooLarge, unit)
+		assert.Contains(t, callErr.Error(), "records of this list would take", unit)
+		assert.LessOrEqual(t, grew, uint64(2*ceiling), "%s: heap grew %d", unit, grew)
+	}
+
+	// Real records close to the ceiling decode.
+	one, err := os.ReadFile("testdata/projects_project.json")
+	require.NoError(t, err)
+	records := (ceiling - 64) / (len(one) + 1)
+	body := "[" + strings.Repeat(string(one)+",", records-1) + string(one) + "]"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(srv.URL, WithoutRetries(), WithMaxResponseSize(ceiling))
+	require.NoError(t, err)
+	ps, _, err := c.Projects.List(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Len(t, ps, records)
 }

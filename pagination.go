@@ -33,8 +33,9 @@ type ListOptions struct {
 	Page    int `url:"page,omitempty"`
 	PerPage int `url:"per_page,omitempty"`
 
-	// Prefetch is read only by the All iterators: when the server reports a
-	// total page count they fetch up to Prefetch later pages concurrently, and
+	// Prefetch is read only by the All iterators: when the server reports the
+	// page number and a total page count they fetch up to Prefetch later
+	// pages concurrently, and
 	// still yield items in order. The total is only a hint: the window opens
 	// one page at a time as pages arrive full (one page ahead after the first
 	// page, two after the second, up to Prefetch), it never reaches past the
@@ -198,7 +199,7 @@ func newPager(c *Client, p apiPath, opt any) (*pager, error) {
 	}
 	q, err := query.Values(opt)
 	if err != nil {
-		return nil, err
+		return nil, invalidArg("opt", "cannot be encoded: %v", err)
 	}
 	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), seen: map[string]bool{}}
 	if u, err := c.resolve(p.s); err == nil {
