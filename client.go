@@ -366,9 +366,9 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, opt any) (
 	case io.Reader:
 		body = v
 	default:
-		values, err := query.Values(opt)
+		values, err := encodeOpts(opt)
 		if err != nil {
-			return nil, invalidArg("opt", "cannot be encoded: %v", err)
+			return nil, err
 		}
 		if len(values) == 0 {
 			break
@@ -820,7 +820,7 @@ func errRequired(what string) error { return invalidArg(what, "is required") }
 
 // encodeInto merges the go-querystring encoding of opt into v.
 func encodeInto(v *url.Values, opt any) error {
-	vals, err := query.Values(opt)
+	vals, err := encodeOpts(opt)
 	if err != nil {
 		return err
 	}
@@ -828,4 +828,18 @@ func encodeInto(v *url.Values, opt any) error {
 		(*v)[k] = vs
 	}
 	return nil
+}
+
+// encodeOpts encodes an options struct. An option that refuses its own
+// value (a build scope outside the set, say) keeps its *ArgumentError.
+func encodeOpts(opt any) (url.Values, error) {
+	v, err := query.Values(opt)
+	if err == nil {
+		return v, nil
+	}
+	var ae *ArgumentError
+	if errors.As(err, &ae) {
+		return nil, ae
+	}
+	return nil, invalidArg("opt", "cannot be encoded: %v", err)
 }

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/google/go-querystring/query"
 )
 
 // ListOptions selects a page of a paginated list. The zero value asks for the
@@ -197,9 +195,9 @@ func newPager(c *Client, p apiPath, opt any) (*pager, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	q, err := query.Values(opt)
+	q, err := encodeOpts(opt)
 	if err != nil {
-		return nil, invalidArg("opt", "cannot be encoded: %v", err)
+		return nil, err
 	}
 	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), seen: map[string]bool{}}
 	if u, err := c.resolve(p.s); err == nil {
