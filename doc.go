@@ -90,6 +90,22 @@
 // its last element. ListOptions.Prefetch fetches later pages concurrently,
 // still yielding items in order.
 //
+// Neither a List method nor an iterator hands over a nil record: a JSON null
+// among a list's elements is skipped. An iterator always ends: it never asks
+// for a page twice, stops at the first empty page, and ends with an error
+// matching ErrPaginationLoop when the server's pagination points backwards
+// or in a circle. X-Total-Pages only guides prefetching.
+//
+// # Limits
+//
+// A JSON body is decoded up to WithMaxResponseSize (32 MiB by default),
+// counted after decompression; past it the call fails with an error matching
+// ErrResponseTooLarge. Downloads into an io.Writer are streamed and not
+// capped. A redirect that leaves the client's origin never carries a
+// credential, and one that would resend a body there is refused with
+// ErrUnsafeRedirect. err.Error() is always one line, with control characters
+// escaped and every secret the client holds or sends replaced by [redacted].
+//
 // # Retries
 //
 // Requests go through go-retryablehttp. GET, HEAD, PUT and DELETE are retried

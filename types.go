@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Ptr returns a pointer to v, for optional option fields: Ptr("opened").
+// Ptr returns a pointer to v, for optional option fields: Ptr("Crash on save").
 func Ptr[T any](v T) *T { return &v }
 
 // User is the brief user embedded as author, assignee, user or award user.
