@@ -103,7 +103,7 @@ func fieldsOf(t reflect.Type) []field {
 // fit is reported in the returned Errors and kept in *extra; every other
 // field is still decoded. A body that is not an object is a plain error.
 func Decode(data []byte, v any, extra *map[string]json.RawMessage, seen *Fields) error {
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+	if isNull(data) {
 		return nil
 	}
 	var m map[string]json.RawMessage
@@ -123,6 +123,10 @@ func Decode(data []byte, v any, extra *map[string]json.RawMessage, seen *Fields)
 		raw, ok := m[f.name]
 		if !ok {
 			continue
+		}
+		fv := rv.Field(f.index)
+		if isNull(raw) && !nilable(fv.Kind()) {
+			continue // no value: kept verbatim among the extra keys, so it comes back as null
 		}
 		delete(m, f.name)
 		soft, hard := decodeValue(raw, rv.Field(f.index).Addr())
@@ -301,6 +305,12 @@ func dotted(rest string) string {
 		return rest
 	}
 	return "." + rest
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+func nilable(k reflect.Kind) bool {
+	return k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface
 }
 
 func isArray(raw json.RawMessage) bool {
