@@ -104,6 +104,16 @@ type PushCommit struct {
 	fields jsonkeep.Fields
 }
 
+// EventPerson is the author of a commit.
+type EventPerson struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra  map[string]json.RawMessage `json:"-"`
+	fields jsonkeep.Fields
+}
+
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *PushData) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p, &p.Extra, &p.fields) }
@@ -135,3 +145,12 @@ func (c *PushCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c
 
 // MarshalJSON writes the keys c was decoded from, or every field.
 func (c PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c, c.Extra, c.fields) }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *EventPerson) UnmarshalJSON(b []byte) error {
+	return jsonkeep.Decode(b, p, &p.Extra, &p.fields)
+}
+
+// MarshalJSON writes the keys p was decoded from, or every field.
+func (p EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p, p.Extra, p.fields) }

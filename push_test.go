@@ -26,6 +26,9 @@ func forgetDecodedKeys(d *PushData) {
 	}
 	for _, c := range d.Commits {
 		c.fields = jsonkeep.Fields{}
+		if c.Author != nil {
+			c.Author.fields = jsonkeep.Fields{}
+		}
 	}
 }
 
