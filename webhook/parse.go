@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
@@ -191,6 +190,3 @@ func safeHeader(h http.Header) http.Header {
 	c.Del("Authorization")
 	return c
 }
-
-// lowerKind is the kind written for logs and keys.
-func lowerKind(k Kind) string { return strings.ToLower(strings.TrimSuffix(string(k), " Hook")) }
