@@ -342,3 +342,27 @@ func TestThirdPartyPayloads(t *testing.T) {
 		})
 	}
 }
+
+func TestParseRequest(t *testing.T) {
+	r := delivery(t, KindPush, "spec/push.json", "")
+	ev, err := Parse(r)
+	require.NoError(t, err)
+	assert.Equal(t, "refs/heads/master", ev.(*PushEvent).Ref)
+
+	big := delivery(t, KindPush, "spec/push.json", "")
+	big.Body = readCloser(strings.Repeat(" ", DefaultMaxBodySize) + "{}")
+	_, err = Parse(big)
+	assert.ErrorIs(t, err, ErrBodyTooLarge)
+}
+
+func TestValidToken(t *testing.T) {
+	h := http.Header{}
+	assert.True(t, ValidToken(h, ""), "no token, none expected")
+	assert.False(t, ValidToken(h, "s"), "no token, one expected")
+	h.Set(HeaderToken, "s")
+	assert.True(t, ValidToken(h, "s"))
+	assert.False(t, ValidToken(h, "S"))
+	assert.False(t, ValidToken(h, ""), "a token where none is configured")
+	h.Set(HeaderToken, "")
+	assert.False(t, ValidToken(h, "s"))
+}
