@@ -193,6 +193,12 @@ type ProjectEvent struct {
 	Note           *EventNote `json:"note"`
 }
 
+// EventPerson is a commit author.
+type EventPerson struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
 // EventNote is the comment embedded in a "commented on" event.
 type EventNote struct {
 	ID           int      `json:"id"`

@@ -163,7 +163,7 @@ func TestProjectEventsUnit(t *testing.T) {
 			Repository: &HookRepository{Name: "gitlabhq", URL: "git@dev.gitlab.org:gitlab/gitlabhq.git", Description: Ptr("desc"), Homepage: "http://dev.gitlab.org/gitlab/gitlabhq"},
 			Commits: []*PushCommit{{ID: "c5feabde2d8cd023215af4d2ceeb7a64839fc428", Message: "Add simple search to projects in public area",
 				Timestamp: ts("2013-05-13T18:18:08+00:00"), URL: "https://dev.gitlab.org/gitlab/gitlabhq/commit/c5feabde",
-				Author: &EventPerson{Name: "Dmitriy Zaporozhets", Email: "dmitriy.zaporozhets@gmail.com"}}},
+				Author: &CommitAuthor{Name: "Dmitriy Zaporozhets", Email: "dmitriy.zaporozhets@gmail.com"}}},
 			TotalCommitsCount: 1}}, events[1])
 	assert.Equal(t, &EventNote{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
 		CreatedAt: ts("2015-12-04T10:33:56.698Z"), System: false, Upvote: true, Downvote: false, NoteableID: 377, NoteableType: "Issue"}, events[2].Note)

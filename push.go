@@ -90,22 +90,22 @@ type HookRepository struct {
 // it. Only pushes list the changed paths; a renamed file appears in Added
 // under its new path.
 type PushCommit struct {
-	ID        string       `json:"id"`
-	Message   string       `json:"message"`
-	Timestamp *Time        `json:"timestamp"` // the committer date
-	URL       string       `json:"url"`
-	Author    *EventPerson `json:"author"`
-	Added     []string     `json:"added,omitempty"`
-	Modified  []string     `json:"modified,omitempty"`
-	Removed   []string     `json:"removed,omitempty"`
+	ID        string        `json:"id"`
+	Message   string        `json:"message"`
+	Timestamp *Time         `json:"timestamp"` // the committer date
+	URL       string        `json:"url"`
+	Author    *CommitAuthor `json:"author"`
+	Added     []string      `json:"added,omitempty"`
+	Modified  []string      `json:"modified,omitempty"`
+	Removed   []string      `json:"removed,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra  map[string]json.RawMessage `json:"-"`
 	fields jsonkeep.Fields
 }
 
-// EventPerson is the author of a commit.
-type EventPerson struct {
+// CommitAuthor is the author of a pushed commit.
+type CommitAuthor struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
 
@@ -148,9 +148,9 @@ func (c PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c, c
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (p *EventPerson) UnmarshalJSON(b []byte) error {
+func (p *CommitAuthor) UnmarshalJSON(b []byte) error {
 	return jsonkeep.Decode(b, p, &p.Extra, &p.fields)
 }
 
 // MarshalJSON writes the keys p was decoded from, or every field.
-func (p EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p, p.Extra, p.fields) }
+func (p CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p, p.Extra, p.fields) }
