@@ -252,7 +252,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if reason := h.enqueue(r.Context(), ev); reason != "" {
 		h.dropped.Add(1)
-		h.log(slog.LevelError, "webhook: event dropped; the sender will not deliver it again", "kind", ev.Kind(), "reason", reason)
+		msg := "webhook: event dropped with a 503; the sender will not deliver it again"
+		if r.Context().Err() != nil {
+			msg = "webhook: event dropped; the sender went away and may deliver it again"
+		}
+		h.log(slog.LevelError, msg, "kind", ev.Kind(), "reason", reason)
 		http.Error(w, reason, http.StatusServiceUnavailable)
 		return
 	}
