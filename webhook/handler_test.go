@@ -383,3 +383,24 @@ func TestNewHandlerOptions(t *testing.T) {
 	require.NoError(t, stop())
 	assert.Error(t, h.Run(context.Background()), "Run twice")
 }
+
+func TestSenderGoneWhileWaiting(t *testing.T) {
+	var logs bytes.Buffer
+	started, release := make(chan int, 2), make(chan struct{})
+	defer close(release)
+	h := newHandler(t, Options{Workers: 1, QueueSize: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		OnIssue: blockingIssues(started, release)})
+	timers := useFakeTimers(h)
+	running(t, h)
+	serve(h, issueDelivery(t, 1))
+	<-started
+	serve(h, issueDelivery(t, 2))
+	ctx, cancel := context.WithCancel(context.Background())
+	answered := make(chan int)
+	go func() { answered <- serve(h, issueDelivery(t, 3).WithContext(ctx)).Code }()
+	<-timers.started
+	cancel()
+	assert.Equal(t, http.StatusServiceUnavailable, <-answered)
+	assert.Equal(t, int64(1), h.Stats().Dropped)
+	assert.Contains(t, logs.String(), "may deliver it again")
+}
