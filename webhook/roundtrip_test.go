@@ -16,7 +16,8 @@ import (
 // equal, with three canonical forms allowed: a time may be written in
 // another layout if it is the same instant; a number sent as a string comes
 // back as that number; an empty
-// string sent for a number comes back as null or 0; a bool sent as a string
+// string sent for a nullable number comes back as null (for another field it
+// is kept verbatim); a bool sent as a string
 // comes back as that bool.
 func sameJSON(in, out []byte) []string {
 	a, errA := decodeAny(in)
@@ -91,7 +92,7 @@ func sameScalar(a, b any) bool {
 		ta, errA := collab.ParseTime(as)
 		tb, errB := collab.ParseTime(bs)
 		return errA == nil && errB == nil && ta.Equal(tb.Time)
-	case aIsString && (b == nil || bIsNumber && bn == "0"):
+	case aIsString && b == nil:
 		return strings.TrimSpace(as) == ""
 	case aIsString && bIsNumber:
 		return strings.TrimSpace(as) == bn.String()

@@ -125,8 +125,8 @@ func Decode(data []byte, v any, extra *map[string]json.RawMessage, seen *Fields)
 			continue
 		}
 		fv := rv.Field(f.index)
-		if isNull(raw) && !nilable(fv.Kind()) {
-			continue // no value: kept verbatim among the extra keys, so it comes back as null
+		if !nilable(fv.Kind()) && (isNull(raw) || isBlank(raw) && scalar(fv.Kind())) {
+			continue // no value for a field that cannot say so: kept verbatim among the extra keys
 		}
 		delete(m, f.name)
 		soft, hard := decodeValue(raw, rv.Field(f.index).Addr())
@@ -214,15 +214,13 @@ func lenient(raw json.RawMessage, ptr reflect.Value) bool {
 	if base.Kind() == reflect.Pointer {
 		base = base.Elem()
 	}
-	switch base.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-	case reflect.Bool:
+	if !scalar(base.Kind()) {
+		return false
+	}
+	if base.Kind() == reflect.Bool {
 		if b, err := strconv.ParseBool(s); err == nil {
 			s = strconv.FormatBool(b)
 		}
-	default:
-		return false
 	}
 	if s == "" {
 		s = "null"
@@ -308,6 +306,18 @@ func dotted(rest string) string {
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+// isBlank reports whether raw is a JSON string of white space only.
+func isBlank(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == ""
+}
+
+// scalar reports whether k is a number or bool kind, which lenient accepts
+// from a string.
+func scalar(k reflect.Kind) bool {
+	return k == reflect.Bool || k >= reflect.Int && k <= reflect.Float64
+}
 
 func nilable(k reflect.Kind) bool {
 	return k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface

@@ -91,3 +91,13 @@ func TestShortCutsOnRuneBoundary(t *testing.T) {
 	assert.True(t, len(s) <= 64)
 	assert.Contains(t, s, "…")
 }
+
+func TestBlankStringForANumber(t *testing.T) {
+	var v outer
+	require.NoError(t, json.Unmarshal([]byte(`{"count":" ","one":{"n":""}}`), &v))
+	assert.Nil(t, v.Count, "a nullable number becomes nil")
+	assert.Zero(t, v.One.N)
+	out, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"count":null,"one":{"n":""}}`, string(out), "a plain number keeps its blank string")
+}
