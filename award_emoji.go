@@ -2,7 +2,6 @@ package collab
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"net/http"
 	"strings"
@@ -35,7 +34,7 @@ func awardable(pid any, kind string, id, noteID, awardID int) apiPath {
 	format, args := "projects/%s/"+kind+"/%s", []any{pid, id}
 	if noteID != noNote {
 		if noteID <= 0 {
-			return apiPath{err: errRequired("a note id")}
+			return apiPath{err: invalidArg("noteID", "must be positive, got %d", noteID)}
 		}
 		format, args = format+"/notes/%s", append(args, noteID)
 	}
@@ -56,54 +55,66 @@ func (s *AwardEmojiService) iterate(ctx context.Context, kind string, pid any, i
 
 func (s *AwardEmojiService) get(ctx context.Context, kind string, pid any, id, noteID, awardID int) (*AwardEmoji, *Response, error) {
 	if awardID <= 0 {
-		return nil, nil, errRequired("an award id")
+		return nil, nil, invalidArg("awardID", "must be positive, got %d", awardID)
 	}
 	return do[AwardEmoji](ctx, s.client, http.MethodGet, awardable(pid, kind, id, noteID, awardID), nil)
 }
 
 func (s *AwardEmojiService) create(ctx context.Context, kind string, pid any, id, noteID int, name string) (*AwardEmoji, *Response, error) {
-	if name == "" || strings.Contains(name, ":") {
-		return nil, nil, errors.New(`collab: an award name is required and is written without colons, e.g. "thumbsup"`)
+	switch {
+	case name == "":
+		return nil, nil, errRequired("name")
+	case strings.Contains(name, ":"):
+		return nil, nil, invalidArg("name", `is written without colons, such as "thumbsup", got %q`, name)
 	}
 	return do[AwardEmoji](ctx, s.client, http.MethodPost, awardable(pid, kind, id, noteID, 0), &awardName{name})
 }
 
 func (s *AwardEmojiService) delete(ctx context.Context, kind string, pid any, id, noteID, awardID int) (*AwardEmoji, *Response, error) {
 	if awardID <= 0 {
-		return nil, nil, errRequired("an award id")
+		return nil, nil, invalidArg("awardID", "must be positive, got %d", awardID)
 	}
 	return do[AwardEmoji](ctx, s.client, http.MethodDelete, awardable(pid, kind, id, noteID, awardID), nil)
 }
 
-// ListIssueAwards returns the awards on an issue.
+// ListIssueAwards returns one page of the awards on an issue. issueID is the
+// issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) ListIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, noNote, opt)
 }
 
-// AllIssueAwards iterates over every award ListIssueAwards returns.
+// AllIssueAwards iterates over the awards ListIssueAwards returns, on every
+// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
+// awards a request (100 when 0). issueID is the issue's global ID, not the
+// #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) AllIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "issues", pid, issueID, noNote, opt)
 }
 
-// GetIssueAward returns one award on an issue.
+// GetIssueAward returns one award on an issue. issueID is the issue's global
+// ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetIssueAward(ctx context.Context, pid any, issueID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noNote, awardID)
 }
 
-// CreateIssueAward awards an emoji, by name without colons, to an issue.
+// CreateIssueAward awards an emoji to an issue. issueID is the issue's global
+// ID, not the #IID the project shows. name is the emoji's name without colons,
+// such as "thumbsup"; an empty name or one with a colon is an *ArgumentError,
+// an unknown one ErrNotFound.
 //
 // API: POST /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) CreateIssueAward(ctx context.Context, pid any, issueID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "issues", pid, issueID, noNote, name)
 }
 
-// DeleteIssueAward removes an award from an issue. Only its author or an
+// DeleteIssueAward removes an award from an issue. issueID is the issue's
+// global ID, not the #IID the project shows. Only the award's author or an
 // administrator may; anyone else gets ErrUnauthorized.
 //
 // API: DELETE /projects/:id/issues/:issue_id/award_emoji/:award_id
@@ -111,86 +122,109 @@ func (s *AwardEmojiService) DeleteIssueAward(ctx context.Context, pid any, issue
 	return s.delete(ctx, "issues", pid, issueID, noNote, awardID)
 }
 
-// ListMergeRequestAwards returns the awards on a merge request.
+// ListMergeRequestAwards returns one page of the awards on a merge request.
+// mrID is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) ListMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, noNote, opt)
 }
 
-// AllMergeRequestAwards iterates over every award ListMergeRequestAwards returns.
+// AllMergeRequestAwards iterates over the awards ListMergeRequestAwards
+// returns, on every page from opt.Page (the first when 0) to the last, asking
+// for opt.PerPage awards a request (100 when 0). mrID is the merge request's
+// global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) AllMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "merge_requests", pid, mrID, noNote, opt)
 }
 
-// GetMergeRequestAward returns one award on a merge request.
+// GetMergeRequestAward returns one award on a merge request. mrID is the merge
+// request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetMergeRequestAward(ctx context.Context, pid any, mrID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noNote, awardID)
 }
 
-// CreateMergeRequestAward awards an emoji, by name without colons, to a merge request.
+// CreateMergeRequestAward awards an emoji to a merge request. mrID is the
+// merge request's global ID, not the !IID the project shows. name is the
+// emoji's name without colons, such as "thumbsup"; an empty name or one with a
+// colon is an *ArgumentError, an unknown one ErrNotFound.
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) CreateMergeRequestAward(ctx context.Context, pid any, mrID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "merge_requests", pid, mrID, noNote, name)
 }
 
-// DeleteMergeRequestAward removes an award from a merge request. Only its author or an
-// administrator may; anyone else gets ErrUnauthorized.
+// DeleteMergeRequestAward removes an award from a merge request. mrID is the
+// merge request's global ID, not the !IID the project shows. Only the award's
+// author or an administrator may; anyone else gets ErrUnauthorized.
 //
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteMergeRequestAward(ctx context.Context, pid any, mrID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noNote, awardID)
 }
 
-// ListIssueNoteAwards returns the awards on a comment on an issue.
+// ListIssueNoteAwards returns one page of the awards on a comment on an issue.
+// issueID is the issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) ListIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, noteID, opt)
 }
 
-// AllIssueNoteAwards iterates over every award ListIssueNoteAwards returns.
+// AllIssueNoteAwards iterates over the awards ListIssueNoteAwards returns, on
+// every page from opt.Page (the first when 0) to the last, asking for
+// opt.PerPage awards a request (100 when 0). issueID is the issue's global ID,
+// not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) AllIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
 	return s.iterate(ctx, "issues", pid, issueID, noteID, opt)
 }
 
-// GetIssueNoteAward returns one award on a comment on an issue.
+// GetIssueNoteAward returns one award on a comment on an issue. issueID is the
+// issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetIssueNoteAward(ctx context.Context, pid any, issueID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noteID, awardID)
 }
 
-// CreateIssueNoteAward awards an emoji, by name without colons, to a comment on an issue.
+// CreateIssueNoteAward awards an emoji to a comment on an issue. issueID is
+// the issue's global ID, not the #IID the project shows. name is the emoji's
+// name without colons, such as "thumbsup"; an empty name or one with a colon
+// is an *ArgumentError, an unknown one ErrNotFound.
 //
 // API: POST /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) CreateIssueNoteAward(ctx context.Context, pid any, issueID int, noteID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "issues", pid, issueID, noteID, name)
 }
 
-// DeleteIssueNoteAward removes an award from a comment on an issue. Only its author or an
-// administrator may; anyone else gets ErrUnauthorized.
+// DeleteIssueNoteAward removes an award from a comment on an issue. issueID is
+// the issue's global ID, not the #IID the project shows. Only the award's
+// author or an administrator may; anyone else gets ErrUnauthorized.
 //
 // API: DELETE /projects/:id/issues/:issue_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteIssueNoteAward(ctx context.Context, pid any, issueID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.delete(ctx, "issues", pid, issueID, noteID, awardID)
 }
 
-// ListMergeRequestNoteAwards returns the awards on a comment on a merge request.
+// ListMergeRequestNoteAwards returns one page of the awards on a comment on a
+// merge request. mrID is the merge request's global ID, not the !IID the
+// project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) ListMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, noteID, opt)
 }
 
-// AllMergeRequestNoteAwards iterates over every award ListMergeRequestNoteAwards returns.
+// AllMergeRequestNoteAwards iterates over the awards
+// ListMergeRequestNoteAwards returns, on every page from opt.Page (the first
+// when 0) to the last, asking for opt.PerPage awards a request (100 when 0).
+// mrID is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) AllMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
@@ -198,21 +232,27 @@ func (s *AwardEmojiService) AllMergeRequestNoteAwards(ctx context.Context, pid a
 }
 
 // GetMergeRequestNoteAward returns one award on a comment on a merge request.
+// mrID is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) GetMergeRequestNoteAward(ctx context.Context, pid any, mrID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noteID, awardID)
 }
 
-// CreateMergeRequestNoteAward awards an emoji, by name without colons, to a comment on a merge request.
+// CreateMergeRequestNoteAward awards an emoji to a comment on a merge request.
+// mrID is the merge request's global ID, not the !IID the project shows. name
+// is the emoji's name without colons, such as "thumbsup"; an empty name or one
+// with a colon is an *ArgumentError, an unknown one ErrNotFound.
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) CreateMergeRequestNoteAward(ctx context.Context, pid any, mrID int, noteID int, name string) (*AwardEmoji, *Response, error) {
 	return s.create(ctx, "merge_requests", pid, mrID, noteID, name)
 }
 
-// DeleteMergeRequestNoteAward removes an award from a comment on a merge request. Only its author or an
-// administrator may; anyone else gets ErrUnauthorized.
+// DeleteMergeRequestNoteAward removes an award from a comment on a merge
+// request. mrID is the merge request's global ID, not the !IID the project
+// shows. Only the award's author or an administrator may; anyone else gets
+// ErrUnauthorized.
 //
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji/:award_id
 func (s *AwardEmojiService) DeleteMergeRequestNoteAward(ctx context.Context, pid any, mrID int, noteID int, awardID int) (*AwardEmoji, *Response, error) {

@@ -15,7 +15,7 @@ func TestAwardEmojiUnit(t *testing.T) {
 	  "avatar_url": "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon", "web_url": "http://localhost:3000/root"},
 	  "created_at": "2016-06-15T10:09:34.197Z", "updated_at": "2016-06-15T10:09:34.197Z", "awardable_id": 80, "awardable_type": "Issue"}`
 	want := &AwardEmoji{ID: 4, Name: "1234", User: &User{Name: "Administrator", Username: "root", ID: 1, State: "active",
-		AvatarURL: "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon", WebURL: "http://localhost:3000/root"},
+		AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"), WebURL: "http://localhost:3000/root"},
 		CreatedAt: ts("2016-06-15T10:09:34.197Z"), UpdatedAt: ts("2016-06-15T10:09:34.197Z"), AwardableID: 80, AwardableType: "Issue"}
 	c, m := newMockClient(t)
 	type api struct {

@@ -10,21 +10,30 @@ type BranchesService struct{ client *Client }
 
 // Branch is a repository branch.
 type Branch struct {
-	Name      string        `json:"name"`
-	Protected bool          `json:"protected"`
-	Commit    *BranchCommit `json:"commit"`
+	Name               string        `json:"name"`
+	Protected          bool          `json:"protected"`
+	DevelopersCanPush  bool          `json:"developers_can_push"`
+	DevelopersCanMerge bool          `json:"developers_can_merge"`
+	Commit             *BranchCommit `json:"commit"`
 }
 
-// BranchCommit is the commit a branch points at.
+// BranchCommit is the commit a branch points at. Servers send the parents
+// and people either nested (Parents, Author, Committer) or flat (ParentIDs,
+// AuthorName, AuthorEmail, CommitterName, CommitterEmail), or both.
 type BranchCommit struct {
-	ID            string          `json:"id"`
-	Parents       []*CommitParent `json:"parents"`
-	Tree          string          `json:"tree"`
-	Message       string          `json:"message"`
-	Author        *EventPerson    `json:"author"`
-	Committer     *EventPerson    `json:"committer"`
-	AuthoredDate  *Time           `json:"authored_date"`
-	CommittedDate *Time           `json:"committed_date"`
+	ID             string          `json:"id"`
+	Parents        []*CommitParent `json:"parents"`
+	ParentIDs      []string        `json:"parent_ids"`
+	Tree           string          `json:"tree"`
+	Message        string          `json:"message"`
+	Author         *EventPerson    `json:"author"`
+	Committer      *EventPerson    `json:"committer"`
+	AuthorName     string          `json:"author_name"`
+	AuthorEmail    string          `json:"author_email"`
+	CommitterName  string          `json:"committer_name"`
+	CommitterEmail string          `json:"committer_email"`
+	AuthoredDate   *Time           `json:"authored_date"`
+	CommittedDate  *Time           `json:"committed_date"`
 }
 
 // CommitParent is a parent of a commit.
@@ -39,23 +48,33 @@ func (s *BranchesService) List(ctx context.Context, pid any) ([]*Branch, *Respon
 	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), nil)
 }
 
-// Get returns one branch; a name such as "feature/x" is escaped into one segment.
+// Get returns one branch. A name such as "feature/x" is escaped into one
+// path segment; an empty name is an *ArgumentError.
 //
 // API: GET /projects/:id/repository/branches/:branch
 func (s *BranchesService) Get(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
-	return do[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches/%s", pid, branch), nil)
+	return do[Branch](ctx, s.client, http.MethodGet, branchPath(pid, branch, ""), nil)
 }
 
 // Protect protects a branch. It is idempotent.
 //
 // API: PUT /projects/:id/repository/branches/:branch/protect
 func (s *BranchesService) Protect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
-	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/protect", pid, branch), nil)
+	return do[Branch](ctx, s.client, http.MethodPut, branchPath(pid, branch, "/protect"), nil)
 }
 
 // Unprotect removes a branch's protection. It is idempotent.
 //
 // API: PUT /projects/:id/repository/branches/:branch/unprotect
 func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
-	return do[Branch](ctx, s.client, http.MethodPut, route("projects/%s/repository/branches/%s/unprotect", pid, branch), nil)
+	return do[Branch](ctx, s.client, http.MethodPut, branchPath(pid, branch, "/unprotect"), nil)
+}
+
+// branchPath is the path of one branch, refusing an empty name by its own
+// argument name.
+func branchPath(pid any, branch, suffix string) apiPath {
+	if branch == "" {
+		return apiPath{err: errRequired("branch")}
+	}
+	return route("projects/%s/repository/branches/%s"+suffix, pid, branch)
 }

@@ -13,8 +13,10 @@ import (
 	"strings"
 )
 
-// Build statuses, as the server reports them and as BuildScopes filters on.
-// The contract lists the first five; deployed servers also report skipped.
+// Build statuses, as Build.Status reports them and as BuildScopes filters
+// on. Builds that never ran because an earlier stage failed are skipped. The
+// constants are untyped so that they compare with Build.Status, a string,
+// and become a BuildScope in a BuildScopes list.
 const (
 	BuildPending  = "pending"
 	BuildRunning  = "running"
@@ -42,18 +44,18 @@ type Build struct {
 	FinishedAt    *Time          `json:"finished_at"` // nil until it finishes, and after a retry
 	Runner        *BuildRunner   `json:"runner"`
 	ArtifactsFile *ArtifactsFile `json:"artifacts_file"`
-	DownloadURL   *string        `json:"download_url,omitempty"`
+	DownloadURL   *string        `json:"download_url"`
 	Commit        *BuildCommit   `json:"commit"`
 	User          *BuildUser     `json:"user"`
 }
 
 // BuildRunner is the runner that took a build.
 type BuildRunner struct {
-	ID          int    `json:"id"`
-	Description string `json:"description"`
-	Active      bool   `json:"active"`
-	IsShared    bool   `json:"is_shared"`
-	Name        string `json:"name"`
+	ID          int     `json:"id"`
+	Description *string `json:"description"` // null when the runner has none
+	Active      bool    `json:"active"`
+	IsShared    bool    `json:"is_shared"`
+	Name        *string `json:"name"` // null until the runner reports it
 }
 
 // ArtifactsFile describes a build's stored artifacts.
@@ -73,20 +75,25 @@ type BuildCommit struct {
 	CreatedAt   *Time  `json:"created_at"`
 }
 
-// BuildScopes filters build lists by status. It encodes one value as
-// scope=pending and several as scope[0]=pending&scope[1]=running: the
-// server rejects the Rails form scope[]= with 400. Values are checked before
-// any request is sent.
-type BuildScopes []string
+// BuildScope is one build status a build list is filtered on: BuildPending,
+// BuildRunning, BuildSuccess, BuildFailed, BuildCanceled or BuildSkipped.
+type BuildScope string
 
-// Validate reports the first value that is not a build status the server
-// accepts as a scope.
+// BuildScopes filters build lists by status, for example
+// BuildScopes{BuildFailed, BuildCanceled}. It encodes one value as
+// scope=pending and several as scope[0]=pending&scope[1]=running: the
+// server rejects the form scope[]= with 400. Values are checked before any
+// request is sent.
+type BuildScopes []BuildScope
+
+// Validate reports the first value that is not a build status, as an
+// *ArgumentError.
 func (s BuildScopes) Validate() error {
-	for _, v := range s {
+	for i, v := range s {
 		switch v {
 		case BuildPending, BuildRunning, BuildSuccess, BuildFailed, BuildCanceled, BuildSkipped:
 		default:
-			return fmt.Errorf("collab: invalid build scope %q (want pending, running, success, failed, canceled or skipped)", v)
+			return invalidArg(fmt.Sprintf("opt.Scope[%d]", i), "is %q, not pending, running, success, failed, canceled or skipped", v)
 		}
 	}
 	return nil
@@ -98,11 +105,11 @@ func (s BuildScopes) EncodeValues(key string, v *url.Values) error {
 		return err
 	}
 	if len(s) == 1 {
-		v.Set(key, s[0])
+		v.Set(key, string(s[0]))
 		return nil
 	}
 	for i, scope := range s {
-		v.Set(key+"["+strconv.Itoa(i)+"]", scope)
+		v.Set(key+"["+strconv.Itoa(i)+"]", string(scope))
 	}
 	return nil
 }
@@ -119,10 +126,12 @@ type ListBuildsForCommitOptions struct {
 	Scope BuildScopes `url:"scope,omitempty"` // empty means every status
 }
 
-// BuildsService handles the build endpoints of the consumer API.
+// BuildsService handles the build endpoints of the consumer API. The runner
+// package has the endpoints a runner uses to take and report builds.
 type BuildsService struct{ client *Client }
 
-// List returns one page of a project's builds.
+// List returns one page of a project's builds, newest first. An unknown
+// scope is an *ArgumentError.
 //
 // API: GET /projects/:id/builds
 func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOptions) ([]*Build, *Response, error) {
@@ -134,17 +143,18 @@ func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOption
 	return doList[Build](ctx, s.client, http.MethodGet, route("projects/%s/builds", pid), opt)
 }
 
-// All iterates over every build of a project, newest first.
+// All iterates over the builds List returns, newest first, on every page
+// from opt.Page (the first when 0) to the last, asking for opt.PerPage builds
+// a request (100 when 0). An unknown scope is an *ArgumentError, yielded
+// before any request.
 //
 // API: GET /projects/:id/builds
 func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions) iter.Seq2[*Build, error] {
-	if opt == nil {
-		opt = &ListBuildsOptions{} // the pager reads the embedded ListOptions
-	}
 	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt)
 }
 
-// ListForCommit returns one page of the builds that ran on commit sha.
+// ListForCommit returns one page of the builds that ran on commit sha. An
+// empty sha or an unknown scope is an *ArgumentError.
 //
 // API: GET /projects/:id/repository/commits/:sha/builds
 func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) ([]*Build, *Response, error) {
@@ -153,17 +163,25 @@ func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, 
 			return nil, nil, err
 		}
 	}
-	return doList[Build](ctx, s.client, http.MethodGet, route("projects/%s/repository/commits/%s/builds", pid, sha), opt)
+	return doList[Build](ctx, s.client, http.MethodGet, commitBuildsPath(pid, sha), opt)
 }
 
-// AllForCommit iterates over every build that ran on commit sha.
+// AllForCommit iterates over the builds ListForCommit returns, on every page
+// from opt.Page (the first when 0) to the last, asking for opt.PerPage builds
+// a request (100 when 0). An unknown scope is an *ArgumentError, yielded
+// before any request.
 //
 // API: GET /projects/:id/repository/commits/:sha/builds
 func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) iter.Seq2[*Build, error] {
-	if opt == nil {
-		opt = &ListBuildsForCommitOptions{} // the pager reads the embedded ListOptions
+	return all[Build](ctx, s.client, commitBuildsPath(pid, sha), opt)
+}
+
+// commitBuildsPath refuses an empty sha by its own argument name.
+func commitBuildsPath(pid any, sha string) apiPath {
+	if sha == "" {
+		return apiPath{err: errRequired("sha")}
 	}
-	return all[Build](ctx, s.client, route("projects/%s/repository/commits/%s/builds", pid, sha), opt)
+	return route("projects/%s/repository/commits/%s/builds", pid, sha)
 }
 
 // Get returns one build.
@@ -188,7 +206,8 @@ type Download struct {
 }
 
 // Artifacts streams a build's artifacts file into w. It fails with
-// ErrNotFound when the build has no artifacts. A redirect to storage on
+// ErrNotFound when the build has no artifacts, and a nil w is an
+// *ArgumentError. A redirect to storage on
 // another host is followed without the client's credentials.
 //
 // API: GET /projects/:id/builds/:build_id/artifacts
@@ -207,7 +226,7 @@ func (s *BuildsService) OpenArtifacts(ctx context.Context, pid any, buildID int)
 }
 
 // Trace streams a build's log into w. It fails with ErrNotFound when the
-// build has no trace.
+// build has no trace, and a nil w is an *ArgumentError.
 //
 // API: GET /projects/:id/builds/:build_id/trace
 func (s *BuildsService) Trace(ctx context.Context, pid any, buildID int, w io.Writer) (*Response, error) {
@@ -255,7 +274,7 @@ func (s *BuildsService) KeepArtifacts(ctx context.Context, pid any, buildID int)
 // downloadTo copies a download into w as it arrives.
 func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Response, error) {
 	if w == nil {
-		return nil, fmt.Errorf("collab: nil io.Writer")
+		return nil, errRequired("w")
 	}
 	req, err := c.downloadRequest(ctx, p)
 	if err != nil {

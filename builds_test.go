@@ -50,7 +50,7 @@ func TestBuildsGet(t *testing.T) {
 		StartedAt:  buildsTime(t, "2016-07-11T10:12:08.652Z"),
 		FinishedAt: buildsTime(t, "2016-07-11T10:14:31.000Z"),
 		Runner: &BuildRunner{
-			ID: 4, Description: "docker-runner-01", Active: true, IsShared: false, Name: "gitlab-ci-multi-runner",
+			ID: 4, Description: Ptr("docker-runner-01"), Active: true, IsShared: false, Name: Ptr("gitlab-ci-multi-runner"),
 		},
 		ArtifactsFile: &ArtifactsFile{Filename: "artifacts.zip", Size: 1024000},
 		Commit: &BuildCommit{
@@ -61,10 +61,10 @@ func TestBuildsGet(t *testing.T) {
 		User: &BuildUser{
 			User: User{
 				ID: 1, Name: "Administrator", Username: "root", State: "active",
-				AvatarURL: "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon",
+				AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"),
 				WebURL:    "http://collab.example.com/u/root", CreatedAt: buildsTime(t, "2016-01-11T10:13:33.506Z"),
 			},
-			Bio: "Keeps the lights on", IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
+			Bio: Ptr("Keeps the lights on"), IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
 			WebsiteURL: "https://root.example.com",
 		},
 	}
@@ -147,15 +147,20 @@ func TestBuildsListInvalidScope(t *testing.T) {
 	m.Reply(200, "[]")
 	ctx := context.Background()
 	_, _, err := c.Builds.List(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"pending", "done"}})
-	assert.ErrorContains(t, err, `invalid build scope "done"`)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	assert.ErrorContains(t, err, `opt.Scope[1]: is "done"`)
 	_, _, err = c.Builds.ListForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{""}})
-	assert.ErrorContains(t, err, "invalid build scope")
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	n := 0
 	for _, err := range c.Builds.All(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"Pending"}}) {
-		assert.ErrorContains(t, err, "invalid build scope")
+		assert.ErrorIs(t, err, ErrInvalidArgument)
+		n++
 	}
 	for _, err := range c.Builds.AllForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{"x"}}) {
-		assert.ErrorContains(t, err, "invalid build scope")
+		assert.ErrorIs(t, err, ErrInvalidArgument)
+		n++
 	}
+	assert.Equal(t, 2, n, "each iterator yields its error once")
 	assert.Zero(t, m.Count(), "an invalid scope must not reach the server")
 }
 
@@ -174,7 +179,7 @@ func TestBuildScopesEncoding(t *testing.T) {
 		assert.Equal(t, tc.want, v.Encode(), "%v", tc.scopes)
 	}
 	assert.NoError(t, BuildScopes{BuildPending, BuildRunning, BuildSuccess, BuildFailed, BuildCanceled, BuildSkipped}.Validate())
-	assert.Error(t, BuildScopes{"created"}.Validate())
+	assert.ErrorIs(t, BuildScopes{"created"}.Validate(), ErrInvalidArgument)
 }
 
 func TestBuildsListForCommit(t *testing.T) {
@@ -301,6 +306,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Builds.OpenArtifacts(ctx, nil, 69)
 	assert.Error(t, err)
+	//lint:ignore SA1012 deliberate: a nil context must be an error, not a panic
 	_, _, err = c.Builds.OpenArtifacts(nil, 1, 69)
 	assert.Error(t, err)
 	assert.Equal(t, 2, m.Count())
@@ -586,7 +592,7 @@ func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
 	t.Helper()
 	c, srv := newFakeClient(t)
 	w := &buildsWorld{c: c, srv: srv}
-	w.pid = srv.AddProject(srv.AdminID, "builds demo", visibility)
+	w.pid = srv.AddProject(srv.AdminID, "builds demo", collabtest.Visibility(visibility))
 	w.commit = srv.AddBranch(w.pid, "master", "")
 	for _, u := range []struct {
 		name  string
@@ -595,7 +601,7 @@ func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
 	}{{"reporter", 20, &w.reporter}, {"dev", 30, &w.dev}, {"guest", 10, &w.guest}, {"stranger", 0, &w.stranger}} {
 		usr := srv.AddUser(u.name, false)
 		if u.level > 0 {
-			srv.AddMember(w.pid, usr.ID, u.level)
+			srv.AddMember(w.pid, usr.ID, collabtest.AccessLevel(u.level))
 		}
 		*u.dst = clientAs(t, srv, usr.Token)
 	}

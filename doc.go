@@ -9,15 +9,45 @@
 //
 //	c, err := collab.NewClient("https://collab.example.com", collab.WithPrivateToken(token))
 //	issue, resp, err := c.Issues.Create(ctx, "group/project", &collab.CreateIssueOptions{Title: "Crash on save"})
-//	for mr, err := range c.MergeRequests.All(ctx, 42, &collab.ListMergeRequestsOptions{State: collab.Ptr("opened")}) { ... }
+//	opt := &collab.ListMergeRequestsOptions{State: collab.Ptr(collab.MergeRequestOpened)}
+//	for mr, err := range c.MergeRequests.All(ctx, 42, opt) { ... }
 //	admin := c.Sudo("alice") // a copy of the client that acts as alice
 //
 // Every method takes a context first and returns (result, *Response, error),
-// or (*Response, error) when there is no record. A project or group argument
-// is an int, an int64 or a "namespace/name" string; any other type is an
-// error, never a panic. Optional parameters are pointer fields, left out when
-// nil. Every path value is escaped into exactly one segment ("/" as %2F, "."
-// as %2E), so no argument can change which endpoint is called.
+// or (*Response, error) when there is no record. Bound a call with the
+// context's deadline; the Timeout of a client given to WithHTTPClient applies
+// to each attempt. A project or group argument is an integer id of any
+// integer type or a "namespace/name" string. Every path value is escaped into
+// exactly one segment ("/" as %2F, "." as %2E), so no argument can change
+// which endpoint is called. The doc comment of each method names its endpoint
+// on a line "API: METHOD /path".
+//
+// # Options
+//
+// Optional parameters are pointer fields, left out when nil; Ptr makes a
+// pointer to a literal. Where the API accepts a closed set of values the
+// field has its own string type with constants, so that a typo or a value of
+// the wrong set does not compile:
+//
+//	&collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)}     // IssueClosed would not compile here
+//	&collab.ListIssuesOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortAsc)}
+//	&collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildFailed}}
+//
+// Label lists are a Labels value, sent as one comma-separated parameter. In
+// create options a plain Labels sets the labels of the new record. In update
+// options it is a *Labels, because an update needs three meanings: nil keeps
+// the labels, a pointer to an empty list clears them, and a pointer to names
+// sets exactly those.
+//
+// # IDs and IIDs
+//
+// Issues, merge requests and milestones carry two numbers. ID is global to
+// the instance, and it is what every method taking an issueID, mrID or
+// milestoneID expects. IID is the number the project shows: #5 for an issue,
+// !5 for a merge request. Passing an IID where an ID belongs reads or changes
+// another record. To act on the #5 a user gives you, call
+// IssuesService.GetByIID (or MergeRequestsService.GetByIID) and use the ID of
+// the record it returns.
 //
 // # Errors
 //
@@ -25,20 +55,40 @@
 // with errors.Is: ErrNotModified (304, such as starring twice),
 // ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrNotFound,
 // ErrMethodNotAllowed, ErrNotAcceptable, ErrConflict, ErrRequestTooLarge,
-// ErrRangeNotSatisfiable, ErrUnprocessable, ErrTooManyRequests and ErrServer
-// (any 5xx). A failure to get any answer is a *RequestError; a 2xx body that
-// does not decode, or a JSON null where a record belongs, is a *DecodeError.
-// No error and no log line ever carries a token: tokens travel in headers
-// only, and URLs are redacted before they are printed.
+// ErrRangeNotSatisfiable, ErrUnprocessable, ErrTooManyRequests (429, once
+// retries are spent, so throttling can be told from a fault) and ErrServer
+// (any 5xx). ErrorResponse keeps the method, the redacted URL, the status,
+// the server's message, any validation errors by field, up to 64 KiB of the
+// body and the response headers, but not the *http.Response, whose request
+// carries the token: an error can be logged whole.
+//
+// A call the client refuses before sending anything (a missing required
+// option, a nil options struct where one is required, an empty or
+// non-positive path value, a malformed value such as a label colour) returns
+// an *ArgumentError naming the argument, which matches ErrInvalidArgument.
+// A failure to get any answer is a *RequestError; a 2xx body that does not
+// decode, or a JSON null where a record belongs, is a *DecodeError. No error
+// and no log line ever carries a token: tokens travel in headers only, and
+// URLs are redacted before they are printed.
+//
+// # Records
+//
+// Records decode every shape the servers send: timestamps are a Time, which
+// embeds time.Time and reads ISO 8601 with or without fractions or a zone,
+// and date-only values; flags sent as "true" or 1 are a FlexBool; ids sent as
+// strings are a FlexInt.
 //
 // # Pagination
 //
 // Response carries the X-Total, X-Total-Pages, X-Per-Page, X-Page,
-// X-Next-Page and X-Prev-Page headers and the Link URLs. Every List method has
-// an All sibling returning iter.Seq2[*T, error] over every page: 100 items a
-// page, following Link next only on the client's own origin (page numbers
-// otherwise), no request after the loop breaks, and an error as the last
-// element. ListOptions.Prefetch fetches later pages concurrently, in order.
+// X-Next-Page and X-Prev-Page headers and the Link URLs. A List method
+// returns one page. Its All sibling returns an iter.Seq2[*T, error] over
+// every item of every page from the options' Page (the first when 0) to the
+// last, asking for PerPage items a request (100, the most the server gives,
+// when 0). It follows Link next only on the client's own origin (page numbers
+// otherwise), makes no request after the loop breaks, and yields an error as
+// its last element. ListOptions.Prefetch fetches later pages concurrently,
+// still yielding items in order.
 //
 // # Retries
 //
@@ -51,30 +101,12 @@
 // cancelled context ends any wait at once. WithRetry and WithoutRetries set
 // the policy; WithLogger logs attempts and retries at debug level.
 //
-// # Where this package departs from DESIGN.md, and why
+// # Requests of your own
 //
-//   - NewRequest returns a plain *http.Request rather than go-retryablehttp's
-//     type, so callers use only the standard library; Do wraps it without
-//     copying the body, and rewinds it for a retry through GetBody.
-//   - The prefetch option of the iterators is a field of ListOptions
-//     (Prefetch, never sent to the server), so it is set per call where the
-//     list options already are, rather than on the client for every list.
-//   - ErrorResponse keeps the response headers but not the *http.Response:
-//     the request inside it carries the token header, and an error value is
-//     the kind of thing that gets logged whole.
-//   - ErrTooManyRequests (429) is a sentinel too: a bot that exhausted its
-//     retries wants to tell throttling from a server fault.
-//   - Timestamps decode into Time, which embeds time.Time: the server sends
-//     ISO 8601 with and without fractions or zones, and date-only values,
-//     which time.Time's own decoder rejects.
-//   - Label lists are a Labels type rather than []string with a comma tag:
-//     go-querystring drops an empty slice, so a *Labels pointing at an empty
-//     list is the only way to clear an issue's labels.
-//   - Credentials are stripped from any redirect that leaves the client's
-//     origin, for every request and any *http.Client: net/http forwards
-//     custom headers such as PRIVATE-TOKEN to other hosts, and artifacts may
-//     be redirected to storage elsewhere.
-//   - Merge's 405 and 406 carry opposite meanings in the contract and on
-//     deployed servers, so MergeRequestsService documents both and promises
-//     only the sentinels, not one meaning per code.
+// NewRequest builds a plain *http.Request for any endpoint, with the
+// client's base URL, token and headers; Do sends it with the client's
+// retries and decodes the answer, and BareDo leaves the body open for
+// streaming. Credentials are removed from any redirect that leaves the
+// client's origin, whatever *http.Client is used, so a download redirected to
+// storage elsewhere never receives the token.
 package collab

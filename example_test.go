@@ -60,7 +60,7 @@ func ExampleProjectsService_All() {
 	c, srv, _ := newExampleClient()
 	defer srv.Close()
 	srv.AddProject(srv.AdminID, "Another", 20)
-	opt := &collab.ListProjectsOptions{OrderBy: collab.Ptr("name"), Sort: collab.Ptr("asc")}
+	opt := &collab.ListProjectsOptions{OrderBy: collab.Ptr(collab.ProjectOrderByName), Sort: collab.Ptr(collab.SortAsc)}
 	for p, err := range c.Projects.All(context.Background(), opt) {
 		if err != nil {
 			fmt.Println("error:", err)
@@ -188,18 +188,43 @@ func ExampleIssuesService_All() {
 	for _, title := range []string{"Crash on save", "Slow search", "Typo"} {
 		c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: title})
 	}
-	opt := &collab.ListIssuesOptions{State: collab.Ptr("opened"), Sort: collab.Ptr("asc")}
+	opt := &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueOpened), Sort: collab.Ptr(collab.SortAsc)}
 	for issue, err := range c.Issues.All(ctx, pid, opt) {
 		if err != nil {
 			fmt.Println("error:", err) // an error is always the last element
 			break
 		}
-		fmt.Printf("#%d %s\n", issue.IID, issue.Title)
+		// IID is the #number the project shows; ID is what the methods take.
+		fmt.Printf("#%d (id %d) %s\n", issue.IID, issue.ID, issue.Title)
 	}
 	// Output:
-	// #1 Crash on save
-	// #2 Slow search
-	// #3 Typo
+	// #1 (id 5) Crash on save
+	// #2 (id 7) Slow search
+	// #3 (id 9) Typo
+}
+
+// A user reports "#2": find its global ID before changing it.
+func ExampleIssuesService_GetByIID() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ctx := context.Background()
+	for _, title := range []string{"Crash on save", "Slow search"} {
+		c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: title})
+	}
+	issue, _, err := c.Issues.GetByIID(ctx, pid, 2)
+	if err != nil {
+		panic(err)
+	}
+	closed, _, err := c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("#%d (id %d) %s: %s\n", closed.IID, closed.ID, closed.Title, closed.State)
+	_, _, err = c.Issues.GetByIID(ctx, pid, 9)
+	fmt.Println(errors.Is(err, collab.ErrNotFound), err)
+	// Output:
+	// #2 (id 7) Slow search: closed
+	// true collab: project 3 has no issue #9: collab: not found
 }
 
 func ExampleMergeRequestsService_Merge() {
@@ -208,6 +233,7 @@ func ExampleMergeRequestsService_Merge() {
 	ctx := context.Background()
 	head := srv.AddBranch(pid, "feature", "")
 	mr, _, _ := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
+	fmt.Printf("!%d (id %d) %s\n", mr.IID, mr.ID, mr.Title)
 
 	// The sha guard: merge only what was reviewed.
 	_, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr("0123abcd")})
@@ -218,8 +244,28 @@ func ExampleMergeRequestsService_Merge() {
 	}
 	fmt.Println(merged.State)
 	// Output:
+	// !1 (id 5) Feature
 	// stale sha is a conflict: true
 	// merged
+}
+
+// A user mentions "!1": find its global ID before acting on it.
+func ExampleMergeRequestsService_GetByIID() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ctx := context.Background()
+	srv.AddBranch(pid, "feature", "")
+	c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
+	mr, _, err := c.MergeRequests.GetByIID(ctx, pid, 1)
+	if err != nil {
+		panic(err)
+	}
+	commits, _, err := c.MergeRequests.Commits(ctx, pid, mr.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("!%d (id %d) %s: %d commit(s)\n", mr.IID, mr.ID, mr.Title, len(commits))
+	// Output: !1 (id 5) Feature: 1 commit(s)
 }
 
 func ExampleLabelsService_Create() {
@@ -228,11 +274,33 @@ func ExampleLabelsService_Create() {
 	ctx := context.Background()
 	l, _, _ := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	fmt.Println(l.Name, l.Color)
+	// Rejected before any request: not #RRGGBB.
 	_, _, err := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "red"})
-	fmt.Println(err != nil) // rejected before any request: not #RRGGBB
+	var arg *collab.ArgumentError
+	if errors.As(err, &arg) && errors.Is(err, collab.ErrInvalidArgument) {
+		fmt.Println(arg.Arg, arg.Reason)
+	}
 	// Output:
 	// bug #d9534f
-	// true
+	// opt.Color must be # and six hex digits, got "red"
+}
+
+// Labels are addressed by name in every call.
+func ExampleLabelsService_Update() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	ctx := context.Background()
+	c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
+	l, _, err := c.Labels.Update(ctx, pid, "bug", &collab.UpdateLabelOptions{NewName: collab.Ptr("defect")})
+	if err != nil {
+		panic(err)
+	}
+	l, _, err = c.Labels.Subscribe(ctx, pid, l.Name)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Name, l.Subscribed)
+	// Output: defect true
 }
 
 func ExampleNotesService_CreateIssueNote() {
@@ -268,4 +336,16 @@ func ExampleAwardEmojiService_CreateIssueAward() {
 	}
 	fmt.Println(a.Name, a.AwardableType)
 	// Output: thumbsup Issue
+}
+
+// A call the client refuses before sending names the argument.
+func ExampleArgumentError() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	_, _, err := c.MergeRequests.Create(context.Background(), pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", Title: "Feature"})
+	var arg *collab.ArgumentError
+	if errors.As(err, &arg) {
+		fmt.Println(arg.Arg, arg.Reason, errors.Is(err, collab.ErrInvalidArgument))
+	}
+	// Output: opt.TargetBranch is required true
 }

@@ -9,16 +9,27 @@ import (
 // GroupsService handles the group endpoints.
 type GroupsService struct{ client *Client }
 
-// Group is a group record. Detail and update responses add Projects.
+// Group is a group record. Detail and update responses add Projects, and
+// SharedProjects (other groups' projects shared with this one). Group
+// records may also carry the fields of the group's namespace: OwnerID (nil
+// for a group), CreatedAt, UpdatedAt, Avatar, ShareWithGroupLock and
+// RequestAccessEnabled.
 type Group struct {
-	ID              int             `json:"id"`
-	Name            string          `json:"name"`
-	Path            string          `json:"path"`
-	Description     string          `json:"description"`
-	VisibilityLevel VisibilityLevel `json:"visibility_level"`
-	AvatarURL       *string         `json:"avatar_url"`
-	WebURL          string          `json:"web_url"`
-	Projects        []*Project      `json:"projects,omitempty"`
+	ID                   int              `json:"id"`
+	Name                 string           `json:"name"`
+	Path                 string           `json:"path"`
+	Description          *string          `json:"description"`
+	VisibilityLevel      VisibilityLevel  `json:"visibility_level"`
+	AvatarURL            *string          `json:"avatar_url"`
+	WebURL               string           `json:"web_url"`
+	OwnerID              *int             `json:"owner_id"`
+	CreatedAt            *Time            `json:"created_at"`
+	UpdatedAt            *Time            `json:"updated_at"`
+	Avatar               *NamespaceAvatar `json:"avatar"`
+	ShareWithGroupLock   bool             `json:"share_with_group_lock"`
+	RequestAccessEnabled bool             `json:"request_access_enabled"`
+	Projects             []*Project       `json:"projects"`
+	SharedProjects       []*Project       `json:"shared_projects"`
 }
 
 // ListGroupsOptions are the parameters of List.
@@ -27,14 +38,17 @@ type ListGroupsOptions struct {
 	Search *string `url:"search,omitempty"` // matches name or path
 }
 
-// List returns the caller's groups, or every group for an administrator.
+// List returns one page of the caller's groups, or of every group for an
+// administrator.
 //
 // API: GET /groups
 func (s *GroupsService) List(ctx context.Context, opt *ListGroupsOptions) ([]*Group, *Response, error) {
 	return doList[Group](ctx, s.client, http.MethodGet, route("groups"), opt)
 }
 
-// All iterates over every group List returns.
+// All iterates over the groups List returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage groups a
+// request (100 when 0).
 //
 // API: GET /groups
 func (s *GroupsService) All(ctx context.Context, opt *ListGroupsOptions) iter.Seq2[*Group, error] {
@@ -56,12 +70,18 @@ type CreateGroupOptions struct {
 	VisibilityLevel *VisibilityLevel `url:"visibility_level,omitempty"`
 }
 
-// Create makes a group.
+// Create makes a group. A nil opt, or an empty Name or Path, is an
+// *ArgumentError.
 //
 // API: POST /groups
 func (s *GroupsService) Create(ctx context.Context, opt *CreateGroupOptions) (*Group, *Response, error) {
-	if opt == nil || opt.Name == "" || opt.Path == "" {
-		return nil, nil, errRequired("name and path")
+	switch {
+	case opt == nil:
+		return nil, nil, errRequired("opt")
+	case opt.Name == "":
+		return nil, nil, errRequired("opt.Name")
+	case opt.Path == "":
+		return nil, nil, errRequired("opt.Path")
 	}
 	return do[Group](ctx, s.client, http.MethodPost, route("groups"), opt)
 }
@@ -94,14 +114,16 @@ type ListGroupProjectsOptions struct {
 	CIEnabledFirst *bool `url:"ci_enabled_first,omitempty"`
 }
 
-// ListProjects returns a group's projects.
+// ListProjects returns one page of a group's projects.
 //
 // API: GET /groups/:id/projects
 func (s *GroupsService) ListProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("groups/%s/projects", gid), opt)
 }
 
-// AllProjects iterates over every project ListProjects returns.
+// AllProjects iterates over the projects ListProjects returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
+// request (100 when 0).
 //
 // API: GET /groups/:id/projects
 func (s *GroupsService) AllProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) iter.Seq2[*Project, error] {

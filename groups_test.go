@@ -18,7 +18,7 @@ func TestGroupsUnit(t *testing.T) {
 	fixture, err := os.ReadFile("testdata/projects_project.json")
 	require.NoError(t, err)
 	full := sprintf(groupJSON, string(fixture))
-	want := &Group{ID: 4, Name: "Twitter", Path: "twitter", Description: "Aliquid qui quis dignissimos distinctio ut commodi voluptas est.",
+	want := &Group{ID: 4, Name: "Twitter", Path: "twitter", Description: Ptr("Aliquid qui quis dignissimos distinctio ut commodi voluptas est."),
 		VisibilityLevel: PublicVisibility, WebURL: "https://collab.example.com/groups/twitter", Projects: []*Project{wantProject()}}
 
 	c, m := newMockClient(t)
@@ -52,7 +52,7 @@ func TestGroupsUnit(t *testing.T) {
 
 	m.Reply(200, "["+string(fixture)+"]")
 	ps, _, err := c.Groups.ListProjects(ctx, "twitter", &ListGroupProjectsOptions{CIEnabledFirst: Ptr(true),
-		ListProjectsOptions: ListProjectsOptions{Archived: Ptr(false), Visibility: Ptr("public"), OrderBy: Ptr("id"), Sort: Ptr("asc"), Search: Ptr("s")}})
+		ListProjectsOptions: ListProjectsOptions{Archived: Ptr(false), Visibility: Ptr("public"), OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), Search: Ptr("s")}})
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/twitter/projects", url.Values{"ci_enabled_first": {"true"}, "archived": {"false"}, "visibility": {"public"},
 		"order_by": {"id"}, "sort": {"asc"}, "search": {"s"}})
@@ -119,7 +119,7 @@ func TestGroupsAgainstFake(t *testing.T) {
 
 	upd, _, err := ac.Groups.Update(ctx, g.ID, &UpdateGroupOptions{Description: Ptr("editors"), VisibilityLevel: Ptr(InternalVisibility)})
 	require.NoError(t, err)
-	assert.Equal(t, "editors", upd.Description)
+	assert.Equal(t, Ptr("editors"), upd.Description)
 	assert.Len(t, upd.Projects, 1, "update answers with the projects")
 	_, _, err = bc.Groups.Update(ctx, g.ID, &UpdateGroupOptions{Name: Ptr("mine")})
 	assert.ErrorIs(t, err, ErrForbidden, "internal now, visible, but not bob's")
@@ -131,7 +131,7 @@ func TestGroupsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, moved.Projects, 2)
 
-	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &ListGroupProjectsOptions{ListProjectsOptions: ListProjectsOptions{OrderBy: Ptr("name"), Sort: Ptr("asc")}})
+	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &ListGroupProjectsOptions{ListProjectsOptions: ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Handbook", "Tool"}, names(ps))
 	n := 0

@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"iter"
 	"net/http"
 )
 
@@ -36,11 +37,30 @@ type HookOptions struct {
 	EnableSSLVerification *bool  `url:"enable_ssl_verification,omitempty"`
 }
 
+func (o *HookOptions) check() error {
+	switch {
+	case o == nil:
+		return errRequired("opt")
+	case o.URL == "":
+		return errRequired("opt.URL")
+	}
+	return nil
+}
+
 // List returns a project's hooks.
+// The list is paginated: List returns one page, All reads every page.
 //
 // API: GET /projects/:id/hooks
-func (s *HooksService) List(ctx context.Context, pid any) ([]*ProjectHook, *Response, error) {
-	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), nil)
+func (s *HooksService) List(ctx context.Context, pid any, opt *ListOptions) ([]*ProjectHook, *Response, error) {
+	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), opt)
+}
+
+// All iterates over the hooks List returns, on every page from opt.Page (the
+// first when 0) to the last, asking for opt.PerPage hooks a request (100 when 0).
+//
+// API: GET /projects/:id/hooks
+func (s *HooksService) All(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectHook, error] {
+	return all[ProjectHook](ctx, s.client, route("projects/%s/hooks", pid), opt)
 }
 
 // Get returns one hook.
@@ -50,29 +70,30 @@ func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHo
 	return do[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks/%s", pid, hookID), nil)
 }
 
-// Add creates a hook.
+// Add creates a hook. A nil opt or an empty URL is an *ArgumentError.
 //
 // API: POST /projects/:id/hooks
 func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*ProjectHook, *Response, error) {
-	if opt == nil || opt.URL == "" {
-		return nil, nil, errRequired("url")
+	if err := opt.check(); err != nil {
+		return nil, nil, err
 	}
 	return do[ProjectHook](ctx, s.client, http.MethodPost, route("projects/%s/hooks", pid), opt)
 }
 
-// Update changes a hook.
+// Update changes a hook. The server needs the URL again even when it does
+// not change: a nil opt or an empty URL is an *ArgumentError.
 //
 // API: PUT /projects/:id/hooks/:hook_id
 func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *HookOptions) (*ProjectHook, *Response, error) {
-	if opt == nil || opt.URL == "" {
-		return nil, nil, errRequired("url")
+	if err := opt.check(); err != nil {
+		return nil, nil, err
 	}
 	return do[ProjectHook](ctx, s.client, http.MethodPut, route("projects/%s/hooks/%s", pid, hookID), opt)
 }
 
-// Delete removes a hook. The contract calls it idempotent, but deployed
-// servers answer 404 for a missing hook: callers who only want it gone may
-// treat ErrNotFound as success.
+// Delete removes a hook. Deleting a hook that is already gone is ErrNotFound
+// on deployed servers, though the API documentation calls the call
+// idempotent: callers who only want it gone may treat ErrNotFound as success.
 //
 // API: DELETE /projects/:id/hooks/:hook_id
 func (s *HooksService) Delete(ctx context.Context, pid any, hookID int) (*Response, error) {

@@ -20,9 +20,14 @@ func TestHooksUnit(t *testing.T) {
 		CreatedAt: ts("2012-10-12T17:04:47Z")}
 
 	m.Reply(200, "["+hookJSON+"]")
-	list, _, err := c.Hooks.List(ctx, "g/p")
+	list, _, err := c.Hooks.List(ctx, "g/p", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/hooks", nil)
+	assert.Equal(t, []*ProjectHook{want}, list)
+	m.Reply(200, "["+hookJSON+"]")
+	list, _, err = c.Hooks.List(ctx, "g/my.site", &ListOptions{Page: 2, PerPage: 5})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fmy%2Esite/hooks", url.Values{"page": {"2"}, "per_page": {"5"}})
 	assert.Equal(t, []*ProjectHook{want}, list)
 	m.Reply(200, hookJSON)
 	got, _, err := c.Hooks.Get(ctx, 3, 1)
@@ -63,6 +68,35 @@ func TestHooksUnit(t *testing.T) {
 	assert.Equal(t, before, m.Count())
 }
 
+// TestHooksAllUnit follows the pages of the hook list and stops at the last.
+func TestHooksAllUnit(t *testing.T) {
+	c, m := newMockClient(t)
+	m.Reply(200, `[{"id": 1, "url": "http://a.example/h"}]`, "X-Page", "1", "X-Total-Pages", "2", "X-Next-Page", "2")
+	m.Reply(200, `[{"id": 2, "url": "http://b.example/h"}]`, "X-Page", "2", "X-Total-Pages", "2", "X-Next-Page", "")
+	var ids []int
+	for h, err := range c.Hooks.All(context.Background(), "g/p", nil) {
+		require.NoError(t, err)
+		ids = append(ids, h.ID)
+	}
+	assert.Equal(t, []int{1, 2}, ids)
+	calls := m.Calls()
+	require.Len(t, calls, 2)
+	for i, call := range calls {
+		assert.Equal(t, "GET", call.Method)
+		assert.Equal(t, "/api/v3/projects/g%2Fp/hooks", call.Path)
+		assert.Equal(t, url.Values{"page": {sprintf("%d", i+1)}, "per_page": {"100"}}, call.Query)
+	}
+
+	m.Reply(403, `{"message":"403 Forbidden"}`)
+	var errs []error
+	for h, err := range c.Hooks.All(context.Background(), 3, nil) {
+		assert.Nil(t, h)
+		errs = append(errs, err)
+	}
+	require.Len(t, errs, 1)
+	assert.ErrorIs(t, errs[0], ErrForbidden)
+}
+
 func TestHooksAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
@@ -77,7 +111,7 @@ func TestHooksAgainstFake(t *testing.T) {
 	assert.False(t, bool(h.EnableSSLVerification))
 	_, _, err = c.Hooks.Add(ctx, pid, &HookOptions{URL: "not a url"})
 	assert.ErrorIs(t, err, ErrUnprocessable)
-	_, _, err = clientAs(t, srv, dev.Token).Hooks.List(ctx, pid)
+	_, _, err = clientAs(t, srv, dev.Token).Hooks.List(ctx, pid, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
 
 	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &HookOptions{URL: "https://ci.example.com/v2", PushEvents: Ptr(false), NoteEvents: Ptr(true)})
@@ -88,9 +122,27 @@ func TestHooksAgainstFake(t *testing.T) {
 	got, _, err := c.Hooks.Get(ctx, pid, h.ID)
 	require.NoError(t, err)
 	assert.Equal(t, upd, got)
-	list, _, err := c.Hooks.List(ctx, pid)
+	list, _, err := c.Hooks.List(ctx, pid, nil)
 	require.NoError(t, err)
 	assert.Len(t, list, 1)
+
+	// A second and third hook, read one a page and then all through All.
+	for _, u := range []string{"https://ci.example.com/v3", "https://ci.example.com/v4"} {
+		_, _, err = c.Hooks.Add(ctx, pid, &HookOptions{URL: u})
+		require.NoError(t, err)
+	}
+	page2, resp, err := c.Hooks.List(ctx, pid, &ListOptions{Page: 2, PerPage: 1})
+	require.NoError(t, err)
+	require.Len(t, page2, 1)
+	assert.Equal(t, "https://ci.example.com/v3", page2[0].URL)
+	assert.Equal(t, 3, resp.TotalPages)
+	assert.Equal(t, 3, resp.NextPage)
+	var urls []string
+	for h, err := range c.Hooks.All(ctx, pid, &ListOptions{PerPage: 1}) {
+		require.NoError(t, err)
+		urls = append(urls, h.URL)
+	}
+	assert.Equal(t, []string{"https://ci.example.com/v2", "https://ci.example.com/v3", "https://ci.example.com/v4"}, urls)
 	_, err = c.Hooks.Delete(ctx, pid, h.ID)
 	require.NoError(t, err)
 	_, err = c.Hooks.Delete(ctx, pid, h.ID)

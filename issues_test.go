@@ -13,22 +13,22 @@ import (
 
 func wantIssue() *Issue {
 	return &Issue{ID: 77, IID: 6, ProjectID: 4, Title: "Consequatur vero maxime deserunt laboriosam est voluptas dolorem.",
-		Description: "Ratione dolores corrupti mollitia soluta quia.", State: "opened",
+		Description: Ptr("Ratione dolores corrupti mollitia soluta quia."), State: "opened",
 		CreatedAt: ts("2016-01-04T15:31:51.081Z"), UpdatedAt: ts("2016-01-04T15:31:51.081Z"), Labels: []string{"bug", "critical"},
-		Milestone: &Milestone{ID: 1, IID: 1, ProjectID: 4, Title: "v1.0", Description: "Launch", State: "closed", DueDate: ts("2016-02-01"),
+		Milestone: &Milestone{ID: 1, IID: 1, ProjectID: 4, Title: "v1.0", Description: Ptr("Launch"), State: "closed", DueDate: ts("2016-02-01"),
 			CreatedAt: ts("2016-01-04T15:31:39.996Z"), UpdatedAt: ts("2016-01-04T15:31:39.996Z")},
 		Assignee: &User{ID: 1, Name: "Administrator", Username: "root", State: "active",
-			AvatarURL: "http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon", WebURL: "http://example.com/root"},
+			AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"), WebURL: "http://example.com/root"},
 		Author: &User{ID: 18, Name: "Dr. Luella Kovacek", Username: "eileen.lowe", State: "active",
-			AvatarURL: "http://www.gravatar.com/avatar/c7c0df31f5a2e3d2e1c2b9e4cd4d3d4c?s=80&d=identicon", WebURL: "http://example.com/eileen.lowe"},
+			AvatarURL: Ptr("http://www.gravatar.com/avatar/c7c0df31f5a2e3d2e1c2b9e4cd4d3d4c?s=80&d=identicon"), WebURL: "http://example.com/eileen.lowe"},
 		Subscribed: true, UserNotesCount: 1, Upvotes: 4, Downvotes: 1, DueDate: ts("2016-07-22")}
 }
 
 func TestIssuesUnit(t *testing.T) {
 	ctx := context.Background()
 	created := time.Date(2016, 3, 1, 10, 0, 0, 0, time.UTC)
-	listOpt := &ListIssuesOptions{IID: Ptr(6), State: Ptr("opened"), Labels: []string{"bug", "p1"}, Milestone: Ptr("v1.0"),
-		OrderBy: Ptr("updated_at"), Sort: Ptr("asc"), ListOptions: ListOptions{PerPage: 50}}
+	listOpt := &ListIssuesOptions{IID: Ptr(6), State: Ptr(IssueOpened), Labels: []string{"bug", "p1"}, Milestone: Ptr("v1.0"),
+		OrderBy: Ptr(OrderByUpdatedAt), Sort: Ptr(SortAsc), ListOptions: ListOptions{PerPage: 50}}
 	listWant := url.Values{"iid": {"6"}, "state": {"opened"}, "labels": {"bug,p1"}, "milestone": {"v1.0"}, "order_by": {"updated_at"}, "sort": {"asc"}, "per_page": {"50"}}
 	one := func(is *Issue, _ *Response, err error) (any, error) { return is, err }
 	many := func(is []*Issue, _ *Response, err error) (any, error) { return is, err }
@@ -43,7 +43,7 @@ func TestIssuesUnit(t *testing.T) {
 			"milestone_id": {"2"}, "labels": {"bug,ui"}, "created_at": {"2016-03-01T10:00:00Z"}}, false},
 		{"Update", func(c *Client) (any, error) {
 			return one(c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Title: Ptr("T"), Description: Ptr("D"), AssigneeID: Ptr(3),
-				MilestoneID: Ptr(0), Labels: &Labels{"x"}, StateEvent: Ptr("close"), UpdatedAt: &created}))
+				MilestoneID: Ptr(0), Labels: &Labels{"x"}, StateEvent: Ptr(IssueClose), UpdatedAt: &created}))
 		}, "PUT", "projects/4/issues/77", url.Values{"title": {"T"}, "description": {"D"}, "assignee_id": {"3"}, "milestone_id": {"0"},
 			"labels": {"x"}, "state_event": {"close"}, "updated_at": {"2016-03-01T10:00:00Z"}}, false},
 		{"Move", func(c *Client) (any, error) { return one(c.Issues.Move(ctx, 4, 77, 9)) }, "POST", "projects/4/issues/77/move", url.Values{"to_project_id": {"9"}}, false},
@@ -109,27 +109,27 @@ func TestIssuesAgainstFake(t *testing.T) {
 	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{IID: Ptr(2)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr("created_at"), Sort: Ptr("asc")})
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr(OrderByCreatedAt), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
 	assert.Equal(t, []int{is.ID, second.ID}, []int{list[0].ID, list[1].ID})
-	_, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr("title")})
+	_, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr[OrderBy]("title")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	mine, _, err := bc.Issues.ListMine(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
 	assert.Equal(t, second.ID, mine[0].ID)
 
-	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("close"), Title: Ptr("Crash on save (fixed)")})
+	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose), Title: Ptr("Crash on save (fixed)")})
 	require.NoError(t, err)
 	assert.Equal(t, "closed", closed.State)
 	assert.True(t, closed.UpdatedAt.After(is.UpdatedAt.Time))
-	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr("closed")})
+	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueClosed)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("reopen")})
+	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueReopen)})
 	require.NoError(t, err)
 	assert.Equal(t, "opened", reopened.State)
-	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr("explode")})
+	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr[IssueStateEvent]("explode")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
 	// Subscriptions are per user.
@@ -193,4 +193,93 @@ func TestIssuesAgainstFake(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 3, n)
+}
+
+// TestGetByIID checks both GetByIID methods: the iid filter they send, that
+// they pick the record with that iid even from a server that ignored the
+// filter, and that none is an error matching ErrNotFound.
+func TestGetByIID(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+
+	m.Reply(200, `[{"id": 77, "iid": 6, "title": "six"}]`)
+	is, _, err := c.Issues.GetByIID(ctx, "g/p", 6)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/g%2Fp/issues", url.Values{"iid": {"6"}})
+	assert.Equal(t, 77, is.ID)
+
+	m.Reply(200, `[{"id": 70, "iid": 1}, {"id": 77, "iid": 6}, {"id": 80, "iid": 7}]`)
+	is, _, err = c.Issues.GetByIID(ctx, 4, 6)
+	require.NoError(t, err)
+	assert.Equal(t, 77, is.ID, "the record with that iid, not the first")
+
+	for _, body := range []string{`[]`, `[{"id": 6, "iid": 1}]`} {
+		m.Reply(200, body)
+		is, resp, err := c.Issues.GetByIID(ctx, 4, 6)
+		assert.Nil(t, is)
+		assert.NotNil(t, resp)
+		assert.ErrorIs(t, err, ErrNotFound)
+		assert.EqualError(t, err, "collab: project 4 has no issue #6: collab: not found")
+	}
+	m.Reply(500, `{"message":"500 Internal Server Error"}`)
+	_, _, err = c.Issues.GetByIID(ctx, 4, 6)
+	assert.ErrorIs(t, err, ErrServer)
+
+	m.Reply(200, `[{"id": 12, "iid": 3, "title": "three"}]`)
+	mr, _, err := c.MergeRequests.GetByIID(ctx, 4, 3)
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/4/merge_requests", url.Values{"iid": {"3"}, "state": {"all"}})
+	assert.Equal(t, 12, mr.ID)
+	m.Reply(200, `[]`)
+	_, _, err = c.MergeRequests.GetByIID(ctx, "g/p", 3)
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.EqualError(t, err, "collab: project g/p has no merge request !3: collab: not found")
+}
+
+// TestGetByIIDAgainstFake tells ids and iids apart in two projects, where the
+// same iid names different records and no id equals its iid.
+func TestGetByIIDAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	a := srv.AddProject(srv.AdminID, "A", 0)
+	b := srv.AddProject(srv.AdminID, "B", 0)
+	ids := map[int][]int{}
+	for _, pid := range []int{a, b, a} {
+		is, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "t"})
+		require.NoError(t, err)
+		assert.NotEqual(t, is.ID, is.IID)
+		ids[pid] = append(ids[pid], is.ID)
+	}
+	for pid, want := range ids {
+		for i, id := range want {
+			is, _, err := c.Issues.GetByIID(ctx, pid, i+1)
+			require.NoError(t, err)
+			assert.Equal(t, id, is.ID, "project %d #%d", pid, i+1)
+		}
+	}
+	closed, _, err := c.Issues.Update(ctx, a, ids[a][1], &UpdateIssueOptions{StateEvent: Ptr(IssueClose)})
+	require.NoError(t, err)
+	is, _, err := c.Issues.GetByIID(ctx, a, 2)
+	require.NoError(t, err, "closed issues are found too")
+	assert.Equal(t, closed.ID, is.ID)
+	_, _, err = c.Issues.GetByIID(ctx, b, 2)
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = c.Issues.GetByIID(ctx, 999999, 1)
+	assert.ErrorIs(t, err, ErrNotFound, "a missing project")
+
+	srv.AddBranch(a, "f1", "")
+	srv.AddBranch(a, "f2", "")
+	first, _, err := c.MergeRequests.Create(ctx, a, &CreateMergeRequestOptions{SourceBranch: "f1", TargetBranch: "master", Title: "one"})
+	require.NoError(t, err)
+	second, _, err := c.MergeRequests.Create(ctx, a, &CreateMergeRequestOptions{SourceBranch: "f2", TargetBranch: "master", Title: "two"})
+	require.NoError(t, err)
+	_, _, err = c.MergeRequests.Update(ctx, a, first.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestClose)})
+	require.NoError(t, err)
+	for iid, want := range map[int]int{1: first.ID, 2: second.ID} {
+		mr, _, err := c.MergeRequests.GetByIID(ctx, a, iid)
+		require.NoError(t, err)
+		assert.Equal(t, want, mr.ID, "!%d", iid)
+	}
+	_, _, err = c.MergeRequests.GetByIID(ctx, a, 3)
+	assert.ErrorIs(t, err, ErrNotFound)
 }

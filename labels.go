@@ -2,39 +2,48 @@ package collab
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"regexp"
 )
 
-// LabelsService handles the label endpoints. Labels are addressed by name.
+// LabelsService handles the label endpoints. Every method addresses a label
+// by its name, the one identifier a label record carries.
 type LabelsService struct{ client *Client }
 
 // Label is a project label. Create and Update answers fill only Name,
 // Color and Description; subscription answers add Subscribed.
 type Label struct {
-	Name                   string `json:"name"`
-	Color                  string `json:"color"`
-	Description            string `json:"description"`
-	OpenIssuesCount        int    `json:"open_issues_count"`
-	ClosedIssuesCount      int    `json:"closed_issues_count"`
-	OpenMergeRequestsCount int    `json:"open_merge_requests_count"`
-	Subscribed             bool   `json:"subscribed"`
+	Name                   string  `json:"name"`
+	Color                  string  `json:"color"`
+	Description            *string `json:"description"`
+	OpenIssuesCount        int     `json:"open_issues_count"`
+	ClosedIssuesCount      int     `json:"closed_issues_count"`
+	OpenMergeRequestsCount int     `json:"open_merge_requests_count"`
+	Subscribed             bool    `json:"subscribed"`
 }
 
 // DeletedLabel is the different record Delete answers with.
 type DeletedLabel struct {
-	ID          int    `json:"id"`
-	Title       string `json:"title"`
-	Color       string `json:"color"`
-	Description string `json:"description"`
-	ProjectID   int    `json:"project_id"`
-	Template    bool   `json:"template"`
-	CreatedAt   *Time  `json:"created_at"`
-	UpdatedAt   *Time  `json:"updated_at"`
+	ID          int     `json:"id"`
+	Title       string  `json:"title"`
+	Color       string  `json:"color"`
+	Description *string `json:"description"`
+	Priority    *int    `json:"priority"` // nil when the label had none
+	ProjectID   int     `json:"project_id"`
+	Template    bool    `json:"template"`
+	CreatedAt   *Time   `json:"created_at"`
+	UpdatedAt   *Time   `json:"updated_at"`
 }
 
 var labelColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
+
+// checkColor reports a colour that is not # and six hex digits.
+func checkColor(arg, color string) error {
+	if !labelColor.MatchString(color) {
+		return invalidArg(arg, "must be # and six hex digits, got %q", color)
+	}
+	return nil
+}
 
 // CreateLabelOptions are the parameters of Create. Name and Color (#RRGGBB) are required.
 type CreateLabelOptions struct {
@@ -43,17 +52,23 @@ type CreateLabelOptions struct {
 	Description *string `url:"description,omitempty"`
 }
 
-// UpdateLabelOptions are the parameters of Update. Name picks the label;
+// UpdateLabelOptions are the parameters of Update; nil fields are unchanged.
 // NewName or Color is required.
 type UpdateLabelOptions struct {
-	Name        string  `url:"name"`
 	NewName     *string `url:"new_name,omitempty"`
-	Color       *string `url:"color,omitempty"`
+	Color       *string `url:"color,omitempty"` // #RRGGBB
 	Description *string `url:"description,omitempty"`
 }
 
+// labelName is the name parameter of Update and Delete.
 type labelName struct {
 	Name string `url:"name"`
+}
+
+// labelUpdate is the body of Update: the label's name, then the changes.
+type labelUpdate struct {
+	labelName
+	*UpdateLabelOptions
 }
 
 // List returns a project's labels. The list is not paginated.
@@ -63,35 +78,46 @@ func (s *LabelsService) List(ctx context.Context, pid any) ([]*Label, *Response,
 	return doList[Label](ctx, s.client, http.MethodGet, route("projects/%s/labels", pid), nil)
 }
 
-// Create makes a label. A duplicate name is ErrConflict.
+// Create makes a label. A duplicate name is ErrConflict. A nil opt, an empty
+// Name or a Color other than # and six hex digits is an *ArgumentError.
 //
 // API: POST /projects/:id/labels
 func (s *LabelsService) Create(ctx context.Context, pid any, opt *CreateLabelOptions) (*Label, *Response, error) {
-	if opt == nil || opt.Name == "" {
-		return nil, nil, errRequired("name")
+	switch {
+	case opt == nil:
+		return nil, nil, errRequired("opt")
+	case opt.Name == "":
+		return nil, nil, errRequired("opt.Name")
 	}
-	if !labelColor.MatchString(opt.Color) {
-		return nil, nil, errors.New("collab: label color must be # and six hex digits")
+	if err := checkColor("opt.Color", opt.Color); err != nil {
+		return nil, nil, err
 	}
 	return do[Label](ctx, s.client, http.MethodPost, route("projects/%s/labels", pid), opt)
 }
 
-// Update renames or recolours a label.
+// Update renames, recolours or redescribes the label called name. An empty
+// name, a nil opt, neither NewName nor Color, or a Color other than # and six
+// hex digits is an *ArgumentError. A missing label is ErrNotFound.
 //
 // API: PUT /projects/:id/labels
-func (s *LabelsService) Update(ctx context.Context, pid any, opt *UpdateLabelOptions) (*Label, *Response, error) {
+func (s *LabelsService) Update(ctx context.Context, pid any, name string, opt *UpdateLabelOptions) (*Label, *Response, error) {
 	switch {
-	case opt == nil || opt.Name == "":
+	case name == "":
 		return nil, nil, errRequired("name")
+	case opt == nil:
+		return nil, nil, errRequired("opt")
 	case opt.NewName == nil && opt.Color == nil:
-		return nil, nil, errRequired("new_name or color")
-	case opt.Color != nil && !labelColor.MatchString(*opt.Color):
-		return nil, nil, errors.New("collab: label color must be # and six hex digits")
+		return nil, nil, invalidArg("opt", "needs NewName or Color")
+	case opt.Color != nil:
+		if err := checkColor("opt.Color", *opt.Color); err != nil {
+			return nil, nil, err
+		}
 	}
-	return do[Label](ctx, s.client, http.MethodPut, route("projects/%s/labels", pid), opt)
+	return do[Label](ctx, s.client, http.MethodPut, route("projects/%s/labels", pid), &labelUpdate{labelName{name}, opt})
 }
 
-// Delete removes a label by name.
+// Delete removes the label called name and returns it as DeletedLabel. An
+// empty name is an *ArgumentError; a missing label is ErrNotFound.
 //
 // API: DELETE /projects/:id/labels
 func (s *LabelsService) Delete(ctx context.Context, pid any, name string) (*DeletedLabel, *Response, error) {
@@ -101,17 +127,26 @@ func (s *LabelsService) Delete(ctx context.Context, pid any, name string) (*Dele
 	return do[DeletedLabel](ctx, s.client, http.MethodDelete, route("projects/%s/labels", pid), &labelName{name})
 }
 
-// Subscribe subscribes the caller to a label, given by id (int) or name
-// (string); again is ErrNotModified.
+// Subscribe subscribes the caller to the label called name; again is
+// ErrNotModified. The name travels in the path, escaped into one segment. A
+// name made only of digits may be read by the server as a label id.
 //
 // API: POST /projects/:id/labels/:label_id/subscription
-func (s *LabelsService) Subscribe(ctx context.Context, pid, label any) (*Label, *Response, error) {
-	return do[Label](ctx, s.client, http.MethodPost, route("projects/%s/labels/%s/subscription", pid, label), nil)
+func (s *LabelsService) Subscribe(ctx context.Context, pid any, name string) (*Label, *Response, error) {
+	return s.subscription(ctx, http.MethodPost, pid, name)
 }
 
-// Unsubscribe reverses Subscribe; again is ErrNotModified.
+// Unsubscribe reverses Subscribe for the label called name; again is
+// ErrNotModified.
 //
 // API: DELETE /projects/:id/labels/:label_id/subscription
-func (s *LabelsService) Unsubscribe(ctx context.Context, pid, label any) (*Label, *Response, error) {
-	return do[Label](ctx, s.client, http.MethodDelete, route("projects/%s/labels/%s/subscription", pid, label), nil)
+func (s *LabelsService) Unsubscribe(ctx context.Context, pid any, name string) (*Label, *Response, error) {
+	return s.subscription(ctx, http.MethodDelete, pid, name)
+}
+
+func (s *LabelsService) subscription(ctx context.Context, method string, pid any, name string) (*Label, *Response, error) {
+	if name == "" {
+		return nil, nil, errRequired("name")
+	}
+	return do[Label](ctx, s.client, method, route("projects/%s/labels/%s/subscription", pid, name), nil)
 }

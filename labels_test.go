@@ -17,7 +17,7 @@ func TestLabelsUnit(t *testing.T) {
 	list, _, err := c.Labels.List(ctx, "g/p")
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/labels", nil)
-	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: "Bug reported by user", OpenIssuesCount: 1,
+	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: Ptr("Bug reported by user"), OpenIssuesCount: 1,
 		ClosedIssuesCount: 2, OpenMergeRequestsCount: 3}}, list)
 
 	m.Reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
@@ -27,7 +27,7 @@ func TestLabelsUnit(t *testing.T) {
 	assert.Equal(t, &Label{Name: "feature", Color: "#5843AD"}, l)
 
 	m.Reply(200, `{"name": "docs", "color": "#8E44AD", "description": "Documentation"}`)
-	_, _, err = c.Labels.Update(ctx, 5, &UpdateLabelOptions{Name: "feature", NewName: Ptr("docs"), Color: Ptr("#8E44AD"), Description: Ptr("Documentation")})
+	_, _, err = c.Labels.Update(ctx, 5, "feature", &UpdateLabelOptions{NewName: Ptr("docs"), Color: Ptr("#8E44AD"), Description: Ptr("Documentation")})
 	require.NoError(t, err)
 	m.assertCall("PUT", "projects/5/labels", url.Values{"name": {"feature"}, "new_name": {"docs"}, "color": {"#8E44AD"}, "description": {"Documentation"}})
 
@@ -36,12 +36,11 @@ func TestLabelsUnit(t *testing.T) {
 	d, _, err := c.Labels.Delete(ctx, 5, "docs")
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/5/labels", url.Values{"name": {"docs"}})
-	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: "Documentation", ProjectID: 5,
+	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: Ptr("Documentation"), ProjectID: 5,
 		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z")}, d)
 
 	sub := `{"name": "bug", "color": "#d9534f", "description": null, "open_issues_count": 1, "closed_issues_count": 0, "open_merge_requests_count": 0, "subscribed": true}`
-	for _, label := range []any{1, "my.label"} {
-		esc := map[any]string{1: "1", "my.label": "my%2Elabel"}[label]
+	for label, esc := range map[string]string{"bug": "bug", "my.label": "my%2Elabel", "a/b c": "a%2Fb%20c"} {
 		m.Reply(201, sub)
 		got, _, err := c.Labels.Subscribe(ctx, 5, label)
 		require.NoError(t, err)
@@ -66,11 +65,18 @@ func TestLabelsUnit(t *testing.T) {
 		_, _, err = c.Labels.Create(ctx, 5, bad)
 		assert.Error(t, err)
 	}
-	for _, bad := range []*UpdateLabelOptions{nil, {NewName: Ptr("x")}, {Name: "x"}, {Name: "x", Color: Ptr("blue")}} {
-		_, _, err = c.Labels.Update(ctx, 5, bad)
+	for _, bad := range []struct {
+		name string
+		opt  *UpdateLabelOptions
+	}{{"", &UpdateLabelOptions{NewName: Ptr("x")}}, {"x", nil}, {"x", &UpdateLabelOptions{}}, {"x", &UpdateLabelOptions{Color: Ptr("blue")}}} {
+		_, _, err = c.Labels.Update(ctx, 5, bad.name, bad.opt)
 		assert.Error(t, err)
 	}
 	_, _, err = c.Labels.Delete(ctx, 5, "")
+	assert.Error(t, err)
+	_, _, err = c.Labels.Subscribe(ctx, 5, "")
+	assert.Error(t, err)
+	_, _, err = c.Labels.Unsubscribe(ctx, 5, "")
 	assert.Error(t, err)
 	assert.Equal(t, before, m.Count(), "client-side validation sends nothing")
 }
@@ -81,7 +87,7 @@ func TestLabelsAgainstFake(t *testing.T) {
 	pid := srv.AddProject(srv.AdminID, "Labelled", 0)
 	l, _, err := c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: Ptr("Bugs")})
 	require.NoError(t, err)
-	assert.Equal(t, "Bugs", l.Description)
+	assert.Equal(t, Ptr("Bugs"), l.Description)
 	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	assert.ErrorIs(t, err, ErrConflict)
 
@@ -89,7 +95,7 @@ func TestLabelsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	closed, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "b", Labels: Labels{"bug"}})
 	require.NoError(t, err)
-	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &UpdateIssueOptions{StateEvent: Ptr("close")})
+	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose)})
 	require.NoError(t, err)
 	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
 	_ = mr
@@ -99,13 +105,13 @@ func TestLabelsAgainstFake(t *testing.T) {
 	assert.Equal(t, 1, list[0].OpenIssuesCount)
 	assert.Equal(t, 1, list[0].ClosedIssuesCount)
 
-	upd, _, err := c.Labels.Update(ctx, pid, &UpdateLabelOptions{Name: "bug", NewName: Ptr("defect"), Color: Ptr("#000000")})
+	upd, _, err := c.Labels.Update(ctx, pid, "bug", &UpdateLabelOptions{NewName: Ptr("defect"), Color: Ptr("#000000")})
 	require.NoError(t, err)
 	assert.Equal(t, "defect", upd.Name)
 	got, _, err := c.Issues.Get(ctx, pid, open.ID)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"defect"}, got.Labels, "a rename follows onto issues")
-	_, _, err = c.Labels.Update(ctx, pid, &UpdateLabelOptions{Name: "nope", Color: Ptr("#000000")})
+	_, _, err = c.Labels.Update(ctx, pid, "nope", &UpdateLabelOptions{Color: Ptr("#000000")})
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	sub, _, err := c.Labels.Subscribe(ctx, pid, "defect")

@@ -45,7 +45,7 @@ func TestFakeUnderLoad(t *testing.T) {
 			if fail(err) {
 				return
 			}
-			if _, _, err := c.Issues.Update(ctx, pid, drop.ID, &UpdateIssueOptions{StateEvent: Ptr("close")}); fail(err) {
+			if _, _, err := c.Issues.Update(ctx, pid, drop.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose)}); fail(err) {
 				return
 			}
 			if _, _, err := c.Issues.Subscribe(ctx, pid, keep.ID); err == nil {
@@ -58,7 +58,7 @@ func TestFakeUnderLoad(t *testing.T) {
 				_, _, err := c.Projects.Unstar(ctx, pid)
 				fail(err)
 			}
-			for _, err := range c.Issues.All(ctx, pid, &ListIssuesOptions{State: Ptr("opened")}) {
+			for _, err := range c.Issues.All(ctx, pid, &ListIssuesOptions{State: Ptr(IssueOpened)}) {
 				if fail(err) {
 					return
 				}
@@ -74,11 +74,11 @@ func TestFakeUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, workers/2, p.StarCount)
 	assert.Equal(t, workers, p.OpenIssuesCount)
-	open, resp, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr("opened"), Labels: Labels{"load"}, ListOptions: ListOptions{PerPage: 100}})
+	open, resp, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueOpened), Labels: Labels{"load"}, ListOptions: ListOptions{PerPage: 100}})
 	require.NoError(t, err)
 	assert.Len(t, open, workers)
 	assert.Equal(t, workers, resp.TotalItems)
-	closed, _, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr("closed"), ListOptions: ListOptions{PerPage: 100}})
+	closed, _, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueClosed), ListOptions: ListOptions{PerPage: 100}})
 	require.NoError(t, err)
 	assert.Len(t, closed, workers)
 	iids := map[int]bool{}

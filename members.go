@@ -16,9 +16,11 @@ type GroupMembersService struct{ client *Client }
 type Member struct {
 	ID          int         `json:"id"`
 	Username    string      `json:"username"`
-	Email       string      `json:"email,omitempty"`
+	Email       string      `json:"email"`
 	Name        string      `json:"name"`
 	State       string      `json:"state"`
+	AvatarURL   *string     `json:"avatar_url"`
+	WebURL      string      `json:"web_url"`
 	CreatedAt   *Time       `json:"created_at"`
 	AccessLevel AccessLevel `json:"access_level"`
 }
@@ -35,14 +37,16 @@ type MemberOptions struct {
 	AccessLevel AccessLevel `url:"access_level"`
 }
 
-// List returns a project's members.
+// List returns one page of a project's members.
 //
 // API: GET /projects/:id/members
 func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProjectMembersOptions) ([]*Member, *Response, error) {
 	return doList[Member](ctx, s.client, http.MethodGet, route("projects/%s/members", pid), opt)
 }
 
-// All iterates over every member List returns.
+// All iterates over the members List returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage members a
+// request (100 when 0).
 //
 // API: GET /projects/:id/members
 func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions) iter.Seq2[*Member, error] {
@@ -57,11 +61,14 @@ func (s *ProjectMembersService) Get(ctx context.Context, pid any, userID int) (*
 }
 
 // Add makes a user a member. It is idempotent: adding an existing member
-// returns it unchanged.
+// returns it unchanged. A userID below 1 is an *ArgumentError.
 //
 // API: POST /projects/:id/members
 func (s *ProjectMembersService) Add(ctx context.Context, pid any, userID int, level AccessLevel) (*Member, *Response, error) {
-	opt := &MemberOptions{UserID: userID, AccessLevel: level}
+	opt, err := memberForm(userID, level)
+	if err != nil {
+		return nil, nil, err
+	}
 	return do[Member](ctx, s.client, http.MethodPost, route("projects/%s/members", pid), opt)
 }
 
@@ -89,12 +96,25 @@ func (s *GroupMembersService) List(ctx context.Context, gid any) ([]*Member, *Re
 	return doList[Member](ctx, s.client, http.MethodGet, route("groups/%s/members", gid), nil)
 }
 
-// Add makes a user a group member. An existing member is ErrConflict.
+// Add makes a user a group member. An existing member is ErrConflict. A
+// userID below 1 is an *ArgumentError.
 //
 // API: POST /groups/:id/members
 func (s *GroupMembersService) Add(ctx context.Context, gid any, userID int, level AccessLevel) (*Member, *Response, error) {
-	opt := &MemberOptions{UserID: userID, AccessLevel: level}
+	opt, err := memberForm(userID, level)
+	if err != nil {
+		return nil, nil, err
+	}
 	return do[Member](ctx, s.client, http.MethodPost, route("groups/%s/members", gid), opt)
+}
+
+// memberForm is the body of the Add calls, where the user id is not a path
+// value and so is checked here.
+func memberForm(userID int, level AccessLevel) (*MemberOptions, error) {
+	if userID < 1 {
+		return nil, invalidArg("userID", "must be a positive id, got %d", userID)
+	}
+	return &MemberOptions{UserID: userID, AccessLevel: level}, nil
 }
 
 // Update changes a group member's access level.

@@ -9,13 +9,20 @@ import (
 
 // MergeRequestsService handles the merge request endpoints.
 //
-// Merge errors: the contract and deployed servers disagree on 405 and 406.
-// The contract says 405 for conflicts and 406 for a closed or merged request;
-// deployed servers answer 405 for a request that is not open (or is work in
-// progress, or waits on CI) and 406 "Branch cannot be merged" for conflicts.
-// Match ErrMethodNotAllowed and ErrNotAcceptable, and read ErrorResponse.Message;
-// do not rely on one meaning per code. A sha mismatch is ErrConflict and a
-// caller who may not merge gets ErrUnauthorized.
+// A merge request has two numbers. ID is global to the instance and is what
+// every method taking an mrID wants; IID is the number the project shows as
+// !5 in its web pages and in references. Passing an IID where an ID belongs
+// reads or changes another merge request. GetByIID turns the !number a user
+// gives into the record, and so into its ID.
+//
+// Merge errors: servers do not agree on what 405 and 406 mean. The API
+// documentation says 405 for conflicts and 406 for a closed or merged
+// request; deployed 8.x servers answer 405 for a request that is not open
+// (or is work in progress, or waits on CI) and 406 "Branch cannot be merged"
+// for conflicts. Match both ErrMethodNotAllowed and ErrNotAcceptable as "not
+// mergeable now", and read ErrorResponse.Message for the reason; do not rely
+// on one meaning per code. A sha mismatch is ErrConflict and a caller who may
+// not merge gets ErrUnauthorized.
 type MergeRequestsService struct{ client *Client }
 
 // MergeRequest is a merge request record.
@@ -28,7 +35,7 @@ type MergeRequest struct {
 	SourceProjectID          FlexInt    `json:"source_project_id"` // a number or a string such as "2"
 	TargetProjectID          FlexInt    `json:"target_project_id"`
 	Title                    string     `json:"title"`
-	Description              string     `json:"description"`
+	Description              *string    `json:"description"`
 	State                    string     `json:"state"` // opened, closed, merged, reopened
 	CreatedAt                *Time      `json:"created_at"`
 	UpdatedAt                *Time      `json:"updated_at"`
@@ -43,9 +50,9 @@ type MergeRequest struct {
 	MergeStatus              string     `json:"merge_status"` // can_be_merged, cannot_be_merged
 	Subscribed               bool       `json:"subscribed"`
 	UserNotesCount           int        `json:"user_notes_count"`
-	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch,omitempty"`
-	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch,omitempty"`
-	Changes                  []*Change  `json:"changes,omitempty"` // only from Changes
+	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch"`
+	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch"`
+	Changes                  []*Change  `json:"changes"` // only from Changes
 }
 
 // Change is one file of a merge request's diff.
@@ -96,13 +103,24 @@ func (ci *ClosingIssue) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, ci.Issue)
 }
 
+// MarshalJSON writes the issue, or the external tracker's id and title.
+func (ci ClosingIssue) MarshalJSON() ([]byte, error) {
+	if ci.Issue != nil {
+		return json.Marshal(ci.Issue)
+	}
+	return json.Marshal(struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}{ci.ExternalID, ci.Title})
+}
+
 // ListMergeRequestsOptions are the parameters of List.
 type ListMergeRequestsOptions struct {
 	ListOptions
-	IID     *int    `url:"iid,omitempty"`
-	State   *string `url:"state,omitempty"`    // opened, closed, merged or all
-	OrderBy *string `url:"order_by,omitempty"` // created_at or updated_at
-	Sort    *string `url:"sort,omitempty"`     // asc or desc
+	IID     *int               `url:"iid,omitempty"`      // the !number shown in the project
+	State   *MergeRequestState `url:"state,omitempty"`    // every state when nil
+	OrderBy *OrderBy           `url:"order_by,omitempty"` // created_at when nil
+	Sort    *SortOrder         `url:"sort,omitempty"`     // descending when nil
 }
 
 // CreateMergeRequestOptions are the parameters of Create. SourceBranch,
@@ -114,19 +132,25 @@ type CreateMergeRequestOptions struct {
 	AssigneeID      *int    `url:"assignee_id,omitempty"`
 	Description     *string `url:"description,omitempty"`
 	TargetProjectID *int    `url:"target_project_id,omitempty"`
-	Labels          Labels  `url:"labels,omitempty"`
-	MilestoneID     *int    `url:"milestone_id,omitempty"`
+	// Labels are the names to set. It is a plain list, unlike the *Labels of
+	// UpdateMergeRequestOptions: a new merge request has no labels to keep or
+	// to clear, so nil and empty both mean none.
+	Labels      Labels `url:"labels,omitempty"`
+	MilestoneID *int   `url:"milestone_id,omitempty"`
 }
 
 // UpdateMergeRequestOptions are the parameters of Update; nil fields are unchanged.
 type UpdateMergeRequestOptions struct {
-	TargetBranch *string `url:"target_branch,omitempty"`
-	AssigneeID   *int    `url:"assignee_id,omitempty"`
-	Title        *string `url:"title,omitempty"`
-	Description  *string `url:"description,omitempty"`
-	StateEvent   *string `url:"state_event,omitempty"` // close, reopen or merge
-	Labels       *Labels `url:"labels,omitempty"`
-	MilestoneID  *int    `url:"milestone_id,omitempty"`
+	TargetBranch *string                 `url:"target_branch,omitempty"`
+	AssigneeID   *int                    `url:"assignee_id,omitempty"`
+	Title        *string                 `url:"title,omitempty"`
+	Description  *string                 `url:"description,omitempty"`
+	StateEvent   *MergeRequestStateEvent `url:"state_event,omitempty"`
+	// Labels replaces the merge request's labels. It is a pointer so that it
+	// has three meanings: nil keeps the labels, a pointer to an empty list
+	// clears them, and a pointer to names sets exactly those.
+	Labels      *Labels `url:"labels,omitempty"`
+	MilestoneID *int    `url:"milestone_id,omitempty"`
 }
 
 // MergeOptions are the parameters of Merge.
@@ -142,8 +166,9 @@ type MergeOptions struct {
 	SHA *string
 }
 
-// mergeForm is what Merge sends: the build-succeeds flag under both the
-// contract's name and the one deployed servers read.
+// mergeForm is what Merge sends: the build-succeeds flag under both names,
+// merged_when_build_succeeds as documented and merge_when_build_succeeds,
+// which is the one deployed servers read.
 type mergeForm struct {
 	MergeCommitMessage       *string `url:"merge_commit_message,omitempty"`
 	ShouldRemoveSourceBranch bool    `url:"should_remove_source_branch,omitempty"`
@@ -156,67 +181,98 @@ func mrPath(pid any, mrID int, suffix string) apiPath {
 	return route("projects/%s/merge_requests/%s"+suffix, pid, mrID)
 }
 
-// List returns a project's merge requests.
+// List returns one page of a project's merge requests.
 //
 // API: GET /projects/:id/merge_requests
 func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMergeRequestsOptions) ([]*MergeRequest, *Response, error) {
 	return doList[MergeRequest](ctx, s.client, http.MethodGet, route("projects/%s/merge_requests", pid), opt)
 }
 
-// All iterates over every merge request List returns.
+// All iterates over the merge requests List returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage merge
+// requests a request (100 when 0).
 //
 // API: GET /projects/:id/merge_requests
 func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions) iter.Seq2[*MergeRequest, error] {
 	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt)
 }
 
-// Get returns one merge request by id.
+// Get returns one merge request. mrID is its global ID, not the !IID the
+// project shows; GetByIID takes that one.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) Get(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodGet, mrPath(pid, mrID, ""), nil)
 }
 
+// GetByIID returns the merge request the project shows as !iid, through the
+// list's iid filter. When the project has no such merge request the error
+// matches ErrNotFound, as a missing one does in Get.
+//
+// API: GET /projects/:id/merge_requests
+func (s *MergeRequestsService) GetByIID(ctx context.Context, pid any, iid int) (*MergeRequest, *Response, error) {
+	if iid <= 0 {
+		return nil, nil, invalidArg("iid", "must be positive, got %d", iid)
+	}
+	// State all, in case a server's default is only the open ones.
+	list, resp, err := s.List(ctx, pid, &ListMergeRequestsOptions{IID: &iid, State: Ptr(MergeRequestAll)})
+	return oneByIID(list, resp, err, func(mr *MergeRequest) int { return mr.IID }, "merge request !", pid, iid)
+}
+
 // Commits returns a merge request's commits. The list is not paginated.
+// mrID is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/commits
 func (s *MergeRequestsService) Commits(ctx context.Context, pid any, mrID int) ([]*MergeRequestCommit, *Response, error) {
 	return doList[MergeRequestCommit](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/commits"), nil)
 }
 
-// Changes returns a merge request with its Changes filled.
+// Changes returns a merge request with its Changes filled. mrID is its
+// global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/changes
 func (s *MergeRequestsService) Changes(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/changes"), nil)
 }
 
-// Create opens a merge request.
+// Create opens a merge request. A nil opt, or an empty SourceBranch,
+// TargetBranch or Title, is an *ArgumentError naming the first one missing.
 //
 // API: POST /projects/:id/merge_requests
 func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateMergeRequestOptions) (*MergeRequest, *Response, error) {
-	if opt == nil || opt.SourceBranch == "" || opt.TargetBranch == "" || opt.Title == "" {
-		return nil, nil, errRequired("source_branch, target_branch and title")
+	switch {
+	case opt == nil:
+		return nil, nil, errRequired("opt")
+	case opt.SourceBranch == "":
+		return nil, nil, errRequired("opt.SourceBranch")
+	case opt.TargetBranch == "":
+		return nil, nil, errRequired("opt.TargetBranch")
+	case opt.Title == "":
+		return nil, nil, errRequired("opt.Title")
 	}
 	return do[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt)
 }
 
-// Update changes a merge request, and closes, reopens or merges it through StateEvent.
+// Update changes a merge request, and closes, reopens or merges it through
+// StateEvent. mrID is its global ID, not the !IID the project shows.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, opt *UpdateMergeRequestOptions) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, ""), opt)
 }
 
-// Delete removes a merge request (softly). Admins and project owners only;
-// anyone else gets ErrNotFound.
+// Delete removes a merge request (softly). mrID is its global ID, not the
+// !IID the project shows. Admins and project owners only; anyone else gets
+// ErrNotFound.
 //
 // API: DELETE /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) Delete(ctx context.Context, pid any, mrID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, mrPath(pid, mrID, ""), nil, nil)
 }
 
-// Merge accepts a merge request. See the service doc for its errors.
+// Merge accepts a merge request. mrID is its global ID, not the !IID the
+// project shows. See the service doc for its errors. A nil opt merges with
+// the server's defaults.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/merge
 func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeOptions) (*MergeRequest, *Response, error) {
@@ -229,35 +285,42 @@ func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt
 }
 
 // CancelMergeWhenBuildSucceeds clears the merge-when-build-succeeds flag.
-// It is ErrNotAcceptable when the flag is not set.
+// It is ErrNotAcceptable when the flag is not set. mrID is the merge
+// request's global ID, not the !IID the project shows.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/cancel_merge_when_build_succeeds
 func (s *MergeRequestsService) CancelMergeWhenBuildSucceeds(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, "/cancel_merge_when_build_succeeds"), nil)
 }
 
-// ClosesIssues returns the issues merging would close.
+// ClosesIssues returns one page of the issues merging would close. mrID is
+// the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*ClosingIssue, *Response, error) {
 	return doList[ClosingIssue](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
-// AllClosesIssues iterates over every item ClosesIssues returns.
+// AllClosesIssues iterates over the items ClosesIssues returns, on every page
+// from opt.Page (the first when 0) to the last, asking for opt.PerPage items a
+// request (100 when 0). mrID is the merge request's global ID, not the !IID
+// the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*ClosingIssue, error] {
 	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
-// Subscribe subscribes the caller; again is ErrNotModified.
+// Subscribe subscribes the caller to a merge request; again is
+// ErrNotModified. mrID is its global ID, not the !IID the project shows.
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/subscription
 func (s *MergeRequestsService) Subscribe(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {
 	return do[MergeRequest](ctx, s.client, http.MethodPost, mrPath(pid, mrID, "/subscription"), nil)
 }
 
-// Unsubscribe reverses Subscribe; again is ErrNotModified.
+// Unsubscribe reverses Subscribe; again is ErrNotModified. mrID is the
+// merge request's global ID, not the !IID the project shows.
 //
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/subscription
 func (s *MergeRequestsService) Unsubscribe(ctx context.Context, pid any, mrID int) (*MergeRequest, *Response, error) {

@@ -13,12 +13,12 @@ import (
 )
 
 func wantMR() *MergeRequest {
-	return &MergeRequest{ID: 1, IID: 1, ProjectID: 3, Title: "test1", Description: "fixed login page css paddings", State: "merged",
+	return &MergeRequest{ID: 1, IID: 1, ProjectID: 3, Title: "test1", Description: Ptr("fixed login page css paddings"), State: "merged",
 		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z"), TargetBranch: "master", SourceBranch: "test1",
 		Author:          &User{ID: 1, Name: "Administrator", Username: "admin", State: "active", Email: "admin@example.com", CreatedAt: ts("2012-04-29T08:46:00Z")},
 		Assignee:        &User{ID: 1, Name: "Administrator", Username: "admin", State: "active", WebURL: "https://collab.example.com/admin"},
 		SourceProjectID: 2, TargetProjectID: 3, Labels: []string{"community", "docs"},
-		Milestone: &Milestone{ID: 5, IID: 1, ProjectID: 3, Title: "v2.0", Description: "Assumenda aut placeat expedita exercitationem labore sunt enim earum.",
+		Milestone: &Milestone{ID: 5, IID: 1, ProjectID: 3, Title: "v2.0", Description: Ptr("Assumenda aut placeat expedita exercitationem labore sunt enim earum."),
 			State: "closed", CreatedAt: ts("2015-02-02T19:49:26.013Z"), UpdatedAt: ts("2015-02-02T19:49:26.013Z")},
 		MergeWhenBuildSucceeds: true, MergeStatus: "can_be_merged", UserNotesCount: 1, ShouldRemoveSourceBranch: Ptr(true),
 		ForceRemoveSourceBranch: Ptr(false),
@@ -31,7 +31,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 	one := func(mr *MergeRequest, _ *Response, err error) (any, error) { return mr, err }
 	runCallCases(t, "merge_requests_mr.json", wantMR(), []callCase{
 		{"List", func(c *Client) (any, error) {
-			l, _, err := c.MergeRequests.List(ctx, "g/p.x", &ListMergeRequestsOptions{IID: Ptr(1), State: Ptr("merged"), OrderBy: Ptr("updated_at"), Sort: Ptr("asc")})
+			l, _, err := c.MergeRequests.List(ctx, "g/p.x", &ListMergeRequestsOptions{IID: Ptr(1), State: Ptr(MergeRequestMerged), OrderBy: Ptr(OrderByUpdatedAt), Sort: Ptr(SortAsc)})
 			return l, err
 		}, "GET", "projects/g%2Fp%2Ex/merge_requests", url.Values{"iid": {"1"}, "state": {"merged"}, "order_by": {"updated_at"}, "sort": {"asc"}}, true},
 		{"Get", func(c *Client) (any, error) { return one(c.MergeRequests.Get(ctx, 3, 1)) }, "GET", "projects/3/merge_requests/1", nil, false},
@@ -43,7 +43,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 			"assignee_id": {"1"}, "description": {"d"}, "target_project_id": {"3"}, "labels": {"community,docs"}, "milestone_id": {"5"}}, false},
 		{"Update", func(c *Client) (any, error) {
 			return one(c.MergeRequests.Update(ctx, 3, 1, &UpdateMergeRequestOptions{TargetBranch: Ptr("main"), AssigneeID: Ptr(2), Title: Ptr("t"),
-				Description: Ptr("d"), StateEvent: Ptr("close"), Labels: &Labels{}, MilestoneID: Ptr(0)}))
+				Description: Ptr("d"), StateEvent: Ptr(MergeRequestClose), Labels: &Labels{}, MilestoneID: Ptr(0)}))
 		}, "PUT", "projects/3/merge_requests/1", url.Values{"target_branch": {"main"}, "assignee_id": {"2"}, "title": {"t"}, "description": {"d"},
 			"state_event": {"close"}, "labels": {""}, "milestone_id": {"0"}}, false},
 		{"Merge", func(c *Client) (any, error) {
@@ -189,20 +189,20 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.True(t, wip.WorkInProgress)
 	_, _, err = dc.MergeRequests.Merge(ctx, pid, wip.ID, nil)
 	assert.ErrorIs(t, err, ErrMethodNotAllowed)
-	closed, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr("close")})
+	closed, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestClose)})
 	require.NoError(t, err)
 	assert.Equal(t, "closed", closed.State)
-	reopened, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr("reopen"), Title: Ptr("Ready")})
+	reopened, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestReopen), Title: Ptr("Ready")})
 	require.NoError(t, err)
 	assert.Equal(t, "reopened", reopened.State)
-	list, _, err := c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr("opened")})
+	list, _, err := c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestOpened)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, wip.ID, list[0].ID)
-	list, _, err = c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr("merged")})
+	list, _, err = c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestMerged)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	viaEvent, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr("merge")})
+	viaEvent, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestMerge)})
 	require.NoError(t, err)
 	assert.Equal(t, "merged", viaEvent.State)
 

@@ -4,17 +4,18 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"time"
 )
 
-// MilestonesService handles project milestones. The contract names them
-// without showing the endpoints; they follow the server notes. There is no delete.
+// MilestonesService handles project milestones. The API has no call to
+// delete one; close it through Update instead.
 type MilestonesService struct{ client *Client }
 
 // ListMilestonesOptions are the parameters of List.
 type ListMilestonesOptions struct {
 	ListOptions
-	State *string `url:"state,omitempty"` // active or closed
-	IID   *int    `url:"iid,omitempty"`
+	State *MilestoneState `url:"state,omitempty"` // both states when nil
+	IID   *int            `url:"iid,omitempty"`   // the number shown in the project
 }
 
 // CreateMilestoneOptions are the parameters of Create. Title is required.
@@ -24,60 +25,92 @@ type CreateMilestoneOptions struct {
 	DueDate     *string `url:"due_date,omitempty"` // YYYY-MM-DD
 }
 
-// UpdateMilestoneOptions are the parameters of Update; nil fields are unchanged.
-type UpdateMilestoneOptions struct {
-	Title       *string `url:"title,omitempty"`
-	Description *string `url:"description,omitempty"`
-	DueDate     *string `url:"due_date,omitempty"`
-	StateEvent  *string `url:"state_event,omitempty"` // close or activate
+// checkDueDate reports a due date the server would not read as a date. An
+// empty one is sent as it is.
+func checkDueDate(d *string) error {
+	if d == nil || *d == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.DateOnly, *d); err != nil {
+		return invalidArg("opt.DueDate", "must be a date as YYYY-MM-DD, got %q", *d)
+	}
+	return nil
 }
 
-// List returns a project's milestones.
+// UpdateMilestoneOptions are the parameters of Update; nil fields are unchanged.
+type UpdateMilestoneOptions struct {
+	Title       *string              `url:"title,omitempty"`
+	Description *string              `url:"description,omitempty"`
+	DueDate     *string              `url:"due_date,omitempty"` // YYYY-MM-DD
+	StateEvent  *MilestoneStateEvent `url:"state_event,omitempty"`
+}
+
+// List returns one page of a project's milestones.
 //
 // API: GET /projects/:id/milestones
 func (s *MilestonesService) List(ctx context.Context, pid any, opt *ListMilestonesOptions) ([]*Milestone, *Response, error) {
 	return doList[Milestone](ctx, s.client, http.MethodGet, route("projects/%s/milestones", pid), opt)
 }
 
-// All iterates over every milestone List returns.
+// All iterates over the milestones List returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage milestones
+// a request (100 when 0).
 //
 // API: GET /projects/:id/milestones
 func (s *MilestonesService) All(ctx context.Context, pid any, opt *ListMilestonesOptions) iter.Seq2[*Milestone, error] {
 	return all[Milestone](ctx, s.client, route("projects/%s/milestones", pid), opt)
 }
 
-// Get returns one milestone.
+// Get returns one milestone. milestoneID is the milestone's global ID, not its
+// IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Get(ctx context.Context, pid any, milestoneID int) (*Milestone, *Response, error) {
 	return do[Milestone](ctx, s.client, http.MethodGet, route("projects/%s/milestones/%s", pid, milestoneID), nil)
 }
 
-// Create makes a milestone.
+// Create makes a milestone. A nil opt, an empty Title or a DueDate not in
+// the form YYYY-MM-DD is an *ArgumentError.
 //
 // API: POST /projects/:id/milestones
 func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMilestoneOptions) (*Milestone, *Response, error) {
-	if opt == nil || opt.Title == "" {
-		return nil, nil, errRequired("title")
+	switch {
+	case opt == nil:
+		return nil, nil, errRequired("opt")
+	case opt.Title == "":
+		return nil, nil, errRequired("opt.Title")
+	}
+	if err := checkDueDate(opt.DueDate); err != nil {
+		return nil, nil, err
 	}
 	return do[Milestone](ctx, s.client, http.MethodPost, route("projects/%s/milestones", pid), opt)
 }
 
 // Update changes a milestone, and closes or reactivates it through StateEvent.
+// milestoneID is the milestone's global ID, not its IID. A DueDate not in the
+// form YYYY-MM-DD is an *ArgumentError.
 //
 // API: PUT /projects/:id/milestones/:milestone_id
 func (s *MilestonesService) Update(ctx context.Context, pid any, milestoneID int, opt *UpdateMilestoneOptions) (*Milestone, *Response, error) {
+	if opt != nil {
+		if err := checkDueDate(opt.DueDate); err != nil {
+			return nil, nil, err
+		}
+	}
 	return do[Milestone](ctx, s.client, http.MethodPut, route("projects/%s/milestones/%s", pid, milestoneID), opt)
 }
 
-// ListIssues returns a milestone's issues.
+// ListIssues returns one page of a milestone's issues. milestoneID is the
+// milestone's global ID, not its IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) ListIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) ([]*Issue, *Response, error) {
 	return doList[Issue](ctx, s.client, http.MethodGet, route("projects/%s/milestones/%s/issues", pid, milestoneID), opt)
 }
 
-// AllIssues iterates over every issue ListIssues returns.
+// AllIssues iterates over the issues ListIssues returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage issues a
+// request (100 when 0). milestoneID is the milestone's global ID, not its IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) AllIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) iter.Seq2[*Issue, error] {

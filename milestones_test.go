@@ -15,10 +15,10 @@ func TestMilestonesUnit(t *testing.T) {
 	c, m := newMockClient(t)
 	msJSON := `{"id": 12, "iid": 3, "project_id": 16, "title": "10.0", "description": "Version", "due_date": "2013-11-29",
 	  "state": "active", "updated_at": "2013-10-02T09:24:18Z", "created_at": "2013-10-02T09:24:18Z"}`
-	want := &Milestone{ID: 12, IID: 3, ProjectID: 16, Title: "10.0", Description: "Version", DueDate: ts("2013-11-29"), State: "active",
+	want := &Milestone{ID: 12, IID: 3, ProjectID: 16, Title: "10.0", Description: Ptr("Version"), DueDate: ts("2013-11-29"), State: "active",
 		UpdatedAt: ts("2013-10-02T09:24:18Z"), CreatedAt: ts("2013-10-02T09:24:18Z")}
 	m.Reply(200, "["+msJSON+"]")
-	list, _, err := c.Milestones.List(ctx, "g/p", &ListMilestonesOptions{State: Ptr("active"), IID: Ptr(3)})
+	list, _, err := c.Milestones.List(ctx, "g/p", &ListMilestonesOptions{State: Ptr(MilestoneActive), IID: Ptr(3)})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/milestones", url.Values{"state": {"active"}, "iid": {"3"}})
 	assert.Equal(t, []*Milestone{want}, list)
@@ -32,7 +32,7 @@ func TestMilestonesUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/16/milestones", url.Values{"title": {"10.0"}, "description": {"Version"}, "due_date": {"2013-11-29"}})
 	m.Reply(200, msJSON)
-	_, _, err = c.Milestones.Update(ctx, 16, 12, &UpdateMilestoneOptions{Title: Ptr("11"), Description: Ptr("d"), DueDate: Ptr("2014-01-01"), StateEvent: Ptr("close")})
+	_, _, err = c.Milestones.Update(ctx, 16, 12, &UpdateMilestoneOptions{Title: Ptr("11"), Description: Ptr("d"), DueDate: Ptr("2014-01-01"), StateEvent: Ptr(MilestoneClose)})
 	require.NoError(t, err)
 	m.assertCall("PUT", "projects/16/milestones/12", url.Values{"title": {"11"}, "description": {"d"}, "due_date": {"2014-01-01"}, "state_event": {"close"}})
 	fixture, err := os.ReadFile("testdata/issues_issue.json")
@@ -63,7 +63,7 @@ func TestMilestonesAgainstFake(t *testing.T) {
 	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1.0"})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v2", DueDate: Ptr("soon")})
-	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorIs(t, err, ErrInvalidArgument, "refused before sending")
 	otherMS, _, err := c.Milestones.Create(ctx, other, &CreateMilestoneOptions{Title: "v1.0"})
 	require.NoError(t, err)
 
@@ -80,20 +80,20 @@ func TestMilestonesAgainstFake(t *testing.T) {
 	require.NotNil(t, moved.Milestone, "the milestone is matched by title in the target")
 	assert.Equal(t, otherMS.ID, moved.Milestone.ID)
 
-	closed, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr("close"), Description: Ptr("done")})
+	closed, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr(MilestoneClose), Description: Ptr("done")})
 	require.NoError(t, err)
 	assert.Equal(t, "closed", closed.State)
-	list, _, err := c.Milestones.List(ctx, pid, &ListMilestonesOptions{State: Ptr("active")})
+	list, _, err := c.Milestones.List(ctx, pid, &ListMilestonesOptions{State: Ptr(MilestoneActive)})
 	require.NoError(t, err)
 	assert.Empty(t, list)
-	reopened, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr("activate")})
+	reopened, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr(MilestoneActivate)})
 	require.NoError(t, err)
 	assert.Equal(t, "active", reopened.State)
-	_, _, err = c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr("melt")})
+	_, _, err = c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr[MilestoneStateEvent]("melt")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	got, _, err := c.Milestones.Get(ctx, pid, ms.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "done", got.Description)
+	assert.Equal(t, Ptr("done"), got.Description)
 	_, _, err = c.Milestones.Get(ctx, other, ms.ID)
 	assert.ErrorIs(t, err, ErrNotFound)
 

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
+	"time"
 )
 
-// NotesService handles comments on issues and merge requests. The contract
-// names these endpoints without showing them; they follow the server notes.
+// NotesService handles comments (notes) on issues and merge requests. The
+// issue or merge request is always given by its global ID, not by the #IID or
+// !IID the project shows.
 type NotesService struct{ client *Client }
 
 // Note is a comment.
@@ -55,9 +57,26 @@ func (n *Note) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// NoteOptions are the parameters of the Create and Update calls.
+// MarshalJSON writes the vote flags under both spellings, "upvote?" as the
+// notes endpoints send them and "upvote" as project events do.
+func (n Note) MarshalJSON() ([]byte, error) {
+	type plain Note
+	return json.Marshal(struct {
+		plain
+		Up    FlexBool `json:"upvote?"`
+		Down  FlexBool `json:"downvote?"`
+		Up2   FlexBool `json:"upvote"`
+		Down2 FlexBool `json:"downvote"`
+	}{plain(n), n.Upvote, n.Downvote, n.Upvote, n.Downvote})
+}
+
+// NoteOptions are the parameters the server reads when a comment is saved.
 type NoteOptions struct {
 	Body string `url:"body"`
+	// CreatedAt backdates a new comment, as when comments are imported from
+	// another system. The server honours it for administrators and project
+	// owners only (others get the current time) and ignores it on update.
+	CreatedAt *time.Time `url:"created_at,omitempty"`
 }
 
 func (s *NotesService) list(ctx context.Context, kind string, pid any, id int, opt *ListOptions) ([]*Note, *Response, error) {
@@ -72,101 +91,142 @@ func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID
 	return do[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil)
 }
 
-func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, body string) (*Note, *Response, error) {
-	if body == "" {
+func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *NoteOptions) (*Note, *Response, error) {
+	switch {
+	case opt.Body == "":
 		return nil, nil, errRequired("body")
+	case opt.CreatedAt != nil && opt.CreatedAt.IsZero():
+		return nil, nil, errRequired("createdAt")
 	}
 	p := route("projects/%s/"+kind+"/%s/notes", pid, id)
 	if noteID != nil {
 		p = route("projects/%s/"+kind+"/%s/notes/%s", pid, id, *noteID)
 	}
-	return do[Note](ctx, s.client, method, p, &NoteOptions{Body: body})
+	return do[Note](ctx, s.client, method, p, opt)
 }
 
 func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, noteID int) (*Response, error) {
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil, nil)
 }
 
-// ListIssueNotes returns an issue's comments.
+// ListIssueNotes returns one page of an issue's comments. issueID is the
+// issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) ([]*Note, *Response, error) {
 	return s.list(ctx, "issues", pid, issueID, opt)
 }
 
-// AllIssueNotes iterates over every comment ListIssueNotes returns.
+// AllIssueNotes iterates over the comments ListIssueNotes returns, on every
+// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
+// comments a request (100 when 0). issueID is the issue's global ID, not the
+// #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*Note, error] {
 	return s.iterate(ctx, "issues", pid, issueID, opt)
 }
 
-// GetIssueNote returns one comment on an issue.
+// GetIssueNote returns one comment on an issue. issueID is the issue's global
+// ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Note, *Response, error) {
 	return s.get(ctx, "issues", pid, issueID, noteID)
 }
 
-// CreateIssueNote comments on an issue.
+// CreateIssueNote comments on an issue. issueID is the issue's global ID, not
+// the #IID the project shows. An empty body is an *ArgumentError.
 //
 // API: POST /projects/:id/issues/:issue_id/notes
 func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, body)
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &NoteOptions{Body: body})
 }
 
-// UpdateIssueNote edits a comment on an issue.
+// UpdateIssueNote edits a comment on an issue. issueID is the issue's global
+// ID, not the #IID the project shows. An empty body is an *ArgumentError.
 //
 // API: PUT /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, body)
+	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, &NoteOptions{Body: body})
 }
 
-// DeleteIssueNote removes a comment on an issue.
+// DeleteIssueNote removes a comment on an issue. issueID is the issue's global
+// ID, not the #IID the project shows.
 //
 // API: DELETE /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) DeleteIssueNote(ctx context.Context, pid any, issueID, noteID int) (*Response, error) {
 	return s.delete(ctx, "issues", pid, issueID, noteID)
 }
 
-// ListMergeRequestNotes returns a merge request's comments.
+// ListMergeRequestNotes returns one page of a merge request's comments. mrID
+// is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) ([]*Note, *Response, error) {
 	return s.list(ctx, "merge_requests", pid, mrID, opt)
 }
 
-// AllMergeRequestNotes iterates over every comment ListMergeRequestNotes returns.
+// AllMergeRequestNotes iterates over the comments ListMergeRequestNotes
+// returns, on every page from opt.Page (the first when 0) to the last, asking
+// for opt.PerPage comments a request (100 when 0). mrID is the merge request's
+// global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*Note, error] {
 	return s.iterate(ctx, "merge_requests", pid, mrID, opt)
 }
 
-// GetMergeRequestNote returns one comment on a merge request.
+// GetMergeRequestNote returns one comment on a merge request. mrID is the
+// merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Note, *Response, error) {
 	return s.get(ctx, "merge_requests", pid, mrID, noteID)
 }
 
-// CreateMergeRequestNote comments on a merge request.
+// CreateMergeRequestNote comments on a merge request. mrID is the merge
+// request's global ID, not the !IID the project shows. An empty body is an
+// *ArgumentError.
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, body)
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &NoteOptions{Body: body})
 }
 
-// UpdateMergeRequestNote edits a comment on a merge request.
+// UpdateMergeRequestNote edits a comment on a merge request. mrID is the merge
+// request's global ID, not the !IID the project shows. An empty body is an
+// *ArgumentError.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, body)
+	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, &NoteOptions{Body: body})
 }
 
-// DeleteMergeRequestNote removes a comment on a merge request.
+// DeleteMergeRequestNote removes a comment on a merge request. mrID is the
+// merge request's global ID, not the !IID the project shows.
 //
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noteID)
+}
+
+// ImportIssueNote comments on an issue with the given creation time, as when
+// comments are imported from another system. The server honours createdAt for
+// administrators and project owners only; anyone else's comment gets the
+// current time. issueID is the issue's global ID, not the #IID the project
+// shows. An empty body or a zero createdAt is an *ArgumentError.
+//
+// API: POST /projects/:id/issues/:issue_id/notes
+func (s *NotesService) ImportIssueNote(ctx context.Context, pid any, issueID int, body string, createdAt time.Time) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &NoteOptions{Body: body, CreatedAt: &createdAt})
+}
+
+// ImportMergeRequestNote comments on a merge request with the given creation
+// time, as ImportIssueNote does for an issue. mrID is the merge request's
+// global ID, not the !IID the project shows.
+//
+// API: POST /projects/:id/merge_requests/:merge_request_id/notes
+func (s *NotesService) ImportMergeRequestNote(ctx context.Context, pid any, mrID int, body string, createdAt time.Time) (*Note, *Response, error) {
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &NoteOptions{Body: body, CreatedAt: &createdAt})
 }

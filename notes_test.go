@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,6 +85,64 @@ func TestNotesUnit(t *testing.T) {
 	assert.True(t, bool(n.Upvote))
 	assert.True(t, bool(n.Downvote))
 	assert.Error(t, json.Unmarshal([]byte(`{"id": "x"}`), &n))
+}
+
+// TestImportNotesUnit checks that a comment can be created with an earlier
+// creation time, and that a missing body or time is refused before sending.
+func TestImportNotesUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	then := ts("2013-10-02T09:22:45+02:00").Time
+	want := url.Values{"body": {"from the old tracker"}, "created_at": {"2013-10-02T09:22:45+02:00"}}
+
+	m.Reply(201, noteJSON)
+	n, _, err := c.Notes.ImportIssueNote(ctx, "g/my.site", 12, "from the old tracker", then)
+	require.NoError(t, err)
+	rec := m.assertCall("POST", "projects/g%2Fmy%2Esite/issues/12/notes", want)
+	assert.Equal(t, "application/x-www-form-urlencoded", rec.Header.Get("Content-Type"))
+	assert.Equal(t, wantNote(), n)
+	m.Reply(201, noteJSON)
+	_, _, err = c.Notes.ImportMergeRequestNote(ctx, 3, 81, "from the old tracker", then)
+	require.NoError(t, err)
+	m.assertCall("POST", "projects/3/merge_requests/81/notes", want)
+
+	m.Reply(403, `{"message":"403 Forbidden"}`)
+	_, _, err = c.Notes.ImportIssueNote(ctx, 3, 12, "x", then)
+	assert.ErrorIs(t, err, ErrForbidden)
+
+	before := m.Count()
+	_, _, err = c.Notes.ImportIssueNote(ctx, 3, 12, "x", time.Time{})
+	var argErr *ArgumentError
+	require.ErrorAs(t, err, &argErr)
+	assert.Equal(t, "createdAt", argErr.Arg)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	_, _, err = c.Notes.ImportMergeRequestNote(ctx, 3, 81, "", then)
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Equal(t, before, m.Count(), "refused calls send nothing")
+}
+
+// TestImportNotesAgainstFake imports a comment into the fake server. The fake
+// does not read created_at, so this checks that the call succeeds and that
+// the comment is there.
+func TestImportNotesAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	pid := srv.AddProject(srv.AdminID, "Imported", 20)
+	is, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Old bug"})
+	require.NoError(t, err)
+	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Old change")
+	then := ts("2014-03-01T10:00:00Z").Time
+
+	n, _, err := c.Notes.ImportIssueNote(ctx, pid, is.ID, "first seen in 2014", then)
+	require.NoError(t, err)
+	got, _, err := c.Notes.GetIssueNote(ctx, pid, is.ID, n.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "first seen in 2014", got.Body)
+	mn, _, err := c.Notes.ImportMergeRequestNote(ctx, pid, mrID, "reviewed in 2014", then)
+	require.NoError(t, err)
+	assert.Equal(t, "MergeRequest", mn.NoteableType)
+	_, _, err = c.Notes.ImportIssueNote(ctx, pid, 999999, "nowhere", then)
+	assert.ErrorIs(t, err, ErrNotFound)
 }
 
 func TestNotesAgainstFake(t *testing.T) {

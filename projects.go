@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-// ProjectsService handles the project endpoints of the contract.
+// ProjectsService handles the project endpoints.
 type ProjectsService struct{ client *Client }
 
 // Project is a project record. Group-embedded projects leave some fields out.
@@ -17,7 +17,7 @@ type Project struct {
 	Path                     string             `json:"path"`
 	NameWithNamespace        string             `json:"name_with_namespace"`
 	PathWithNamespace        string             `json:"path_with_namespace"`
-	Description              string             `json:"description"`
+	Description              *string            `json:"description"`
 	DefaultBranch            string             `json:"default_branch"`
 	Public                   bool               `json:"public"`
 	VisibilityLevel          VisibilityLevel    `json:"visibility_level"`
@@ -43,37 +43,43 @@ type Project struct {
 	LastActivityAt           *Time              `json:"last_activity_at"`
 	Namespace                *ProjectNamespace  `json:"namespace"`
 	Permissions              *Permissions       `json:"permissions"`
-	AvatarURL                string             `json:"avatar_url"`
+	AvatarURL                *string            `json:"avatar_url"`
 	RunnersToken             string             `json:"runners_token,omitempty"`
-	ForkedFromProject        *ForkedFromProject `json:"forked_from_project,omitempty"`
-	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups,omitempty"`
+	ForkedFromProject        *ForkedFromProject `json:"forked_from_project"`
+	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
 }
 
 // ProjectOwner is the owner embedded in a project. Group projects have none.
 type ProjectOwner struct {
-	ID        int    `json:"id"`
-	Name      string `json:"name"`
-	CreatedAt *Time  `json:"created_at"`
+	ID        int     `json:"id"`
+	Name      string  `json:"name"`
+	Username  string  `json:"username"`
+	State     string  `json:"state"`
+	AvatarURL *string `json:"avatar_url"`
+	WebURL    string  `json:"web_url"`
+	CreatedAt *Time   `json:"created_at"`
 }
 
-// ProjectNamespace is the namespace embedded in a project. Group-embedded
-// projects add Avatar, ShareWithGroupLock and VisibilityLevel.
+// ProjectNamespace is the namespace embedded in a project: a user's or a
+// group's. OwnerID is nil for a group; Avatar, ShareWithGroupLock,
+// VisibilityLevel and RequestAccessEnabled come with groups.
 type ProjectNamespace struct {
-	ID                 int              `json:"id"`
-	Name               string           `json:"name"`
-	Path               string           `json:"path"`
-	Description        string           `json:"description"`
-	OwnerID            int              `json:"owner_id"`
-	CreatedAt          *Time            `json:"created_at"`
-	UpdatedAt          *Time            `json:"updated_at"`
-	Avatar             *NamespaceAvatar `json:"avatar,omitempty"`
-	ShareWithGroupLock bool             `json:"share_with_group_lock,omitempty"`
-	VisibilityLevel    VisibilityLevel  `json:"visibility_level,omitempty"`
+	ID                   int              `json:"id"`
+	Name                 string           `json:"name"`
+	Path                 string           `json:"path"`
+	Description          *string          `json:"description"`
+	OwnerID              *int             `json:"owner_id"`
+	CreatedAt            *Time            `json:"created_at"`
+	UpdatedAt            *Time            `json:"updated_at"`
+	Avatar               *NamespaceAvatar `json:"avatar"`
+	ShareWithGroupLock   bool             `json:"share_with_group_lock"`
+	VisibilityLevel      VisibilityLevel  `json:"visibility_level"`
+	RequestAccessEnabled bool             `json:"request_access_enabled"`
 }
 
-// NamespaceAvatar is a group namespace's avatar.
+// NamespaceAvatar is a group namespace's avatar. URL is nil when it has none.
 type NamespaceAvatar struct {
-	URL string `json:"url"`
+	URL *string `json:"url"`
 }
 
 // Permissions is the caller's access to a project, directly and through its group.
@@ -95,6 +101,8 @@ type ForkedFromProject struct {
 	NameWithNamespace string `json:"name_with_namespace"`
 	Path              string `json:"path"`
 	PathWithNamespace string `json:"path_with_namespace"`
+	HTTPURLToRepo     string `json:"http_url_to_repo"`
+	WebURL            string `json:"web_url"`
 }
 
 // SharedGroup is a group a project is shared with.
@@ -107,63 +115,72 @@ type SharedGroup struct {
 // ListProjectsOptions filters the project lists.
 type ListProjectsOptions struct {
 	ListOptions
-	Archived   *bool   `url:"archived,omitempty"`
-	Visibility *string `url:"visibility,omitempty"` // public, internal or private
-	OrderBy    *string `url:"order_by,omitempty"`   // id, name, path, created_at, updated_at, last_activity_at
-	Sort       *string `url:"sort,omitempty"`       // asc or desc
-	Search     *string `url:"search,omitempty"`
+	Archived   *bool           `url:"archived,omitempty"`
+	Visibility *string         `url:"visibility,omitempty"` // public, internal or private
+	OrderBy    *ProjectOrderBy `url:"order_by,omitempty"`   // created_at when nil
+	Sort       *SortOrder      `url:"sort,omitempty"`       // descending when nil
+	Search     *string         `url:"search,omitempty"`
 }
 
-// List returns the projects the caller can access.
+// List returns one page of the projects the caller can access.
 //
 // API: GET /projects
 func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects"), opt)
 }
 
-// All iterates over every project List returns.
+// All iterates over the projects List returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
+// request (100 when 0).
 //
 // API: GET /projects
 func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects"), opt)
 }
 
-// ListOwned returns the projects the caller owns.
+// ListOwned returns one page of the projects the caller owns.
 //
 // API: GET /projects/owned
 func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/owned"), opt)
 }
 
-// AllOwned iterates over every project ListOwned returns.
+// AllOwned iterates over the projects ListOwned returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
+// request (100 when 0).
 //
 // API: GET /projects/owned
 func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/owned"), opt)
 }
 
-// ListStarred returns the projects the caller starred.
+// ListStarred returns one page of the projects the caller starred.
 //
 // API: GET /projects/starred
 func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/starred"), opt)
 }
 
-// AllStarred iterates over every project ListStarred returns.
+// AllStarred iterates over the projects ListStarred returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
+// request (100 when 0).
 //
 // API: GET /projects/starred
 func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/starred"), opt)
 }
 
-// ListAll returns every project of the instance. Administrators only.
+// ListInstance returns one page of the projects of the whole instance, not
+// only those the caller can access. Administrators only.
 //
 // API: GET /projects/all
-func (s *ProjectsService) ListAll(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+func (s *ProjectsService) ListInstance(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
 }
 
-// AllInstance iterates over every project ListAll returns.
+// AllInstance iterates over the projects ListInstance returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
+// request (100 when 0).
 //
 // API: GET /projects/all
 func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
@@ -199,28 +216,26 @@ type EventPerson struct {
 	Email string `json:"email"`
 }
 
-// EventNote is the comment embedded in a "commented on" event.
-type EventNote struct {
-	ID           int      `json:"id"`
-	Body         string   `json:"body"`
-	Attachment   *string  `json:"attachment"`
-	Author       *User    `json:"author"`
-	CreatedAt    *Time    `json:"created_at"`
-	System       bool     `json:"system"`
-	Upvote       FlexBool `json:"upvote"`
-	Downvote     FlexBool `json:"downvote"`
-	NoteableID   int      `json:"noteable_id"`
-	NoteableType string   `json:"noteable_type"`
-}
+// EventNote is the comment embedded in a "commented on" event. It has the
+// fields of a Note and reads and writes them the same way.
+type EventNote Note
 
-// ListEvents returns a project's activity, newest first.
+// UnmarshalJSON reads the note as Note.UnmarshalJSON does.
+func (n *EventNote) UnmarshalJSON(b []byte) error { return (*Note)(n).UnmarshalJSON(b) }
+
+// MarshalJSON writes the note as Note.MarshalJSON does.
+func (n EventNote) MarshalJSON() ([]byte, error) { return Note(n).MarshalJSON() }
+
+// ListEvents returns one page of a project's activity, newest first.
 //
 // API: GET /projects/:id/events
 func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOptions) ([]*ProjectEvent, *Response, error) {
 	return doList[ProjectEvent](ctx, s.client, http.MethodGet, route("projects/%s/events", pid), opt)
 }
 
-// AllEvents iterates over every event ListEvents returns.
+// AllEvents iterates over the events ListEvents returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage events a
+// request (100 when 0).
 //
 // API: GET /projects/:id/events
 func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectEvent, error] {
@@ -243,26 +258,41 @@ type CreateProjectOptions struct {
 	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
 	ImportURL                *string          `url:"import_url,omitempty"`
 	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+	SharedRunnersEnabled     *bool            `url:"shared_runners_enabled,omitempty"`
+	// DefaultBranch is read by CreateForUser only; the server ignores it on Create.
+	DefaultBranch *string `url:"default_branch,omitempty"`
 }
 
-// Create makes a project owned by the caller. Name is required.
+// Create makes a project owned by the caller. A nil opt or an empty Name is
+// an *ArgumentError.
 //
 // API: POST /projects
 func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if opt == nil || opt.Name == "" {
-		return nil, nil, errRequired("name")
+	if err := opt.check(); err != nil {
+		return nil, nil, err
 	}
 	return do[Project](ctx, s.client, http.MethodPost, route("projects"), opt)
 }
 
 // CreateForUser makes a project owned by another user. Administrators only.
+// A nil opt or an empty Name is an *ArgumentError.
 //
 // API: POST /projects/user/:user_id
 func (s *ProjectsService) CreateForUser(ctx context.Context, userID int, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if opt == nil || opt.Name == "" {
-		return nil, nil, errRequired("name")
+	if err := opt.check(); err != nil {
+		return nil, nil, err
 	}
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt)
+}
+
+func (o *CreateProjectOptions) check() error {
+	switch {
+	case o == nil:
+		return errRequired("opt")
+	case o.Name == "":
+		return errRequired("opt.Name")
+	}
+	return nil
 }
 
 // UpdateProjectOptions are the parameters of Update; nil fields are unchanged.
@@ -280,6 +310,7 @@ type UpdateProjectOptions struct {
 	Public                   *bool            `url:"public,omitempty"`
 	VisibilityLevel          *VisibilityLevel `url:"visibility_level,omitempty"`
 	PublicBuilds             *bool            `url:"public_builds,omitempty"`
+	SharedRunnersEnabled     *bool            `url:"shared_runners_enabled,omitempty"`
 }
 
 // Update changes a project.
@@ -342,10 +373,17 @@ type ProjectFile struct {
 
 // UploadFile streams r to the project as multipart field "file" without
 // holding it in memory. A plain reader is sent once and never retried. The
-// server answers null for a missing or oversized file; that is an error.
+// server answers null for a missing or oversized file; that is an error. A
+// nil r or an empty filename is an *ArgumentError.
 //
 // API: POST /projects/:id/uploads
 func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, filename string) (*ProjectFile, *Response, error) {
+	switch {
+	case r == nil:
+		return nil, nil, errRequired("r")
+	case filename == "":
+		return nil, nil, errRequired("filename")
+	}
 	p := route("projects/%s/uploads", pid)
 	if p.err != nil {
 		return nil, nil, p.err
@@ -380,12 +418,18 @@ type ProjectShare struct {
 	GroupAccess AccessLevel `json:"group_access"`
 }
 
-// Share gives a group access to a project.
+// Share gives a group access to a project. A nil opt, or a zero GroupID or
+// GroupAccess, is an *ArgumentError.
 //
 // API: POST /projects/:id/share
 func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectOptions) (*ProjectShare, *Response, error) {
-	if opt == nil || opt.GroupID == 0 || opt.GroupAccess == 0 {
-		return nil, nil, errRequired("group_id and group_access")
+	switch {
+	case opt == nil:
+		return nil, nil, errRequired("opt")
+	case opt.GroupID == 0:
+		return nil, nil, errRequired("opt.GroupID")
+	case opt.GroupAccess == 0:
+		return nil, nil, errRequired("opt.GroupAccess")
 	}
 	return do[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt)
 }
@@ -407,20 +451,32 @@ func (s *ProjectsService) DeleteForkRelation(ctx context.Context, pid any) (*Res
 // SearchProjectsOptions are the parameters of Search.
 type SearchProjectsOptions struct {
 	ListOptions
-	OrderBy *string `url:"order_by,omitempty"` // id, name, created_at, last_activity_at
-	Sort    *string `url:"sort,omitempty"`     // asc (the default) or desc
+	OrderBy *ProjectOrderBy `url:"order_by,omitempty"` // id, name, created_at or last_activity_at
+	Sort    *SortOrder      `url:"sort,omitempty"`     // ascending when nil
 }
 
-// Search returns the accessible projects whose name contains query.
+// Search returns one page of the accessible projects whose name contains
+// query, sorted ascending unless opt says otherwise. An empty query is an
+// *ArgumentError.
 //
 // API: GET /projects/search/:query
 func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchProjectsOptions) ([]*Project, *Response, error) {
-	return doList[Project](ctx, s.client, http.MethodGet, route("projects/search/%s", query), opt)
+	return doList[Project](ctx, s.client, http.MethodGet, searchPath(query), opt)
 }
 
-// AllSearch iterates over every project Search returns.
+// AllSearch iterates over the projects Search returns, on every page from
+// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
+// request (100 when 0).
 //
 // API: GET /projects/search/:query
 func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/search/%s", query), opt)
+	return all[Project](ctx, s.client, searchPath(query), opt)
+}
+
+// searchPath refuses an empty query by its own argument name.
+func searchPath(query string) apiPath {
+	if query == "" {
+		return apiPath{err: errRequired("query")}
+	}
+	return route("projects/search/%s", query)
 }

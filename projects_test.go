@@ -27,7 +27,7 @@ func wantProject() *Project {
 	return &Project{
 		ID: 3, Name: "Diaspora Project Site", Path: "diaspora-project-site",
 		NameWithNamespace: "Diaspora / Diaspora Project Site", PathWithNamespace: "diaspora/diaspora-project-site",
-		Description: "Community site", DefaultBranch: "master", Public: false, VisibilityLevel: InternalVisibility,
+		Description: Ptr("Community site"), DefaultBranch: "master", Public: false, VisibilityLevel: InternalVisibility,
 		SSHURLToRepo:  "git@example.com:diaspora/diaspora-project-site.git",
 		HTTPURLToRepo: "http://example.com/diaspora/diaspora-project-site.git",
 		WebURL:        "http://example.com/diaspora/diaspora-project-site", TagList: []string{"example", "disapora project"},
@@ -36,12 +36,12 @@ func wantProject() *Project {
 		ContainerRegistryEnabled: true, PublicBuilds: true, SharedRunnersEnabled: true, Archived: false,
 		OpenIssuesCount: 1, ForksCount: 2, StarCount: 5, CreatorID: 3,
 		CreatedAt: ts("2013-09-30T13:46:02Z"), LastActivityAt: ts("2013-09-30T13:46:02.123Z"),
-		Namespace: &ProjectNamespace{ID: 3, Name: "Diaspora", Path: "diaspora", Description: "The group", OwnerID: 1,
+		Namespace: &ProjectNamespace{ID: 3, Name: "Diaspora", Path: "diaspora", Description: Ptr("The group"), OwnerID: Ptr(1),
 			CreatedAt: ts("2013-09-30T13:46:02Z"), UpdatedAt: ts("2013-09-30T13:46:02Z"),
-			Avatar: &NamespaceAvatar{URL: "/uploads/group/avatar/3/a.png"}, ShareWithGroupLock: true, VisibilityLevel: PublicVisibility},
+			Avatar: &NamespaceAvatar{URL: Ptr("/uploads/group/avatar/3/a.png")}, ShareWithGroupLock: true, VisibilityLevel: PublicVisibility},
 		Permissions: &Permissions{ProjectAccess: &AccessInfo{AccessLevel: GuestAccess, NotificationLevel: 3},
 			GroupAccess: &AccessInfo{AccessLevel: OwnerAccess, NotificationLevel: 3}},
-		AvatarURL:    "http://example.com/uploads/project/avatar/3/uploads/avatar.png",
+		AvatarURL:    Ptr("http://example.com/uploads/project/avatar/3/uploads/avatar.png"),
 		RunnersToken: "b8547b1dc37721d05889db52fa2f02",
 		ForkedFromProject: &ForkedFromProject{ID: 13083, Name: "Diaspora Client", NameWithNamespace: "Diaspora / Diaspora Client",
 			Path: "diaspora-client", PathWithNamespace: "diaspora/diaspora-client"},
@@ -52,7 +52,7 @@ func wantProject() *Project {
 func TestProjectsUnit(t *testing.T) {
 	ctx := context.Background()
 	listOpt := &ListProjectsOptions{ListOptions: ListOptions{Page: 2, PerPage: 5}, Archived: Ptr(true), Visibility: Ptr("internal"),
-		OrderBy: Ptr("name"), Sort: Ptr("asc"), Search: Ptr("dia")}
+		OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc), Search: Ptr("dia")}
 	listWant := url.Values{"page": {"2"}, "per_page": {"5"}, "archived": {"true"}, "visibility": {"internal"}, "order_by": {"name"}, "sort": {"asc"}, "search": {"dia"}}
 	createOpt := &CreateProjectOptions{Name: "site", Path: Ptr("my.site"), NamespaceID: Ptr(4), Description: Ptr("d"),
 		IssuesEnabled: Ptr(true), MergeRequestsEnabled: Ptr(false), BuildsEnabled: Ptr(true), WikiEnabled: Ptr(false),
@@ -76,9 +76,9 @@ func TestProjectsUnit(t *testing.T) {
 		{"List", func(c *Client) (any, error) { return many(c.Projects.List(ctx, listOpt)) }, "GET", "projects", listWant, true},
 		{"ListOwned", func(c *Client) (any, error) { return many(c.Projects.ListOwned(ctx, listOpt)) }, "GET", "projects/owned", listWant, true},
 		{"ListStarred", func(c *Client) (any, error) { return many(c.Projects.ListStarred(ctx, listOpt)) }, "GET", "projects/starred", listWant, true},
-		{"ListAll", func(c *Client) (any, error) { return many(c.Projects.ListAll(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
+		{"ListInstance", func(c *Client) (any, error) { return many(c.Projects.ListInstance(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
 		{"Search", func(c *Client) (any, error) {
-			return many(c.Projects.Search(ctx, "dia/x", &SearchProjectsOptions{OrderBy: Ptr("id"), Sort: Ptr("desc")}))
+			return many(c.Projects.Search(ctx, "dia/x", &SearchProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortDesc)}))
 		}, "GET", "projects/search/dia%2Fx", url.Values{"order_by": {"id"}, "sort": {"desc"}}, true},
 		{"Get", func(c *Client) (any, error) { return one(c.Projects.Get(ctx, pid)) }, "GET", "projects/" + esc, nil, false},
 		{"Create", func(c *Client) (any, error) { return one(c.Projects.Create(ctx, createOpt)) }, "POST", "projects", createWant, false},
@@ -112,7 +112,7 @@ func TestProjectsUnit(t *testing.T) {
 	_, _, err = c.Projects.Star(ctx, 3)
 	assert.ErrorIs(t, err, ErrNotModified)
 	m.Reply(403, `{"message":"403 Forbidden"}`)
-	_, _, err = c.Projects.ListAll(ctx, nil)
+	_, _, err = c.Projects.ListInstance(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
 	m.Reply(409, `{"message":{"name":["has already been taken"]}}`)
 	_, _, err = c.Projects.Fork(ctx, 3)
@@ -151,7 +151,7 @@ func TestProjectEventsUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/events", url.Values{"page": {"1"}, "per_page": {"2"}})
 	author := &User{ID: 1, Name: "Dmitriy Zaporozhets", Username: "root", State: "active",
-		AvatarURL: "http://localhost:3000/uploads/user/avatar/1/fox_avatar.png", WebURL: "http://localhost:3000/root"}
+		AvatarURL: Ptr("http://localhost:3000/uploads/user/avatar/1/fox_avatar.png"), WebURL: "http://localhost:3000/root"}
 	require.Len(t, events, 3)
 	forgetDecodedKeys(events[1].Data)
 	assert.Equal(t, &ProjectEvent{Title: nil, ProjectID: 1, ActionName: "opened", TargetID: Ptr(160), TargetType: Ptr("Issue"),
@@ -168,6 +168,57 @@ func TestProjectEventsUnit(t *testing.T) {
 	assert.Equal(t, &EventNote{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
 		CreatedAt: ts("2015-12-04T10:33:56.698Z"), System: false, Upvote: true, Downvote: false, NoteableID: 377, NoteableType: "Issue"}, events[2].Note)
 	assert.Equal(t, "commented on", events[2].ActionName)
+}
+
+// TestProjectRunnerAndBranchParamsUnit checks that create, create-for-user
+// and update send shared_runners_enabled, and create-for-user default_branch.
+func TestProjectRunnerAndBranchParamsUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	body := `{"id": 9, "name": "site", "shared_runners_enabled": false, "default_branch": "develop"}`
+	const form = "application/x-www-form-urlencoded"
+
+	m.Reply(201, body)
+	p, _, err := c.Projects.Create(ctx, &CreateProjectOptions{Name: "site", SharedRunnersEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, form, m.assertCall("POST", "projects", url.Values{"name": {"site"}, "shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
+	assert.False(t, p.SharedRunnersEnabled)
+
+	m.Reply(201, body)
+	p, _, err = c.Projects.CreateForUser(ctx, 7, &CreateProjectOptions{Name: "site", SharedRunnersEnabled: Ptr(true), DefaultBranch: Ptr("develop")})
+	require.NoError(t, err)
+	assert.Equal(t, form, m.assertCall("POST", "projects/user/7", url.Values{"name": {"site"}, "shared_runners_enabled": {"true"}, "default_branch": {"develop"}}).Header.Get("Content-Type"))
+	assert.Equal(t, "develop", p.DefaultBranch)
+
+	m.Reply(200, body)
+	_, _, err = c.Projects.Update(ctx, "g/my.site", &UpdateProjectOptions{SharedRunnersEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, form, m.assertCall("PUT", "projects/g%2Fmy%2Esite", url.Values{"shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
+
+	m.Reply(400, `{"message":{"default_branch":["does not exist"]}}`)
+	_, _, err = c.Projects.CreateForUser(ctx, 7, &CreateProjectOptions{Name: "site", DefaultBranch: Ptr("nope")})
+	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorContains(t, err, "default_branch")
+}
+
+// TestProjectRunnerAndBranchParamsAgainstFake sends the parameters to the fake
+// server. It does not read shared_runners_enabled, nor default_branch on
+// creation, so this checks that the calls succeed and that the answer decodes.
+func TestProjectRunnerAndBranchParamsAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	bob := srv.AddUser("bob", false)
+
+	p, _, err := c.Projects.Create(ctx, &CreateProjectOptions{Name: "Runners Off", SharedRunnersEnabled: Ptr(false)})
+	require.NoError(t, err)
+	assert.Equal(t, "Runners Off", p.Name)
+	given, _, err := c.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Given", SharedRunnersEnabled: Ptr(false),
+		DefaultBranch: Ptr("master")})
+	require.NoError(t, err)
+	assert.Equal(t, bob.ID, given.Owner.ID)
+	upd, _, err := c.Projects.Update(ctx, p.ID, &UpdateProjectOptions{SharedRunnersEnabled: Ptr(true)})
+	require.NoError(t, err)
+	assert.True(t, upd.SharedRunnersEnabled)
 }
 
 func TestUploadFileUnit(t *testing.T) {
@@ -238,15 +289,15 @@ func TestProjectsAgainstFake(t *testing.T) {
 	list, _, err = ac.Projects.ListOwned(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{p.ID}, ids(list))
-	_, _, err = ac.Projects.ListAll(ctx, nil)
+	_, _, err = ac.Projects.ListInstance(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
-	list, _, err = c.Projects.ListAll(ctx, &ListProjectsOptions{OrderBy: Ptr("name"), Sort: Ptr("asc")})
+	list, _, err = c.Projects.ListInstance(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"My Site", "Public Thing"}, names(list))
 	list, _, err = ac.Projects.Search(ctx, "thing", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{pub.ID}, ids(list))
-	_, _, err = c.Projects.List(ctx, &ListProjectsOptions{OrderBy: Ptr("nonsense")})
+	_, _, err = c.Projects.List(ctx, &ListProjectsOptions{OrderBy: Ptr[ProjectOrderBy]("nonsense")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
 	// Star twice, unstar twice.
@@ -284,7 +335,7 @@ func TestProjectsAgainstFake(t *testing.T) {
 	// Update, fork, fork relations.
 	upd, _, err := ac.Projects.Update(ctx, p.ID, &UpdateProjectOptions{Description: Ptr("new"), VisibilityLevel: Ptr(InternalVisibility)})
 	require.NoError(t, err)
-	assert.Equal(t, "new", upd.Description)
+	assert.Equal(t, Ptr("new"), upd.Description)
 	assert.Equal(t, InternalVisibility, upd.VisibilityLevel)
 	_, _, err = bc.Projects.Update(ctx, p.ID, &UpdateProjectOptions{Description: Ptr("hijack")})
 	assert.ErrorIs(t, err, ErrForbidden)
@@ -369,7 +420,7 @@ func TestProjectIteratorsAgainstFake(t *testing.T) {
 		srv.AddProject(srv.AdminID, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), 20)
 	}
 	seen := map[int]bool{}
-	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr("id"), Sort: Ptr("asc"), ListOptions: ListOptions{Prefetch: 3}}) {
+	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), ListOptions: ListOptions{Prefetch: 3}}) {
 		require.NoError(t, err)
 		assert.False(t, seen[p.ID], "no duplicates")
 		seen[p.ID] = true

@@ -24,9 +24,9 @@ type ApplicationSettings struct {
 	SigninEnabled                     bool     `json:"signin_enabled"`
 	GravatarEnabled                   bool     `json:"gravatar_enabled"`
 	AvatarProviderEnabled             bool     `json:"avatar_provider_enabled"`
-	SignInText                        string   `json:"sign_in_text"`
-	AfterSignUpText                   string   `json:"after_sign_up_text"`
-	HomePageURL                       string   `json:"home_page_url"`
+	SignInText                        *string  `json:"sign_in_text"`
+	AfterSignUpText                   *string  `json:"after_sign_up_text"`
+	HomePageURL                       *string  `json:"home_page_url"`
 	DefaultBranchProtection           int      `json:"default_branch_protection"`
 	RestrictedVisibilityLevels        []int    `json:"restricted_visibility_levels"`
 	MaxAttachmentSize                 int      `json:"max_attachment_size"`
@@ -36,7 +36,7 @@ type ApplicationSettings struct {
 	DefaultGroupVisibility            int      `json:"default_group_visibility"`
 	RestrictedSignupDomains           []string `json:"restricted_signup_domains"`
 	UserOAuthApplications             bool     `json:"user_oauth_applications"`
-	AfterSignOutPath                  string   `json:"after_sign_out_path"`
+	AfterSignOutPath                  *string  `json:"after_sign_out_path"`
 	ContainerRegistryTokenExpireDelay int      `json:"container_registry_token_expire_delay"`
 	MaxArtifactsSize                  int      `json:"max_artifacts_size"`
 	SharedRunnersEnabled              bool     `json:"shared_runners_enabled"`

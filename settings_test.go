@@ -24,10 +24,10 @@ func TestSettingsUnit(t *testing.T) {
 	c, m := newMockClient(t)
 	want := &ApplicationSettings{ID: 1, CreatedAt: ts("2016-01-04T15:44:55.176Z"), UpdatedAt: ts("2016-01-04T15:44:55.176Z"),
 		DefaultProjectsLimit: 100000, SignupEnabled: true, SigninEnabled: true, GravatarEnabled: true, AvatarProviderEnabled: false,
-		SignInText: "Welcome", AfterSignUpText: "Thanks", HomePageURL: "https://home.example", DefaultBranchProtection: 2,
+		SignInText: Ptr("Welcome"), AfterSignUpText: Ptr("Thanks"), HomePageURL: Ptr("https://home.example"), DefaultBranchProtection: 2,
 		RestrictedVisibilityLevels: []int{0, 20}, MaxAttachmentSize: 10, SessionExpireDelay: 10080, DefaultProjectVisibility: 10,
 		DefaultSnippetVisibility: 0, DefaultGroupVisibility: 20, RestrictedSignupDomains: []string{"example.com"},
-		UserOAuthApplications: true, AfterSignOutPath: "/bye", ContainerRegistryTokenExpireDelay: 5, MaxArtifactsSize: 100,
+		UserOAuthApplications: true, AfterSignOutPath: Ptr("/bye"), ContainerRegistryTokenExpireDelay: 5, MaxArtifactsSize: 100,
 		SharedRunnersEnabled: true, RepositoryStorage: "default",
 		Extra: map[string]json.RawMessage{"akismet_enabled": json.RawMessage(`false`), "metrics_port": json.RawMessage(`8089`)}}
 

@@ -17,38 +17,39 @@ func Ptr[T any](v T) *T { return &v }
 // Some merge request records carry Email and CreatedAt instead of AvatarURL
 // and WebURL; both variants decode here.
 type User struct {
-	ID        int    `json:"id"`
-	Name      string `json:"name"`
-	Username  string `json:"username"`
-	State     string `json:"state"`
-	AvatarURL string `json:"avatar_url,omitempty"`
-	WebURL    string `json:"web_url,omitempty"`
-	Email     string `json:"email,omitempty"`
-	CreatedAt *Time  `json:"created_at,omitempty"`
+	ID        int     `json:"id"`
+	Name      string  `json:"name"`
+	Username  string  `json:"username"`
+	State     string  `json:"state"`
+	AvatarURL *string `json:"avatar_url"` // nil when the server sends null
+	WebURL    string  `json:"web_url"`
+	Email     string  `json:"email"`
+	CreatedAt *Time   `json:"created_at"`
 }
 
 // BuildUser is the fuller user embedded in build records.
 type BuildUser struct {
 	User
-	Bio        string `json:"bio"`
-	IsAdmin    bool   `json:"is_admin"`
-	LinkedIn   string `json:"linkedin"`
-	Skype      string `json:"skype"`
-	Twitter    string `json:"twitter"`
-	WebsiteURL string `json:"website_url"`
+	Bio        *string `json:"bio"`
+	Location   *string `json:"location"`
+	IsAdmin    bool    `json:"is_admin"`
+	LinkedIn   string  `json:"linkedin"`
+	Skype      string  `json:"skype"`
+	Twitter    string  `json:"twitter"`
+	WebsiteURL string  `json:"website_url"`
 }
 
 // Milestone is a project milestone, embedded in issues and merge requests.
 type Milestone struct {
-	ID          int    `json:"id"`
-	IID         int    `json:"iid"`
-	ProjectID   int    `json:"project_id"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	State       string `json:"state"`
-	DueDate     *Time  `json:"due_date"`
-	CreatedAt   *Time  `json:"created_at"`
-	UpdatedAt   *Time  `json:"updated_at"`
+	ID          int     `json:"id"`
+	IID         int     `json:"iid"`
+	ProjectID   int     `json:"project_id"`
+	Title       string  `json:"title"`
+	Description *string `json:"description"`
+	State       string  `json:"state"`
+	DueDate     *Time   `json:"due_date"`
+	CreatedAt   *Time   `json:"created_at"`
+	UpdatedAt   *Time   `json:"updated_at"`
 }
 
 // Time is a timestamp that decodes every ISO 8601 form the server sends:
@@ -170,7 +171,7 @@ func truncate(b []byte) string {
 // AccessLevel is a member's role in a project or group.
 type AccessLevel int
 
-// The access levels of the contract.
+// The access levels the API knows.
 const (
 	NoAccess        AccessLevel = 0
 	GuestAccess     AccessLevel = 10
@@ -201,7 +202,7 @@ func (a AccessLevel) String() string {
 // VisibilityLevel says who may see a project or group.
 type VisibilityLevel int
 
-// The visibility levels of the contract.
+// The visibility levels the API knows.
 const (
 	PrivateVisibility  VisibilityLevel = 0
 	InternalVisibility VisibilityLevel = 10
@@ -232,7 +233,7 @@ func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
 	return nil
 }
 
-// Labels is a list of label names, sent joined with commas as the contract
+// Labels is a list of label names, sent joined with commas as the API
 // asks. In update options a non-nil pointer to an empty Labels clears them.
 type Labels []string
 
@@ -241,3 +242,95 @@ func (l Labels) EncodeValues(key string, v *url.Values) error {
 	v.Set(key, strings.Join(l, ","))
 	return nil
 }
+
+// IssueState filters issue lists by state.
+type IssueState string
+
+// The states an issue list filters on; a nil State lists both.
+const (
+	IssueOpened IssueState = "opened"
+	IssueClosed IssueState = "closed"
+)
+
+// IssueStateEvent closes or reopens an issue through UpdateIssueOptions.
+type IssueStateEvent string
+
+// The state events of an issue update.
+const (
+	IssueClose  IssueStateEvent = "close"
+	IssueReopen IssueStateEvent = "reopen"
+)
+
+// MergeRequestState filters merge request lists by state.
+type MergeRequestState string
+
+// The states a merge request list filters on.
+const (
+	MergeRequestOpened MergeRequestState = "opened"
+	MergeRequestClosed MergeRequestState = "closed"
+	MergeRequestMerged MergeRequestState = "merged"
+	MergeRequestAll    MergeRequestState = "all"
+)
+
+// MergeRequestStateEvent closes, reopens or merges a merge request through
+// UpdateMergeRequestOptions.
+type MergeRequestStateEvent string
+
+// The state events of a merge request update.
+const (
+	MergeRequestClose  MergeRequestStateEvent = "close"
+	MergeRequestReopen MergeRequestStateEvent = "reopen"
+	MergeRequestMerge  MergeRequestStateEvent = "merge"
+)
+
+// MilestoneState filters milestone lists by state.
+type MilestoneState string
+
+// The states a milestone list filters on; a nil State lists both.
+const (
+	MilestoneActive MilestoneState = "active"
+	MilestoneClosed MilestoneState = "closed"
+)
+
+// MilestoneStateEvent closes or reactivates a milestone through
+// UpdateMilestoneOptions.
+type MilestoneStateEvent string
+
+// The state events of a milestone update.
+const (
+	MilestoneClose    MilestoneStateEvent = "close"
+	MilestoneActivate MilestoneStateEvent = "activate"
+)
+
+// OrderBy is the sort key of the issue and merge request lists.
+type OrderBy string
+
+// The sort keys of the issue and merge request lists; created_at when nil.
+const (
+	OrderByCreatedAt OrderBy = "created_at"
+	OrderByUpdatedAt OrderBy = "updated_at"
+)
+
+// ProjectOrderBy is the sort key of the project lists.
+type ProjectOrderBy string
+
+// The sort keys of the project lists; created_at when nil. Projects.Search
+// accepts ID, Name, CreatedAt and LastActivityAt only.
+const (
+	ProjectOrderByID             ProjectOrderBy = "id"
+	ProjectOrderByName           ProjectOrderBy = "name"
+	ProjectOrderByPath           ProjectOrderBy = "path"
+	ProjectOrderByCreatedAt      ProjectOrderBy = "created_at"
+	ProjectOrderByUpdatedAt      ProjectOrderBy = "updated_at"
+	ProjectOrderByLastActivityAt ProjectOrderBy = "last_activity_at"
+)
+
+// SortOrder is the direction of a sorted list.
+type SortOrder string
+
+// The sort directions. Lists sort descending when Sort is nil, except
+// Projects.Search, which sorts ascending.
+const (
+	SortAsc  SortOrder = "asc"
+	SortDesc SortOrder = "desc"
+)

@@ -128,7 +128,7 @@ func sdkProjectGet(ctx context.Context, c *collab.Client) error {
 }
 
 func sdkIssuesList(ctx context.Context, c *collab.Client) error {
-	is, _, err := c.Issues.List(ctx, 4, &collab.ListIssuesOptions{State: collab.Ptr("opened")})
+	is, _, err := c.Issues.List(ctx, 4, &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueOpened)})
 	if err == nil && len(is) != 20 {
 		err = fmt.Errorf("got %d issues", len(is))
 	}

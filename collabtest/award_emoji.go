@@ -21,33 +21,38 @@ var knownEmoji = map[string]bool{
 }
 
 func (s *Server) awardRoutes() {
-	for _, kind := range []string{"issues", "merge_requests"} {
-		for _, prefix := range []string{"/projects/:id/" + kind + "/:noteable_id", "/projects/:id/" + kind + "/:noteable_id/notes/:note_id"} {
-			s.handle("GET", prefix+"/award_emoji", s.awardHandler(kind, s.listAwards))
-			s.handle("POST", prefix+"/award_emoji", s.awardHandler(kind, s.createAward))
-			s.handle("GET", prefix+"/award_emoji/:award_id", s.awardHandler(kind, s.getAward))
-			s.handle("DELETE", prefix+"/award_emoji/:award_id", s.awardHandler(kind, s.deleteAward))
+	for _, kind := range []string{"/projects/{id}/issues/{issue_id}", "/projects/{id}/merge_requests/{mr_id}"} {
+		for _, base := range []string{kind, kind + "/notes/{note_id}"} {
+			s.api("GET "+base+"/award_emoji", rule{}, s.listAwards)
+			s.api("POST "+base+"/award_emoji", rule{}, s.createAward)
+			s.api("GET "+base+"/award_emoji/{award_id}", rule{}, s.getAward)
+			s.api("DELETE "+base+"/award_emoji/{award_id}", rule{}, s.deleteAward)
 		}
 	}
 }
 
-// awardHandler resolves the awardable: an issue, a merge request, or a note on one.
-func (s *Server) awardHandler(kind string, h func(c *call, typ string, id int)) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		if _, hasNote := c.params["note_id"]; hasNote {
-			if n := c.projectNote(p, kind); n != nil {
-				h(c, "Note", n.id)
-			}
-			return
-		}
-		if typ, id, _, ok := c.noteable(p, kind); ok {
-			h(c, typ, id)
-		}
+// awardable names what the path's award emoji belong to: the note when
+// there is one, else the issue or merge request.
+func (c *call) awardable() (typ string, id int) {
+	if c.note != nil {
+		return "Note", c.note.id
 	}
+	return c.ticket.kind, c.ticket.id
+}
+
+// loadAward resolves {award_id} on the awardable.
+func (c *call) loadAward() error {
+	aid, err := c.pathID("award_id")
+	if err != nil {
+		return err
+	}
+	typ, id := c.awardable()
+	a := c.s.awards[aid]
+	if a == nil || a.awardableType != typ || a.awardableID != id {
+		return errNotFound("Award Emoji")
+	}
+	c.award = a
+	return nil
 }
 
 func (s *Server) awardJSON(a *award) any {
@@ -55,69 +60,45 @@ func (s *Server) awardJSON(a *award) any {
 		"updated_at": ts(a.updatedAt), "awardable_id": a.awardableID, "awardable_type": a.awardableType}
 }
 
-func (s *Server) listAwards(c *call, typ string, id int) {
+func (s *Server) listAwards(c *call) error {
+	typ, id := c.awardable()
 	var out []*award
 	for _, aid := range sortedKeys(s.awards) {
 		if a := s.awards[aid]; a.awardableType == typ && a.awardableID == id {
 			out = append(out, a)
 		}
 	}
-	page(c, out, s.awardJSON)
+	return page(c, out, s.awardJSON)
 }
 
-// findAward resolves :award_id on the awardable.
-func (c *call) findAward(typ string, id int) *award {
-	aid, ok := c.pathInt("award_id")
-	if !ok {
-		return nil
-	}
-	a := c.s.awards[aid]
-	if a == nil || a.awardableType != typ || a.awardableID != id {
-		c.notFound("Award Emoji")
-		return nil
-	}
-	return a
-}
-
-func (s *Server) getAward(c *call, typ string, id int) {
-	if a := c.findAward(typ, id); a != nil {
-		c.json(http.StatusOK, s.awardJSON(a))
-	}
-}
+func (s *Server) getAward(c *call) error { return c.json(http.StatusOK, s.awardJSON(c.award)) }
 
 // createAward answers 404 for an unknown emoji or a repeat by the same user.
-func (s *Server) createAward(c *call, typ string, id int) {
+func (s *Server) createAward(c *call) error {
+	typ, id := c.awardable()
 	name := c.str("name")
 	if name == "" {
-		c.missing("name")
-		return
+		return errMissing("name")
 	}
 	if !knownEmoji[name] {
-		c.notFound("Award Emoji")
-		return
+		return errNotFound("Award Emoji")
 	}
 	for _, a := range s.awards {
 		if a.awardableType == typ && a.awardableID == id && a.userID == c.user.id && a.name == name {
-			c.notFound("Award Emoji")
-			return
+			return errNotFound("Award Emoji")
 		}
 	}
 	now := s.now()
 	a := &award{id: s.newID(), name: name, userID: c.user.id, awardableType: typ, awardableID: id, createdAt: now, updatedAt: now}
 	s.awards[a.id] = a
-	c.json(http.StatusCreated, s.awardJSON(a))
+	return c.json(http.StatusCreated, s.awardJSON(a))
 }
 
 // deleteAward: only the author or an admin, else 401.
-func (s *Server) deleteAward(c *call, typ string, id int) {
-	a := c.findAward(typ, id)
-	if a == nil {
-		return
+func (s *Server) deleteAward(c *call) error {
+	if c.award.userID != c.user.id && !c.user.admin {
+		return errUnauthorized
 	}
-	if a.userID != c.user.id && !c.user.admin {
-		c.unauthorized()
-		return
-	}
-	delete(s.awards, a.id)
-	c.json(http.StatusOK, s.awardJSON(a))
+	delete(s.awards, c.award.id)
+	return c.json(http.StatusOK, s.awardJSON(c.award))
 }

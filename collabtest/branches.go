@@ -2,6 +2,7 @@ package collabtest
 
 import (
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -28,11 +29,13 @@ func (s *Server) addBranch(p *project, name, commit string) *branch {
 	return b
 }
 
+// Branch names may contain slashes, escaped as %2F or not: the branch is
+// the rest of the path ({branch...}), and a PUT's rest ends in /protect or
+// /unprotect.
 func (s *Server) branchRoutes() {
-	s.handle("GET", "/projects/:id/repository/branches", s.listBranches)
-	s.handle("GET", "/projects/:id/repository/branches/:branch", s.getBranch)
-	s.handle("PUT", "/projects/:id/repository/branches/:branch/protect", s.protectBranch(true))
-	s.handle("PUT", "/projects/:id/repository/branches/:branch/unprotect", s.protectBranch(false))
+	s.api("GET /projects/{id}/repository/branches", rule{}, s.listBranches)
+	s.api("GET /projects/{id}/repository/branches/{branch...}", rule{}, s.getBranch)
+	s.api("PUT /projects/{id}/repository/branches/{branch...}", rule{level: Master}, s.protectBranch)
 }
 
 // isProtected: explicitly protected, or the default branch while the
@@ -59,62 +62,65 @@ func (s *Server) branchJSON(p *project, b *branch) any {
 	}
 }
 
-func (s *Server) listBranches(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
+func (s *Server) listBranches(c *call) error {
+	p := c.project
 	var out []*branch
 	for _, b := range p.branches {
 		out = append(out, b)
 	}
 	sortItems(c, out, "asc", func(b *branch) string { return b.name }, func(*branch) int { return 0 })
-	all(c, out, func(b *branch) any { return s.branchJSON(p, b) })
+	return all(c, out, func(b *branch) any { return s.branchJSON(p, b) })
 }
 
-// projectBranch resolves :branch, answering "404 Branch Not Found".
-func (c *call) projectBranch(p *project) *branch {
-	b := p.branches[c.params["branch"]]
+// findBranch resolves a branch name of the loaded project: "404 Branch Not Found".
+func (c *call) findBranch(name string) (*branch, error) {
+	b := c.project.branches[name]
 	if b == nil {
-		c.notFound("Branch")
+		return nil, errNotFound("Branch")
 	}
-	return b
+	return b, nil
 }
 
-func (s *Server) getBranch(c *call) {
-	if p := c.project(); p != nil {
-		if b := c.projectBranch(p); b != nil {
-			c.json(http.StatusOK, s.branchJSON(p, b))
-		}
+func (s *Server) getBranch(c *call) error {
+	b, err := c.findBranch(c.str("branch"))
+	if err != nil {
+		return err
 	}
+	return c.json(http.StatusOK, s.branchJSON(c.project, b))
 }
 
-// protectBranch is idempotent and answers 200 with the branch each time.
-func (s *Server) protectBranch(protect bool) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil || !c.requireLevel(p, 40) {
-			return
+// protectBranch serves PUT .../branches/<name>/protect and /unprotect. It
+// is idempotent and answers 200 with the branch each time.
+func (s *Server) protectBranch(c *call) error {
+	rest := c.str("branch")
+	name, protect := strings.CutSuffix(rest, "/protect")
+	if !protect {
+		var ok bool
+		if name, ok = strings.CutSuffix(rest, "/unprotect"); !ok {
+			return errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed")
 		}
-		b := c.projectBranch(p)
-		if b == nil {
-			return
-		}
-		b.protected = protect
-		if b.name == p.defaultBranch {
-			p.defaultUnprotected = !protect
-		}
-		c.json(http.StatusOK, s.branchJSON(p, b))
 	}
+	b, err := c.findBranch(name)
+	if err != nil {
+		return err
+	}
+	p := c.project
+	b.protected = protect
+	if b.name == p.defaultBranch {
+		p.defaultUnprotected = !protect
+	}
+	return c.json(http.StatusOK, s.branchJSON(p, b))
 }
 
 // AddBranch creates or moves a branch of a project to commit (a fresh
-// commit id when commit is "") and returns the commit id.
+// commit id when commit is "") and returns the commit id. An unknown
+// project or a blank name is a mistake (see Err) and returns "".
 func (s *Server) AddBranch(projectID int, name, commit string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.projects[projectID]
-	if p == nil {
+	if p == nil || strings.Trim(name, "/") == "" {
+		s.misuse("AddBranch: no project %d or a blank branch name %q", projectID, name)
 		return ""
 	}
 	return s.addBranch(p, name, commit).commitID

@@ -34,7 +34,7 @@ type buildVariable struct {
 	Public bool   `json:"public"`
 }
 
-// Access to builds: hidden projects answer 404 (c.project). Reading needs
+// Access to builds: hidden projects answer 404. Reading needs
 // reporter level (20) or a public or internal project; acting (cancel, retry,
 // erase, keep) needs developer level (30). Admins may do both. A project with
 // builds disabled answers 403 to everyone, as deployed servers do. The
@@ -43,10 +43,10 @@ type buildVariable struct {
 //
 // The commit of a commit's builds list must be known (a branch head or its
 // parent, or the commit of a build); otherwise 404 "404 Commit Not Found".
-// Scope is read as in the server notes; a bad one answers 400
-// "Scope contains invalid value(s)".
+// Scope is read as deployed servers read it (see buildScopes); a bad one
+// answers 400 "Scope contains invalid value(s)".
 //
-// Transitions, filling the gaps of the contract as deployed servers do:
+// Transitions, as deployed servers make them:
 //   - cancel: pending or running -> canceled; any other status answers
 //     403 "403 Forbidden - Build is not cancelable" rather than pretend.
 //   - retry: only a finished build (success, failed, canceled, skipped); it
@@ -56,59 +56,62 @@ type buildVariable struct {
 //     403 "403 Forbidden - Build is not erasable!".
 //   - keep: 404 when the build has no artifacts.
 func (s *Server) buildRoutes() {
-	s.handle("GET", "/projects/:id/builds", s.listBuilds)
-	s.handle("GET", "/projects/:id/repository/commits/:sha/builds", s.listCommitBuilds)
-	s.handle("GET", "/projects/:id/builds/:build_id", s.buildHandler(false, s.getBuild))
-	s.handle("GET", "/projects/:id/builds/:build_id/artifacts", s.buildHandler(false, s.getBuildArtifacts))
-	s.handle("GET", "/projects/:id/builds/:build_id/trace", s.buildHandler(false, s.getBuildTrace))
-	s.handle("POST", "/projects/:id/builds/:build_id/cancel", s.buildHandler(true, s.cancelBuild))
-	s.handle("POST", "/projects/:id/builds/:build_id/retry", s.buildHandler(true, s.retryBuild))
-	s.handle("POST", "/projects/:id/builds/:build_id/erase", s.buildHandler(true, s.eraseBuild))
-	s.handle("POST", "/projects/:id/builds/:build_id/artifacts/keep", s.buildHandler(true, s.keepBuildArtifacts))
+	read, write := rule{builds: readBuilds}, rule{builds: writeBuilds}
+	s.api("GET /projects/{id}/builds", read, s.listBuilds)
+	s.api("GET /projects/{id}/repository/commits/{sha}/builds", read, s.listCommitBuilds)
+	s.api("GET /projects/{id}/builds/{build_id}", read, s.getBuild)
+	s.api("GET /projects/{id}/builds/{build_id}/artifacts", read, s.getBuildArtifacts)
+	s.api("GET /projects/{id}/builds/{build_id}/trace", read, s.getBuildTrace)
+	s.api("POST /projects/{id}/builds/{build_id}/cancel", write, s.cancelBuild)
+	s.api("POST /projects/{id}/builds/{build_id}/retry", write, s.retryBuild)
+	s.api("POST /projects/{id}/builds/{build_id}/erase", write, s.eraseBuild)
+	s.api("POST /projects/{id}/builds/{build_id}/artifacts/keep", write, s.keepBuildArtifacts)
 }
 
-// buildsProject resolves :id for a builds endpoint and checks the caller
-// may read its builds, or act on them when write is set.
-func (c *call) buildsProject(write bool) *project {
-	p := c.project()
-	if p == nil {
-		return nil
-	}
+// buildAccess is what a builds route needs: to read builds or to act on them.
+type buildAccess int
+
+const (
+	readBuilds buildAccess = iota + 1
+	writeBuilds
+)
+
+// checkBuildsAccess: builds enabled, and the caller may read the project's
+// builds, or act on them when write is set.
+func (c *call) checkBuildsAccess(write bool) error {
+	p := c.project
 	if !p.buildsEnabled {
-		c.forbidden()
-		return nil
+		return errForbidden
 	}
 	lvl := c.s.accessLevel(c.user, p)
 	switch {
 	case c.user.admin:
-	case write && lvl < 30:
-		c.forbidden()
-		return nil
-	case !write && lvl < 20 && p.visibility < 10:
-		c.forbidden()
-		return nil
+	case write && lvl < int(Developer):
+		return errForbidden
+	case !write && lvl < int(Reporter) && p.visibility < int(Internal):
+		return errForbidden
 	}
-	return p
+	return nil
 }
 
-// projectBuild resolves :build_id within p, answering 404 "404 Build Not Found".
-func (c *call) projectBuild(p *project) *build {
-	id, ok := c.pathInt("build_id")
-	if !ok {
-		return nil
+// loadBuild resolves {build_id} within the project: "404 Build Not Found".
+func (c *call) loadBuild() error {
+	id, err := c.pathID("build_id")
+	if err != nil {
+		return err
 	}
 	b := c.s.builds[id]
-	if b == nil || b.projectID != p.id {
-		c.notFound("Build")
-		return nil
+	if b == nil || b.projectID != c.project.id {
+		return errNotFound("Build")
 	}
-	return b
+	c.build = b
+	return nil
 }
 
 // buildScopes reads scope as deployed servers do: scope=x, or
 // scope[0]=x&scope[1]=y (any key in the brackets). The Rails form scope[]=
 // and unknown values answer 400 "Scope contains invalid value(s)".
-func (c *call) buildScopes() ([]string, bool) {
+func (c *call) buildScopes() ([]string, error) {
 	var keyed []string
 	for k := range c.form {
 		if k != "scope" && strings.HasPrefix(k, "scope[") {
@@ -123,9 +126,8 @@ func (c *call) buildScopes() ([]string, bool) {
 		}
 		return strings.Compare(a, b)
 	})
-	invalid := func() ([]string, bool) {
-		c.badRequest("Scope contains invalid value(s)")
-		return nil, false
+	invalid := func() ([]string, error) {
+		return nil, errBadRequest("Scope contains invalid value(s)")
 	}
 	var scopes []string
 	if c.has("scope") {
@@ -150,55 +152,36 @@ func (c *call) buildScopes() ([]string, bool) {
 			return invalid()
 		}
 	}
-	return scopes, true
+	return scopes, nil
 }
 
 // listBuildsWhere writes the project's builds that pass keep and the scope
 // filter, newest first, one page at a time.
-func (s *Server) listBuildsWhere(c *call, p *project, keep func(*build) bool) {
-	scopes, ok := c.buildScopes()
-	if !ok {
-		return
+func (s *Server) listBuildsWhere(c *call, keep func(*build) bool) error {
+	scopes, err := c.buildScopes()
+	if err != nil {
+		return err
 	}
 	var out []*build
 	for _, b := range s.builds {
-		if b.projectID == p.id && keep(b) && (len(scopes) == 0 || slices.Contains(scopes, b.status)) {
+		if b.projectID == c.project.id && keep(b) && (len(scopes) == 0 || slices.Contains(scopes, b.status)) {
 			out = append(out, b)
 		}
 	}
 	slices.SortFunc(out, func(a, b *build) int { return b.id - a.id })
-	page(c, out, func(b *build) any { return s.buildJSON(b) })
+	return page(c, out, func(b *build) any { return s.buildJSON(b) })
 }
 
-// buildHandler resolves the project (for writing or reading) and
-// :build_id before calling h.
-func (s *Server) buildHandler(write bool, h func(*call, *project, *build)) func(*call) {
-	return func(c *call) {
-		if p := c.buildsProject(write); p != nil {
-			if b := c.projectBuild(p); b != nil {
-				h(c, p, b)
-			}
-		}
-	}
+func (s *Server) listBuilds(c *call) error {
+	return s.listBuildsWhere(c, func(*build) bool { return true })
 }
 
-func (s *Server) listBuilds(c *call) {
-	if p := c.buildsProject(false); p != nil {
-		s.listBuildsWhere(c, p, func(*build) bool { return true })
+func (s *Server) listCommitBuilds(c *call) error {
+	sha := c.str("sha")
+	if !s.knownCommit(c.project, sha) {
+		return errNotFound("Commit")
 	}
-}
-
-func (s *Server) listCommitBuilds(c *call) {
-	p := c.buildsProject(false)
-	if p == nil {
-		return
-	}
-	sha := c.params["sha"]
-	if !s.knownCommit(p, sha) {
-		c.notFound("Commit")
-		return
-	}
-	s.listBuildsWhere(c, p, func(b *build) bool { return b.commitID == sha })
+	return s.listBuildsWhere(c, func(b *build) bool { return b.commitID == sha })
 }
 
 // knownCommit reports whether sha is a commit of p the fake knows of: a
@@ -217,27 +200,25 @@ func (s *Server) knownCommit(p *project, sha string) bool {
 	return false
 }
 
-func (s *Server) getBuild(c *call, _ *project, b *build) {
-	c.json(http.StatusOK, s.buildJSON(b))
-}
+func (s *Server) getBuild(c *call) error { return c.json(http.StatusOK, s.buildJSON(c.build)) }
 
-func (s *Server) getBuildArtifacts(c *call, p *project, b *build) {
+func (s *Server) getBuildArtifacts(c *call) error {
+	b := c.build
 	if b.artifacts == nil {
-		c.notFound("")
-		return
+		return errNotFound("")
 	}
-	c.sendStream(http.StatusOK, http.Header{
+	return c.sendStream(http.StatusOK, http.Header{
 		"Content-Type":        {"application/octet-stream"},
 		"Content-Disposition": {"attachment; filename=" + b.artifactsName},
 	}, b.artifacts)
 }
 
-func (s *Server) getBuildTrace(c *call, p *project, b *build) {
+func (s *Server) getBuildTrace(c *call) error {
+	b := c.build
 	if len(b.trace) == 0 {
-		c.notFound("")
-		return
+		return errNotFound("")
 	}
-	c.sendStream(http.StatusOK, http.Header{
+	return c.sendStream(http.StatusOK, http.Header{
 		"Content-Type":        {"text/plain"},
 		"Content-Disposition": {`infile; filename="` + strconv.Itoa(b.id) + `.log"`},
 	}, b.trace)
@@ -252,53 +233,76 @@ func buildFinished(status string) bool {
 	return false
 }
 
-func (s *Server) cancelBuild(c *call, p *project, b *build) {
+func (s *Server) cancelBuild(c *call) error {
+	b := c.build
 	if b.status != "pending" && b.status != "running" {
-		c.fail(http.StatusForbidden, "403 Forbidden - Build is not cancelable")
-		return
+		return errStatus(http.StatusForbidden, "403 Forbidden - Build is not cancelable")
 	}
-	b.status, b.finishedAt = "canceled", s.now()
-	s.buildStatusChanged(b)
-	c.json(http.StatusCreated, s.buildJSON(b))
+	s.setBuildStatus(b, "canceled")
+	return c.json(http.StatusCreated, s.buildJSON(b))
 }
 
-func (s *Server) retryBuild(c *call, p *project, old *build) {
+func (s *Server) retryBuild(c *call) error {
+	old := c.build
 	if !buildFinished(old.status) {
-		c.fail(http.StatusForbidden, "403 Forbidden - Build is not retryable")
-		return
+		return errStatus(http.StatusForbidden, "403 Forbidden - Build is not retryable")
 	}
 	b := &build{
-		id: s.newID(), projectID: p.id, name: old.name, stage: old.stage, ref: old.ref, tag: old.tag,
-		status: "pending", createdAt: s.now(), userID: c.user.id,
-		commitID: old.commitID, commitMessage: old.commitMessage, beforeSHA: old.beforeSHA,
+		projectID: old.projectID, name: old.name, stage: old.stage, ref: old.ref, tag: old.tag,
+		userID: c.user.id, commitID: old.commitID, commitMessage: old.commitMessage, beforeSHA: old.beforeSHA,
 		commands: old.commands, variables: slices.Clone(old.variables),
 	}
-	s.builds[b.id] = b
-	s.buildStatusChanged(b)
-	c.json(http.StatusCreated, s.buildJSON(b))
+	s.insertBuild(b, "pending")
+	return c.json(http.StatusCreated, s.buildJSON(b))
 }
 
-func (s *Server) eraseBuild(c *call, p *project, b *build) {
+func (s *Server) eraseBuild(c *call) error {
+	b := c.build
 	if !buildFinished(b.status) || (b.artifacts == nil && len(b.trace) == 0) {
-		c.fail(http.StatusForbidden, "403 Forbidden - Build is not erasable!")
-		return
+		return errStatus(http.StatusForbidden, "403 Forbidden - Build is not erasable!")
 	}
 	// Replaced, never edited in place: a download in flight keeps its slice.
 	b.artifacts, b.artifactsName, b.artifactsExpireAt, b.trace, b.erased = nil, "", time.Time{}, nil, true
-	c.json(http.StatusCreated, s.actionBuildJSON(b))
+	return c.json(http.StatusCreated, s.actionBuildJSON(b))
 }
 
-func (s *Server) keepBuildArtifacts(c *call, p *project, b *build) {
+func (s *Server) keepBuildArtifacts(c *call) error {
+	b := c.build
 	if b.artifacts == nil {
-		c.notFound("")
-		return
+		return errNotFound("")
 	}
 	b.artifactsExpireAt = time.Time{}
-	c.json(http.StatusOK, s.actionBuildJSON(b))
+	return c.json(http.StatusOK, s.actionBuildJSON(b))
+}
+
+// insertBuild stores a new build with its first status.
+func (s *Server) insertBuild(b *build, status string) {
+	b.id, b.createdAt = s.newID(), s.now()
+	s.builds[b.id] = b
+	s.setBuildStatus(b, status)
+}
+
+// setBuildStatus moves a build to status with its timestamps, and lets
+// merge requests waiting on it react. Every status change goes through it.
+func (s *Server) setBuildStatus(b *build, status string) {
+	b.status = status
+	switch status {
+	case "pending":
+		b.startedAt, b.finishedAt = time.Time{}, time.Time{}
+	case "running":
+		b.startedAt, b.finishedAt = s.now(), time.Time{}
+	default:
+		if b.startedAt.IsZero() {
+			b.startedAt = s.now()
+		}
+		b.finishedAt = s.now()
+	}
+	s.emitBuild(b)
+	s.buildStatusChanged(b)
 }
 
 // actionBuildJSON is the record erase and keep return: download_url (null,
-// as in the contract's examples) in place of artifacts_file.
+// as the API documentation shows it) in place of artifacts_file.
 func (s *Server) actionBuildJSON(b *build) map[string]any {
 	m := s.buildJSON(b)
 	delete(m, "artifacts_file")
@@ -321,17 +325,20 @@ type BuildSpec struct {
 	Coverage         *float64
 }
 
-// AddBuild seeds a build in a project and returns its id.
+// AddBuild seeds a build in a project and returns its id. An unknown
+// project or status is a mistake (see Err) and returns 0.
 func (s *Server) AddBuild(projectID int, spec BuildSpec) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.projects[projectID]
-	if p == nil {
+	status := or(spec.Status, "pending")
+	if p == nil || !validBuildStatus(status) {
+		s.misuse("AddBuild: no project %d or unknown status %q", projectID, spec.Status)
 		return 0
 	}
 	b := &build{
-		id: s.newID(), projectID: projectID, name: or(spec.Name, "test"), stage: or(spec.Stage, "test"),
-		ref: or(spec.Ref, "master"), tag: spec.Tag, status: or(spec.Status, "pending"), createdAt: s.now(),
+		projectID: projectID, name: or(spec.Name, "test"), stage: or(spec.Stage, "test"),
+		ref: or(spec.Ref, "master"), tag: spec.Tag,
 		userID: spec.UserID, commitID: spec.Commit, commitMessage: or(spec.CommitMessage, "Update"),
 		commands: spec.Commands, trace: []byte(spec.Trace), coverage: spec.Coverage,
 	}
@@ -348,32 +355,36 @@ func (s *Server) AddBuild(projectID int, spec BuildSpec) int {
 	if spec.Artifacts != nil {
 		b.artifacts, b.artifactsName = spec.Artifacts, or(spec.ArtifactsName, "artifacts.zip")
 	}
-	if b.status != "pending" {
+	s.insertBuild(b, status)
+	if status != "pending" && status != "running" {
 		b.startedAt = b.createdAt
-		if b.status != "running" {
-			b.finishedAt = b.createdAt
-		}
+		b.finishedAt = b.createdAt
+	} else if status == "running" {
+		b.startedAt = b.createdAt
 	}
-	s.builds[b.id] = b
-	s.buildStatusChanged(b)
 	return b.id
 }
 
+func validBuildStatus(status string) bool {
+	switch status {
+	case "pending", "running", "success", "failed", "canceled", "skipped":
+		return true
+	}
+	return false
+}
+
 // SetBuildStatus moves a build to status, as a runner would, and lets merge
-// requests waiting on it react.
+// requests waiting on it react. An unknown build or status is a mistake
+// (see Err).
 func (s *Server) SetBuildStatus(buildID int, status string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if b := s.builds[buildID]; b != nil {
-		b.status = status
-		switch status {
-		case "running":
-			b.startedAt = s.now()
-		case "success", "failed", "canceled", "skipped":
-			b.finishedAt = s.now()
-		}
-		s.buildStatusChanged(b)
+	b := s.builds[buildID]
+	if b == nil || !validBuildStatus(status) {
+		s.misuse("SetBuildStatus: no build %d or unknown status %q", buildID, status)
+		return
 	}
+	s.setBuildStatus(b, status)
 }
 
 func or(v, def string) string {

@@ -279,7 +279,7 @@ func TestBuildsAccessRules(t *testing.T) {
 	for _, lvl := range []int{0, 10, 20, 30, 40} {
 		u := s.AddUser("u"+strconv.Itoa(lvl), false)
 		if lvl > 0 {
-			s.AddMember(pid, u.ID, lvl)
+			s.AddMember(pid, u.ID, AccessLevel(lvl))
 		}
 		users[lvl] = u
 	}

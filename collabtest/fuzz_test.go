@@ -26,6 +26,9 @@ func FuzzRequestParsing(f *testing.F) {
 		{"GET", "/api/v3/groups/..%2F..?sudo=1", "", "", "999"},
 		{"DELETE", "/api/v3/projects/1/labels?name=", "", "", "root"},
 		{"GET", "/api/v3/jobqueue/queue_metrics.json", "", "", ""},
+		{"POST", "/api/v3/projects/1/issues", "application/json", `{"title":"t","labels":["a",{"b":[1,null,true]}],"milestone_id":1e99}`, ""},
+		{"PUT", "/api/v3/projects/1/repository/branches/a/b/protect", "application/json", `[]`, ""},
+		{"POST", "/api/v3/projects", "multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nn\r\n--x--\r\n", ""},
 	}
 	for _, sd := range seeds {
 		f.Add(sd.method, sd.target, sd.ctype, sd.body, sd.sudo)

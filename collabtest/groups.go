@@ -2,7 +2,6 @@ package collabtest
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -17,20 +16,74 @@ type group struct {
 }
 
 func (s *Server) groupRoutes() {
-	s.handle("GET", "/groups", s.listGroups)
-	s.handle("POST", "/groups", s.createGroup)
-	s.handle("GET", "/groups/:gid", s.getGroup)
-	s.handle("PUT", "/groups/:gid", s.updateGroup)
-	s.handle("DELETE", "/groups/:gid", s.deleteGroup)
-	s.handle("GET", "/groups/:gid/projects", s.listGroupProjects)
-	s.handle("POST", "/groups/:gid/projects/:project_id", s.transferProject)
+	s.api("GET /groups", rule{}, s.listGroups)
+	s.api("POST /groups", rule{}, s.createGroup)
+	s.api("GET /groups/{gid}", rule{}, s.getGroup)
+	s.api("PUT /groups/{gid}", rule{groupOwner: true}, s.updateGroup)
+	s.api("DELETE /groups/{gid}", rule{groupOwner: true}, s.deleteGroup)
+	s.api("GET /groups/{gid}/projects", rule{}, s.listGroupProjects)
+	s.api("POST /groups/{gid}/projects/{project_id}", rule{admin: true}, s.transferProject)
+}
+
+// AddGroup creates a group owned by ownerID and returns its id. An unknown
+// owner, a bad or taken path or a bad visibility is a mistake (see Err) and
+// returns 0.
+func (s *Server) AddGroup(ownerID int, name, path string, visibility Visibility) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.users[ownerID] == nil:
+		s.misuse("AddGroup: no user %d", ownerID)
+	case name == "" || !validPath(path) || s.lookupGroup(path) != nil || s.findUser(path) != nil:
+		s.misuse("AddGroup: blank name, or path %q not valid or taken", path)
+	case !visibility.valid():
+		s.misuse("AddGroup: visibility %d is not Private, Internal or Public", visibility)
+	default:
+		g := &group{id: s.newID(), name: name, path: path, visibility: int(visibility), members: map[int]int{ownerID: int(Owner)}, createdAt: s.now()}
+		s.groups[g.id] = g
+		return g.id
+	}
+	return 0
+}
+
+// AddGroupMember gives userID a level in a group. An unknown group or
+// user, or a level other than the five, is a mistake (see Err).
+func (s *Server) AddGroupMember(groupID, userID int, level AccessLevel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.groups[groupID]
+	switch {
+	case g == nil || s.users[userID] == nil:
+		s.misuse("AddGroupMember: no group %d or no user %d", groupID, userID)
+	case !level.valid():
+		s.misuse("AddGroupMember: access level %d is not one of Guest..Owner", level)
+	default:
+		g.members[userID] = int(level)
+	}
+}
+
+// AddGroupProject creates a project in a group, like AddProject, and
+// returns its id (0 and a mistake, see Err, for a bad argument).
+func (s *Server) AddGroupProject(groupID, creatorID int, name string, visibility Visibility) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.groups[groupID] == nil || s.users[creatorID] == nil:
+		s.misuse("AddGroupProject: no group %d or no user %d", groupID, creatorID)
+	case !validPath(slug(name)) || s.pathTaken(0, groupID, slug(name), 0):
+		s.misuse("AddGroupProject: name %q makes no valid path or is taken", name)
+	case !visibility.valid():
+		s.misuse("AddGroupProject: visibility %d is not Private, Internal or Public", visibility)
+	default:
+		return s.createProject(creatorID, groupID, name, int(visibility)).id
+	}
+	return 0
 }
 
 // lookupGroup finds a group by id or path.
 func (s *Server) lookupGroup(key string) *group {
 	if isDigits(key) {
-		id, _ := strconv.Atoi(key)
-		return s.groups[id]
+		return s.groups[atoi(key)]
 	}
 	for _, g := range s.groups {
 		if strings.EqualFold(g.path, key) {
@@ -44,16 +97,6 @@ func (s *Server) lookupGroup(key string) *group {
 // internal and public ones.
 func (s *Server) canSeeGroup(u *user, g *group) bool {
 	return u.admin || g.visibility >= 10 || g.members[u.id] > 0
-}
-
-// group resolves :gid to a group the caller may see, or answers 404.
-func (c *call) group() *group {
-	g := c.s.lookupGroup(c.params["gid"])
-	if g == nil || !c.s.canSeeGroup(c.user, g) {
-		c.notFound("Group")
-		return nil
-	}
-	return g
 }
 
 func (s *Server) groupJSON(g *group, withProjects bool, u *user) map[string]any {
@@ -83,7 +126,7 @@ func (s *Server) groupProjects(g *group) []*project {
 	return out
 }
 
-func (s *Server) listGroups(c *call) {
+func (s *Server) listGroups(c *call) error {
 	search := strings.ToLower(c.str("search"))
 	var out []*group
 	for _, id := range sortedKeys(s.groups) {
@@ -94,93 +137,72 @@ func (s *Server) listGroups(c *call) {
 		}
 		out = append(out, g)
 	}
-	page(c, out, func(g *group) any { return s.groupJSON(g, false, c.user) })
+	return page(c, out, func(g *group) any { return s.groupJSON(g, false, c.user) })
 }
 
-func (s *Server) getGroup(c *call) {
-	if g := c.group(); g != nil {
-		c.json(http.StatusOK, s.groupJSON(g, true, c.user))
-	}
+func (s *Server) getGroup(c *call) error {
+	return c.json(http.StatusOK, s.groupJSON(c.group, true, c.user))
 }
 
-func (s *Server) createGroup(c *call) {
+func (s *Server) createGroup(c *call) error {
 	if !c.user.admin && !c.user.canCreateGroup {
-		c.forbidden()
-		return
+		return errForbidden
 	}
-	name, path := strings.TrimSpace(c.str("name")), strings.TrimSpace(c.str("path"))
-	if name == "" {
-		c.missing("name")
-		return
+	name, _, err := c.nameParam("name", "name", true)
+	if err != nil {
+		return err
 	}
+	path := strings.TrimSpace(c.str("path"))
 	if path == "" {
-		c.missing("path")
-		return
+		return errMissing("path")
 	}
-	vis, ok := s.visibilityParam(c, 0)
-	if !ok {
-		return
+	vis, err := s.visibilityParam(c, 0)
+	if err != nil {
+		return err
 	}
 	if !validPath(path) {
-		c.invalid(map[string]any{"path": []string{"can contain only letters, digits, '_', '-' and '.'"}})
-		return
+		return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
 	}
 	if s.lookupGroup(path) != nil || s.findUser(path) != nil {
-		c.invalid(map[string]any{"path": []string{"has already been taken"}})
-		return
+		return errInvalid("path", "has already been taken")
 	}
-	g := &group{id: s.newID(), name: name, path: path, visibility: vis, members: map[int]int{c.user.id: 50}, createdAt: s.now()}
+	g := &group{id: s.newID(), name: name, path: path, visibility: vis, members: map[int]int{c.user.id: int(Owner)}, createdAt: s.now()}
 	c.setStr("description", &g.description)
 	s.groups[g.id] = g
-	c.json(http.StatusCreated, s.groupJSON(g, false, c.user))
+	return c.json(http.StatusCreated, s.groupJSON(g, false, c.user))
 }
 
-// requireGroupOwner answers 403 unless the caller owns g or is an admin.
-func (c *call) requireGroupOwner(g *group) bool {
-	if c.user.admin || g.members[c.user.id] >= 50 {
-		return true
+func (s *Server) updateGroup(c *call) error {
+	g := c.group
+	vis, err := s.visibilityParam(c, g.visibility)
+	if err != nil {
+		return err
 	}
-	c.forbidden()
-	return false
-}
-
-func (s *Server) updateGroup(c *call) {
-	g := c.group()
-	if g == nil || !c.requireGroupOwner(g) {
-		return
-	}
-	vis, ok := s.visibilityParam(c, g.visibility)
-	if !ok {
-		return
+	name, hasName, err := c.nameParam("name", "name", false)
+	if err != nil {
+		return err
 	}
 	if c.has("path") {
 		path := c.str("path")
 		if !validPath(path) {
-			c.invalid(map[string]any{"path": []string{"can contain only letters, digits, '_', '-' and '.'"}})
-			return
+			return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
 		}
 		if other := s.lookupGroup(path); other != nil && other != g {
-			c.invalid(map[string]any{"path": []string{"has already been taken"}})
-			return
+			return errInvalid("path", "has already been taken")
 		}
 		g.path = path
 	}
-	if c.has("name") && strings.TrimSpace(c.str("name")) == "" {
-		c.invalid(map[string]any{"name": []string{"can't be blank"}})
-		return
+	if hasName {
+		g.name = name
 	}
-	c.setStr("name", &g.name)
 	c.setStr("description", &g.description)
 	g.visibility = vis
-	c.json(http.StatusOK, s.groupJSON(g, true, c.user))
+	return c.json(http.StatusOK, s.groupJSON(g, true, c.user))
 }
 
 // deleteGroup removes the group with all its projects.
-func (s *Server) deleteGroup(c *call) {
-	g := c.group()
-	if g == nil || !c.requireGroupOwner(g) {
-		return
-	}
+func (s *Server) deleteGroup(c *call) error {
+	g := c.group
 	for _, p := range s.groupProjects(g) {
 		s.removeProject(p.id)
 	}
@@ -188,55 +210,36 @@ func (s *Server) deleteGroup(c *call) {
 		delete(p.sharedWith, g.id)
 	}
 	delete(s.groups, g.id)
-	c.json(http.StatusOK, map[string]any{"message": "202 Accepted"})
+	return c.json(http.StatusOK, map[string]any{"message": "202 Accepted"})
 }
 
-func (s *Server) listGroupProjects(c *call) {
-	g := c.group()
-	if g == nil {
-		return
-	}
+func (s *Server) listGroupProjects(c *call) error {
 	var visible []*project
-	for _, p := range s.groupProjects(g) {
+	for _, p := range s.groupProjects(c.group) {
 		if s.canSee(c.user, p) {
 			visible = append(visible, p)
 		}
 	}
-	if out, ok := s.filterProjects(c, visible, false); ok {
-		page(c, out, func(p *project) any { return s.projectJSON(p, c.user) })
+	out, err := s.filterProjects(c, visible, false)
+	if err != nil {
+		return err
 	}
+	return page(c, out, func(p *project) any { return s.projectJSON(p, c.user) })
 }
 
-func (s *Server) transferProject(c *call) {
-	if !c.requireAdmin() {
-		return
-	}
-	g := c.group()
-	if g == nil {
-		return
-	}
-	id, ok := c.pathInt("project_id")
-	if !ok {
-		return
+func (s *Server) transferProject(c *call) error {
+	g := c.group
+	id, err := c.pathID("project_id")
+	if err != nil {
+		return err
 	}
 	p := s.projects[id]
 	if p == nil {
-		c.notFound("Project")
-		return
+		return errNotFound("Project")
 	}
 	if s.pathTaken(0, g.id, p.path, p.id) {
-		c.invalid(map[string]any{"path": []string{"has already been taken"}})
-		return
+		return errInvalid("path", "has already been taken")
 	}
 	p.groupID, p.ownerID = g.id, 0
-	c.json(http.StatusCreated, s.groupJSON(g, true, c.user))
-}
-
-// AddGroup creates a group owned by ownerID and returns its id.
-func (s *Server) AddGroup(ownerID int, name, path string, visibility int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := &group{id: s.newID(), name: name, path: path, visibility: visibility, members: map[int]int{ownerID: 50}, createdAt: s.now()}
-	s.groups[g.id] = g
-	return g.id
+	return c.json(http.StatusCreated, s.groupJSON(g, true, c.user))
 }

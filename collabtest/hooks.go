@@ -16,14 +16,14 @@ type hook struct {
 }
 
 func (s *Server) hookRoutes() {
-	s.handle("GET", "/projects/:id/hooks", s.listHooks)
-	s.handle("GET", "/projects/:id/hooks/:hook_id", s.getHook)
-	s.handle("POST", "/projects/:id/hooks", s.saveHook)
-	s.handle("PUT", "/projects/:id/hooks/:hook_id", s.saveHook)
-	s.handle("DELETE", "/projects/:id/hooks/:hook_id", s.deleteHook)
+	s.api("GET /projects/{id}/hooks", rule{level: Master}, s.listHooks)
+	s.api("GET /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.getHook)
+	s.api("POST /projects/{id}/hooks", rule{level: Master}, s.saveHook)
+	s.api("PUT /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.saveHook)
+	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.deleteHook)
 }
 
-// hookJSON renders the flags as the strings "true"/"false", as the contract shows them.
+// hookJSON renders the flags as the strings "true"/"false", as the API documentation shows them.
 func hookJSON(h *hook) any {
 	b := strconv.FormatBool
 	return map[string]any{
@@ -34,66 +34,47 @@ func hookJSON(h *hook) any {
 	}
 }
 
-// projectHook resolves :hook_id within a project the caller masters.
-func (c *call) projectHook(p *project) *hook {
-	id, ok := c.pathInt("hook_id")
-	if !ok {
-		return nil
+// loadHook resolves {hook_id} within the project: "404 Not found", also
+// for DELETE, as deployed servers answer.
+func (c *call) loadHook() error {
+	id, err := c.pathID("hook_id")
+	if err != nil {
+		return err
 	}
 	h := c.s.hooks[id]
-	if h == nil || h.projectID != p.id {
-		c.notFound("")
-		return nil
+	if h == nil || h.projectID != c.project.id {
+		return errNotFound("")
 	}
-	return h
+	c.hook = h
+	return nil
 }
 
-func (s *Server) listHooks(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
+func (s *Server) listHooks(c *call) error {
 	var out []*hook
 	for _, id := range sortedKeys(s.hooks) {
-		if h := s.hooks[id]; h.projectID == p.id {
+		if h := s.hooks[id]; h.projectID == c.project.id {
 			out = append(out, h)
 		}
 	}
-	page(c, out, hookJSON)
+	return page(c, out, hookJSON)
 }
 
-func (s *Server) getHook(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
-	if h := c.projectHook(p); h != nil {
-		c.json(http.StatusOK, hookJSON(h))
-	}
-}
+func (s *Server) getHook(c *call) error { return c.json(http.StatusOK, hookJSON(c.hook)) }
 
 // saveHook creates (POST) or edits (PUT) a hook; url is required and validated.
-func (s *Server) saveHook(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
-	h := &hook{projectID: p.id, pushEvents: true, enableSSLVerification: true, createdAt: s.now()}
-	status := http.StatusCreated
-	if c.r.Method == http.MethodPut {
-		if h = c.projectHook(p); h == nil {
-			return
-		}
-		status = http.StatusOK
+func (s *Server) saveHook(c *call) error {
+	h := c.hook
+	status := http.StatusOK
+	if h == nil {
+		h = &hook{projectID: c.project.id, pushEvents: true, enableSSLVerification: true, createdAt: s.now()}
+		status = http.StatusCreated
 	}
 	if !c.has("url") {
-		c.missing("url")
-		return
+		return errMissing("url")
 	}
 	u, err := url.Parse(c.str("url"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.failError(http.StatusUnprocessableEntity, "Invalid url given")
-		return
+		return errError(http.StatusUnprocessableEntity, "Invalid url given")
 	}
 	h.url = c.str("url")
 	c.setBool("push_events", &h.pushEvents)
@@ -107,17 +88,10 @@ func (s *Server) saveHook(c *call) {
 		h.id = s.newID()
 		s.hooks[h.id] = h
 	}
-	c.json(status, hookJSON(h))
+	return c.json(status, hookJSON(h))
 }
 
-// deleteHook answers 404 for a missing hook, as deployed servers do.
-func (s *Server) deleteHook(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
-	if h := c.projectHook(p); h != nil {
-		delete(s.hooks, h.id)
-		c.json(http.StatusOK, hookJSON(h))
-	}
+func (s *Server) deleteHook(c *call) error {
+	delete(s.hooks, c.hook.id)
+	return c.json(http.StatusOK, hookJSON(c.hook))
 }

@@ -2,23 +2,20 @@ package collabtest
 
 import "net/http"
 
-// jobQueueRoutes serves the metrics under both the contract's "jobqueue"
-// segment and the deployed servers' "sidekiq".
+// jobQueueRoutes serves the metrics under both names of the first segment,
+// "jobqueue" and "sidekiq" (the name deployed servers use).
 func (s *Server) jobQueueRoutes() {
 	for _, seg := range []string{"jobqueue", "sidekiq"} {
-		s.handle("GET", "/"+seg+"/queue_metrics", s.jobMetrics("queues"))
-		s.handle("GET", "/"+seg+"/process_metrics", s.jobMetrics("processes"))
-		s.handle("GET", "/"+seg+"/job_stats", s.jobMetrics("jobs"))
-		s.handle("GET", "/"+seg+"/compound_metrics", s.jobMetrics("queues", "processes", "jobs"))
+		s.api("GET /"+seg+"/queue_metrics", rule{admin: true}, s.jobMetrics("queues"))
+		s.api("GET /"+seg+"/process_metrics", rule{admin: true}, s.jobMetrics("processes"))
+		s.api("GET /"+seg+"/job_stats", rule{admin: true}, s.jobMetrics("jobs"))
+		s.api("GET /"+seg+"/compound_metrics", rule{admin: true}, s.jobMetrics("queues", "processes", "jobs"))
 	}
 }
 
 // jobMetrics answers plausible figures derived from the fake's builds.
-func (s *Server) jobMetrics(parts ...string) func(*call) {
-	return func(c *call) {
-		if !c.requireAdmin() {
-			return
-		}
+func (s *Server) jobMetrics(parts ...string) handler {
+	return func(c *call) error {
 		pending, done, failed := 0, 0, 0
 		for _, b := range s.builds {
 			switch b.status {
@@ -47,6 +44,6 @@ func (s *Server) jobMetrics(parts ...string) func(*call) {
 		for _, p := range parts {
 			out[p] = all[p]
 		}
-		c.json(http.StatusOK, out)
+		return c.json(http.StatusOK, out)
 	}
 }

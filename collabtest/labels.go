@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -18,13 +17,37 @@ type label struct {
 
 var colorRE = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 
+// Labels are addressed by name, a parameter, except for subscriptions,
+// which take an id or a name in the path.
 func (s *Server) labelRoutes() {
-	s.handle("GET", "/projects/:id/labels", s.listLabels)
-	s.handle("POST", "/projects/:id/labels", s.createLabel)
-	s.handle("PUT", "/projects/:id/labels", s.updateLabel)
-	s.handle("DELETE", "/projects/:id/labels", s.deleteLabel)
-	s.handle("POST", "/projects/:id/labels/:label_id/subscription", s.subscribeLabel(true))
-	s.handle("DELETE", "/projects/:id/labels/:label_id/subscription", s.subscribeLabel(false))
+	s.api("GET /projects/{id}/labels", rule{}, s.listLabels)
+	s.api("POST /projects/{id}/labels", rule{level: Reporter}, s.createLabel)
+	s.api("PUT /projects/{id}/labels", rule{level: Reporter}, s.updateLabel)
+	s.api("DELETE /projects/{id}/labels", rule{level: Reporter}, s.deleteLabel)
+	s.api("POST /projects/{id}/labels/{label_id}/subscription", rule{}, s.subscribeLabel(true))
+	s.api("DELETE /projects/{id}/labels/{label_id}/subscription", rule{}, s.subscribeLabel(false))
+}
+
+// ensureLabels creates labels a request names that the project lacks, as
+// the server does when an issue or merge request is labelled.
+func (s *Server) ensureLabels(projectID int, names []string) {
+	for _, name := range names {
+		if s.findLabel(projectID, name) == nil {
+			now := s.now()
+			l := &label{id: s.newID(), projectID: projectID, name: name, color: "#428BCA", subscribers: map[int]bool{}, createdAt: now, updatedAt: now}
+			s.labels[l.id] = l
+		}
+	}
+}
+
+// findLabel finds a project's label by name.
+func (s *Server) findLabel(projectID int, name string) *label {
+	for _, l := range s.labels {
+		if l.projectID == projectID && l.name == name {
+			return l
+		}
+	}
+	return nil
 }
 
 // labelJSON renders a label with counts computed from live issues and merge requests.
@@ -51,82 +74,81 @@ func (s *Server) labelJSON(l *label, u *user) map[string]any {
 	}
 }
 
-func (s *Server) listLabels(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
+func (s *Server) listLabels(c *call) error {
 	var out []*label
 	for _, l := range s.labels {
-		if l.projectID == p.id {
+		if l.projectID == c.project.id {
 			out = append(out, l)
 		}
 	}
 	sortItems(c, out, "asc", func(l *label) string { return l.name }, func(l *label) int { return l.id })
-	all(c, out, func(l *label) any { return s.labelJSON(l, c.user) })
+	return all(c, out, func(l *label) any { return s.labelJSON(l, c.user) })
 }
 
-func (s *Server) createLabel(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 20) {
-		return
+// labelName reads a label name parameter; its validation errors use the
+// key "title", as the server's do.
+func (c *call) labelName(param string, required bool) (string, bool, error) {
+	name, present, err := c.nameParam(param, "title", required)
+	if err == nil && strings.Contains(name, ",") {
+		return "", true, errInvalid("title", "is invalid")
 	}
-	name, color := strings.TrimSpace(c.str("name")), c.str("color")
+	return name, present, err
+}
+
+func (s *Server) createLabel(c *call) error {
+	p := c.project
+	name, _, err := c.labelName("name", true)
+	if err != nil {
+		return err
+	}
+	color := c.str("color")
 	switch {
-	case name == "":
-		c.missing("name")
 	case color == "":
-		c.missing("color")
+		return errMissing("color")
 	case !colorRE.MatchString(color):
-		c.invalid(map[string]any{"color": []string{"must be a valid color code"}})
-	case strings.ContainsAny(name, ","):
-		c.invalid(map[string]any{"title": []string{"is invalid"}})
+		return errInvalid("color", "must be a valid color code")
 	case s.findLabel(p.id, name) != nil:
-		c.conflict("Label already exists")
-	default:
-		now := s.now()
-		l := &label{id: s.newID(), projectID: p.id, name: name, color: color, subscribers: map[int]bool{}, createdAt: now, updatedAt: now}
-		c.setStr("description", &l.description)
-		s.labels[l.id] = l
-		c.json(http.StatusCreated, map[string]any{"name": l.name, "color": l.color, "description": orNil(l.description)})
+		return errConflict("Label already exists")
 	}
+	now := s.now()
+	l := &label{id: s.newID(), projectID: p.id, name: name, color: color, subscribers: map[int]bool{}, createdAt: now, updatedAt: now}
+	c.setStr("description", &l.description)
+	s.labels[l.id] = l
+	return c.json(http.StatusCreated, map[string]any{"name": l.name, "color": l.color, "description": orNil(l.description)})
 }
 
 // namedLabel resolves the name parameter, answering 400 or 404.
-func (c *call) namedLabel(p *project) *label {
+func (c *call) namedLabel() (*label, error) {
 	name := c.str("name")
 	if name == "" {
-		c.missing("name")
-		return nil
+		return nil, errMissing("name")
 	}
-	l := c.s.findLabel(p.id, name)
+	l := c.s.findLabel(c.project.id, name)
 	if l == nil {
-		c.notFound("Label")
+		return nil, errNotFound("Label")
 	}
-	return l
+	return l, nil
 }
 
 // updateLabel renames or recolours; a rename follows onto issues and merge requests.
-func (s *Server) updateLabel(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 20) {
-		return
+func (s *Server) updateLabel(c *call) error {
+	p := c.project
+	l, err := c.namedLabel()
+	if err != nil {
+		return err
 	}
-	l := c.namedLabel(p)
-	if l == nil {
-		return
+	newName, _, err := c.labelName("new_name", false)
+	if err != nil && c.str("new_name") != "" {
+		return err
 	}
-	newName, color := strings.TrimSpace(c.str("new_name")), c.str("color")
+	color := c.str("color")
 	switch {
 	case newName == "" && color == "":
-		c.badRequest(`400 (Bad request) "new_name" or "color" not given`)
-		return
+		return errBadRequest(`400 (Bad request) "new_name" or "color" not given`)
 	case color != "" && !colorRE.MatchString(color):
-		c.invalid(map[string]any{"color": []string{"must be a valid color code"}})
-		return
+		return errInvalid("color", "must be a valid color code")
 	case newName != "" && newName != l.name && s.findLabel(p.id, newName) != nil:
-		c.invalid(map[string]any{"title": []string{"has already been taken"}})
-		return
+		return errInvalid("title", "has already been taken")
 	}
 	if newName != "" && newName != l.name {
 		rename := func(labels []string) {
@@ -136,14 +158,9 @@ func (s *Server) updateLabel(c *call) {
 				}
 			}
 		}
-		for _, is := range s.issues {
-			if is.projectID == p.id {
-				rename(is.labels)
-			}
-		}
-		for _, mr := range s.mergeRequests {
-			if mr.projectID == p.id {
-				rename(mr.labels)
+		for _, t := range append(s.tickets("Issue"), s.tickets("MergeRequest")...) {
+			if t.projectID == p.id {
+				rename(t.labels)
 			}
 		}
 		l.name = newName
@@ -153,42 +170,32 @@ func (s *Server) updateLabel(c *call) {
 	}
 	c.setStr("description", &l.description)
 	l.updatedAt = s.now()
-	c.json(http.StatusOK, map[string]any{"name": l.name, "color": l.color, "description": orNil(l.description)})
+	return c.json(http.StatusOK, map[string]any{"name": l.name, "color": l.color, "description": orNil(l.description)})
 }
 
 // deleteLabel answers with the label's other record shape.
-func (s *Server) deleteLabel(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 20) {
-		return
-	}
-	l := c.namedLabel(p)
-	if l == nil {
-		return
+func (s *Server) deleteLabel(c *call) error {
+	l, err := c.namedLabel()
+	if err != nil {
+		return err
 	}
 	delete(s.labels, l.id)
-	c.json(http.StatusOK, map[string]any{"id": l.id, "title": l.name, "color": l.color, "description": orNil(l.description),
+	return c.json(http.StatusOK, map[string]any{"id": l.id, "title": l.name, "color": l.color, "description": orNil(l.description),
 		"project_id": l.projectID, "template": false, "created_at": ts(l.createdAt), "updated_at": ts(l.updatedAt)})
 }
 
-// subscribeLabel addresses the label by id or by name.
-func (s *Server) subscribeLabel(on bool) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		key := c.params["label_id"]
+// subscribeLabel addresses the label by name or by id.
+func (s *Server) subscribeLabel(on bool) handler {
+	return func(c *call) error {
+		p := c.project
+		key := c.str("label_id")
 		l := s.findLabel(p.id, key)
-		if id, err := strconv.Atoi(key); l == nil && err == nil {
-			if byID := s.labels[id]; byID != nil && byID.projectID == p.id {
-				l = byID
-			}
+		if byID := s.labels[atoi(key)]; l == nil && isDigits(key) && byID != nil && byID.projectID == p.id {
+			l = byID
 		}
 		if l == nil {
-			c.notFound("Label")
-			return
+			return errNotFound("Label")
 		}
-		c.toggleCaller(l.subscribers, on, func() any { return s.labelJSON(l, c.user) })
+		return c.toggleCaller(l.subscribers, on, func() any { return s.labelJSON(l, c.user) })
 	}
 }

@@ -6,18 +6,16 @@ import (
 )
 
 func (s *Server) memberRoutes() {
-	s.handle("GET", "/projects/:id/members", s.listProjectMembers)
-	s.handle("GET", "/projects/:id/members/:user_id", s.getProjectMember)
-	s.handle("POST", "/projects/:id/members", s.addProjectMember)
-	s.handle("PUT", "/projects/:id/members/:user_id", s.updateProjectMember)
-	s.handle("DELETE", "/projects/:id/members/:user_id", s.removeProjectMember)
-	s.handle("GET", "/groups/:gid/members", s.listGroupMembers)
-	s.handle("POST", "/groups/:gid/members", s.addGroupMember)
-	s.handle("PUT", "/groups/:gid/members/:user_id", s.updateGroupMember)
-	s.handle("DELETE", "/groups/:gid/members/:user_id", s.removeGroupMember)
+	s.api("GET /projects/{id}/members", rule{}, s.listProjectMembers)
+	s.api("GET /projects/{id}/members/{user_id}", rule{}, s.getProjectMember)
+	s.api("POST /projects/{id}/members", rule{level: Master}, s.addProjectMember)
+	s.api("PUT /projects/{id}/members/{user_id}", rule{level: Master}, s.updateProjectMember)
+	s.api("DELETE /projects/{id}/members/{user_id}", rule{level: Master}, s.removeProjectMember)
+	s.api("GET /groups/{gid}/members", rule{}, s.listGroupMembers)
+	s.api("POST /groups/{gid}/members", rule{groupOwner: true}, s.addGroupMember)
+	s.api("PUT /groups/{gid}/members/{user_id}", rule{groupOwner: true}, s.updateGroupMember)
+	s.api("DELETE /groups/{gid}/members/{user_id}", rule{groupOwner: true}, s.removeGroupMember)
 }
-
-func validLevel(l int) bool { return l == 10 || l == 20 || l == 30 || l == 40 || l == 50 }
 
 // memberJSON renders a member; group members carry no email.
 func (s *Server) memberJSON(u *user, level int, withEmail bool) map[string]any {
@@ -29,39 +27,44 @@ func (s *Server) memberJSON(u *user, level int, withEmail bool) map[string]any {
 	return m
 }
 
-// memberParams reads user_id (from the path or the form) and access_level.
-func (c *call) memberParams(needLevel bool) (u *user, level int, ok bool) {
-	raw := c.params["user_id"]
-	if raw == "" {
-		if !c.has("user_id") {
-			c.missing("user_id")
-			return nil, 0, false
-		}
-		raw = c.str("user_id")
+// memberUser reads user_id (from the path or the parameters): a user id,
+// "404 User Not Found" otherwise.
+func (c *call) memberUser() (*user, error) {
+	if !c.has("user_id") {
+		return nil, errMissing("user_id")
 	}
-	if u = c.s.findUser(raw); u == nil || !isDigits(raw) {
-		c.notFound("User")
-		return nil, 0, false
+	raw := c.str("user_id")
+	u := c.s.findUser(raw)
+	if u == nil || !isDigits(raw) {
+		return nil, errNotFound("User")
 	}
-	if !needLevel {
-		return u, 0, true
-	}
-	level, present, ok := c.intParam("access_level")
-	if !ok {
-		return nil, 0, false
-	}
-	if !present {
-		c.missing("access_level")
-		return nil, 0, false
-	}
-	return u, level, true
+	return u, nil
 }
 
-func (s *Server) listProjectMembers(c *call) {
-	p := c.project()
-	if p == nil {
-		return
+// memberChange reads the user and a required access_level, which must be
+// one of the five (badLevel answers otherwise).
+func (c *call) memberChange(badLevel *apiError) (*user, int, error) {
+	u, err := c.memberUser()
+	if err != nil {
+		return nil, 0, err
 	}
+	level, present, err := c.intParam("access_level")
+	if err != nil {
+		return nil, 0, err
+	}
+	if !present {
+		return nil, 0, errMissing("access_level")
+	}
+	if !AccessLevel(level).valid() {
+		return nil, 0, badLevel
+	}
+	return u, level, nil
+}
+
+var errProjectLevel = errInvalid("access_level", "is not included in the list")
+
+func (s *Server) listProjectMembers(c *call) error {
+	p := c.project
 	q := strings.ToLower(c.str("query"))
 	var out []*user
 	for _, id := range sortedKeys(p.members) {
@@ -69,154 +72,120 @@ func (s *Server) listProjectMembers(c *call) {
 			out = append(out, u)
 		}
 	}
-	page(c, out, func(u *user) any { return s.memberJSON(u, p.members[u.id], true) })
+	return page(c, out, func(u *user) any { return s.memberJSON(u, p.members[u.id], true) })
 }
 
-func (s *Server) getProjectMember(c *call) {
-	p := c.project()
-	if p == nil {
-		return
+func (s *Server) getProjectMember(c *call) error {
+	u, err := c.memberUser()
+	if err != nil {
+		return err
 	}
-	u, _, ok := c.memberParams(false)
-	if !ok {
-		return
+	if c.project.members[u.id] == 0 {
+		return errNotFound("Member")
 	}
-	if p.members[u.id] == 0 {
-		c.notFound("Member")
-		return
-	}
-	c.json(http.StatusOK, s.memberJSON(u, p.members[u.id], true))
-}
-
-// projectMemberChange reads and checks an add or update: master rights,
-// the user and a valid access level.
-func (s *Server) projectMemberChange(c *call) (*project, *user, int, bool) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return nil, nil, 0, false
-	}
-	u, level, ok := c.memberParams(true)
-	if !ok {
-		return nil, nil, 0, false
-	}
-	if !validLevel(level) {
-		c.invalid(map[string]any{"access_level": []string{"is not included in the list"}})
-		return nil, nil, 0, false
-	}
-	return p, u, level, true
+	return c.json(http.StatusOK, s.memberJSON(u, c.project.members[u.id], true))
 }
 
 // addProjectMember is idempotent: an existing member comes back unchanged.
-func (s *Server) addProjectMember(c *call) {
-	p, u, level, ok := s.projectMemberChange(c)
-	if !ok {
-		return
+func (s *Server) addProjectMember(c *call) error {
+	p := c.project
+	u, level, err := c.memberChange(errProjectLevel)
+	if err != nil {
+		return err
 	}
 	if p.members[u.id] == 0 {
 		p.members[u.id] = level
 		s.addEvent(p.id, u.id, actionJoined, "", 0, "", 0)
 	}
-	c.json(http.StatusCreated, s.memberJSON(u, p.members[u.id], true))
+	return c.json(http.StatusCreated, s.memberJSON(u, p.members[u.id], true))
 }
 
-func (s *Server) updateProjectMember(c *call) {
-	p, u, level, ok := s.projectMemberChange(c)
-	if !ok {
-		return
+func (s *Server) updateProjectMember(c *call) error {
+	p := c.project
+	u, level, err := c.memberChange(errProjectLevel)
+	if err != nil {
+		return err
 	}
 	if p.members[u.id] == 0 {
-		c.notFound("Member")
-		return
+		return errNotFound("Member")
 	}
 	p.members[u.id] = level
-	c.json(http.StatusOK, s.memberJSON(u, level, true))
+	return c.json(http.StatusOK, s.memberJSON(u, level, true))
 }
 
-// removeProjectMember is idempotent, with the two body shapes of the notes.
-func (s *Server) removeProjectMember(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
-	u, _, ok := c.memberParams(false)
-	if !ok {
-		return
+// removeProjectMember is idempotent, with two body shapes: the removed
+// member, or {"message": "Access revoked", "id": ...} for a non-member.
+func (s *Server) removeProjectMember(c *call) error {
+	p := c.project
+	u, err := c.memberUser()
+	if err != nil {
+		return err
 	}
 	level := p.members[u.id]
 	if level == 0 {
-		c.json(http.StatusOK, map[string]any{"message": "Access revoked", "id": u.id})
-		return
+		return c.json(http.StatusOK, map[string]any{"message": "Access revoked", "id": u.id})
 	}
 	delete(p.members, u.id)
-	c.json(http.StatusOK, s.memberJSON(u, level, true))
+	return c.json(http.StatusOK, s.memberJSON(u, level, true))
 }
 
-func (s *Server) listGroupMembers(c *call) {
-	g := c.group()
-	if g == nil {
-		return
-	}
+func (s *Server) listGroupMembers(c *call) error {
+	g := c.group
 	var out []*user
 	for _, id := range sortedKeys(g.members) {
 		if u := s.users[id]; u != nil {
 			out = append(out, u)
 		}
 	}
-	all(c, out, func(u *user) any { return s.memberJSON(u, g.members[u.id], false) })
+	return all(c, out, func(u *user) any { return s.memberJSON(u, g.members[u.id], false) })
 }
 
-func (s *Server) groupMemberChange(c *call, adding bool) (*group, *user, int, bool) {
-	g := c.group()
-	if g == nil || !c.requireGroupOwner(g) {
-		return nil, nil, 0, false
+var errGroupLevel = errStatus(http.StatusUnprocessableEntity, "Wrong access level")
+
+// groupMemberChange reads an add (409 for a member) or update (404 for a
+// non-member).
+func (s *Server) groupMemberChange(c *call, adding bool) (*user, int, error) {
+	u, level, err := c.memberChange(errGroupLevel)
+	if err != nil {
+		return nil, 0, err
 	}
-	u, level, ok := c.memberParams(true)
-	if !ok {
-		return nil, nil, 0, false
-	}
-	if !validLevel(level) {
-		c.fail(http.StatusUnprocessableEntity, "Wrong access level")
-		return nil, nil, 0, false
-	}
-	if exists := g.members[u.id] > 0; exists == adding {
+	if exists := c.group.members[u.id] > 0; exists == adding {
 		if adding {
-			c.conflict("Already exists")
-		} else {
-			c.notFound("Member")
+			return nil, 0, errConflict("Already exists")
 		}
-		return nil, nil, 0, false
+		return nil, 0, errNotFound("Member")
 	}
-	return g, u, level, true
+	return u, level, nil
 }
 
-func (s *Server) addGroupMember(c *call) {
-	if g, u, level, ok := s.groupMemberChange(c, true); ok {
-		g.members[u.id] = level
-		c.json(http.StatusCreated, s.memberJSON(u, level, false))
+func (s *Server) addGroupMember(c *call) error {
+	u, level, err := s.groupMemberChange(c, true)
+	if err != nil {
+		return err
 	}
+	c.group.members[u.id] = level
+	return c.json(http.StatusCreated, s.memberJSON(u, level, false))
 }
 
-func (s *Server) updateGroupMember(c *call) {
-	if g, u, level, ok := s.groupMemberChange(c, false); ok {
-		g.members[u.id] = level
-		c.json(http.StatusOK, s.memberJSON(u, level, false))
+func (s *Server) updateGroupMember(c *call) error {
+	u, level, err := s.groupMemberChange(c, false)
+	if err != nil {
+		return err
 	}
+	c.group.members[u.id] = level
+	return c.json(http.StatusOK, s.memberJSON(u, level, false))
 }
 
-func (s *Server) removeGroupMember(c *call) {
-	g := c.group()
-	if g == nil || !c.requireGroupOwner(g) {
-		return
-	}
-	u, _, ok := c.memberParams(false)
-	if !ok {
-		return
-	}
-	if g.members[u.id] == 0 {
-		c.notFound("Member")
-		return
+func (s *Server) removeGroupMember(c *call) error {
+	g := c.group
+	u, err := c.memberUser()
+	if err != nil {
+		return err
 	}
 	level := g.members[u.id]
+	if level == 0 {
+		return errNotFound("Member")
+	}
 	delete(g.members, u.id)
-	c.json(http.StatusOK, s.memberJSON(u, level, false))
+	return c.json(http.StatusOK, s.memberJSON(u, level, false))
 }

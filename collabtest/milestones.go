@@ -2,7 +2,6 @@ package collabtest
 
 import (
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -14,145 +13,133 @@ type milestone struct {
 }
 
 func (s *Server) milestoneRoutes() {
-	s.handle("GET", "/projects/:id/milestones", s.listMilestones)
-	s.handle("POST", "/projects/:id/milestones", s.createMilestone)
-	s.handle("GET", "/projects/:id/milestones/:milestone_id", s.getMilestone)
-	s.handle("PUT", "/projects/:id/milestones/:milestone_id", s.updateMilestone)
-	s.handle("GET", "/projects/:id/milestones/:milestone_id/issues", s.listMilestoneIssues)
+	s.api("GET /projects/{id}/milestones", rule{}, s.listMilestones)
+	s.api("POST /projects/{id}/milestones", rule{level: Developer}, s.createMilestone)
+	s.api("GET /projects/{id}/milestones/{milestone_id}", rule{}, s.getMilestone)
+	s.api("PUT /projects/{id}/milestones/{milestone_id}", rule{level: Developer}, s.updateMilestone)
+	s.api("GET /projects/{id}/milestones/{milestone_id}/issues", rule{}, s.listMilestoneIssues)
 }
 
-func (s *Server) listMilestones(c *call) {
-	p := c.project()
-	if p == nil {
-		return
+// loadMilestone resolves {milestone_id} within the project.
+func (c *call) loadMilestone() error {
+	id, err := c.pathID("milestone_id")
+	if err != nil {
+		return err
 	}
-	iid, hasIID, ok := c.intParam("iid")
-	if !ok {
-		return
+	ms := c.s.milestones[id]
+	if ms == nil || ms.projectID != c.project.id {
+		return errNotFound("Milestone")
+	}
+	c.milestone = ms
+	return nil
+}
+
+// milestoneJSON renders a milestone, or null.
+func (s *Server) milestoneJSON(ms *milestone) any {
+	if ms == nil {
+		return nil
+	}
+	return map[string]any{
+		"id": ms.id, "iid": ms.iid, "project_id": ms.projectID, "title": ms.title, "description": ms.description,
+		"state": ms.state, "due_date": orNil(ms.dueDate), "created_at": ts(ms.createdAt), "updated_at": ts(ms.updatedAt),
+	}
+}
+
+func (s *Server) listMilestones(c *call) error {
+	iid, hasIID, err := c.intParam("iid")
+	if err != nil {
+		return err
 	}
 	state := c.str("state")
 	var out []*milestone
 	for _, id := range sortedKeys(s.milestones) {
 		ms := s.milestones[id]
-		if ms.projectID == p.id && (!hasIID || ms.iid == iid) && (state == "" || ms.state == state) {
+		if ms.projectID == c.project.id && (!hasIID || ms.iid == iid) && (state == "" || ms.state == state) {
 			out = append(out, ms)
 		}
 	}
-	page(c, out, s.milestoneJSON)
+	return page(c, out, s.milestoneJSON)
 }
 
-// projectMilestone resolves :milestone_id within p.
-func (c *call) projectMilestone(p *project) *milestone {
-	id, ok := c.pathInt("milestone_id")
-	if !ok {
-		return nil
-	}
-	ms := c.s.milestones[id]
-	if ms == nil || ms.projectID != p.id {
-		c.notFound("Milestone")
-		return nil
-	}
-	return ms
+func (s *Server) getMilestone(c *call) error {
+	return c.json(http.StatusOK, s.milestoneJSON(c.milestone))
 }
 
-func (s *Server) getMilestone(c *call) {
-	if p := c.project(); p != nil {
-		if ms := c.projectMilestone(p); ms != nil {
-			c.json(http.StatusOK, s.milestoneJSON(ms))
-		}
-	}
-}
-
-// dueDate validates an optional YYYY-MM-DD parameter.
-func (c *call) dueDate(dst *string) bool {
+// dueDate validates an optional YYYY-MM-DD parameter into *dst.
+func (c *call) dueDate(dst *string) error {
 	if !c.has("due_date") {
-		return true
+		return nil
 	}
 	v := c.str("due_date")
 	if v != "" {
 		if _, err := time.Parse("2006-01-02", v); err != nil {
-			c.invalid(map[string]any{"due_date": []string{"is invalid"}})
-			return false
+			return errInvalid("due_date", "is invalid")
 		}
 	}
 	*dst = v
-	return true
+	return nil
 }
 
-func (s *Server) createMilestone(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 30) {
-		return
-	}
-	title := strings.TrimSpace(c.str("title"))
-	if title == "" {
-		c.missing("title")
-		return
+func (s *Server) createMilestone(c *call) error {
+	p := c.project
+	title, _, err := c.nameParam("title", "title", true)
+	if err != nil {
+		return err
 	}
 	now := s.now()
 	ms := &milestone{projectID: p.id, title: title, state: "active", createdAt: now, updatedAt: now}
 	c.setStr("description", &ms.description)
-	if !c.dueDate(&ms.dueDate) {
-		return
+	if err := c.dueDate(&ms.dueDate); err != nil {
+		return err
 	}
 	for _, other := range s.milestones {
 		if other.projectID == p.id {
 			ms.iid = max(ms.iid, other.iid)
 			if other.title == title {
-				c.invalid(map[string]any{"title": []string{"has already been taken"}})
-				return
+				return errInvalid("title", "has already been taken")
 			}
 		}
 	}
 	ms.id, ms.iid = s.newID(), ms.iid+1
 	s.milestones[ms.id] = ms
-	c.json(http.StatusCreated, s.milestoneJSON(ms))
+	return c.json(http.StatusCreated, s.milestoneJSON(ms))
 }
 
-func (s *Server) updateMilestone(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 30) {
-		return
-	}
-	ms := c.projectMilestone(p)
-	if ms == nil {
-		return
-	}
+func (s *Server) updateMilestone(c *call) error {
+	ms := c.milestone
+	state := ms.state
 	switch c.str("state_event") {
 	case "":
 	case "close":
-		ms.state = "closed"
+		state = "closed"
 	case "activate":
-		ms.state = "active"
+		state = "active"
 	default:
-		c.invalid(map[string]any{"state_event": []string{"does not have a valid value"}})
-		return
+		return errInvalid("state_event", "does not have a valid value")
 	}
-	if !c.dueDate(&ms.dueDate) {
-		return
+	title, hasTitle, err := c.nameParam("title", "title", false)
+	if err != nil && c.str("title") != "" {
+		return err
 	}
-	if c.has("title") && strings.TrimSpace(c.str("title")) != "" {
-		ms.title = c.str("title")
+	due := ms.dueDate
+	if err := c.dueDate(&due); err != nil {
+		return err
 	}
+	if hasTitle {
+		ms.title = title
+	}
+	ms.state, ms.dueDate = state, due
 	c.setStr("description", &ms.description)
 	ms.updatedAt = s.now()
-	c.json(http.StatusOK, s.milestoneJSON(ms))
+	return c.json(http.StatusOK, s.milestoneJSON(ms))
 }
 
-func (s *Server) listMilestoneIssues(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
-	ms := c.projectMilestone(p)
-	if ms == nil {
-		return
-	}
+func (s *Server) listMilestoneIssues(c *call) error {
 	var out []*issue
 	for _, id := range sortedKeys(s.issues) {
-		if is := s.issues[id]; is.milestoneID == ms.id && !is.deleted {
+		if is := s.issues[id]; is.milestoneID == c.milestone.id && !is.deleted {
 			out = append(out, is)
 		}
 	}
-	page(c, out, func(is *issue) any { return s.issueJSON(is, c.user, true) })
+	return page(c, out, func(is *issue) any { return s.issueJSON(is, c.user, true) })
 }

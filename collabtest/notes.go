@@ -17,28 +17,63 @@ type note struct {
 	createdAt, updatedAt time.Time
 }
 
+func (s *Server) noteRoutes() {
+	for _, base := range []string{"/projects/{id}/issues/{issue_id}/notes", "/projects/{id}/merge_requests/{mr_id}/notes"} {
+		s.api("GET "+base, rule{}, s.listNotes)
+		s.api("POST "+base, rule{}, s.createNote)
+		s.api("GET "+base+"/{note_id}", rule{}, s.getNote)
+		s.api("PUT "+base+"/{note_id}", rule{}, s.updateNote)
+		s.api("DELETE "+base+"/{note_id}", rule{}, s.deleteNote)
+	}
+}
+
 // AddNote seeds a comment on an issue ("Issue") or merge request
-// ("MergeRequest") and returns its id.
+// ("MergeRequest") and returns its id. A noteable that is not in the
+// project, or an unknown author, is a mistake (see Err) and returns 0.
 func (s *Server) AddNote(projectID int, noteableType string, noteableID, authorID int, body string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	n := &note{id: s.newID(), projectID: projectID, noteableType: noteableType, noteableID: noteableID,
-		body: body, authorID: authorID, createdAt: now, updatedAt: now}
-	s.notes[n.id] = n
-	s.addEvent(projectID, authorID, actionCommented, "Note", n.id, body, n.id)
-	return n.id
+	var t *ticket
+	switch noteableType {
+	case "Issue":
+		if is := s.issues[noteableID]; is != nil {
+			t = &is.ticket
+		}
+	case "MergeRequest":
+		if mr := s.mergeRequests[noteableID]; mr != nil {
+			t = &mr.ticket
+		}
+	}
+	if t == nil || t.projectID != projectID || s.users[authorID] == nil {
+		s.misuse("AddNote: no %s %d in project %d, or no user %d", noteableType, noteableID, projectID, authorID)
+		return 0
+	}
+	return s.insertNote(t, authorID, body).id
 }
 
-func (s *Server) noteRoutes() {
-	for _, kind := range []string{"issues", "merge_requests"} {
-		base := "/projects/:id/" + kind + "/:noteable_id/notes"
-		s.handle("GET", base, s.listNotes(kind))
-		s.handle("POST", base, s.createNote(kind))
-		s.handle("GET", base+"/:note_id", s.getNote(kind))
-		s.handle("PUT", base+"/:note_id", s.updateNote(kind))
-		s.handle("DELETE", base+"/:note_id", s.deleteNote(kind))
+// insertNote stores a new comment on t by author and records the event.
+func (s *Server) insertNote(t *ticket, authorID int, body string) *note {
+	now := s.now()
+	n := &note{id: s.newID(), projectID: t.projectID, noteableType: t.kind, noteableID: t.id,
+		body: body, authorID: authorID, createdAt: now, updatedAt: now}
+	s.notes[n.id] = n
+	s.addEvent(t.projectID, authorID, actionCommented, "Note", n.id, body, n.id)
+	s.emitNote(n)
+	return n
+}
+
+// loadNote resolves {note_id} on the loaded issue or merge request.
+func (c *call) loadNote() error {
+	id, err := c.pathID("note_id")
+	if err != nil {
+		return err
 	}
+	n := c.s.notes[id]
+	if n == nil || n.noteableType != c.ticket.kind || n.noteableID != c.ticket.id {
+		return errNotFound("Note")
+	}
+	c.note = n
+	return nil
 }
 
 // noteJSON renders a note with the vote flags under the server's literal keys.
@@ -50,137 +85,49 @@ func (s *Server) noteJSON(n *note) map[string]any {
 	}
 }
 
-// noteable resolves :noteable_id to a live issue or merge request of p and
-// returns its type name and title.
-func (c *call) noteable(p *project, kind string) (typ string, id int, title string, ok bool) {
-	id, ok = c.pathInt("noteable_id")
-	if !ok {
-		return "", 0, "", false
-	}
-	if kind == "issues" {
-		if is := c.s.issues[id]; is != nil && !is.deleted && is.projectID == p.id {
-			return "Issue", id, is.title, true
+func (s *Server) listNotes(c *call) error {
+	var out []*note
+	for _, nid := range sortedKeys(s.notes) {
+		if n := s.notes[nid]; n.noteableType == c.ticket.kind && n.noteableID == c.ticket.id {
+			out = append(out, n)
 		}
-		c.notFound("Issue")
-		return "", 0, "", false
 	}
-	if mr := c.s.mergeRequests[id]; mr != nil && !mr.deleted && mr.projectID == p.id {
-		return "MergeRequest", id, mr.title, true
-	}
-	c.notFound("Merge Request")
-	return "", 0, "", false
+	return page(c, out, func(n *note) any { return s.noteJSON(n) })
 }
 
-// projectNote resolves :note_id on the noteable.
-func (c *call) projectNote(p *project, kind string) *note {
-	typ, id, _, ok := c.noteable(p, kind)
-	if !ok {
+func (s *Server) getNote(c *call) error { return c.json(http.StatusOK, s.noteJSON(c.note)) }
+
+func (s *Server) createNote(c *call) error {
+	body := c.str("body")
+	if strings.TrimSpace(body) == "" {
+		return errMissing("body")
+	}
+	return c.json(http.StatusCreated, s.noteJSON(s.insertNote(c.ticket, c.user.id, body)))
+}
+
+// checkNoteAuthor: the author or an admin may change a note.
+func (c *call) checkNoteAuthor() error {
+	if c.user.admin || c.note.authorID == c.user.id {
 		return nil
 	}
-	nid, ok := c.pathInt("note_id")
-	if !ok {
-		return nil
-	}
-	n := c.s.notes[nid]
-	if n == nil || n.noteableType != typ || n.noteableID != id {
-		c.notFound("Note")
-		return nil
-	}
-	return n
+	return errForbidden
 }
 
-func (s *Server) listNotes(kind string) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		typ, id, _, ok := c.noteable(p, kind)
-		if !ok {
-			return
-		}
-		var out []*note
-		for _, nid := range sortedKeys(s.notes) {
-			if n := s.notes[nid]; n.noteableType == typ && n.noteableID == id {
-				out = append(out, n)
-			}
-		}
-		page(c, out, func(n *note) any { return s.noteJSON(n) })
+func (s *Server) updateNote(c *call) error {
+	if err := c.checkNoteAuthor(); err != nil {
+		return err
 	}
+	if strings.TrimSpace(c.str("body")) == "" {
+		return errMissing("body")
+	}
+	c.note.body, c.note.updatedAt = c.str("body"), s.now()
+	return c.json(http.StatusOK, s.noteJSON(c.note))
 }
 
-func (s *Server) getNote(kind string) func(*call) {
-	return func(c *call) {
-		if p := c.project(); p != nil {
-			if n := c.projectNote(p, kind); n != nil {
-				c.json(http.StatusOK, s.noteJSON(n))
-			}
-		}
+func (s *Server) deleteNote(c *call) error {
+	if err := c.checkNoteAuthor(); err != nil {
+		return err
 	}
-}
-
-func (s *Server) createNote(kind string) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		typ, id, _, ok := c.noteable(p, kind)
-		if !ok {
-			return
-		}
-		body := c.str("body")
-		if strings.TrimSpace(body) == "" {
-			c.missing("body")
-			return
-		}
-		now := s.now()
-		n := &note{id: s.newID(), projectID: p.id, noteableType: typ, noteableID: id, body: body, authorID: c.user.id, createdAt: now, updatedAt: now}
-		s.notes[n.id] = n
-		s.addEvent(p.id, c.user.id, actionCommented, "Note", n.id, body, n.id)
-		c.json(http.StatusCreated, s.noteJSON(n))
-	}
-}
-
-// requireNoteAuthor: the author or an admin may change a note.
-func (c *call) requireNoteAuthor(n *note) bool {
-	if c.user.admin || n.authorID == c.user.id {
-		return true
-	}
-	c.forbidden()
-	return false
-}
-
-func (s *Server) updateNote(kind string) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		n := c.projectNote(p, kind)
-		if n == nil || !c.requireNoteAuthor(n) {
-			return
-		}
-		if strings.TrimSpace(c.str("body")) == "" {
-			c.missing("body")
-			return
-		}
-		n.body, n.updatedAt = c.str("body"), s.now()
-		c.json(http.StatusOK, s.noteJSON(n))
-	}
-}
-
-func (s *Server) deleteNote(kind string) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		n := c.projectNote(p, kind)
-		if n == nil || !c.requireNoteAuthor(n) {
-			return
-		}
-		delete(s.notes, n.id)
-		c.json(http.StatusOK, s.noteJSON(n))
-	}
+	delete(s.notes, c.note.id)
+	return c.json(http.StatusOK, s.noteJSON(c.note))
 }

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -33,27 +33,172 @@ type project struct {
 	defaultUnprotected                                 bool // the default branch was unprotected by hand
 }
 
+// Literal routes come before the parameterised ones they would otherwise
+// shadow (/projects/search/... before /projects/{id}/...).
 func (s *Server) projectRoutes() {
-	s.handle("GET", "/projects", s.listProjects("accessible"))
-	s.handle("GET", "/projects/owned", s.listProjects("owned"))
-	s.handle("GET", "/projects/starred", s.listProjects("starred"))
-	s.handle("GET", "/projects/all", s.listProjects("all"))
-	s.handle("GET", "/projects/search/:query", s.listProjects("search"))
-	s.handle("POST", "/projects", s.postProject)
-	s.handle("POST", "/projects/user/:user_id", s.postProject)
-	s.handle("POST", "/projects/fork/:id", s.forkProject)
-	s.handle("GET", "/projects/:id", s.getProject)
-	s.handle("PUT", "/projects/:id", s.updateProject)
-	s.handle("DELETE", "/projects/:id", s.deleteProject)
-	s.handle("GET", "/projects/:id/events", s.listEvents)
-	s.handle("POST", "/projects/:id/star", s.starProject(true))
-	s.handle("DELETE", "/projects/:id/star", s.starProject(false))
-	s.handle("POST", "/projects/:id/archive", s.archiveProject(true))
-	s.handle("POST", "/projects/:id/unarchive", s.archiveProject(false))
-	s.handle("POST", "/projects/:id/uploads", s.uploadFile)
-	s.handle("POST", "/projects/:id/share", s.shareProject)
-	s.handle("POST", "/projects/:id/fork/:forked_from_id", s.createForkRelation)
-	s.handle("DELETE", "/projects/:id/fork", s.deleteForkRelation)
+	s.api("GET /projects", rule{}, s.listProjects("accessible"))
+	s.api("GET /projects/owned", rule{}, s.listProjects("owned"))
+	s.api("GET /projects/starred", rule{}, s.listProjects("starred"))
+	s.api("GET /projects/all", rule{admin: true}, s.listProjects("all"))
+	s.api("GET /projects/search/{query}", rule{}, s.listProjects("search"))
+	s.api("POST /projects", rule{}, s.postProject)
+	s.api("POST /projects/user/{user_id}", rule{admin: true}, s.postProject)
+	s.api("POST /projects/fork/{id}", rule{}, s.forkProject)
+	s.api("GET /projects/{id}", rule{}, s.getProject)
+	s.api("PUT /projects/{id}", rule{level: Master}, s.updateProject)
+	s.api("DELETE /projects/{id}", rule{level: Owner}, s.deleteProject)
+	s.api("GET /projects/{id}/events", rule{}, s.listEvents)
+	s.api("POST /projects/{id}/star", rule{}, s.starProject(true))
+	s.api("DELETE /projects/{id}/star", rule{}, s.starProject(false))
+	s.api("POST /projects/{id}/archive", rule{level: Owner}, s.archiveProject(true))
+	s.api("POST /projects/{id}/unarchive", rule{level: Owner}, s.archiveProject(false))
+	s.api("POST /projects/{id}/uploads", rule{level: Reporter, upload: true}, s.uploadFile)
+	s.api("POST /projects/{id}/share", rule{level: Master}, s.shareProject)
+	s.api("POST /projects/{id}/fork/{forked_from_id}", rule{admin: true}, s.createForkRelation)
+	s.api("DELETE /projects/{id}/fork", rule{admin: true}, s.deleteForkRelation)
+}
+
+// lookupProject finds a project by id or "namespace/path".
+func (s *Server) lookupProject(key string) *project {
+	if isDigits(key) {
+		return s.projects[atoi(key)]
+	}
+	for _, p := range s.projects {
+		if strings.EqualFold(s.projectFullPath(p), key) {
+			return p
+		}
+	}
+	return nil
+}
+
+// namespacePath is the path of the namespace a project lives in.
+func (s *Server) namespacePath(p *project) string {
+	if g := s.groups[p.groupID]; g != nil {
+		return g.path
+	}
+	if u := s.users[p.ownerID]; u != nil {
+		return u.username
+	}
+	return ""
+}
+
+func (s *Server) projectFullPath(p *project) string { return s.namespacePath(p) + "/" + p.path }
+
+// accessLevel is u's effective level on p: the higher of its project and group membership.
+func (s *Server) accessLevel(u *user, p *project) int {
+	if u == nil || p == nil {
+		return 0
+	}
+	lvl := p.members[u.id]
+	if p.ownerID == u.id {
+		lvl = max(lvl, 50)
+	}
+	if g := s.groups[p.groupID]; g != nil {
+		lvl = max(lvl, g.members[u.id])
+	}
+	for gid, access := range p.sharedWith {
+		if g := s.groups[gid]; g != nil && g.members[u.id] > 0 {
+			lvl = max(lvl, min(access, g.members[u.id]))
+		}
+	}
+	return lvl
+}
+
+// canSee applies the visibility rules: public and internal projects are
+// visible to every signed-in user, private ones to members and admins.
+func (s *Server) canSee(u *user, p *project) bool {
+	return u != nil && p != nil && (u.admin || p.visibility >= 10 || s.accessLevel(u, p) > 0)
+}
+
+// isOwner reports admin or project owner rights (owner level 50 or the namespace owner).
+func (s *Server) isOwner(u *user, p *project) bool {
+	return u != nil && (u.admin || s.accessLevel(u, p) >= 50)
+}
+
+// AddProject creates a project owned by ownerID in the owner's namespace,
+// with a master branch and a runners token, and returns its id. An unknown
+// owner, a blank name or a bad visibility is a mistake (see Err) and
+// returns 0.
+func (s *Server) AddProject(ownerID int, name string, visibility Visibility) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.users[ownerID] == nil:
+		s.misuse("AddProject: no user %d", ownerID)
+	case !validPath(slug(name)):
+		s.misuse("AddProject: name %q makes no valid path", name)
+	case !visibility.valid():
+		s.misuse("AddProject: visibility %d is not Private, Internal or Public", visibility)
+	case s.pathTaken(ownerID, 0, slug(name), 0):
+		s.misuse("AddProject: %q is taken", name)
+	default:
+		return s.createProject(ownerID, 0, name, int(visibility)).id
+	}
+	return 0
+}
+
+// createProject makes a project in a user's namespace (groupID 0) or a group's.
+func (s *Server) createProject(ownerID, groupID int, name string, visibility int) *project {
+	now := s.now()
+	p := &project{
+		id: s.newID(), name: name, path: slug(name), visibility: visibility, defaultBranch: "master",
+		ownerID: ownerID, groupID: groupID, creatorID: ownerID, createdAt: now, lastActivityAt: now,
+		issuesEnabled: true, mergeRequestsEnabled: true, buildsEnabled: true, wikiEnabled: true, snippetsEnabled: false,
+		sharedRunnersEnabled: true, tagList: []string{},
+		members: map[int]int{}, starredBy: map[int]bool{}, sharedWith: map[int]int{},
+		branches: map[string]*branch{}, runnersToken: "rtok-" + randomHex(10),
+	}
+	if groupID != 0 {
+		p.ownerID = 0
+	}
+	if ownerID != 0 {
+		p.members[ownerID] = 50
+	}
+	s.projects[p.id] = p
+	s.addBranch(p, "master", "")
+	s.addEvent(p.id, ownerID, actionCreated, "", 0, "", 0)
+	return p
+}
+
+// slug derives a path from a name as the server does.
+func slug(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// AddMember gives userID a level on a project. An unknown project or user,
+// or a level other than the five, is a mistake (see Err).
+func (s *Server) AddMember(projectID, userID int, level AccessLevel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[projectID]
+	switch {
+	case p == nil || s.users[userID] == nil:
+		s.misuse("AddMember: no project %d or no user %d", projectID, userID)
+	case !level.valid():
+		s.misuse("AddMember: access level %d is not one of Guest..Owner", level)
+	default:
+		p.members[userID] = int(level)
+	}
+}
+
+// ProjectRunnersToken returns a project's CI token (the build token), or
+// "" for an unknown project.
+func (s *Server) ProjectRunnersToken(projectID int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.projects[projectID]; p != nil {
+		return p.runnersToken
+	}
+	return ""
 }
 
 // projectJSON renders a project for caller u.
@@ -63,7 +208,7 @@ func (s *Server) projectJSON(p *project, u *user) map[string]any {
 		"id": p.id, "name": p.name, "path": p.path, "description": orNil(p.description), "default_branch": p.defaultBranch,
 		"name_with_namespace": s.namespaceName(p) + " / " + p.name, "path_with_namespace": s.projectFullPath(p),
 		"public": p.visibility == 20, "visibility_level": p.visibility,
-		"ssh_url_to_repo":  "git@" + strings.TrimPrefix(s.URL, "http://") + ":" + s.projectFullPath(p) + ".git",
+		"ssh_url_to_repo":  "git@" + s.host() + ":" + s.projectFullPath(p) + ".git",
 		"http_url_to_repo": web + ".git", "web_url": web, "tag_list": p.tagList,
 		"issues_enabled": p.issuesEnabled, "merge_requests_enabled": p.mergeRequestsEnabled, "builds_enabled": p.buildsEnabled,
 		"wiki_enabled": p.wikiEnabled, "snippets_enabled": p.snippetsEnabled, "container_registry_enabled": p.containerRegistry,
@@ -90,6 +235,14 @@ func (s *Server) projectJSON(p *project, u *user) map[string]any {
 	}
 	m["shared_with_groups"] = shared
 	return m
+}
+
+// host is the server's host name without the port, as in SSH clone URLs.
+func (s *Server) host() string {
+	if u, err := url.Parse(s.URL); err == nil {
+		return u.Hostname()
+	}
+	return "localhost"
 }
 
 func (s *Server) namespaceName(p *project) string {
@@ -164,11 +317,8 @@ func sortedKeys[V any](m map[int]V) []int {
 }
 
 // listProjects serves the five project lists with their filters.
-func (s *Server) listProjects(kind string) func(*call) {
-	return func(c *call) {
-		if kind == "all" && !c.requireAdmin() {
-			return
-		}
+func (s *Server) listProjects(kind string) handler {
+	return func(c *call) error {
 		var out []*project
 		for _, p := range s.projects {
 			if !s.canSee(c.user, p) {
@@ -188,27 +338,27 @@ func (s *Server) listProjects(kind string) func(*call) {
 					continue
 				}
 			case "search":
-				if !strings.Contains(strings.ToLower(p.name), strings.ToLower(c.params["query"])) {
+				if !strings.Contains(strings.ToLower(p.name), strings.ToLower(c.str("query"))) {
 					continue
 				}
 			}
 			out = append(out, p)
 		}
-		out, ok := s.filterProjects(c, out, kind == "search")
-		if ok {
-			page(c, out, func(p *project) any { return s.projectJSON(p, c.user) })
+		out, err := s.filterProjects(c, out, kind == "search")
+		if err != nil {
+			return err
 		}
+		return page(c, out, func(p *project) any { return s.projectJSON(p, c.user) })
 	}
 }
 
 // filterProjects applies archived, visibility, search, order_by and sort.
-func (s *Server) filterProjects(c *call, in []*project, ascending bool) ([]*project, bool) {
+func (s *Server) filterProjects(c *call, in []*project, ascending bool) ([]*project, error) {
 	archived, hasArchived := c.boolParam("archived")
 	vis := map[string]int{"private": 0, "internal": 10, "public": 20}
 	want, hasVis := vis[c.str("visibility")]
 	if c.str("visibility") != "" && !hasVis {
-		c.invalid(map[string]any{"visibility": []string{"does not have a valid value"}})
-		return nil, false
+		return nil, errInvalid("visibility", "does not have a valid value")
 	}
 	search := strings.ToLower(c.str("search"))
 	out := in[:0:0]
@@ -236,17 +386,14 @@ func (s *Server) filterProjects(c *call, in []*project, ascending bool) ([]*proj
 	case "", "created_at":
 		sortItems(c, out, def, func(p *project) int64 { return p.createdAt.UnixNano() }, id)
 	default:
-		c.invalid(map[string]any{"order_by": []string{"does not have a valid value"}})
-		return nil, false
+		return nil, errInvalid("order_by", "does not have a valid value")
 	}
-	if c.form.Get("ci_enabled_first") != "" {
-		if first, _ := c.boolParam("ci_enabled_first"); first {
-			slices.SortStableFunc(out, func(a, b *project) int {
-				return cmp.Compare(boolRank(!a.buildsEnabled), boolRank(!b.buildsEnabled))
-			})
-		}
+	if first, _ := c.boolParam("ci_enabled_first"); first {
+		slices.SortStableFunc(out, func(a, b *project) int {
+			return cmp.Compare(boolRank(!a.buildsEnabled), boolRank(!b.buildsEnabled))
+		})
 	}
-	return out, true
+	return out, nil
 }
 
 func boolRank(b bool) int {
@@ -256,79 +403,67 @@ func boolRank(b bool) int {
 	return 0
 }
 
-func (s *Server) getProject(c *call) {
-	if p := c.project(); p != nil {
-		c.json(http.StatusOK, s.projectJSON(p, c.user))
-	}
+func (s *Server) getProject(c *call) error {
+	return c.json(http.StatusOK, s.projectJSON(c.project, c.user))
 }
 
-// postProject serves POST /projects and, for admins, POST /projects/user/:user_id.
-func (s *Server) postProject(c *call) {
+// postProject serves POST /projects and, for admins, POST /projects/user/{user_id}.
+func (s *Server) postProject(c *call) error {
 	owner := c.user
-	if raw, ok := c.params["user_id"]; ok {
-		if !c.requireAdmin() {
-			return
-		}
-		id, _ := strconv.Atoi(raw)
-		if owner = s.users[id]; owner == nil {
-			c.notFound("User")
-			return
+	if c.r.PathValue("user_id") != "" {
+		if owner = s.findUser(c.str("user_id")); owner == nil || !isDigits(c.str("user_id")) {
+			return errNotFound("User")
 		}
 	}
-	name := strings.TrimSpace(c.str("name"))
-	if name == "" {
-		c.missing("name")
-		return
+	name, _, err := c.nameParam("name", "name", true)
+	if err != nil {
+		return err
 	}
 	groupID := 0
-	if nsID, present, ok := c.intParam("namespace_id"); !ok {
-		return
+	if nsID, present, err := c.intParam("namespace_id"); err != nil {
+		return err
 	} else if present && nsID != owner.namespaceID {
 		g := s.groups[nsID]
-		if g == nil || (!c.user.admin && g.members[c.user.id] < 40) {
-			c.notFound("Namespace")
-			return
+		if g == nil || (!c.user.admin && g.members[c.user.id] < int(Master)) {
+			return errNotFound("Namespace")
 		}
 		groupID = g.id
 	}
-	vis, ok := s.visibilityParam(c, s.settings.intValue("default_project_visibility"))
-	if !ok {
-		return
+	vis, err := s.visibilityParam(c, s.settings.intValue("default_project_visibility"))
+	if err != nil {
+		return err
 	}
 	path := slug(name)
 	c.setStr("path", &path)
 	if !validPath(path) {
-		c.invalid(map[string]any{"path": []string{"can contain only letters, digits, '_', '-' and '.'"}})
-		return
+		return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
 	}
 	if s.pathTaken(owner.id, groupID, path, 0) {
-		c.failList(http.StatusBadRequest, "Path has already been taken", "Name has already been taken")
-		return
+		return errList(http.StatusBadRequest, "Path has already been taken", "Name has already been taken")
 	}
 	p := s.createProject(owner.id, groupID, name, vis)
 	p.path = path
 	s.applyProjectParams(c, p)
-	c.json(http.StatusCreated, s.projectJSON(p, c.user))
+	return c.json(http.StatusCreated, s.projectJSON(p, c.user))
 }
 
 // visibilityParam reads visibility_level (0, 10, 20) or public=true.
-func (s *Server) visibilityParam(c *call, def int) (int, bool) {
+func (s *Server) visibilityParam(c *call, def int) (int, error) {
 	vis := def
 	if pub, ok := c.boolParam("public"); ok && pub {
 		vis = 20
 	}
-	n, present, ok := c.intParam("visibility_level")
-	if !ok {
-		return 0, false
+	n, present, err := c.intParam("visibility_level")
+	if err != nil {
+		return 0, err
 	}
 	if present {
-		if n != 0 && n != 10 && n != 20 {
-			c.invalid(map[string]any{"visibility_level": []string{"is not included in the list"}})
-			return 0, false
+		if !Visibility(n).valid() {
+			return 0, errInvalid("visibility_level", "is not included in the list")
 		}
 		vis = n
 	}
-	return vis, true
+	return vis, nil
 }
 
 func validPath(p string) bool {
@@ -358,53 +493,45 @@ func (s *Server) applyProjectParams(c *call, p *project) {
 	p.lastActivityAt = s.now()
 }
 
-func (s *Server) updateProject(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
+func (s *Server) updateProject(c *call) error {
+	p := c.project
+	vis, err := s.visibilityParam(c, p.visibility)
+	if err != nil {
+		return err
 	}
-	vis, ok := s.visibilityParam(c, p.visibility)
-	if !ok {
-		return
-	}
-	if c.has("name") && strings.TrimSpace(c.str("name")) == "" {
-		c.invalid(map[string]any{"name": []string{"can't be blank"}})
-		return
+	name, hasName, err := c.nameParam("name", "name", false)
+	if err != nil {
+		return err
 	}
 	if c.has("path") {
 		path := c.str("path")
 		if !validPath(path) {
-			c.invalid(map[string]any{"path": []string{"can contain only letters, digits, '_', '-' and '.'"}})
-			return
+			return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
 		}
 		if s.pathTaken(p.ownerID, p.groupID, path, p.id) {
-			c.invalid(map[string]any{"path": []string{"has already been taken"}})
-			return
+			return errInvalid("path", "has already been taken")
 		}
 		p.path = path
 	}
 	if c.has("default_branch") {
 		if p.branches[c.str("default_branch")] == nil {
-			c.invalid(map[string]any{"default_branch": []string{"does not exist"}})
-			return
+			return errInvalid("default_branch", "does not exist")
 		}
 		p.defaultBranch = c.str("default_branch")
 	}
-	c.setStr("name", &p.name)
+	if hasName {
+		p.name = name
+	}
 	p.visibility = vis
 	s.applyProjectParams(c, p)
 	s.addEvent(p.id, c.user.id, actionUpdated, "", 0, "", 0)
-	c.json(http.StatusOK, s.projectJSON(p, c.user))
+	return c.json(http.StatusOK, s.projectJSON(p, c.user))
 }
 
 // deleteProject removes a project and everything that belongs to it.
-func (s *Server) deleteProject(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 50) {
-		return
-	}
-	s.removeProject(p.id)
-	c.json(http.StatusOK, map[string]any{"message": "202 Accepted"})
+func (s *Server) deleteProject(c *call) error {
+	s.removeProject(c.project.id)
+	return c.json(http.StatusOK, map[string]any{"message": "202 Accepted"})
 }
 
 func (s *Server) removeProject(id int) {
@@ -432,14 +559,11 @@ func deleteWhere[V any](m map[int]V, match func(V) bool) {
 	}
 }
 
-func (s *Server) forkProject(c *call) {
-	src := c.project()
-	if src == nil {
-		return
-	}
+func (s *Server) forkProject(c *call) error {
+	src := c.project
 	if s.pathTaken(c.user.id, 0, src.path, 0) {
-		c.json(http.StatusConflict, map[string]any{"message": map[string]any{"name": []string{"has already been taken"}, "path": []string{"has already been taken"}}})
-		return
+		return &apiError{status: http.StatusConflict, body: map[string]any{"message": map[string]any{
+			"name": []string{"has already been taken"}, "path": []string{"has already been taken"}}}}
 	}
 	p := s.createProject(c.user.id, 0, src.name, src.visibility)
 	p.path, p.description, p.forkedFromID, p.defaultBranch = src.path, src.description, src.id, src.defaultBranch
@@ -447,49 +571,37 @@ func (s *Server) forkProject(c *call) {
 		cp := *b
 		p.branches[name] = &cp
 	}
-	c.json(http.StatusCreated, s.projectJSON(p, c.user))
+	return c.json(http.StatusCreated, s.projectJSON(p, c.user))
 }
 
-func (s *Server) starProject(star bool) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil {
-			return
-		}
-		c.toggleCaller(p.starredBy, star, func() any { return s.projectJSON(p, c.user) })
+func (s *Server) starProject(star bool) handler {
+	return func(c *call) error {
+		return c.toggleCaller(c.project.starredBy, star, func() any { return s.projectJSON(c.project, c.user) })
 	}
 }
 
-func (s *Server) archiveProject(archive bool) func(*call) {
-	return func(c *call) {
-		p := c.project()
-		if p == nil || !c.requireLevel(p, 50) {
-			return
-		}
-		p.archived = archive
-		c.json(http.StatusCreated, s.projectJSON(p, c.user))
+func (s *Server) archiveProject(archive bool) handler {
+	return func(c *call) error {
+		c.project.archived = archive
+		return c.json(http.StatusCreated, s.projectJSON(c.project, c.user))
 	}
 }
 
-func (s *Server) listEvents(c *call) {
-	p := c.project()
-	if p == nil {
-		return
-	}
+func (s *Server) listEvents(c *call) error {
 	var out []*event
 	for i := len(s.events) - 1; i >= 0; i-- {
-		if s.events[i].projectID == p.id {
+		if s.events[i].projectID == c.project.id {
 			out = append(out, s.events[i])
 		}
 	}
-	page(c, out, s.eventJSON)
+	return page(c, out, s.eventJSON)
 }
 
 func (s *Server) eventJSON(e *event) any {
 	m := map[string]any{
 		"title": nil, "project_id": e.projectID, "action_name": e.action, "target_id": nil, "target_type": nil,
 		"target_title": nil, "author_id": e.authorID, "author": s.userJSON(e.authorID), "author_username": "",
-		"created_at": ts(e.createdAt), "data": nil,
+		"created_at": ts(e.createdAt), "data": e.data,
 	}
 	if u := s.users[e.authorID]; u != nil {
 		m["author_username"] = u.username
@@ -516,32 +628,39 @@ func (s *Server) maxUploadBytes() int64 {
 	return int64(s.settings.intValue("max_attachment_size")) << 20
 }
 
-// SetMaxAttachmentSize overrides the upload limit, in bytes, for tests.
-func (s *Server) SetMaxAttachmentSize(n int64) {
+// SetMaxAttachmentSize sets the upload size limit in bytes (by default the
+// max_attachment_size setting, 10 MiB). Larger files are refused as the
+// server refuses them: 201 with a null body. A size below 1 is a mistake
+// (see Err).
+func (s *Server) SetMaxAttachmentSize(bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.attachmentLimit = n
+	if bytes < 1 {
+		s.misuse("SetMaxAttachmentSize: %d bytes", bytes)
+		return
+	}
+	s.attachmentLimit = bytes
 }
 
 // uploadFile stores the multipart field "file"; like the deployed server it
 // answers 201 with null for a missing or oversized file.
-func (s *Server) uploadFile(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 20) {
-		return
-	}
+func (s *Server) uploadFile(c *call) error {
 	limit := s.maxUploadBytes()
-	c.r.Body = http.MaxBytesReader(c.w, c.r.Body, limit+1<<20)
-	f, hdr, err := c.r.FormFile("file")
+	if c.r.MultipartForm == nil || len(c.r.MultipartForm.File["file"]) == 0 {
+		return c.json(http.StatusCreated, nil)
+	}
+	hdr := c.r.MultipartForm.File["file"][0]
+	if hdr.Size > limit {
+		return c.json(http.StatusCreated, nil)
+	}
+	f, err := hdr.Open()
 	if err != nil {
-		c.json(http.StatusCreated, nil)
-		return
+		return c.json(http.StatusCreated, nil)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil || int64(len(data)) > limit {
-		c.json(http.StatusCreated, nil)
-		return
+		return c.json(http.StatusCreated, nil)
 	}
 	name := path.Base(strings.ReplaceAll(hdr.Filename, "\\", "/"))
 	url := "/uploads/" + randomHex(16) + "/" + name
@@ -552,78 +671,55 @@ func (s *Server) uploadFile(c *call) {
 	if isImage {
 		md = "!" + md
 	}
-	c.json(http.StatusCreated, map[string]any{"alt": strings.TrimSuffix(name, ext), "url": url, "is_image": isImage, "markdown": md})
+	return c.json(http.StatusCreated, map[string]any{"alt": strings.TrimSuffix(name, ext), "url": url, "is_image": isImage, "markdown": md})
 }
 
-func (s *Server) shareProject(c *call) {
-	p := c.project()
-	if p == nil || !c.requireLevel(p, 40) {
-		return
-	}
-	gid, present, ok := c.intParam("group_id")
-	if !ok {
-		return
+func (s *Server) shareProject(c *call) error {
+	gid, present, err := c.intParam("group_id")
+	if err != nil {
+		return err
 	}
 	if !present {
-		c.missing("group_id")
-		return
+		return errMissing("group_id")
 	}
-	level, present, ok := c.intParam("group_access")
-	if !ok {
-		return
+	level, present, err := c.intParam("group_access")
+	if err != nil {
+		return err
 	}
 	if !present {
-		c.missing("group_access")
-		return
+		return errMissing("group_access")
 	}
-	if level != 10 && level != 20 && level != 30 && level != 40 {
-		c.conflict("Group access is not included in the list")
-		return
+	if !AccessLevel(level).valid() || level == int(Owner) {
+		return errConflict("Group access is not included in the list")
 	}
 	if s.groups[gid] == nil {
-		c.notFound("Group")
-		return
+		return errNotFound("Group")
 	}
-	p.sharedWith[gid] = level
-	c.json(http.StatusCreated, map[string]any{"id": s.newID(), "project_id": p.id, "group_id": gid, "group_access": level})
+	c.project.sharedWith[gid] = level
+	return c.json(http.StatusCreated, map[string]any{"id": s.newID(), "project_id": c.project.id, "group_id": gid, "group_access": level})
 }
 
-func (s *Server) createForkRelation(c *call) {
-	if !c.requireAdmin() {
-		return
-	}
-	p := c.project()
-	if p == nil {
-		return
-	}
-	from, ok := c.pathInt("forked_from_id")
-	if !ok {
-		return
+func (s *Server) createForkRelation(c *call) error {
+	p := c.project
+	from, err := c.pathID("forked_from_id")
+	if err != nil {
+		return err
 	}
 	if s.projects[from] == nil {
-		c.notFound("Project")
-		return
+		return errNotFound("Project")
 	}
 	if p.forkedFromID != 0 {
-		c.conflict("409 Project already forked")
-		return
+		return errConflict("409 Project already forked")
 	}
 	p.forkedFromID = from
-	c.json(http.StatusCreated, s.projectJSON(p, c.user))
+	return c.json(http.StatusCreated, s.projectJSON(p, c.user))
 }
 
-func (s *Server) deleteForkRelation(c *call) {
-	if !c.requireAdmin() {
-		return
-	}
-	p := c.project()
-	if p == nil {
-		return
-	}
+func (s *Server) deleteForkRelation(c *call) error {
+	p := c.project
 	if p.forkedFromID == 0 {
-		c.notModified()
-		return
+		return errNotModified
 	}
 	p.forkedFromID = 0
-	c.json(http.StatusOK, s.projectJSON(p, c.user))
+	return c.json(http.StatusOK, s.projectJSON(p, c.user))
 }

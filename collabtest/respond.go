@@ -3,7 +3,8 @@ package collabtest
 import (
 	"cmp"
 	"encoding/json"
-	"mime"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,99 +13,110 @@ import (
 	"time"
 )
 
-// call is one request in flight: its caller, path params, parameters, and
-// the writer, with helpers for the contract's answers.
-type call struct {
-	s      *Server
-	w      http.ResponseWriter
-	r      *http.Request
-	user   *user // the authenticated caller, after sudo
-	params map[string]string
-	form   url.Values // query and form body together
-	wrote  bool
-	stream []byte // written by flush after the state lock is released
+// apiError is a failure a handler returns: the status and the JSON body
+// the server sends for it (nil for none).
+type apiError struct {
+	status int
+	body   any
 }
 
-// maxFormBody bounds the url-encoded bodies the fake reads.
-const maxFormBody = 1 << 20
+func (e *apiError) Error() string { return fmt.Sprintf("%d %v", e.status, e.body) }
 
-// parseForm merges the query with a url-encoded body. A multipart body is
-// left for the handler.
-func (c *call) parseForm() bool {
-	c.form = c.r.URL.Query()
-	ct, _, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if ct != "application/x-www-form-urlencoded" {
-		return true
-	}
-	c.r.Body = http.MaxBytesReader(c.w, c.r.Body, maxFormBody)
-	if err := c.r.ParseForm(); err != nil {
-		c.fail(http.StatusBadRequest, "400 (Bad request) malformed form body")
-		return false
-	}
-	for k, v := range c.r.PostForm {
-		c.form[k] = v
-	}
-	return true
+// The errors handlers return, in the server's five body shapes.
+var (
+	errUnauthorized = errStatus(http.StatusUnauthorized, "401 Unauthorized")
+	errForbidden    = errStatus(http.StatusForbidden, "403 Forbidden")
+	errTooLarge     = errStatus(http.StatusRequestEntityTooLarge, "413 Request Entity Too Large")
+	errNotModified  = &apiError{status: http.StatusNotModified}
+)
+
+// errStatus is the {"message": "..."} shape.
+func errStatus(status int, msg string) *apiError {
+	return &apiError{status: status, body: map[string]any{"message": msg}}
 }
 
-// json writes v with status.
-func (c *call) json(status int, v any) {
+// errNotFound is "404 <Thing> Not Found", or "404 Not found" for an unnamed record.
+func errNotFound(thing string) *apiError {
+	if thing == "" {
+		return errStatus(http.StatusNotFound, "404 Not found")
+	}
+	return errStatus(http.StatusNotFound, "404 "+thing+" Not Found")
+}
+
+// errMissing is the 400 naming a required parameter that was not given.
+func errMissing(name string) *apiError {
+	return errStatus(http.StatusBadRequest, `400 (Bad request) "`+name+`" not given`)
+}
+
+func errBadRequest(msg string) *apiError { return errStatus(http.StatusBadRequest, msg) }
+func errConflict(msg string) *apiError   { return errStatus(http.StatusConflict, msg) }
+
+// errInvalid is the 400 validation shape for one attribute:
+// {"message": {"field": ["..."]}}.
+func errInvalid(field, msg string) *apiError { return errFields(map[string]any{field: []string{msg}}) }
+
+// errFields is the 400 validation shape for several attributes; nested
+// entities are nested maps of the same shape.
+func errFields(fields map[string]any) *apiError {
+	return &apiError{status: http.StatusBadRequest, body: map[string]any{"message": fields}}
+}
+
+// errError is the {"error": "..."} shape of trace and hook errors.
+func errError(status int, msg string) *apiError {
+	return &apiError{status: status, body: map[string]any{"error": msg}}
+}
+
+// errList is the bare array-of-strings shape.
+func errList(status int, msgs ...string) *apiError { return &apiError{status: status, body: msgs} }
+
+// writeError writes err: an *apiError as it says, anything else as 500.
+func writeError(w http.ResponseWriter, err error) {
+	var e *apiError
+	if !errors.As(err, &e) {
+		e = errStatus(http.StatusInternalServerError, "500 Internal Server Error")
+	}
+	if e.body == nil {
+		w.WriteHeader(e.status)
+		return
+	}
+	writeJSON(w, e.status, e.body)
+}
+
+// finish writes the handler's error, if any.
+func (c *call) finish(err error) {
+	if err != nil {
+		writeError(c.w, err)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"message":"500 Internal Server Error"}`)
 	}
-	c.w.Header().Set("Content-Type", "application/json")
-	c.w.WriteHeader(status)
-	_, _ = c.w.Write(b)
-	c.wrote = true
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
 
-// fail writes the {"message": "..."} error shape.
-func (c *call) fail(status int, msg string) { c.json(status, map[string]any{"message": msg}) }
-
-// failError writes the {"error": "..."} shape used by trace and hook errors.
-func (c *call) failError(status int, msg string) { c.json(status, map[string]any{"error": msg}) }
-
-// failList writes the bare array-of-strings shape.
-func (c *call) failList(status int, msgs ...string) { c.json(status, msgs) }
-
-// invalid writes the 400 validation shape: {"message": {"field": ["..."]}}.
-// Nested entities are nested maps of the same shape.
-func (c *call) invalid(fields map[string]any) {
-	c.json(http.StatusBadRequest, map[string]any{"message": fields})
+// json writes v with status and returns nil, so that a handler can end
+// with "return c.json(...)".
+func (c *call) json(status int, v any) error {
+	writeJSON(c.w, status, v)
+	return nil
 }
-
-// missing writes 400 naming a required parameter that was not given.
-func (c *call) missing(name string) {
-	c.fail(http.StatusBadRequest, `400 (Bad request) "`+name+`" not given`)
-}
-
-// notFound writes "404 <Thing> Not Found", or "404 Not found" for an unnamed record.
-func (c *call) notFound(thing string) {
-	if thing == "" {
-		c.fail(http.StatusNotFound, "404 Not found")
-		return
-	}
-	c.fail(http.StatusNotFound, "404 "+thing+" Not Found")
-}
-
-func (c *call) forbidden()          { c.fail(http.StatusForbidden, "403 Forbidden") }
-func (c *call) unauthorized()       { c.fail(http.StatusUnauthorized, "401 Unauthorized") }
-func (c *call) notModified()        { c.w.WriteHeader(http.StatusNotModified); c.wrote = true }
-func (c *call) conflict(m string)   { c.fail(http.StatusConflict, m) }
-func (c *call) badRequest(m string) { c.fail(http.StatusBadRequest, m) }
 
 // sendStream answers with a body written after the lock is released, so a
 // large download does not stall other requests. data must not be mutated
 // afterwards; stored files are replaced, never edited in place.
-func (c *call) sendStream(status int, header http.Header, data []byte) {
+func (c *call) sendStream(status int, header http.Header, data []byte) error {
 	for k, v := range header {
 		c.w.Header()[k] = v
 	}
 	c.w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	c.w.WriteHeader(status)
-	c.wrote = true
 	c.stream = data
+	return nil
 }
 
 func (c *call) flush() {
@@ -114,110 +126,34 @@ func (c *call) flush() {
 	}
 }
 
-// has reports whether parameter name was sent at all.
-func (c *call) has(name string) bool { _, ok := c.form[name]; return ok }
-
-// str returns parameter name, or "".
-func (c *call) str(name string) string { return c.form.Get(name) }
-
-// pathInt reads an integer path parameter, answering 404 when it is not one.
-func (c *call) pathInt(name string) (int, bool) {
-	n, err := strconv.Atoi(c.params[name])
-	if err != nil || n < 0 {
-		c.notFound("")
-		return 0, false
-	}
-	return n, true
-}
-
-// intParam reads an optional integer parameter; a malformed value is a 400.
-func (c *call) intParam(name string) (n int, present, ok bool) {
-	v := strings.TrimSpace(c.form.Get(name))
-	if !c.has(name) || v == "" {
-		return 0, false, true
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		c.invalid(map[string]any{name: []string{"is invalid"}})
-		return 0, true, false
-	}
-	return n, true, true
-}
-
-// boolParam reads an optional boolean the way the server does: true, 1, t
-// and on (any case) are true; anything else sent is false.
-func (c *call) boolParam(name string) (v, present bool) {
-	if !c.has(name) {
-		return false, false
-	}
-	switch strings.ToLower(strings.TrimSpace(c.form.Get(name))) {
-	case "true", "1", "t", "on":
-		return true, true
-	}
-	return false, true
-}
-
-// setBool updates *dst when the parameter was sent.
-func (c *call) setBool(name string, dst *bool) {
-	if v, ok := c.boolParam(name); ok {
-		*dst = v
-	}
-}
-
-// setStr updates *dst when the parameter was sent.
-func (c *call) setStr(name string, dst *string) {
-	if c.has(name) {
-		*dst = c.form.Get(name)
-	}
-}
-
-// listParam reads a comma-separated list such as labels.
-func (c *call) listParam(name string) []string {
-	var out []string
-	for _, v := range c.form[name] {
-		for _, part := range strings.Split(v, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				out = append(out, part)
-			}
-		}
-	}
-	return out
-}
-
-// timeParam reads an optional ISO 8601 parameter such as created_at.
-func (c *call) timeParam(name string) (t time.Time, present, ok bool) {
-	v := strings.TrimSpace(c.form.Get(name))
-	if v == "" {
-		return time.Time{}, false, true
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC(), true, true
-		}
-	}
-	c.invalid(map[string]any{name: []string{"is invalid"}})
-	return time.Time{}, true, false
-}
-
-// page writes one page of items with the seven pagination headers and Link
-// exactly as the server notes describe. render turns an item into JSON.
-func page[T any](c *call, items []T, render func(T) any) {
-	perPage := 20
-	if n, err := strconv.Atoi(c.form.Get("per_page")); err == nil {
-		perPage = n
-	}
-	if perPage > 100 {
+// pageParams reads per_page and page as the server does: per_page
+// defaults to 20, above 100 is 100 and below 1 is 20; page below 1 is 1.
+func (c *call) pageParams() (perPage, pg int) {
+	perPage, pg = 20, 1
+	if n, _, err := c.intParam("per_page"); err == nil && n > 100 {
 		perPage = 100
-	} else if perPage < 1 {
-		perPage = 20
+	} else if err == nil && n >= 1 {
+		perPage = n
+	} else if v := strings.TrimSpace(c.str("per_page")); err != nil && v != "" && strings.Trim(v, "0123456789") == "" {
+		perPage = 100 // too many digits to read: far above 100
 	}
-	pg := 1
-	if n, err := strconv.Atoi(c.form.Get("page")); err == nil && n > 1 {
+	if n, _, err := c.intParam("page"); err == nil && n > 1 {
 		pg = n
 	}
+	return perPage, pg
+}
+
+// page writes one page of items with the seven pagination headers and
+// Link, the values clamped the same way in all of them. render turns an
+// item into JSON.
+func page[T any](c *call, items []T, render func(T) any) error {
+	perPage, pg := c.pageParams()
 	total := len(items)
 	pages := (total + perPage - 1) / perPage
-	start := min((pg-1)*perPage, total)
+	start := total
+	if pg-1 < pages {
+		start = (pg - 1) * perPage
+	}
 	end := min(start+perPage, total)
 
 	h := c.w.Header()
@@ -235,7 +171,7 @@ func page[T any](c *call, items []T, render func(T) any) {
 	}
 	var links []string
 	link := func(rel string, n int) {
-		links = append(links, `<`+c.pageURL(n)+`>; rel="`+rel+`"`)
+		links = append(links, `<`+c.pageURL(n, perPage)+`>; rel="`+rel+`"`)
 	}
 	if pg > 1 {
 		link("prev", pg-1)
@@ -251,24 +187,28 @@ func page[T any](c *call, items []T, render func(T) any) {
 	for _, it := range items[start:end] {
 		out = append(out, render(it))
 	}
-	c.json(http.StatusOK, out)
+	return c.json(http.StatusOK, out)
 }
 
-// pageURL is the request's full URL with every query parameter, sorted, and page=n.
-func (c *call) pageURL(n int) string {
+// pageURL is the request's full URL with every query parameter, sorted,
+// and page=n; a per_page that was sent is repeated as clamped.
+func (c *call) pageURL(n, perPage int) string {
 	q := c.r.URL.Query()
 	q.Set("page", strconv.Itoa(n))
+	if q.Has("per_page") {
+		q.Set("per_page", strconv.Itoa(perPage))
+	}
 	u := url.URL{Scheme: "http", Host: c.r.Host, Path: c.r.URL.Path, RawPath: c.r.URL.RawPath, RawQuery: q.Encode()}
 	return u.String()
 }
 
 // all writes an unpaginated list (labels, branches, group members, MR commits).
-func all[T any](c *call, items []T, render func(T) any) {
+func all[T any](c *call, items []T, render func(T) any) error {
 	out := make([]any, 0, len(items))
 	for _, it := range items {
 		out = append(out, render(it))
 	}
-	c.json(http.StatusOK, out)
+	return c.json(http.StatusOK, out)
 }
 
 // sortItems orders items by key in the direction of the "sort" parameter
@@ -306,10 +246,9 @@ func orNil(s string) any {
 // toggleCaller adds (on) or removes the caller in a set of users, as
 // subscribing and starring do:
 // 201 or 200 with render's record, or 304 when nothing changes.
-func (c *call) toggleCaller(subs map[int]bool, on bool, render func() any) {
+func (c *call) toggleCaller(subs map[int]bool, on bool, render func() any) error {
 	if subs[c.user.id] == on {
-		c.notModified()
-		return
+		return errNotModified
 	}
 	status := http.StatusOK
 	if on {
@@ -318,12 +257,12 @@ func (c *call) toggleCaller(subs map[int]bool, on bool, render func() any) {
 	} else {
 		delete(subs, c.user.id)
 	}
-	c.json(status, render())
+	return c.json(status, render())
 }
 
 // orderByTime sorts by created_at (the default) or updated_at, newest first
 // unless sort=asc; any other order_by is a 400.
-func orderByTime[T any](c *call, items []T, created, updated func(T) time.Time, id func(T) int) bool {
+func orderByTime[T any](c *call, items []T, created, updated func(T) time.Time, id func(T) int) error {
 	var key func(T) time.Time
 	switch c.str("order_by") {
 	case "", "created_at":
@@ -331,9 +270,8 @@ func orderByTime[T any](c *call, items []T, created, updated func(T) time.Time, 
 	case "updated_at":
 		key = updated
 	default:
-		c.invalid(map[string]any{"order_by": []string{"does not have a valid value"}})
-		return false
+		return errInvalid("order_by", "does not have a valid value")
 	}
 	sortItems(c, items, "desc", func(v T) int64 { return key(v).UnixNano() }, id)
-	return true
+	return nil
 }

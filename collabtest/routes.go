@@ -1,7 +1,8 @@
 package collabtest
 
-// registerRoutes wires every resource's endpoints. Literal routes are
-// registered before the parameterised ones they would otherwise shadow.
+// registerRoutes wires every resource's endpoints. A route registered
+// earlier wins over a later one that matches the same path, as the literal
+// /projects/search/{query} does over /projects/{id}/events.
 func (s *Server) registerRoutes() {
 	s.projectRoutes()
 	s.groupRoutes()

@@ -13,21 +13,21 @@ import (
 	"time"
 )
 
-// The runner API (/ci/api/v1), as the server notes describe it:
+// The runner API (/ci/api/v1):
 //
 //   - POST /builds/register hands the oldest pending build of any project to
 //     a runner (201), or answers 404 when nothing is pending; 403 for an
 //     unknown or inactive runner token.
-//   - PUT /builds/:id: 403 for a bad runner token, 404 when the build is not
+//   - PUT /builds/{id}: 403 for a bad runner token, 404 when the build is not
 //     running or not this runner's, 403 when erased; applies state and
 //     replaces the trace when one is sent.
-//   - PATCH /builds/:id/trace.txt appends when Content-Range starts at the
+//   - PATCH /builds/{id}/trace.txt appends when Content-Range starts at the
 //     current length (202, Build-Status and Range: 0-<length>), else 416.
 //     Appends are accepted while the build is running, and also once it was
 //     canceled while running, so that the runner reads Build-Status: canceled
 //     and stops; a build in any other state (pending, finished) or erased
 //     answers 403, as artifacts uploads do.
-//   - POST, GET and DELETE /builds/:id/artifacts with the build token.
+//   - POST, GET and DELETE /builds/{id}/artifacts with the build token.
 type runner struct {
 	id                int
 	token             string
@@ -38,19 +38,21 @@ type runner struct {
 	contactedAt                               time.Time
 }
 
-// defaultMaxArtifactsMB is the server's default artifacts size limit.
+// defaultMaxArtifactsMB is the server's default artifacts size limit, in
+// megabytes as the max_artifacts_size setting holds it.
 const defaultMaxArtifactsMB = 100
 
 // maxTracePart bounds one trace append the fake reads.
 const maxTracePart = 16 << 20
 
 func (s *Server) runnerRoutes() {
-	s.handleRunner("POST", "/builds/register", false, s.registerBuild)
-	s.handleRunner("PUT", "/builds/:id", false, s.updateBuild)
-	s.handleRunner("PATCH", "/builds/:id/trace.txt", true, s.appendTrace)
-	s.handleRunner("POST", "/builds/:id/artifacts", true, s.uploadArtifacts)
-	s.handleRunner("GET", "/builds/:id/artifacts", false, s.downloadArtifacts)
-	s.handleRunner("DELETE", "/builds/:id/artifacts", false, s.deleteArtifacts)
+	streamed := rule{unlocked: true, rawBody: true}
+	s.runnerAPI("POST /builds/register", rule{}, s.registerBuild)
+	s.runnerAPI("PUT /builds/{id}", rule{}, s.updateBuild)
+	s.runnerAPI("PATCH /builds/{id}/trace.txt", streamed, s.appendTrace)
+	s.runnerAPI("POST /builds/{id}/artifacts", streamed, s.uploadArtifacts)
+	s.runnerAPI("GET /builds/{id}/artifacts", rule{}, s.downloadArtifacts)
+	s.runnerAPI("DELETE /builds/{id}/artifacts", rule{}, s.deleteArtifacts)
 }
 
 // AddRunner registers an active shared runner and returns its id and its
@@ -68,9 +70,12 @@ func (s *Server) AddRunner(description string) (id int, token string) {
 func (s *Server) SetRunnerActive(runnerID int, active bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.runners[runnerID]; r != nil {
-		r.active = active
+	r := s.runners[runnerID]
+	if r == nil {
+		s.misuse("SetRunnerActive: no runner %d", runnerID)
+		return
 	}
+	r.active = active
 }
 
 // SetBuildVariables sets the secret (public false) or public variables a
@@ -80,6 +85,7 @@ func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public b
 	defer s.mu.Unlock()
 	b := s.builds[buildID]
 	if b == nil {
+		s.misuse("SetBuildVariables: no build %d", buildID)
 		return
 	}
 	keys := make([]string, 0, len(vars))
@@ -92,12 +98,17 @@ func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public b
 	}
 }
 
-// SetMaxArtifactsSize sets the artifacts size limit in megabytes, the
-// application setting max_artifacts_size (default 100). Larger uploads get 413.
-func (s *Server) SetMaxArtifactsSize(megabytes int) {
+// SetMaxArtifactsSize sets the artifacts size limit in bytes (by default
+// the max_artifacts_size setting, 100 MiB). Larger uploads get 413. A size
+// below 1 is a mistake (see Err).
+func (s *Server) SetMaxArtifactsSize(bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.settings.values["max_artifacts_size"] = megabytes
+	if bytes < 1 {
+		s.misuse("SetMaxArtifactsSize: %d bytes", bytes)
+		return
+	}
+	s.artifactsLimit = bytes
 }
 
 // BuildTrace returns a build's stored trace, for tests.
@@ -131,7 +142,12 @@ func (s *Server) BuildArtifacts(buildID int) (name string, data []byte) {
 	return "", nil
 }
 
+// maxArtifactsBytes is the artifacts limit in bytes: SetMaxArtifactsSize's,
+// or the max_artifacts_size setting's (in megabytes).
 func (s *Server) maxArtifactsBytes() int64 {
+	if s.artifactsLimit > 0 {
+		return s.artifactsLimit
+	}
 	mb := defaultMaxArtifactsMB
 	switch v := s.settings.values["max_artifacts_size"].(type) {
 	case int:
@@ -164,11 +180,10 @@ func (s *Server) runnerByToken(tok string) *runner {
 }
 
 // registerBuild hands the oldest pending build to the runner.
-func (s *Server) registerBuild(c *call) {
+func (s *Server) registerBuild(c *call) error {
 	r := s.runnerByToken(c.str("token"))
 	if r == nil || !r.active {
-		c.forbidden()
-		return
+		return errForbidden
 	}
 	c.setStr("info[name]", &r.name)
 	c.setStr("info[version]", &r.version)
@@ -187,12 +202,11 @@ func (s *Server) registerBuild(c *call) {
 		}
 	}
 	if next == nil {
-		c.notFound("")
-		return
+		return errNotFound("")
 	}
-	next.status, next.startedAt, next.finishedAt, next.runnerID = "running", s.now(), time.Time{}, r.id
-	s.buildStatusChanged(next)
-	c.json(http.StatusCreated, s.registerJSON(next))
+	next.runnerID = r.id
+	s.setBuildStatus(next, "running")
+	return c.json(http.StatusCreated, s.registerJSON(next))
 }
 
 // registerJSON renders the build a runner must run.
@@ -268,42 +282,34 @@ func (s *Server) sortedBuilds() []*build {
 var runnerStates = map[string]bool{"running": true, "success": true, "failed": true, "canceled": true}
 
 // updateBuild applies a runner's state report and replaces the trace.
-func (s *Server) updateBuild(c *call) {
+func (s *Server) updateBuild(c *call) error {
 	r := s.runnerByToken(c.str("token"))
 	if r == nil || !r.active {
-		c.forbidden()
-		return
+		return errForbidden
 	}
-	id, ok := c.pathInt("id")
-	if !ok {
-		return
+	id, err := c.pathID("id")
+	if err != nil {
+		return err
 	}
 	b := s.builds[id]
 	if b == nil || b.status != "running" || b.runnerID != r.id {
-		c.notFound("")
-		return
+		return errNotFound("")
 	}
 	if b.erased {
-		c.fail(http.StatusForbidden, "403 Forbidden - Build has been erased!")
-		return
+		return errStatus(http.StatusForbidden, "403 Forbidden - Build has been erased!")
 	}
 	state := c.str("state")
 	if state != "" && !runnerStates[state] {
-		c.invalid(map[string]any{"state": []string{"is invalid"}})
-		return
+		return errInvalid("state", "is invalid")
 	}
 	r.contactedAt = s.now()
 	if c.has("trace") {
 		b.trace = []byte(c.str("trace"))
 	}
 	if state != "" && state != b.status {
-		b.status = state
-		if state != "running" {
-			b.finishedAt = s.now()
-		}
-		s.buildStatusChanged(b)
+		s.setBuildStatus(b, state)
 	}
-	c.json(http.StatusOK, s.buildJSON(b))
+	return c.json(http.StatusOK, s.buildJSON(b))
 }
 
 // buildTokenOK checks the BUILD-TOKEN header or token parameter against the
@@ -317,76 +323,64 @@ func (s *Server) buildTokenOK(c *call, b *build) bool {
 	return p != nil && tok != "" && tok == p.runnersToken
 }
 
-// runnerBuild resolves :id and checks the build token: 404 for a missing
+// runnerBuild resolves {id} and checks the build token: 404 for a missing
 // build, 403 for a bad token.
-func (s *Server) runnerBuild(c *call) *build {
-	id, ok := c.pathInt("id")
-	if !ok {
-		return nil
+func (s *Server) runnerBuild(c *call) (*build, error) {
+	id, err := c.pathID("id")
+	if err != nil {
+		return nil, err
 	}
 	b := s.builds[id]
 	if b == nil || s.projects[b.projectID] == nil {
-		c.notFound("")
-		return nil
+		return nil, errNotFound("")
 	}
 	if !s.buildTokenOK(c, b) {
-		c.forbidden()
-		return nil
+		return nil, errForbidden
 	}
-	return b
+	return b, nil
 }
 
 // appendTrace applies the trace append rules. The body is read before the
 // state lock is taken.
-func (s *Server) appendTrace(c *call) {
-	if !c.parseForm() {
-		return
-	}
+func (s *Server) appendTrace(c *call) error {
 	part, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, maxTracePart))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			c.fail(http.StatusRequestEntityTooLarge, "413 Request Entity Too Large")
-		} else {
-			c.badRequest("400 (Bad request) unreadable body")
+			return errTooLarge
 		}
-		return
+		return errBadRequest("400 (Bad request) unreadable body")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.runnerBuild(c)
-	if b == nil {
-		return
+	b, err := s.runnerBuild(c)
+	if err != nil {
+		return err
 	}
 	if b.erased {
-		c.fail(http.StatusForbidden, "403 Forbidden - Build has been erased!")
-		return
+		return errStatus(http.StatusForbidden, "403 Forbidden - Build has been erased!")
 	}
 	if b.status != "running" && (b.status != "canceled" || b.runnerID == 0) {
-		c.fail(http.StatusForbidden, "403 Forbidden - Build is not running")
-		return
+		return errStatus(http.StatusForbidden, "403 Forbidden - Build is not running")
 	}
 	cr := c.r.Header.Get("Content-Range")
 	if strings.TrimSpace(cr) == "" {
-		c.missing("Content-Range")
-		return
+		return errMissing("Content-Range")
 	}
 	start, err := rangeStart(cr)
 	if err != nil {
-		c.badRequest("400 (Bad request) malformed Content-Range")
-		return
+		return errBadRequest("400 (Bad request) malformed Content-Range")
 	}
 	if start != int64(len(b.trace)) {
 		c.w.Header().Set("Range", "0-"+strconv.Itoa(len(b.trace)))
-		c.failError(http.StatusRequestedRangeNotSatisfiable, "416 Range Not Satisfiable")
-		return
+		return errError(http.StatusRequestedRangeNotSatisfiable, "416 Range Not Satisfiable")
 	}
 	// Copy on append: a download may be streaming the old slice.
 	b.trace = append(b.trace[:len(b.trace):len(b.trace)], part...)
 	c.w.Header().Set("Build-Status", b.status)
 	c.w.Header().Set("Range", "0-"+strconv.Itoa(len(b.trace)))
 	c.w.WriteHeader(http.StatusAccepted)
-	c.wrote = true
+	return nil
 }
 
 // rangeStart reads the start of "<start>-<end>", with an optional "bytes"
@@ -410,55 +404,44 @@ func rangeStart(h string) (int64, error) {
 // uploadArtifacts stores a multipart "file" as the build's artifacts. It
 // checks the token and state, reads the body without the lock, then checks
 // the state again before storing.
-func (s *Server) uploadArtifacts(c *call) {
-	if !c.parseForm() {
-		return
-	}
-	var limit int64
-	check := func() *build {
-		b := s.runnerBuild(c)
-		if b == nil {
-			return nil
+func (s *Server) uploadArtifacts(c *call) error {
+	check := func() (*build, error) {
+		b, err := s.runnerBuild(c)
+		if err == nil && (b.erased || b.status != "running") {
+			err = errForbidden
 		}
-		if b.erased || b.status != "running" {
-			c.forbidden()
-			return nil
-		}
-		return b
+		return b, err
 	}
 	s.mu.Lock()
-	ok := check() != nil
-	limit = s.maxArtifactsBytes()
+	_, err := check()
+	limit := s.maxArtifactsBytes()
 	s.mu.Unlock()
-	if !ok {
-		return
+	if err != nil {
+		return err
 	}
 	var expireAt time.Time
 	if v := strings.TrimSpace(c.str("expire_in")); v != "" {
 		d, err := parseExpireIn(v)
 		if err != nil {
-			c.invalid(map[string]any{"expire_in": []string{"is invalid"}})
-			return
+			return errInvalid("expire_in", "is invalid")
 		}
 		expireAt = s.now().Add(d)
 	}
 	name, data, status := readArtifactsFile(c, limit)
 	switch status {
 	case http.StatusRequestEntityTooLarge:
-		c.fail(status, "413 Request Entity Too Large")
-		return
+		return errTooLarge
 	case http.StatusBadRequest:
-		c.missing("file")
-		return
+		return errMissing("file")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := check()
-	if b == nil {
-		return
+	b, err := check()
+	if err != nil {
+		return err
 	}
 	b.artifacts, b.artifactsName, b.artifactsExpireAt = data, name, expireAt
-	c.json(http.StatusCreated, s.buildJSON(b))
+	return c.json(http.StatusCreated, s.buildJSON(b))
 }
 
 // readArtifactsFile reads the "file" part of a multipart body up to limit
@@ -543,27 +526,26 @@ func parseExpireIn(v string) (time.Duration, error) {
 }
 
 // downloadArtifacts streams the build's artifacts file.
-func (s *Server) downloadArtifacts(c *call) {
-	b := s.runnerBuild(c)
-	if b == nil {
-		return
+func (s *Server) downloadArtifacts(c *call) error {
+	b, err := s.runnerBuild(c)
+	if err != nil {
+		return err
 	}
 	if b.artifacts == nil || b.erased {
-		c.notFound("")
-		return
+		return errNotFound("")
 	}
-	c.sendStream(http.StatusOK, http.Header{
+	return c.sendStream(http.StatusOK, http.Header{
 		"Content-Type":        {"application/octet-stream"},
 		"Content-Disposition": {"attachment; filename=" + b.artifactsName},
 	}, b.artifacts)
 }
 
 // deleteArtifacts removes the build's artifacts file (200 even when none).
-func (s *Server) deleteArtifacts(c *call) {
-	b := s.runnerBuild(c)
-	if b == nil {
-		return
+func (s *Server) deleteArtifacts(c *call) error {
+	b, err := s.runnerBuild(c)
+	if err != nil {
+		return err
 	}
 	b.artifacts, b.artifactsName, b.artifactsExpireAt = nil, "", time.Time{}
-	c.json(http.StatusOK, s.buildJSON(b))
+	return c.json(http.StatusOK, s.buildJSON(b))
 }

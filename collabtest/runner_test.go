@@ -270,7 +270,7 @@ func TestArtifactsRules(t *testing.T) {
 	runnerExpect(t, status, out, http.StatusBadRequest, "")
 	status, out = upload("?expire_in=soon", tok, "file", "a.zip", []byte("zip"))
 	runnerExpect(t, status, out, http.StatusBadRequest, `{"message":{"expire_in":["is invalid"]}}`)
-	s.SetMaxArtifactsSize(1)
+	s.SetMaxArtifactsSize(1 << 20)
 	status, out = upload("", tok, "file", "a.zip", bytes.Repeat([]byte("z"), 1<<20+1))
 	runnerExpect(t, status, out, http.StatusRequestEntityTooLarge, `{"message":"413 Request Entity Too Large"}`)
 

@@ -1,30 +1,36 @@
 // Package collabtest is an in-memory fake of the Collaboration Service: a
-// real HTTP server on loopback that implements the contract's consumer API
-// (/api/v3) and runner API (/ci/api/v1) with their access rules, state
-// transitions, pagination headers and error bodies.
+// real HTTP server on loopback that serves the consumer API (/api/v3) and the
+// runner API (/ci/api/v1) with their access rules, state transitions,
+// pagination headers and error bodies, as deployed servers answer them.
 //
-// Start one in a test, point a collab.Client at URL, and close it after:
+// Start one in a test, point a client at URL, and close it after:
 //
-//	srv := collabtest.NewServer()
-//	defer srv.Close()
+//	srv := collabtest.NewTestServer(t) // closed when the test ends
 //	c, _ := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 //
-// It is safe for concurrent use and answers bad input with the contract's
-// 400 shapes instead of panicking.
+// Any HTTP client works, not only this module's: parameters are read from
+// the query string, a form body, a multipart body or a JSON object body,
+// and paths are matched as the server matches them.
+//
+// The fake is safe for concurrent use and answers bad input with the
+// server's 400 shapes instead of failing. Seeding helpers (AddUser,
+// AddProject, ...) never panic: a bad argument fails the test of a server
+// made by NewTestServer, and is kept for Err otherwise.
 package collabtest
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -40,34 +46,80 @@ type Server struct {
 	AdminOAuthToken string
 
 	srv    *httptest.Server
-	routes []*routeEntry
+	log    *slog.Logger
 	panics atomic.Int64
+	router router
+
+	webhooks *deliverer // webhook delivery, with its own lock
 
 	faultMu     sync.Mutex
 	faultStatus int
 	faultsLeft  int
 
+	reportMu sync.Mutex
+	t        testing.TB
+	seedErrs []error
+
 	mu sync.Mutex // guards everything below; handlers run with it held
 	db
+}
+
+// Config sets up a server started with Start.
+type Config struct {
+	// Addr is the address to listen on; "" picks a free loopback port.
+	Addr string
+	// AdminToken, when not empty, is the administrator's private token
+	// instead of a random one.
+	AdminToken string
+	// Log, when not nil, receives one line per request: method, path
+	// (without the query), status, the caller's username and the time
+	// taken; and one per webhook delivery attempt: hook, event, attempt,
+	// status or error. Tokens are never logged.
+	Log *slog.Logger
 }
 
 // NewServer starts a fake server on a random loopback port. It panics if no
 // port can be had, as httptest.NewServer does.
 func NewServer() *Server {
-	s, err := Listen("127.0.0.1:0")
+	s, err := Start(Config{})
 	if err != nil {
 		panic(fmt.Sprintf("collabtest: %v", err))
 	}
 	return s
 }
 
+// NewTestServer starts a fake server for t and closes it when the test
+// ends. A seeding helper given a bad argument fails t with a message, and
+// so does a handler panic.
+func NewTestServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start(Config{})
+	if err != nil {
+		t.Fatalf("collabtest: %v", err)
+	}
+	s.t = t
+	t.Cleanup(func() {
+		s.Close()
+		if n := s.Panics(); n > 0 {
+			t.Errorf("collabtest: %d handler panics were answered 500", n)
+		}
+	})
+	return s
+}
+
 // Listen starts a fake server on addr, for cmd/collabfake and manual tries.
-func Listen(addr string) (*Server, error) {
-	l, err := net.Listen("tcp", addr)
+func Listen(addr string) (*Server, error) { return Start(Config{Addr: addr}) }
+
+// Start starts a fake server as cfg says.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{}
+	s := &Server{log: cfg.Log, webhooks: newDeliverer(cfg.Log)}
 	s.db.init()
 	s.registerRoutes()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
@@ -78,12 +130,22 @@ func Listen(addr string) (*Server, error) {
 	admin := s.AddUser("root", true)
 	s.AdminID = admin.ID
 	s.AdminToken = admin.Token
+	if cfg.AdminToken != "" {
+		s.mu.Lock()
+		delete(s.tokens, admin.Token)
+		s.tokens[cfg.AdminToken] = &token{userID: admin.ID, kind: PrivateToken}
+		s.mu.Unlock()
+		s.AdminToken = cfg.AdminToken
+	}
 	s.AdminOAuthToken = s.AddToken(admin.ID, OAuthToken)
 	return s, nil
 }
 
-// Close shuts the server down and waits for requests in flight.
+// Close shuts the server down and waits for requests in flight. It stops
+// webhook delivery first: queued deliveries are dropped and attempts in
+// flight are cut short.
 func (s *Server) Close() {
+	s.webhooks.close()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
@@ -95,15 +157,66 @@ func (s *Server) Client() *http.Client { return s.srv.Client() }
 // A correct fake has none; tests assert it stays 0.
 func (s *Server) Panics() int { return int(s.panics.Load()) }
 
+// Err returns the mistakes seeding helpers were given so far (nil when
+// none), for servers not made by NewTestServer.
+func (s *Server) Err() error {
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	return errors.Join(s.seedErrs...)
+}
+
+// misuse reports a seeding helper's bad argument: it fails the test of a
+// NewTestServer server and is kept for Err either way. It may be called with
+// s.mu held.
+func (s *Server) misuse(format string, args ...any) {
+	err := fmt.Errorf("collabtest: "+format, args...)
+	s.reportMu.Lock()
+	s.seedErrs = append(s.seedErrs, err)
+	t := s.t
+	s.reportMu.Unlock()
+	if t != nil {
+		t.Helper()
+		t.Error(err)
+	}
+}
+
 // TokenKind is the kind of credential AddToken creates.
 type TokenKind int
 
-// The three token kinds of the contract.
+// The three kinds of token the server accepts.
 const (
 	PrivateToken TokenKind = iota
 	OAuthToken
 	PersonalAccessToken
 )
+
+var tokenPrefix = map[TokenKind]string{PrivateToken: "ptok-", OAuthToken: "oauth-", PersonalAccessToken: "pat-"}
+
+// Visibility is a project's or group's visibility level.
+type Visibility int
+
+// The three visibility levels.
+const (
+	Private  Visibility = 0
+	Internal Visibility = 10
+	Public   Visibility = 20
+)
+
+func (v Visibility) valid() bool { return v == Private || v == Internal || v == Public }
+
+// AccessLevel is a member's role in a project or group.
+type AccessLevel int
+
+// The five access levels.
+const (
+	Guest     AccessLevel = 10
+	Reporter  AccessLevel = 20
+	Developer AccessLevel = 30
+	Master    AccessLevel = 40
+	Owner     AccessLevel = 50
+)
+
+func (l AccessLevel) valid() bool { return l >= Guest && l <= Owner && l%10 == 0 }
 
 // User is what AddUser returns: the new user's id, name and private token.
 type User struct {
@@ -112,12 +225,17 @@ type User struct {
 	Token    string
 }
 
-// AddUser creates an active user with a private token.
+// AddUser creates an active user with a private token. An empty or taken
+// username is a mistake (see Err) and returns the zero User.
 func (s *Server) AddUser(username string, admin bool) User {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if strings.TrimSpace(username) == "" || s.findUser(username) != nil || isDigits(username) {
+		s.misuse("AddUser: username %q is empty, all digits or taken", username)
+		return User{}
+	}
 	u := &user{
-		id: s.newID(), username: username, name: strings.ToUpper(username[:min(1, len(username))]) + username[min(1, len(username)):],
+		id: s.newID(), username: username, name: strings.ToUpper(username[:1]) + username[1:],
 		email: username + "@example.com", state: "active", admin: admin, createdAt: s.now(),
 		canCreateGroup: true,
 	}
@@ -127,16 +245,20 @@ func (s *Server) AddUser(username string, admin bool) User {
 	return User{ID: u.id, Username: username, Token: tok}
 }
 
-// AddToken gives an existing user another token of the given kind.
+// AddToken gives an existing user another token of the given kind. An
+// unknown user or kind is a mistake (see Err) and returns "".
 func (s *Server) AddToken(userID int, kind TokenKind) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, known := tokenPrefix[kind]; !known || s.users[userID] == nil {
+		s.misuse("AddToken: no user %d or unknown token kind %d", userID, kind)
+		return ""
+	}
 	return s.newToken(userID, kind)
 }
 
 func (s *Server) newToken(userID int, kind TokenKind) string {
-	prefix := [...]string{"ptok-", "oauth-", "pat-"}[kind]
-	tok := prefix + randomHex(12)
+	tok := tokenPrefix[kind] + randomHex(12)
 	s.tokens[tok] = &token{userID: userID, kind: kind}
 	return tok
 }
@@ -174,68 +296,10 @@ func (s *Server) injectedFault() int {
 	return s.faultStatus
 }
 
-// serveHTTP routes, authenticates and runs a handler under the state lock.
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	c := &call{s: s, w: w, r: r}
-	if status := s.injectedFault(); status != 0 {
-		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "0")
-		}
-		c.fail(status, strconv.Itoa(status)+" "+http.StatusText(status))
-		return
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			s.panics.Add(1)
-			if !c.wrote {
-				c.fail(http.StatusInternalServerError, "500 Internal Server Error")
-			}
-		}
-	}()
-	rt, params, allowed := s.match(r.Method, r.URL.EscapedPath())
-	if rt == nil {
-		if strings.HasPrefix(r.URL.Path, "/api/v3/") && !s.authenticateLocked(c) {
-			return
-		}
-		if allowed {
-			c.fail(http.StatusMethodNotAllowed, "405 Method Not Allowed")
-		} else {
-			c.fail(http.StatusNotFound, "404 Not Found")
-		}
-		return
-	}
-	c.params = params
-	if !rt.unlocked && !c.parseForm() {
-		return
-	}
-	if rt.unlocked {
-		rt.h(c)
-		return
-	}
-	s.runLocked(c, rt)
-	c.flush()
-}
-
-// runLocked authenticates and handles with the state lock held, releasing
-// it even if the handler panics.
-func (s *Server) runLocked(c *call, rt *routeEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if rt.public || s.authenticate(c) {
-		rt.h(c)
-	}
-}
-
-func (s *Server) authenticateLocked(c *call) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.authenticate(c)
-}
-
 // authenticate finds the caller from any of the three token kinds, in a
-// header or the query, then applies sudo. It answers 401/403/404 itself.
-func (s *Server) authenticate(c *call) bool {
-	q := c.r.URL.Query()
+// header or a parameter, then applies sudo.
+func (s *Server) authenticate(c *call) error {
+	q := c.form
 	secret := c.r.Header.Get("PRIVATE-TOKEN")
 	if secret == "" {
 		secret = q.Get("private_token")
@@ -250,8 +314,7 @@ func (s *Server) authenticate(c *call) bool {
 	}
 	t := s.tokens[secret]
 	if secret == "" || t == nil || s.users[t.userID] == nil {
-		c.fail(http.StatusUnauthorized, "401 Unauthorized")
-		return false
+		return errUnauthorized
 	}
 	c.user = s.users[t.userID]
 	sudo := c.r.Header.Get("SUDO")
@@ -259,25 +322,23 @@ func (s *Server) authenticate(c *call) bool {
 		sudo = q.Get("sudo")
 	}
 	if sudo == "" {
-		return true
+		return nil
 	}
 	if !c.user.admin {
-		c.fail(http.StatusForbidden, "403 Forbidden: Must be admin to use sudo")
-		return false
+		return errStatus(http.StatusForbidden, "403 Forbidden: Must be admin to use sudo")
 	}
 	target := s.findUser(sudo)
 	if target == nil {
-		c.fail(http.StatusNotFound, "404 No user id or username for: "+sudo+" Not Found")
-		return false
+		return errStatus(http.StatusNotFound, "404 No user id or username for: "+sudo+" Not Found")
 	}
 	c.user = target
-	return true
+	return nil
 }
 
 // findUser resolves an id (all digits) or a username.
 func (s *Server) findUser(key string) *user {
-	if id, err := strconv.Atoi(key); err == nil && isDigits(key) {
-		return s.users[id]
+	if isDigits(key) {
+		return s.users[atoi(key)]
 	}
 	for _, u := range s.users {
 		if u.username == key {
@@ -288,7 +349,7 @@ func (s *Server) findUser(key string) *user {
 }
 
 func isDigits(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > 18 {
 		return false
 	}
 	for _, r := range s {
@@ -299,81 +360,14 @@ func isDigits(s string) bool {
 	return true
 }
 
-// routeEntry is one endpoint: a method and a pattern of literal segments and
-// :params.
-type routeEntry struct {
-	method   string
-	segs     []string
-	h        func(*call)
-	public   bool // no consumer-API authentication (the runner API checks its own)
-	unlocked bool // the handler reads a large body first and takes s.mu itself
-}
-
-// handle registers an authenticated consumer-API endpoint; pattern is
-// relative to /api/v3, for example "/projects/:id/issues".
-func (s *Server) handle(method, pattern string, h func(*call)) {
-	s.addRoute(&routeEntry{method: method, segs: splitPath("/api/v3" + pattern), h: h})
-}
-
-// handleRunner registers a runner-API endpoint relative to /ci/api/v1. Its
-// handler checks the runner or build token itself. Unlocked handlers must
-// take s.mu before touching state.
-func (s *Server) handleRunner(method, pattern string, unlocked bool, h func(*call)) {
-	s.addRoute(&routeEntry{method: method, segs: splitPath("/ci/api/v1" + pattern), h: h, public: true, unlocked: unlocked})
-}
-
-func (s *Server) addRoute(r *routeEntry) { s.routes = append(s.routes, r) }
-
-func splitPath(p string) []string { return strings.Split(strings.Trim(p, "/"), "/") }
-
-// match finds the first route for method and the escaped path. Like the
-// deployed server it reads an unescaped ".ext" on the last segment as a
-// format suffix, which is why clients must escape dots in path values.
-func (s *Server) match(method, escaped string) (*routeEntry, map[string]string, bool) {
-	segs := splitPath(escaped)
-	candidates := [][]string{segs}
-	last := segs[len(segs)-1]
-	if i := strings.LastIndexByte(last, '.'); i > 0 {
-		stripped := append(append([]string{}, segs[:len(segs)-1]...), last[:i])
-		candidates = [][]string{stripped, segs}
-	}
-	allowed := false
-	for _, cand := range candidates {
-		for _, rt := range s.routes {
-			params, ok := matchSegs(rt.segs, cand)
-			if !ok {
-				continue
-			}
-			if rt.method != method {
-				allowed = true
-				continue
-			}
-			return rt, params, true
+// atoi reads a string of digits (see isDigits); anything else is 0.
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0
 		}
+		n = n*10 + int(r-'0')
 	}
-	return nil, nil, allowed
-}
-
-func matchSegs(pattern, segs []string) (map[string]string, bool) {
-	if len(pattern) != len(segs) {
-		return nil, false
-	}
-	var params map[string]string
-	for i, p := range pattern {
-		if name, ok := strings.CutPrefix(p, ":"); ok {
-			v, err := url.PathUnescape(segs[i])
-			if err != nil || v == "" {
-				return nil, false
-			}
-			if params == nil {
-				params = map[string]string{}
-			}
-			params[name] = v
-			continue
-		}
-		if p != segs[i] {
-			return nil, false
-		}
-	}
-	return params, true
+	return n
 }

@@ -2,6 +2,7 @@ package collabtest
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,43 +103,59 @@ func TestSudoRules(t *testing.T) {
 }
 
 func TestRouterMatchesEscapedSegmentsAndFormatSuffix(t *testing.T) {
-	s := &Server{}
-	s.db.init()
+	s := newTestServer(t)
 	var got []string
-	h := func(name string) func(*call) { return func(c *call) { got = append(got, name+":"+c.params["id"]) } }
-	s.handle("GET", "/projects/owned", h("owned"))
-	s.handle("GET", "/projects/:id", h("get"))
-	s.handle("GET", "/projects/:id/star", h("star"))
-	s.handleRunner("PATCH", "/builds/:id/trace.txt", false, h("trace"))
+	record := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = append(got, name+":"+r.PathValue("id"))
+		})
+	}
+	require.NoError(t, s.Handle("GET /api/v3/projects/owned", record("owned")))
+	require.NoError(t, s.Handle("GET /api/v3/projects/{id}", record("get")))
+	require.NoError(t, s.Handle("GET /api/v3/projects/{id}/star", record("star")))
+	require.NoError(t, s.Handle("PATCH /ci/api/v1/builds/{id}/trace.txt", record("trace")))
 
-	tests := []struct {
-		method, path, want string
-		ok                 bool
-	}{
-		{"GET", "/api/v3/projects/owned", "owned:", true},
-		{"GET", "/api/v3/projects/7", "get:7", true},
-		{"GET", "/api/v3/projects/g%2Fp", "get:g/p", true},
-		{"GET", "/api/v3/projects/g%2Fmy%2Esite", "get:g/my.site", true},
-		{"GET", "/api/v3/projects/g%2Fmy.site", "get:g/my", true}, // an unescaped dot starts a format suffix
-		{"GET", "/api/v3/projects/7.json", "get:7", true},
-		{"GET", "/api/v3/projects/7/star", "star:7", true},
-		{"PATCH", "/ci/api/v1/builds/3/trace.txt", "trace:3", true},
-		{"GET", "/api/v3/projects/%zz", "", false},
-		{"GET", "/api/v3/projects/7/nothing", "", false},
+	tests := []struct{ method, path, want string }{
+		{"GET", "/api/v3/projects/owned", "owned:"},
+		{"GET", "/api/v3/projects/7", "get:7"},
+		{"GET", "/api/v3/projects/g%2Fp", "get:g/p"},
+		{"GET", "/api/v3/projects/g%2Fmy%2Esite", "get:g/my.site"},
+		{"GET", "/api/v3/projects/g%2Fmy.site", "get:g/my"}, // an unescaped dot starts a format suffix
+		{"GET", "/api/v3/projects/7.json", "get:7"},
+		{"HEAD", "/api/v3/projects/7.json", "get:7"},
+		{"GET", "/api/v3/projects/7/star", "star:7"},
+		{"PATCH", "/ci/api/v1/builds/3/trace.txt", "trace:3"},
 	}
 	for _, tt := range tests {
-		rt, params, _ := s.match(tt.method, tt.path)
-		if !tt.ok {
-			assert.Nil(t, rt, tt.path)
-			continue
-		}
-		require.NotNil(t, rt, tt.path)
 		got = nil
-		rt.h(&call{params: params})
+		status, _, _ := do(t, s, tt.method, tt.path, nil, nil)
+		assert.Equal(t, http.StatusOK, status, tt.path)
 		assert.Equal(t, []string{tt.want}, got, tt.path)
 	}
-	_, _, allowed := s.match("DELETE", "/api/v3/projects/7/star")
-	assert.True(t, allowed, "path known, method not")
+	auth := http.Header{"Private-Token": {s.AdminToken}}
+	status, _, body := do(t, s, "DELETE", "/api/v3/projects/7/nothing", auth, nil)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.JSONEq(t, `{"message":"404 Not Found"}`, body)
+	status, _, body = do(t, s, "PATCH", "/api/v3/projects/7/star", auth, nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, status, "path known, method not")
+	assert.JSONEq(t, `{"message":"405 Method Not Allowed"}`, body)
+
+	assert.Error(t, s.Handle("GET /api/v3/{bad", record("x")))
+	assert.Error(t, s.Handle("GET /x", nil))
+}
+
+func TestHandleReplacesOneRoute(t *testing.T) {
+	s := newTestServer(t)
+	auth := http.Header{"Private-Token": {s.AdminToken}}
+	require.NoError(t, s.Handle("GET /api/v3/projects/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+	})))
+	status, _, _ := do(t, s, "GET", "/api/v3/projects/1", auth, nil)
+	assert.Equal(t, http.StatusTeapot, status)
+	status, _, _ = do(t, s, "GET", "/api/v3/projects", auth, nil)
+	assert.Equal(t, http.StatusOK, status, "the other routes stay")
+	status, _, _ = do(t, s, "GET", "/api/v3/projects/1/events", auth, nil)
+	assert.Equal(t, http.StatusNotFound, status, "the fake's own route: no project 1")
 }
 
 func TestMethodNotAllowedAndUnknownRoutes(t *testing.T) {
@@ -164,7 +181,7 @@ func TestFailNext(t *testing.T) {
 func TestPanicsBecome500(t *testing.T) {
 	s := NewServer()
 	defer s.Close()
-	s.routes = append([]*routeEntry{{method: "GET", segs: splitPath("/api/v3/boom"), h: func(*call) { panic("boom") }}}, s.routes...)
+	s.api("GET /boom", rule{}, func(*call) error { panic("boom") })
 	status, _, body := do(t, s, "GET", "/api/v3/boom", http.Header{"Private-Token": {s.AdminToken}}, nil)
 	assert.Equal(t, http.StatusInternalServerError, status)
 	assert.JSONEq(t, `{"message":"500 Internal Server Error"}`, body)
@@ -175,11 +192,11 @@ func TestPanicsBecome500(t *testing.T) {
 }
 
 // testCall builds a call on a recorder for the writers' unit tests.
-func testCall(target string) (*call, *httptest.ResponseRecorder) {
+func testCall(t *testing.T, target string) (*call, *httptest.ResponseRecorder) {
 	r := httptest.NewRequest("GET", target, nil)
 	w := httptest.NewRecorder()
 	c := &call{w: w, r: r}
-	c.parseForm()
+	require.NoError(t, c.readParams(&route{}))
 	return c, w
 }
 
@@ -194,18 +211,23 @@ func TestPaginationWriter(t *testing.T) {
 		total, pages, per, page, next, prev string
 		first, count                        int
 		link                                []string
+		linkPerPage                         string
 	}{
-		{"", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}},
-		{"?page=2", "45", "3", "20", "2", "3", "1", 21, 20, []string{"prev", "next", "first", "last"}},
-		{"?page=3", "45", "3", "20", "3", "", "2", 41, 5, []string{"prev", "first", "last"}},
-		{"?per_page=500", "45", "1", "100", "1", "", "", 1, 45, []string{"first", "last"}},
-		{"?per_page=0&page=-4", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}},
-		{"?per_page=abc&page=xyz", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}},
-		{"?page=9", "45", "3", "20", "9", "", "8", 0, 0, []string{"prev", "first", "last"}},
+		{"", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}, ""},
+		{"?page=2", "45", "3", "20", "2", "3", "1", 21, 20, []string{"prev", "next", "first", "last"}, ""},
+		{"?page=3", "45", "3", "20", "3", "", "2", 41, 5, []string{"prev", "first", "last"}, ""},
+		{"?per_page=500", "45", "1", "100", "1", "", "", 1, 45, []string{"first", "last"}, "100"},
+		{"?per_page=100000", "45", "1", "100", "1", "", "", 1, 45, []string{"first", "last"}, "100"},
+		{"?per_page=99999999999999999999999", "45", "1", "100", "1", "", "", 1, 45, []string{"first", "last"}, "100"},
+		{"?per_page=0&page=-4", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}, "20"},
+		{"?per_page=-5", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}, "20"},
+		{"?per_page=abc&page=xyz", "45", "3", "20", "1", "2", "", 1, 20, []string{"next", "first", "last"}, "20"},
+		{"?page=9", "45", "3", "20", "9", "", "8", 0, 0, []string{"prev", "first", "last"}, ""},
+		{"?page=999999999999999999", "45", "3", "20", "999999999999999999", "", "999999999999999998", 0, 0, []string{"prev", "first", "last"}, ""},
 	}
 	for _, tt := range tests {
-		c, w := testCall("http://fake.example/api/v3/projects" + tt.query)
-		page(c, items, render)
+		c, w := testCall(t, "http://fake.example/api/v3/projects"+tt.query)
+		require.NoError(t, page(c, items, render))
 		h := w.Header()
 		assert.Equal(t, tt.total, h.Get("X-Total"), tt.query)
 		assert.Equal(t, tt.pages, h.Get("X-Total-Pages"), tt.query)
@@ -222,7 +244,13 @@ func TestPaginationWriter(t *testing.T) {
 			i := strings.Index(part, `rel="`)
 			require.Positive(t, i, part)
 			rels = append(rels, strings.TrimSuffix(part[i+5:], `"`))
-			assert.True(t, strings.HasPrefix(part, "<http://fake.example/api/v3/projects?"), part)
+			require.True(t, strings.HasPrefix(part, "<http://fake.example/api/v3/projects?"), part)
+			u, err := url.Parse(strings.TrimPrefix(part[:strings.Index(part, ">")], "<"))
+			require.NoError(t, err)
+			assert.Equal(t, tt.linkPerPage, u.Query().Get("per_page"), "per_page in Link is clamped as in X-Per-Page: %s", tt.query)
+			if rel := rels[len(rels)-1]; rel == "next" || rel == "prev" {
+				assert.NotEqual(t, "0", u.Query().Get("page"))
+			}
 		}
 		assert.Equal(t, tt.link, rels, tt.query)
 		var got []int
@@ -233,56 +261,60 @@ func TestPaginationWriter(t *testing.T) {
 		}
 	}
 	// No results: zero pages and a last link with page=0.
-	c, w := testCall("http://fake.example/api/v3/projects?private_token=t&b=2&a=1")
-	page(c, []int{}, render)
+	c, w := testCall(t, "http://fake.example/api/v3/projects?private_token=t&b=2&a=1")
+	require.NoError(t, page(c, []int{}, render))
 	assert.Equal(t, "0", w.Header().Get("X-Total-Pages"))
 	assert.Equal(t, `<http://fake.example/api/v3/projects?a=1&b=2&page=1&private_token=t>; rel="first", <http://fake.example/api/v3/projects?a=1&b=2&page=0&private_token=t>; rel="last"`, w.Header().Get("Link"),
 		"every parameter repeated, sorted, the token included")
 	assert.Equal(t, "[]", w.Body.String())
 }
 
-func TestErrorWriters(t *testing.T) {
+func TestErrorShapes(t *testing.T) {
 	tests := []struct {
-		write  func(c *call)
+		err    error
 		status int
 		body   string
 	}{
-		{func(c *call) { c.notFound("Project") }, 404, `{"message":"404 Project Not Found"}`},
-		{func(c *call) { c.notFound("") }, 404, `{"message":"404 Not found"}`},
-		{func(c *call) { c.missing("title") }, 400, `{"message":"400 (Bad request) \"title\" not given"}`},
-		{func(c *call) {
-			c.invalid(map[string]any{"title": []string{"is invalid"}, "namespace": map[string]any{"name": []string{"too long"}}})
-		},
+		{errNotFound("Project"), 404, `{"message":"404 Project Not Found"}`},
+		{errNotFound(""), 404, `{"message":"404 Not found"}`},
+		{errMissing("title"), 400, `{"message":"400 (Bad request) \"title\" not given"}`},
+		{errFields(map[string]any{"title": []string{"is invalid"}, "namespace": map[string]any{"name": []string{"too long"}}}),
 			400, `{"message":{"title":["is invalid"],"namespace":{"name":["too long"]}}}`},
-		{func(c *call) { c.failError(416, "416 Range Not Satisfiable") }, 416, `{"error":"416 Range Not Satisfiable"}`},
-		{func(c *call) { c.failList(422, "Name has already been taken") }, 422, `["Name has already been taken"]`},
-		{func(c *call) { c.forbidden() }, 403, `{"message":"403 Forbidden"}`},
-		{func(c *call) { c.unauthorized() }, 401, `{"message":"401 Unauthorized"}`},
-		{func(c *call) { c.conflict("409 Conflict") }, 409, `{"message":"409 Conflict"}`},
-		{func(c *call) { c.badRequest("400 (Bad request) x") }, 400, `{"message":"400 (Bad request) x"}`},
-		{func(c *call) { c.json(200, func() {}) }, 500, `{"message":"500 Internal Server Error"}`},
+		{errInvalid("title", "is invalid"), 400, `{"message":{"title":["is invalid"]}}`},
+		{errError(416, "416 Range Not Satisfiable"), 416, `{"error":"416 Range Not Satisfiable"}`},
+		{errList(422, "Name has already been taken"), 422, `["Name has already been taken"]`},
+		{errForbidden, 403, `{"message":"403 Forbidden"}`},
+		{errUnauthorized, 401, `{"message":"401 Unauthorized"}`},
+		{errTooLarge, 413, `{"message":"413 Request Entity Too Large"}`},
+		{errConflict("409 Conflict"), 409, `{"message":"409 Conflict"}`},
+		{errBadRequest("400 (Bad request) x"), 400, `{"message":"400 (Bad request) x"}`},
+		{errors.New("not an API error"), 500, `{"message":"500 Internal Server Error"}`},
+		{&apiError{status: 200, body: func() {}}, 500, `{"message":"500 Internal Server Error"}`},
 	}
 	for _, tt := range tests {
-		c, w := testCall("http://fake.example/x")
-		tt.write(c)
+		w := httptest.NewRecorder()
+		writeError(w, tt.err)
 		assert.Equal(t, tt.status, w.Code)
 		assert.JSONEq(t, tt.body, w.Body.String())
+		assert.NotEmpty(t, tt.err.Error())
 	}
-	c, w := testCall("http://fake.example/x")
-	c.notModified()
+	w := httptest.NewRecorder()
+	writeError(w, errNotModified)
 	assert.Equal(t, 304, w.Code)
 	assert.Empty(t, w.Body.String())
 }
 
 func TestParameterReaders(t *testing.T) {
-	c, w := testCall("http://fake.example/x?n=12&bad=1x&t=TRUE&f=nope&on=on&labels=a,+b,,c&labels=d&ts=2016-01-04T15:31:46Z&date=2016-01-04&badtime=soon&empty=")
-	n, present, ok := c.intParam("n")
-	assert.Equal(t, []any{12, true, true}, []any{n, present, ok})
-	_, present, ok = c.intParam("absent")
-	assert.True(t, ok)
+	c, _ := testCall(t, "http://fake.example/x?n=12&neg=-3&bad=1x&t=TRUE&f=nope&on=on&labels=a,+b,,c&labels=d&labels[]=e&ts=2016-01-04T15:31:46Z&date=2016-01-04&badtime=soon&empty=")
+	n, present, err := c.intParam("n")
+	assert.Equal(t, []any{12, true, nil}, []any{n, present, err})
+	n, _, err = c.intParam("neg")
+	assert.Equal(t, []any{-3, nil}, []any{n, err})
+	_, present, err = c.intParam("absent")
+	assert.NoError(t, err)
 	assert.False(t, present)
-	_, _, ok = c.intParam("empty")
-	assert.True(t, ok)
+	_, _, err = c.intParam("empty")
+	assert.NoError(t, err)
 	v, present := c.boolParam("t")
 	assert.True(t, v && present)
 	v, present = c.boolParam("f")
@@ -291,14 +323,15 @@ func TestParameterReaders(t *testing.T) {
 	assert.True(t, v)
 	_, present = c.boolParam("none")
 	assert.False(t, present)
-	assert.Equal(t, []string{"a", "b", "c", "d"}, c.listParam("labels"))
-	tm, present, ok := c.timeParam("ts")
-	assert.True(t, present && ok)
+	assert.Equal(t, []string{"a", "b", "c", "d", "e"}, c.listParam("labels"))
+	assert.True(t, c.has("labels"))
+	tm, present, err := c.timeParam("ts")
+	assert.True(t, present && err == nil)
 	assert.Equal(t, 2016, tm.Year())
-	_, present, ok = c.timeParam("date")
-	assert.True(t, present && ok)
-	_, present, ok = c.timeParam("none")
-	assert.True(t, !present && ok)
+	_, present, err = c.timeParam("date")
+	assert.True(t, present && err == nil)
+	_, present, err = c.timeParam("none")
+	assert.True(t, !present && err == nil)
 	dst := false
 	c.setBool("t", &dst)
 	assert.True(t, dst)
@@ -308,38 +341,75 @@ func TestParameterReaders(t *testing.T) {
 	c.setStr("n", &str)
 	assert.Equal(t, "12", str)
 	assert.Equal(t, "", c.str("none"))
-	c.params = map[string]string{"id": "x"}
-	_, ok = c.pathInt("id")
-	assert.False(t, ok)
-	assert.Equal(t, 404, w.Code)
 
-	c, w = testCall("http://fake.example/x?bad=1x")
-	_, _, ok = c.intParam("bad")
-	assert.False(t, ok)
-	assert.Equal(t, 400, w.Code)
-	assert.JSONEq(t, `{"message":{"bad":["is invalid"]}}`, w.Body.String())
-
-	c, w = testCall("http://fake.example/x?badtime=soon")
-	_, _, ok = c.timeParam("badtime")
-	assert.False(t, ok)
-	assert.Equal(t, 400, w.Code)
+	_, _, err = c.intParam("bad")
+	assert.Equal(t, errInvalid("bad", "is invalid"), err)
+	_, _, err = c.timeParam("badtime")
+	assert.Equal(t, errInvalid("badtime", "is invalid"), err)
 }
 
-func TestFormBodyIsMergedWithQuery(t *testing.T) {
-	r := httptest.NewRequest("POST", "http://fake.example/x?a=1", strings.NewReader("b=2&a=3"))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	w := httptest.NewRecorder()
-	c := &call{w: w, r: r}
-	require.True(t, c.parseForm())
-	assert.Equal(t, "2", c.str("b"))
-	assert.Equal(t, "3", c.str("a"), "the body wins")
+func TestNameParamLimits(t *testing.T) {
+	long := strings.Repeat("é", 256)
+	c, _ := testCall(t, "http://fake.example/x?ok="+url.QueryEscape(strings.Repeat("é", 255))+"&long="+url.QueryEscape(long)+"&blank=+")
+	v, present, err := c.nameParam("ok", "title", true)
+	assert.NoError(t, err)
+	assert.True(t, present)
+	assert.Len(t, []rune(v), 255, "255 characters, not bytes")
+	_, _, err = c.nameParam("long", "title", false)
+	assert.Equal(t, errInvalid("title", "is too long (maximum is 255 characters)"), err)
+	_, _, err = c.nameParam("blank", "name", false)
+	assert.Equal(t, errInvalid("name", "can't be blank"), err)
+	_, _, err = c.nameParam("blank", "name", true)
+	assert.Equal(t, errMissing("blank"), err)
+	_, present, err = c.nameParam("absent", "name", false)
+	assert.False(t, present)
+	assert.NoError(t, err)
+}
 
-	r = httptest.NewRequest("POST", "http://fake.example/x", strings.NewReader("%zz=%"))
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	w = httptest.NewRecorder()
-	c = &call{w: w, r: r}
-	assert.False(t, c.parseForm())
-	assert.Equal(t, 400, w.Code)
+func TestBodyParameters(t *testing.T) {
+	read := func(ctype, body string) (url.Values, error) {
+		r := httptest.NewRequest("POST", "http://fake.example/x?a=1&q=query", strings.NewReader(body))
+		r.Header.Set("Content-Type", ctype)
+		c := &call{w: httptest.NewRecorder(), r: r}
+		err := c.readParams(&route{})
+		return c.form, err
+	}
+	form, err := read("application/x-www-form-urlencoded", "b=2&a=3")
+	require.NoError(t, err)
+	assert.Equal(t, "2", form.Get("b"))
+	assert.Equal(t, "3", form.Get("a"), "the body wins")
+	assert.Equal(t, "query", form.Get("q"))
+
+	form, err = read("application/json; charset=utf-8",
+		`{"a":"3","n":5,"f":1.5,"t":true,"no":false,"nil":null,"labels":["x","y"],"empty":[],"info":{"name":"r","deep":{"k":[1]}}}`)
+	require.NoError(t, err)
+	assert.Equal(t, url.Values{
+		"a": {"3"}, "q": {"query"}, "n": {"5"}, "f": {"1.5"}, "t": {"true"}, "no": {"false"}, "nil": {""},
+		"labels[]": {"x", "y"}, "empty[]": nil, "info[name]": {"r"}, "info[deep][k][]": {"1"},
+	}, form)
+
+	for body, msg := range map[string]string{
+		`{"a":`:  "400 (Bad request) invalid JSON body: unexpected EOF",
+		`[1,2]`:  "400 (Bad request) JSON body must be an object",
+		`"text"`: "400 (Bad request) JSON body must be an object",
+		`{} {}`:  "400 (Bad request) invalid JSON body: data after the value",
+	} {
+		_, err = read("application/json", body)
+		assert.Equal(t, errBadRequest(msg), err, body)
+	}
+	form, err = read("application/json", "  ")
+	require.NoError(t, err, "an empty body has no parameters")
+	assert.Equal(t, "1", form.Get("a"))
+
+	_, err = read("application/x-www-form-urlencoded", "%zz=%")
+	assert.Equal(t, errBadRequest("400 (Bad request) malformed form body"), err)
+	_, err = read("multipart/form-data; boundary=x", "garbage")
+	assert.Equal(t, errBadRequest("400 (Bad request) malformed multipart body"), err)
+	_, err = read("application/json", `{"a":"`+strings.Repeat("x", maxBody)+`"}`)
+	assert.Equal(t, errTooLarge, err)
+	form, err = read("text/plain", "a=9")
+	require.NoError(t, err)
+	assert.Equal(t, "1", form.Get("a"), "other content types carry no parameters")
 }
 
 func TestSeedingHelpers(t *testing.T) {

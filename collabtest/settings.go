@@ -8,7 +8,7 @@ import (
 )
 
 // appSettings holds the application settings by their JSON names, so that
-// fields the contract does not list survive a PUT.
+// fields this fake does not know survive a PUT.
 type appSettings struct {
 	values    map[string]any
 	createdAt time.Time
@@ -48,8 +48,8 @@ func (a *appSettings) intValue(key string) int {
 }
 
 func (s *Server) settingsRoutes() {
-	s.handle("GET", "/application/settings", s.getSettings)
-	s.handle("PUT", "/application/settings", s.updateSettings)
+	s.api("GET /application/settings", rule{admin: true}, s.getSettings)
+	s.api("PUT /application/settings", rule{admin: true}, s.updateSettings)
 }
 
 func (s *Server) settingsJSON() map[string]any {
@@ -60,18 +60,11 @@ func (s *Server) settingsJSON() map[string]any {
 	return m
 }
 
-func (s *Server) getSettings(c *call) {
-	if c.requireAdmin() {
-		c.json(http.StatusOK, s.settingsJSON())
-	}
-}
+func (s *Server) getSettings(c *call) error { return c.json(http.StatusOK, s.settingsJSON()) }
 
 // updateSettings validates every sent value by its kind before storing any,
 // answering 400 with the message-object shape on bad values.
-func (s *Server) updateSettings(c *call) {
-	if !c.requireAdmin() {
-		return
-	}
+func (s *Server) updateSettings(c *call) error {
 	parsed := map[string]any{}
 	bad := map[string]any{}
 	for key := range c.form {
@@ -87,14 +80,13 @@ func (s *Server) updateSettings(c *call) {
 		parsed[name] = v
 	}
 	if len(bad) > 0 {
-		c.invalid(bad)
-		return
+		return errFields(bad)
 	}
 	for k, v := range parsed {
 		s.settings.values[k] = v
 	}
 	s.settings.updatedAt = s.now()
-	c.json(http.StatusOK, s.settingsJSON())
+	return c.json(http.StatusOK, s.settingsJSON())
 }
 
 func parseSetting(kind string, raw []string) (any, bool) {

@@ -1,14 +1,11 @@
 package collabtest
 
-import (
-	"strconv"
-	"strings"
-	"time"
-)
+import "time"
 
 // db is the whole in-memory state. Every field is guarded by Server.mu.
-// Each resource's record type lives in the file of its handlers; the
-// fields listed there are shared, so other files may read them.
+// Each resource's record type lives in the file of its routes and
+// handlers; users, tokens and project events, which every resource uses,
+// live here.
 type db struct {
 	lastID        int
 	users         map[int]*user
@@ -27,8 +24,9 @@ type db struct {
 	runners       map[int]*runner
 	uploads       map[string][]byte // by upload URL
 	settings      *appSettings
-	// attachmentLimit overrides the settings' upload limit, in bytes, when > 0.
-	attachmentLimit int64
+	// attachmentLimit and artifactsLimit override the settings' upload
+	// limits, in bytes, when > 0.
+	attachmentLimit, artifactsLimit int64
 }
 
 func (d *db) init() {
@@ -110,11 +108,12 @@ type event struct {
 	targetType              string // Issue, MergeRequest, Note, Milestone or ""
 	targetID                int
 	targetTitle             string
-	noteID                  int // for comment events
+	noteID                  int            // for comment events
+	data                    map[string]any // push events: the push data
 	createdAt               time.Time
 }
 
-// addEvent records project activity; GET /projects/:id/events lists it newest first.
+// addEvent records project activity; GET /projects/{id}/events lists it newest first.
 func (s *Server) addEvent(projectID, authorID int, action, targetType string, targetID int, targetTitle string, noteID int) {
 	s.events = append(s.events, &event{
 		id: s.newID(), projectID: projectID, authorID: authorID, action: action,
@@ -123,179 +122,4 @@ func (s *Server) addEvent(projectID, authorID int, action, targetType string, ta
 	if p := s.projects[projectID]; p != nil {
 		p.lastActivityAt = s.now()
 	}
-}
-
-// lookupProject finds a project by id or "namespace/path".
-func (s *Server) lookupProject(key string) *project {
-	if isDigits(key) {
-		id, _ := strconv.Atoi(key)
-		return s.projects[id]
-	}
-	for _, p := range s.projects {
-		if strings.EqualFold(s.projectFullPath(p), key) {
-			return p
-		}
-	}
-	return nil
-}
-
-// namespacePath is the path of the namespace a project lives in.
-func (s *Server) namespacePath(p *project) string {
-	if g := s.groups[p.groupID]; g != nil {
-		return g.path
-	}
-	if u := s.users[p.ownerID]; u != nil {
-		return u.username
-	}
-	return ""
-}
-
-func (s *Server) projectFullPath(p *project) string { return s.namespacePath(p) + "/" + p.path }
-
-// accessLevel is u's effective level on p: the higher of its project and group membership.
-func (s *Server) accessLevel(u *user, p *project) int {
-	if u == nil || p == nil {
-		return 0
-	}
-	lvl := p.members[u.id]
-	if p.ownerID == u.id {
-		lvl = max(lvl, 50)
-	}
-	if g := s.groups[p.groupID]; g != nil {
-		lvl = max(lvl, g.members[u.id])
-	}
-	for gid, access := range p.sharedWith {
-		if g := s.groups[gid]; g != nil && g.members[u.id] > 0 {
-			lvl = max(lvl, min(access, g.members[u.id]))
-		}
-	}
-	return lvl
-}
-
-// canSee applies the visibility rules: public and internal projects are
-// visible to every signed-in user, private ones to members and admins.
-func (s *Server) canSee(u *user, p *project) bool {
-	return u != nil && (u.admin || p.visibility >= 10 || s.accessLevel(u, p) > 0)
-}
-
-// isOwner reports admin or project owner rights (owner level 50 or the namespace owner).
-func (s *Server) isOwner(u *user, p *project) bool {
-	return u != nil && (u.admin || s.accessLevel(u, p) >= 50)
-}
-
-// project resolves the :id path parameter to a project the caller may see,
-// answering 404 "404 Project Not Found" otherwise.
-func (c *call) project() *project {
-	p := c.s.lookupProject(c.params["id"])
-	if p == nil || !c.s.canSee(c.user, p) {
-		c.notFound("Project")
-		return nil
-	}
-	return p
-}
-
-// requireAdmin answers 403 unless the caller is an administrator.
-func (c *call) requireAdmin() bool {
-	if !c.user.admin {
-		c.forbidden()
-		return false
-	}
-	return true
-}
-
-// requireLevel answers 403 unless the caller has at least level on p.
-func (c *call) requireLevel(p *project, level int) bool {
-	if c.user.admin || c.s.accessLevel(c.user, p) >= level {
-		return true
-	}
-	c.forbidden()
-	return false
-}
-
-// AddProject creates a project owned by ownerID in the owner's namespace,
-// with visibility 0, 10 or 20, a master branch and a runners token, and
-// returns its id. Tests use it to seed state without going through the API.
-func (s *Server) AddProject(ownerID int, name string, visibility int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.createProject(ownerID, 0, name, visibility).id
-}
-
-// createProject makes a project in a user's namespace (groupID 0) or a group's.
-func (s *Server) createProject(ownerID, groupID int, name string, visibility int) *project {
-	now := s.now()
-	p := &project{
-		id: s.newID(), name: name, path: slug(name), visibility: visibility, defaultBranch: "master",
-		ownerID: ownerID, groupID: groupID, creatorID: ownerID, createdAt: now, lastActivityAt: now,
-		issuesEnabled: true, mergeRequestsEnabled: true, buildsEnabled: true, wikiEnabled: true, snippetsEnabled: false,
-		sharedRunnersEnabled: true, tagList: []string{},
-		members: map[int]int{}, starredBy: map[int]bool{}, sharedWith: map[int]int{},
-		branches: map[string]*branch{}, runnersToken: "rtok-" + randomHex(10),
-	}
-	if groupID != 0 {
-		p.ownerID = 0
-	}
-	if ownerID != 0 {
-		p.members[ownerID] = 50
-	}
-	s.projects[p.id] = p
-	s.addBranch(p, "master", "")
-	s.addEvent(p.id, ownerID, actionCreated, "", 0, "", 0)
-	return p
-}
-
-// slug derives a path from a name as the server does.
-func slug(name string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
-
-// AddMember gives userID access level (10..50) on a project.
-func (s *Server) AddMember(projectID, userID, level int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.projects[projectID]; p != nil {
-		p.members[userID] = level
-	}
-}
-
-// ProjectRunnersToken returns a project's CI token (the build token).
-func (s *Server) ProjectRunnersToken(projectID int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.projects[projectID]; p != nil {
-		return p.runnersToken
-	}
-	return ""
-}
-
-// nextIssueIID numbers issues within a project.
-func (s *Server) nextIssueIID(projectID int) int {
-	n := 0
-	for _, is := range s.issues {
-		if is.projectID == projectID {
-			n = max(n, is.iid)
-		}
-	}
-	return n + 1
-}
-
-// nextMergeRequestIID numbers merge requests within a project, apart from
-// issues, as the server does.
-func (s *Server) nextMergeRequestIID(projectID int) int {
-	n := 0
-	for _, mr := range s.mergeRequests {
-		if mr.projectID == projectID {
-			n = max(n, mr.iid)
-		}
-	}
-	return n + 1
 }

@@ -2,12 +2,10 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/collabsvc/collab"
 )
@@ -19,35 +17,29 @@ type UploadOptions struct {
 	ExpireIn string
 }
 
-// uploadRetries is how many times a rewindable upload is sent again after a
-// connection error or a 5xx.
-const uploadRetries = 3
-
-func defaultUploadBackoff(n int) time.Duration {
-	return min(time.Second<<min(n-1, 5), 30*time.Second)
-}
-
 // UploadArtifacts streams r to the server as the build's artifacts file,
 // under the file name name ("artifacts.zip" when empty). The body is
 // written through a pipe as it is sent, so r is never held in memory.
-// It returns the build record. A 413 (the file exceeds the server's limit)
-// matches collab.ErrRequestTooLarge; a 403 (a bad token, or the build is no
-// longer running or was erased) collab.ErrForbidden.
+// It returns the build record the server answers with, whose Token is the
+// build token (it redacts itself when printed). A 413 (the file exceeds the
+// server's limit) matches collab.ErrRequestTooLarge; a 403 (a bad token, or
+// the build is no longer running or was erased) collab.ErrForbidden.
 //
-// Retries. The core retries a POST only on 429 or a refused connection, and
-// only when the body can be rewound. An upload replaces the build's
-// artifacts, so sending it again cannot duplicate anything: when r is an
-// io.ReadSeeker, UploadArtifacts rewinds it to where it was and also sends
-// again after a connection error or a 5xx, up to 3 times. Any other reader
-// is sent once.
+// Retries are the client's RetryPolicy, as for every POST: the upload is
+// sent again only on a 429 or when the connection was refused, and only
+// when r is an io.ReadSeeker, which is rewound to where it stood. Any other
+// reader is sent once. So one call sends at most the policy's attempts.
 //
 // UploadArtifacts returns only once its copying goroutine has ended, so r
 // must not block forever in Read; a cancelled context stops the upload.
 //
 // API: POST /builds/:id/artifacts (runner)
-func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name string, r io.Reader, opts *UploadOptions) (*collab.Build, error) {
+func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name string, r io.Reader, opts *UploadOptions) (*Build, error) {
 	if r == nil {
-		return nil, errors.New("runner: nil artifacts reader")
+		return nil, &collab.ArgumentError{Arg: "r", Reason: "is nil"}
+	}
+	if err := checkBuildToken(buildToken); err != nil {
+		return nil, err
 	}
 	if name == "" {
 		name = "artifacts.zip"
@@ -56,45 +48,13 @@ func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name s
 	if opts != nil && opts.ExpireIn != "" {
 		path += "?" + url.Values{"expire_in": {opts.ExpireIn}}.Encode()
 	}
-	if err := checkBuildToken(buildToken); err != nil {
-		return nil, err
-	}
 	req, finish, err := c.c.NewUploadRequest(ctx, path, "file", name, r)
 	if err != nil {
 		return nil, err
 	}
 	defer finish()
 	req.Header.Set("BUILD-TOKEN", buildToken)
-	for n := 1; ; n++ {
-		var b collab.Build
-		_, err := c.c.Do(req, &b)
-		if err == nil {
-			return &b, nil
-		}
-		if req.GetBody == nil || n > uploadRetries || !retryable(err) || ctx.Err() != nil {
-			return nil, err
-		}
-		if err := sleepCtx(ctx, c.uploadBackoff(n)); err != nil {
-			return nil, err
-		}
-		if req.Body, err = req.GetBody(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.doBuild(req)
 }
 
 // DownloadArtifacts streams the build's artifacts file into w and returns
@@ -105,7 +65,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // API: GET /builds/:id/artifacts (runner)
 func (c *Client) DownloadArtifacts(ctx context.Context, id int, buildToken string, w io.Writer) (int64, error) {
 	if w == nil {
-		return 0, errors.New("runner: nil writer")
+		return 0, &collab.ArgumentError{Arg: "w", Reason: "is nil"}
 	}
 	req, err := c.buildRequest(ctx, http.MethodGet, fmt.Sprintf("builds/%d/artifacts", id), buildToken, nil)
 	if err != nil {

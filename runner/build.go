@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"reflect"
 
 	"github.com/collabsvc/collab"
 )
@@ -120,6 +121,20 @@ type CacheOptions struct {
 	Paths     []string        `json:"paths,omitempty"`
 }
 
+// fields pairs each typed option with its key.
+func (o *BuildOptions) fields() []struct {
+	key string
+	ptr any
+} {
+	return []struct {
+		key string
+		ptr any
+	}{
+		{"image", &o.Image}, {"services", &o.Services}, {"artifacts", &o.Artifacts},
+		{"cache", &o.Cache}, {"dependencies", &o.Dependencies}, {"after_script", &o.AfterScript},
+	}
+}
+
 // UnmarshalJSON never fails on the content of an option: a value whose shape
 // differs from the typed field is left to Raw. A value that is not an object
 // (null, say) gives empty options.
@@ -130,34 +145,48 @@ func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	o.Raw = raw
-	decode := func(key string, dst any) {
-		if v, ok := raw[key]; ok {
-			if err := json.Unmarshal(v, dst); err != nil {
+	for _, f := range o.fields() {
+		if v, ok := raw[f.key]; ok {
+			if err := json.Unmarshal(v, f.ptr); err != nil {
 				// Zero the field again: a failed decode may leave it half filled.
-				reset(dst)
+				reflect.ValueOf(f.ptr).Elem().SetZero()
 			}
 		}
 	}
-	decode("image", &o.Image)
-	decode("services", &o.Services)
-	decode("artifacts", &o.Artifacts)
-	decode("cache", &o.Cache)
-	decode("dependencies", &o.Dependencies)
-	decode("after_script", &o.AfterScript)
 	return nil
 }
 
-func reset(dst any) {
-	switch p := dst.(type) {
-	case *string:
-		*p = ""
-	case *[]string:
-		*p = nil
-	case **ArtifactsOptions:
-		*p = nil
-	case **CacheOptions:
-		*p = nil
+// MarshalJSON writes every option of Raw, and the typed fields. A typed
+// field that still holds what its Raw value decodes to keeps the Raw bytes
+// exactly (so "untracked": "true" stays a string), as does a zero field
+// whose Raw value has a shape this package does not model; a field changed
+// since decoding is written from its typed value, and one cleared to its
+// zero value is left out.
+func (o BuildOptions) MarshalJSON() ([]byte, error) {
+	out := make(map[string]json.RawMessage, len(o.Raw)+6)
+	for k, v := range o.Raw {
+		out[k] = v
 	}
+	for _, f := range o.fields() {
+		cur := reflect.ValueOf(f.ptr).Elem()
+		if raw, ok := out[f.key]; ok {
+			was := reflect.New(cur.Type())
+			err := json.Unmarshal(raw, was.Interface())
+			if (err == nil && reflect.DeepEqual(was.Elem().Interface(), cur.Interface())) || (err != nil && cur.IsZero()) {
+				continue
+			}
+		}
+		if cur.IsZero() {
+			delete(out, f.key)
+			continue
+		}
+		v, err := json.Marshal(cur.Interface())
+		if err != nil {
+			return nil, err
+		}
+		out[f.key] = v
+	}
+	return json.Marshal(out)
 }
 
 const redacted = "[REDACTED]"

@@ -55,7 +55,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.Equal(t, "running", status)
 	assert.Equal(t, rid, runnerID)
 
-	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{FlushSize: 16, Tick: never, Backoff: noWait})
+	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{FlushSize: 16, Tick: never})
 	var log bytes.Buffer
 	for i := range 50 {
 		line := strings.Repeat("=", i) + " step\n"
@@ -81,8 +81,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.Equal(t, b.ID, ub.ID)
 	require.NotNil(t, ub.ArtifactsFile)
 	assert.Equal(t, collab.ArtifactsFile{Filename: "artifacts.zip", Size: int64(len(zip))}, *ub.ArtifactsFile)
-	require.NotNil(t, ub.Runner)
-	assert.Equal(t, "loop-runner", ub.Runner.Name)
+	assert.Equal(t, b.Name, ub.Name)
 
 	var got bytes.Buffer
 	n, err := c.DownloadArtifacts(ctx, b.ID, string(b.Token), &got)
@@ -144,7 +143,7 @@ func TestRunnerLoopCanceled(t *testing.T) {
 	b, err := c.RequestBuild(ctx, rtok, nil)
 	require.NoError(t, err)
 
-	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{Tick: never, Backoff: noWait})
+	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{Tick: never})
 	_, err = io.WriteString(tw, "starting\n")
 	require.NoError(t, err)
 	tw.Flush()
@@ -166,7 +165,7 @@ func TestRunnerArtifactsTooLarge(t *testing.T) {
 	_, rtok := srv.AddRunner("r")
 	b, err := c.RequestBuild(ctx, rtok, nil)
 	require.NoError(t, err)
-	srv.SetMaxArtifactsSize(1)
+	srv.SetMaxArtifactsSize(1 << 20)
 	big := &genReader{n: 1<<20 + 1}
 	_, err = c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", onlyReader{big}, nil)
 	require.ErrorIs(t, err, collab.ErrRequestTooLarge)

@@ -17,10 +17,20 @@
 //	err = tw.Close()
 //	err = rc.UpdateBuild(ctx, b.ID, runnerToken, runner.StateSuccess, nil)
 //
+// Retries and limits. The client's collab.RetryPolicy is the only retry
+// layer: each call of this package sends at most the policy's attempts. As
+// for every request of the root package, a 429 is retried for every method,
+// a 5xx or a dropped connection only for GET, PUT and DELETE, and a body
+// only when it can be rewound. The trace writer adds one rule of its own,
+// the resync after a 416 (see TraceWriter). Build records are decoded under
+// the client's response ceiling (collab.WithMaxResponseSize); artifacts and
+// traces stream without it and are never held in memory.
+//
 // Secrets. The runner token travels in the form body of register and update
 // calls; the build token in the BUILD-TOKEN header. Neither is ever put in a
-// URL, an error or a log line. Token, RepoURL and Variable redact themselves
-// when printed with fmt or logged with slog, so a *Build can be logged whole.
+// URL, an error or a log line, and neither follows a redirect to another
+// origin. Token, RepoURL and Variable redact themselves when printed with
+// fmt or logged with slog, so a *Build can be logged whole.
 package runner
 
 import (
@@ -29,7 +39,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/collabsvc/collab"
 )
@@ -48,10 +57,6 @@ const (
 // Client talks to the runner API. It is safe for concurrent use.
 type Client struct {
 	c *collab.Client
-
-	// uploadBackoff is the wait before retry n (1-based) of a rewindable
-	// artifacts upload; tests replace it to avoid sleeping.
-	uploadBackoff func(n int) time.Duration
 }
 
 // NewClient returns a runner API client for the service at baseURL (with or
@@ -63,7 +68,9 @@ type Client struct {
 //
 // Redirects (artifacts may be served from storage elsewhere) are followed
 // without the token headers once they leave the service's origin, with any
-// http.Client: the root package's client does that for every request.
+// http.Client; a redirect that would resend a request body (a 307 or 308 of
+// a register, update, trace or upload call) to another origin is refused
+// with an error matching collab.ErrUnsafeRedirect, and not retried.
 func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
 	all := make([]collab.ClientOption, 0, len(opts)+1)
 	all = append(all, opts...)
@@ -72,7 +79,7 @@ func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c: c, uploadBackoff: defaultUploadBackoff}, nil
+	return &Client{c: c}, nil
 }
 
 // API returns the underlying root-package client, for its BaseURL or to
@@ -105,7 +112,7 @@ type registerOptions struct {
 // API: POST /builds/register (runner)
 func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Info) (*Build, error) {
 	if runnerToken == "" {
-		return nil, errors.New("runner: empty runner token")
+		return nil, &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
 	}
 	opt := registerOptions{Token: runnerToken}
 	if info != nil {
@@ -116,19 +123,35 @@ func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Inf
 	if err != nil {
 		return nil, err
 	}
+	b, err := c.doBuild(req)
+	if errors.Is(err, collab.ErrNotFound) || errors.Is(err, errNoBuild) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// errNoBuild is a 204 answer where a build record was expected.
+var errNoBuild = errors.New("server answered 204 No Content instead of a build")
+
+// errNullBuild is a JSON null where a build record was expected.
+var errNullBuild = errors.New("server answered null instead of a build")
+
+// doBuild sends req and decodes the build record it answers with; an
+// answer without one is a *collab.DecodeError, never a nil build.
+func (c *Client) doBuild(req *http.Request) (*Build, error) {
 	var b *Build
 	resp, err := c.c.Do(req, &b)
 	switch {
-	case errors.Is(err, collab.ErrNotFound):
-		return nil, nil
 	case err != nil:
 		return nil, err
 	case resp.StatusCode == http.StatusNoContent:
-		return nil, nil
+		err = errNoBuild
 	case b == nil:
-		return nil, fmt.Errorf("runner: POST builds/register: server answered %d with null instead of a build", resp.StatusCode)
+		err = errNullBuild
+	default:
+		return b, nil
 	}
-	return b, nil
+	return nil, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
 }
 
 type updateOptions struct {
@@ -147,7 +170,7 @@ type updateOptions struct {
 // API: PUT /builds/:id (runner)
 func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, state string, trace *string) error {
 	if runnerToken == "" {
-		return errors.New("runner: empty runner token")
+		return &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
 	}
 	req, err := c.c.NewRequest(ctx, http.MethodPut, fmt.Sprintf("builds/%d", id), &updateOptions{Token: runnerToken, State: state, Trace: trace})
 	if err != nil {
@@ -173,10 +196,10 @@ func (c *Client) buildRequest(ctx context.Context, method, path, buildToken stri
 // checkBuildToken refuses a token that cannot travel in a header.
 func checkBuildToken(buildToken string) error {
 	if buildToken == "" {
-		return errors.New("runner: empty build token")
+		return &collab.ArgumentError{Arg: "buildToken", Reason: "is empty"}
 	}
 	if strings.ContainsAny(buildToken, "\r\n") {
-		return errors.New("runner: build token contains a line break")
+		return &collab.ArgumentError{Arg: "buildToken", Reason: "contains a line break"}
 	}
 	return nil
 }

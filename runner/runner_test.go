@@ -15,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/mocktest"
@@ -139,8 +138,10 @@ func TestRequestBuildErrors(t *testing.T) {
 
 	n := m.Count()
 	_, err = c.RequestBuild(context.Background(), "", nil)
-	assert.ErrorContains(t, err, "empty runner token")
-	_, err = c.RequestBuild(nil, testRunnerToken, nil) //nolint:staticcheck // a nil context is an error, not a panic
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "runnerToken: is empty")
+	//lint:ignore SA1012 a nil context is an error, not a panic
+	_, err = c.RequestBuild(nil, testRunnerToken, nil)
 	assert.Error(t, err)
 	assert.Equal(t, n, m.Count(), "nothing sent")
 }
@@ -305,10 +306,14 @@ func TestAppendTraceErrors(t *testing.T) {
 	}
 	n := m.Count()
 	_, _, err := c.AppendTrace(context.Background(), 9, testBuildToken, -1, nil)
-	assert.ErrorContains(t, err, "negative")
+	assert.ErrorContains(t, err, "offset: is negative")
 	_, _, err = c.AppendTrace(context.Background(), 9, "", 0, nil)
-	assert.ErrorContains(t, err, "empty build token")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "buildToken: is empty")
 	_, _, err = c.AppendTrace(context.Background(), 9, "a\nb", 0, nil)
+	var ae *collab.ArgumentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "buildToken", ae.Arg)
 	assert.ErrorContains(t, err, "line break")
 	assert.Equal(t, n, m.Count(), "nothing sent")
 }
@@ -349,7 +354,7 @@ func TestDeleteArtifacts(t *testing.T) {
 
 	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	assert.ErrorIs(t, c.DeleteArtifacts(context.Background(), 9, testBuildToken), collab.ErrForbidden)
-	assert.ErrorContains(t, c.DeleteArtifacts(context.Background(), 9, ""), "empty build token")
+	assert.ErrorContains(t, c.DeleteArtifacts(context.Background(), 9, ""), "buildToken: is empty")
 }
 
 func TestDownloadArtifacts(t *testing.T) {
@@ -408,28 +413,27 @@ func readUpload(t *testing.T, rec mocktest.Recorded) (field, filename string, da
 	return part.FormName(), part.FileName(), data
 }
 
-const buildJSON = `{"id": 9, "name": "rspec", "stage": "test", "ref": "master", "tag": false, "status": "running",
-	"coverage": null, "created_at": "2016-07-22T10:00:00.000Z", "started_at": "2016-07-22T10:01:00.000Z", "finished_at": null,
-	"runner": {"id": 3, "description": "shared", "active": true, "is_shared": true, "name": "ci-runner-3"},
-	"artifacts_file": {"filename": "artifacts.zip", "size": 11}, "commit": null, "user": null}`
-
 func TestUploadArtifacts(t *testing.T) {
 	c, m := newMockClient(t)
-	m.Reply(http.StatusCreated, buildJSON)
-	b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "artifacts.zip", strings.NewReader("PK\x03\x04 data"), &UploadOptions{ExpireIn: "7 days"})
+	m.ReplyFile(http.StatusCreated, "artifacts-upload.json")
+	b, err := c.UploadArtifacts(context.Background(), 1187, testBuildToken, "artifacts.zip", strings.NewReader("PK\x03\x04 data"), &UploadOptions{ExpireIn: "7 days"})
 	require.NoError(t, err)
-	rec := m.assertCall(http.MethodPost, "builds/9/artifacts", url.Values{"expire_in": {"7 days"}})
+	rec := m.assertCall(http.MethodPost, "builds/1187/artifacts", url.Values{"expire_in": {"7 days"}})
 	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
 	field, name, data := readUpload(t, rec)
 	assert.Equal(t, "file", field)
 	assert.Equal(t, "artifacts.zip", name)
 	assert.Equal(t, "PK\x03\x04 data", string(data))
-	assert.Equal(t, &collab.Build{
-		ID: 9, Name: "rspec", Stage: "test", Ref: "master", Status: "running",
-		CreatedAt: mustTime(t, "2016-07-22T10:00:00.000Z"), StartedAt: mustTime(t, "2016-07-22T10:01:00.000Z"),
-		Runner:        &collab.BuildRunner{ID: 3, Description: "shared", Active: true, IsShared: true, Name: "ci-runner-3"},
-		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 11},
-	}, b)
+
+	// The answer is the runner's build record, with its token redacted in print.
+	assert.Equal(t, 1187, b.ID)
+	assert.Equal(t, Token(testBuildToken), b.Token)
+	assert.Equal(t, &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 11}, b.ArtifactsFile)
+	assert.Equal(t, "bundle install --deployment\nbundle exec rspec spec/unit", b.Commands)
+	require.NotNil(t, b.ArtifactsExpireAt)
+	for _, out := range []string{fmt.Sprint(b), fmt.Sprintf("%v %+v %#v %s", b, b, b, b.Token)} {
+		assert.NotContains(t, out, testBuildToken)
+	}
 
 	// Defaults: no expire_in, the conventional file name.
 	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "", strings.NewReader("x"), nil)
@@ -437,6 +441,20 @@ func TestUploadArtifacts(t *testing.T) {
 	rec = m.assertCall(http.MethodPost, "builds/9/artifacts", nil)
 	_, name, _ = readUpload(t, rec)
 	assert.Equal(t, "artifacts.zip", name)
+}
+
+func TestUploadArtifactsNoRecord(t *testing.T) {
+	c, m := newMockClient(t)
+	m.Reply(http.StatusCreated, `null`)
+	b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
+	assert.Nil(t, b)
+	var de *collab.DecodeError
+	require.ErrorAs(t, err, &de)
+	assert.ErrorContains(t, err, "null instead of a build")
+	m.Reply(http.StatusNoContent, ``)
+	b, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
+	assert.Nil(t, b)
+	assert.ErrorContains(t, err, "204 No Content instead of a build")
 }
 
 func TestUploadArtifactsErrors(t *testing.T) {
@@ -457,7 +475,8 @@ func TestUploadArtifactsErrors(t *testing.T) {
 	_, err = c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", nil, nil)
 	assert.Error(t, err)
 	_, err = c.UploadArtifacts(context.Background(), 9, "", "a.zip", strings.NewReader("x"), nil)
-	assert.ErrorContains(t, err, "empty build token")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "buildToken: is empty")
 	assert.Equal(t, n, m.Count())
 }
 
@@ -467,51 +486,34 @@ type onlyReader struct{ r io.Reader }
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 func TestUploadArtifactsRetries(t *testing.T) {
+	retry := collab.WithRetry(collab.RetryPolicy{MaxRetries: 3})
 	t.Run("seeker is resent from where it was", func(t *testing.T) {
-		c, m := newMockClient(t)
-		m.Reply(http.StatusBadGateway, `bad gateway`).Fail(syscall.ECONNRESET).Reply(http.StatusServiceUnavailable, "").Reply(http.StatusCreated, buildJSON)
+		c, m := newMockClient(t, retry)
+		m.Reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0").Fail(syscall.ECONNREFUSED).ReplyFile(http.StatusCreated, "artifacts-upload.json")
 		r := strings.NewReader("skip:payload")
 		_, err := r.Seek(5, io.SeekStart)
 		require.NoError(t, err)
-		b, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", r, nil)
+		b, err := c.UploadArtifacts(context.Background(), 1187, testBuildToken, "a.zip", r, nil)
 		require.NoError(t, err)
-		assert.Equal(t, 9, b.ID)
-		assert.Equal(t, 4, m.Count())
-		for _, rec := range m.Calls() {
+		assert.Equal(t, 1187, b.ID)
+		assert.Equal(t, 3, m.Count())
+		for _, rec := range m.Calls()[1:] { // the refused attempt never reached the mock's reader
 			_, _, data := readUpload(t, rec)
 			assert.Equal(t, "payload", string(data), "every attempt sends the whole file")
 		}
 	})
-	t.Run("seeker gives up after 3 retries", func(t *testing.T) {
-		c, m := newMockClient(t)
-		m.Reply(http.StatusBadGateway, `bad gateway`)
+	t.Run("a 5xx is not resent", func(t *testing.T) {
+		c, m := newMockClient(t, retry)
+		m.Reply(http.StatusBadGateway, `bad gateway`).ReplyFile(http.StatusCreated, "artifacts-upload.json")
 		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
 		assert.ErrorIs(t, err, collab.ErrServer)
-		assert.Equal(t, 4, m.Count())
+		assert.Equal(t, 1, m.Count(), "the server may have stored it: a POST is not resent after an answer")
 	})
 	t.Run("plain reader is sent once", func(t *testing.T) {
-		c, m := newMockClient(t)
-		m.Reply(http.StatusBadGateway, `bad gateway`).Reply(http.StatusCreated, buildJSON)
+		c, m := newMockClient(t, retry)
+		m.Reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0").ReplyFile(http.StatusCreated, "artifacts-upload.json")
 		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", onlyReader{strings.NewReader("x")}, nil)
-		assert.ErrorIs(t, err, collab.ErrServer)
-		assert.Equal(t, 1, m.Count())
-	})
-	t.Run("core retries a 429 by rewinding through GetBody", func(t *testing.T) {
-		c, m := newMockClient(t, collab.WithRetry(collab.RetryPolicy{MaxRetries: 2}))
-		m.Reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0").Reply(http.StatusCreated, buildJSON)
-		_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", strings.NewReader("whole"), nil)
-		require.NoError(t, err)
-		assert.Equal(t, 2, m.Count())
-		_, _, data := readUpload(t, m.Last())
-		assert.Equal(t, "whole", string(data))
-	})
-	t.Run("context ends the backoff", func(t *testing.T) {
-		c, m := newMockClient(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		c.uploadBackoff = func(int) time.Duration { cancel(); return time.Hour }
-		m.Reply(http.StatusBadGateway, `bad gateway`)
-		_, err := c.UploadArtifacts(ctx, 9, testBuildToken, "a.zip", strings.NewReader("x"), nil)
-		assert.ErrorIs(t, err, context.Canceled)
+		assert.ErrorIs(t, err, collab.ErrTooManyRequests)
 		assert.Equal(t, 1, m.Count())
 	})
 }
@@ -531,21 +533,9 @@ func (b *badSeeker) Seek(off int64, whence int) (int64, error) {
 }
 
 func TestUploadArtifactsRewindFails(t *testing.T) {
-	c, m := newMockClient(t)
-	m.Reply(http.StatusBadGateway, `bad gateway`)
+	c, m := newMockClient(t, collab.WithRetry(collab.RetryPolicy{MaxRetries: 3}))
+	m.Reply(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "0")
 	_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", &badSeeker{Reader: strings.NewReader("x")}, nil)
 	assert.ErrorContains(t, err, "tape drive jammed")
 	assert.Equal(t, 1, m.Count())
-}
-
-func TestDefaultBackoffs(t *testing.T) {
-	assert.Equal(t, time.Second, defaultUploadBackoff(1))
-	assert.Equal(t, 4*time.Second, defaultUploadBackoff(3))
-	assert.Equal(t, 30*time.Second, defaultUploadBackoff(50))
-	for n := 1; n < 40; n++ {
-		d := defaultTraceBackoff(n)
-		assert.Greater(t, d, time.Duration(0))
-		assert.LessOrEqual(t, d, 30*time.Second)
-	}
-	assert.NoError(t, sleepCtx(context.Background(), time.Nanosecond))
 }

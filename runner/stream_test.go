@@ -19,7 +19,7 @@ import (
 
 // TestTraceWriterCarries100MiB streams 100 MiB of log through a TraceWriter
 // to a loopback server that hashes and discards it. The heap in use stays
-// under 16 MiB, every byte arrives once and in order, and the writer makes
+// under 16 MiB of growth, every byte arrives once and in order, and the writer makes
 // at most ceil(size/FlushSize)+2 requests, with the default sizes.
 func TestTraceWriterCarries100MiB(t *testing.T) {
 	if testing.Short() {
@@ -75,5 +75,5 @@ func TestTraceWriterCarries100MiB(t *testing.T) {
 	assert.Equal(t, want.Sum(nil), sum.Sum(nil), "the server holds exactly the bytes written")
 	assert.LessOrEqual(t, requests, (size+chunk-1)/chunk+2, "trace requests")
 	assert.Less(t, hs.peak(), uint64(heapLimit), "heap in use while streaming the trace")
-	t.Logf("100 MiB trace: %d requests for %d chunks, peak HeapInuse %.1f MiB", requests, size/chunk, float64(hs.peak())/(1<<20))
+	t.Logf("100 MiB trace: %d requests for %d chunks, peak heap growth %.1f MiB", requests, size/chunk, float64(hs.peak())/(1<<20))
 }

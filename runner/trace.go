@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,7 +45,7 @@ func (e *RangeError) Unwrap() error { return e.Err }
 // API: PATCH /builds/:id/trace.txt (runner)
 func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, offset int64, part []byte) (status string, length int64, err error) {
 	if offset < 0 {
-		return "", 0, fmt.Errorf("runner: negative trace offset %d", offset)
+		return "", 0, &collab.ArgumentError{Arg: "offset", Reason: fmt.Sprintf("is negative (%d)", offset)}
 	}
 	req, err := c.buildRequest(ctx, http.MethodPatch, fmt.Sprintf("builds/%d/trace.txt", id), buildToken, bytes.NewReader(part))
 	if err != nil {
@@ -74,7 +73,7 @@ func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, off
 	}
 	n, err := parseRange(h)
 	if err != nil {
-		return status, 0, fmt.Errorf("runner: PATCH builds/%d/trace.txt: %w", id, err)
+		return status, 0, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
 	}
 	return status, n, nil
 }
@@ -140,7 +139,7 @@ const (
 	DefaultFlushSize     = 64 << 10
 	DefaultMaxBuffer     = 1 << 20
 	DefaultFlushInterval = 3 * time.Second
-	DefaultMaxRetries    = 10
+	DefaultMaxFailures   = 10
 )
 
 // TraceWriterOptions tune a TraceWriter. The zero value is ready to use.
@@ -156,21 +155,18 @@ type TraceWriterOptions struct {
 	// unreachable server slows the producer instead of growing memory
 	// (DefaultMaxBuffer when 0; raised to FlushSize if smaller).
 	MaxBuffer int
-	// FlushInterval sends whatever is buffered this often
-	// (DefaultFlushInterval when 0).
+	// FlushInterval sends whatever is buffered this often, and is the wait
+	// before the next call after a failed one (DefaultFlushInterval when 0).
 	FlushInterval time.Duration
 	// Tick, when set, replaces the FlushInterval ticker: each value received
 	// sends what is buffered. Tests use it instead of a clock.
 	Tick <-chan time.Time
-	// MaxRetries is the number of consecutive failed attempts (connection
-	// errors, 5xx, 429) after which the writer gives up
-	// (DefaultMaxRetries when 0; negative retries until the context ends).
-	MaxRetries int
-	// Backoff is the wait before retry n (1-based). The default doubles from
-	// 500ms up to 30s, with jitter.
-	Backoff func(n int) time.Duration
-	// Logger, when set, logs retries and resyncs at debug level. Tokens are
-	// never logged.
+	// MaxFailures is the number of failed calls in a row after which the
+	// writer stops with the last error (DefaultMaxFailures when 0; negative
+	// goes on until the context ends).
+	MaxFailures int
+	// Logger, when set, logs failed calls and resyncs at debug level.
+	// Tokens are never logged.
 	Logger *slog.Logger
 }
 
@@ -180,26 +176,38 @@ type TraceWriterOptions struct {
 //
 // Writes are buffered and sent by one background goroutine when FlushSize
 // bytes are buffered, every FlushInterval, and on Close. No byte is lost or
-// sent twice: bytes are kept until the server acknowledges them; a 416
-// resyncs to the server's length and resends only what it lacks; connection
-// errors, 5xx and 429 are retried with backoff (a duplicate append is
-// harmless, as it gets a 416 and a resync). The writer stops with an error
-// when the server's trace diverges (ErrTraceDiverged), on any other error
-// status (a 403 once the build is over, say), when retries are exhausted, or
-// when its context ends. Bytes not yet acknowledged then are not sent.
+// sent twice: bytes are kept until the server acknowledges them, and each
+// append starts where the server's trace ends.
+//
+// Calls. The writer sends its bytes as a sequence of calls, each one
+// AppendTrace of the bytes not yet acknowledged. A call makes at most the
+// attempts of the client's RetryPolicy (the core retries it on a 429 or a
+// refused connection). A call succeeds when the server takes at least one
+// byte: the writer then goes on at once with a new call for the rest, if
+// any. A 416 is a success too when its Range shows the server holds more
+// than was acknowledged (an earlier answer was lost): the writer resyncs to
+// that length and sends only what the server lacks. A call fails on a
+// connection error, a 5xx, a 408, a 429 the retries did not clear, or an
+// answer that takes no byte; the writer keeps the bytes and makes its next
+// call at the next FlushInterval tick (not sooner, whatever is written), so
+// a failing server gets at most one call per tick. After MaxFailures failed
+// calls in a row it stops.
+//
+// The writer also stops when the server's trace diverges (ErrTraceDiverged),
+// on any other error status (a 403 once the build is over, say), or when its
+// context ends. Bytes not yet acknowledged then are not sent.
 //
 // When the server reports the build canceled, Canceled is closed: the caller
 // should stop the job, then Close the writer to send the rest of the log.
 type TraceWriter struct {
-	c          *Client
-	ctx        context.Context
-	id         int
-	token      string
-	flushSize  int
-	maxBuffer  int
-	maxRetries int
-	backoff    func(int) time.Duration
-	logger     *slog.Logger
+	c           *Client
+	ctx         context.Context
+	id          int
+	token       string
+	flushSize   int
+	maxBuffer   int
+	maxFailures int
+	logger      *slog.Logger
 
 	kick     chan struct{} // wakes the sender; capacity 1
 	done     chan struct{} // closed when the sender exits
@@ -214,18 +222,21 @@ type TraceWriter struct {
 	forced bool  // Flush asked to send whatever is buffered
 	err    error // sticky: why the writer stopped
 
-	sent int64 // highest offset ever sent; used only by the sender
+	// Used only by the sender.
+	sent     int64 // highest offset ever sent
+	failures int   // failed calls in a row
 }
 
 // NewTraceWriter starts a TraceWriter for build id, authenticated with the
 // build token. ctx bounds every append: when it ends, the writer stops and
 // Write and Close return its error. Close must be called to stop the
 // background goroutine.
+//
+// API: PATCH /builds/:id/trace.txt (runner)
 func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, opts TraceWriterOptions) *TraceWriter {
 	w := &TraceWriter{
 		c: c, ctx: ctx, id: id, token: buildToken,
-		flushSize: opts.FlushSize, maxBuffer: opts.MaxBuffer, maxRetries: opts.MaxRetries,
-		backoff: opts.Backoff, logger: opts.Logger,
+		flushSize: opts.FlushSize, maxBuffer: opts.MaxBuffer, maxFailures: opts.MaxFailures, logger: opts.Logger,
 		kick: make(chan struct{}, 1), done: make(chan struct{}), canceled: make(chan struct{}),
 		acked: opts.Offset, sent: opts.Offset,
 	}
@@ -237,11 +248,8 @@ func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, 
 		w.maxBuffer = DefaultMaxBuffer
 	}
 	w.maxBuffer = max(w.maxBuffer, w.flushSize)
-	if w.maxRetries == 0 {
-		w.maxRetries = DefaultMaxRetries
-	}
-	if w.backoff == nil {
-		w.backoff = defaultTraceBackoff
+	if w.maxFailures == 0 {
+		w.maxFailures = DefaultMaxFailures
 	}
 	tick, stop := opts.Tick, func() {}
 	if tick == nil {
@@ -253,19 +261,13 @@ func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, 
 		tick, stop = t.C, t.Stop
 	}
 	if opts.Offset < 0 {
-		w.err = fmt.Errorf("runner: negative trace offset %d", opts.Offset)
+		w.err = &collab.ArgumentError{Arg: "opts.Offset", Reason: fmt.Sprintf("is negative (%d)", opts.Offset)}
 	}
 	if ctx == nil {
-		w.ctx, w.err = context.Background(), errors.New("runner: nil context")
+		w.ctx, w.err = context.Background(), &collab.ArgumentError{Arg: "ctx", Reason: "is nil"}
 	}
 	go w.run(tick, stop)
 	return w
-}
-
-func defaultTraceBackoff(n int) time.Duration {
-	d := 500 * time.Millisecond << min(n-1, 6)
-	d = min(d, 30*time.Second)
-	return d/2 + rand.N(d/2+1)
 }
 
 // Write buffers p. It blocks while MaxBuffer bytes await acknowledgement,
@@ -289,6 +291,13 @@ func (w *TraceWriter) Write(p []byte) (int, error) {
 			continue
 		}
 		k := min(free, len(p))
+		if cap(w.buf)-len(w.buf) < k {
+			// One array of MaxBuffer bytes, not append's doubling: a full
+			// buffer then costs one allocation, not a series of copies.
+			nb := make([]byte, len(w.buf), w.maxBuffer)
+			copy(nb, w.buf)
+			w.buf = nb
+		}
 		w.buf = append(w.buf, p[:k]...)
 		n += k
 		p = p[k:]
@@ -317,7 +326,9 @@ func (w *TraceWriter) wake() {
 
 // Close sends everything buffered, stops the background goroutine and
 // returns the writer's error, if it stopped on one. It may be called more
-// than once.
+// than once. While the server fails, calls still follow the ticks, so Close
+// may wait up to MaxFailures flush intervals; end the writer's context to
+// stop sooner.
 func (w *TraceWriter) Close() error {
 	w.mu.Lock()
 	w.closed = true
@@ -354,12 +365,14 @@ func (w *TraceWriter) Err() error {
 	return w.err
 }
 
-// run is the sender: it waits for a reason to send, sends one pass, and
-// exits once closed and drained, or stopped.
+// run is the sender: it waits for a reason to send, sends, and exits once
+// closed and drained, or stopped. After a failed call only a tick sends.
 func (w *TraceWriter) run(tick <-chan time.Time, stopTicker func()) {
 	defer close(w.done)
 	defer stopTicker()
+	failing := false
 	for {
+		send := true
 		select {
 		case <-w.ctx.Done():
 			w.fail(w.ctx.Err())
@@ -369,14 +382,13 @@ func (w *TraceWriter) run(tick <-chan time.Time, stopTicker func()) {
 			// append was in flight may since have been sent with it. Sending
 			// only full chunks keeps the request count near size/FlushSize.
 			w.mu.Lock()
-			ready := w.closed || w.forced || w.err != nil || len(w.buf) >= w.flushSize
+			send = !failing && (w.closed || w.forced || w.err != nil || len(w.buf) >= w.flushSize)
 			w.forced = false
 			w.mu.Unlock()
-			if !ready {
-				continue
-			}
 		}
-		w.flush()
+		if send {
+			failing = !w.flush()
+		}
 		w.mu.Lock()
 		stop := w.err != nil || (w.closed && len(w.buf) == 0)
 		w.mu.Unlock()
@@ -411,79 +423,80 @@ func (w *TraceWriter) ack(n int64) {
 	w.mu.Unlock()
 }
 
-// flush sends appends until every byte buffered when it started is
-// acknowledged, or the writer stops.
-func (w *TraceWriter) flush() {
+// flush makes calls until every byte buffered when it started is
+// acknowledged, the writer stops, or a call fails; it reports false after a
+// failed call.
+func (w *TraceWriter) flush() bool {
 	w.mu.Lock()
 	target := w.acked + int64(len(w.buf))
 	w.mu.Unlock()
-	failures := 0
 	for {
 		w.mu.Lock()
 		if w.err != nil || w.acked >= target {
 			w.mu.Unlock()
-			return
+			return true
 		}
 		off, part := w.acked, w.buf
 		w.mu.Unlock()
 
-		w.sent = max(w.sent, off+int64(len(part)))
-		status, length, err := w.c.AppendTrace(w.ctx, w.id, w.token, off, part)
-		var rerr *RangeError
+		err := w.call(off, part)
 		switch {
 		case err == nil:
-			w.setStatus(status)
-			if length < off || length > off+int64(len(part)) {
-				w.fail(fmt.Errorf("%w: appended %d bytes at %d, server reports length %d", ErrTraceDiverged, len(part), off, length))
-				return
-			}
-			w.ack(length - off)
-			if length < off+int64(len(part)) {
-				// The server took only part of it; the rest is resent.
-				failures++
-				err = fmt.Errorf("server took %d of %d bytes", length-off, len(part))
-			} else {
-				failures = 0
-			}
-		case errors.As(err, &rerr):
-			switch {
-			case rerr.Length < off:
-				w.fail(fmt.Errorf("%w: server trace shrank to %d bytes, %d were acknowledged", ErrTraceDiverged, rerr.Length, off))
-				return
-			case rerr.Length > w.sent:
-				w.fail(fmt.Errorf("%w: server holds %d bytes, only %d were sent", ErrTraceDiverged, rerr.Length, w.sent))
-				return
-			}
-			w.debug("runner: trace resync", "build", w.id, "from", off, "to", rerr.Length)
-			if rerr.Length == off {
-				failures++ // no progress: bounded like any other failure
-				err = rerr
-			} else {
-				failures = 0
-			}
-			w.ack(rerr.Length - off)
+			w.failures = 0
+			continue
 		case w.ctx.Err() != nil:
 			w.fail(w.ctx.Err())
-			return
-		case retryable(err):
-			failures++
-		default:
+		case !transient(err):
 			w.fail(err)
-			return
+		default:
+			w.failures++
+			if w.maxFailures > 0 && w.failures >= w.maxFailures {
+				w.fail(fmt.Errorf("runner: trace append failed %d times in a row: %w", w.failures, err))
+				break
+			}
+			w.debug("runner: trace append failed; next call at the next tick", "build", w.id, "offset", off, "failures", w.failures, "error", err)
 		}
-		if failures == 0 {
-			continue
-		}
-		if w.maxRetries > 0 && failures > w.maxRetries {
-			w.fail(fmt.Errorf("runner: giving up on trace append after %d attempts: %w", failures, err))
-			return
-		}
-		w.debug("runner: retrying trace append", "build", w.id, "offset", off, "attempt", failures, "error", err)
-		if !w.sleep(w.backoff(failures)) {
-			w.fail(w.ctx.Err())
-			return
-		}
+		return false
 	}
+}
+
+// errNoProgress is a trace append answer that took none of the bytes.
+var errNoProgress = errors.New("runner: the server took none of the appended bytes")
+
+// call sends one AppendTrace of part at off and acknowledges what the
+// server took. It returns nil when the server took at least one byte, a
+// transient error when the call may pass later, and any other error when the
+// writer must stop.
+func (w *TraceWriter) call(off int64, part []byte) error {
+	w.sent = max(w.sent, off+int64(len(part)))
+	status, length, err := w.c.AppendTrace(w.ctx, w.id, w.token, off, part)
+	var rerr *RangeError
+	switch {
+	case err == nil:
+		w.setStatus(status)
+		if length < off || length > off+int64(len(part)) {
+			return fmt.Errorf("%w: appended %d bytes at %d, server reports length %d", ErrTraceDiverged, len(part), off, length)
+		}
+	case errors.As(err, &rerr):
+		switch {
+		case rerr.Length < off:
+			return fmt.Errorf("%w: server trace shrank to %d bytes, %d were acknowledged", ErrTraceDiverged, rerr.Length, off)
+		case rerr.Length > w.sent:
+			return fmt.Errorf("%w: server holds %d bytes, only %d were sent", ErrTraceDiverged, rerr.Length, w.sent)
+		}
+		w.debug("runner: trace resync", "build", w.id, "from", off, "to", rerr.Length)
+		length = rerr.Length
+	default:
+		return err
+	}
+	if length == off {
+		if rerr != nil {
+			return rerr
+		}
+		return errNoProgress
+	}
+	w.ack(length - off)
+	return nil
 }
 
 func (w *TraceWriter) setStatus(s string) {
@@ -502,30 +515,19 @@ func (w *TraceWriter) setStatus(s string) {
 	}
 }
 
-// sleep waits d or until the context ends, reporting whether it may go on.
-func (w *TraceWriter) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return w.ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
-
 func (w *TraceWriter) debug(msg string, args ...any) {
 	if w.logger != nil {
 		w.logger.Debug(msg, args...)
 	}
 }
 
-// retryable reports failures that may pass on a later attempt: no response
-// at all, a 5xx, a 408 or a 429.
-func retryable(err error) bool {
+// transient reports failures that may pass on a later call: no response at
+// all, a 5xx, a 408, a 429, or an answer that took no byte.
+func transient(err error) bool {
+	var rerr *RangeError
+	if errors.Is(err, errNoProgress) || errors.As(err, &rerr) {
+		return true
+	}
 	var re *collab.RequestError
 	if errors.As(err, &re) {
 		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)

@@ -49,14 +49,16 @@ type traceServer struct {
 	requests int
 	genuine  int // 416 answers to a wrong start
 	gate     chan struct{}
-	received chan int // trace length after each request, when set
-	check    func()   // runs under mu for every request
+	received chan int       // trace length after each request, when set
+	ticks    chan time.Time // a tick after each injected fault, so the writer's next call follows
+	check    func()         // runs under mu for every request
 }
 
 func newTraceServer(t *testing.T, seed uint64) *traceServer {
 	t.Helper()
 	s := &traceServer{t: t, status: "running", rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), counts: map[string]int{}}
 	s.pick = func(*rand.Rand) string { return faultNone }
+	s.ticks = make(chan time.Time, 1)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -98,6 +100,9 @@ func (s *traceServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if fault != faultNone {
+		defer s.tick()
+	}
 	if fault == faultResetEarly {
 		_, _ = io.CopyN(io.Discard, r.Body, int64(cut))
 		s.count(fault)
@@ -161,6 +166,14 @@ func (s *traceServer) reply416(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, `{"error":"416 Range Not Satisfiable"}`)
 }
 
+// tick lets the writer make its next call after a failed one.
+func (s *traceServer) tick() {
+	select {
+	case s.ticks <- time.Time{}:
+	default:
+	}
+}
+
 func (s *traceServer) count(fault string) {
 	s.mu.Lock()
 	s.counts[fault]++
@@ -192,8 +205,6 @@ func (s *traceServer) snapshot() []byte {
 
 // never is a Tick channel that never fires: sends happen on size and Close.
 var never = make(chan time.Time)
-
-func noWait(int) time.Duration { return 0 }
 
 // writeRandom writes total random bytes in pieces of 1..maxPiece and
 // returns what Write accepted.
@@ -233,7 +244,7 @@ func TestTraceWriterSurvivesFaults(t *testing.T) {
 				return fault
 			}
 			tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{
-				FlushSize: 2 << 10, MaxBuffer: 16 << 10, Tick: never, Backoff: noWait, MaxRetries: -1,
+				FlushSize: 2 << 10, MaxBuffer: 16 << 10, Tick: s.ticks, MaxFailures: -1,
 			})
 			written, err := writeRandom(t, tw, rand.New(rand.NewPCG(seed, 7)), 1<<20, 9000)
 			require.NoError(t, err)
@@ -289,7 +300,7 @@ func TestTraceWriterCancelMidStream(t *testing.T) {
 		}
 	}()
 	tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{
-		FlushSize: 32 << 10, MaxBuffer: 256 << 10, Tick: never, Backoff: noWait, MaxRetries: -1,
+		FlushSize: 32 << 10, MaxBuffer: 256 << 10, Tick: s.ticks, MaxFailures: -1,
 	})
 	var written []byte
 	var werr error
@@ -319,7 +330,7 @@ func TestTraceWriterTickAndStatus(t *testing.T) {
 	tick := make(chan time.Time)
 	var logs bytes.Buffer
 	tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{
-		Tick: tick, Backoff: noWait, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Tick: tick, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	assert.Equal(t, "", tw.Status())
 	_, err := io.WriteString(tw, "$ make test\n")
@@ -370,7 +381,7 @@ func TestTraceWriterBackpressure(t *testing.T) {
 			t.Errorf("buffer grew to %d", len(tw.buf))
 		}
 	}
-	tw = c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{FlushSize: 8, MaxBuffer: maxBuffer, Tick: never, Backoff: noWait})
+	tw = c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{FlushSize: 8, MaxBuffer: maxBuffer, Tick: never})
 	var accepted atomic.Int64
 	done := make(chan struct{})
 	go func() {
@@ -406,7 +417,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("server ahead of what was sent", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.trace = bytes.Repeat([]byte("x"), 100)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
 		_, err := io.WriteString(tw, "0123456789")
 		require.NoError(t, err)
 		err = tw.Close()
@@ -417,7 +428,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("server trace shrank", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.received = make(chan int, 4)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
 		_, err := io.WriteString(tw, "0123456789")
 		require.NoError(t, err)
 		tw.Flush()
@@ -434,7 +445,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("success with a length beyond the part", func(t *testing.T) {
 		c, m := newMockClient(t)
 		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-99")
-		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
+		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
 		_, err := io.WriteString(tw, "abc")
 		require.NoError(t, err)
 		assert.ErrorIs(t, tw.Close(), ErrTraceDiverged)
@@ -443,7 +454,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 		c, m := newMockClient(t)
 		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-2").
 			Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-5")
-		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
+		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
 		_, err := io.WriteString(tw, "abcde")
 		require.NoError(t, err)
 		require.NoError(t, tw.Close())
@@ -453,7 +464,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("malformed range is fatal", func(t *testing.T) {
 		c, m := newMockClient(t)
 		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "zero to five")
-		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, Backoff: noWait})
+		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
 		_, err := io.WriteString(tw, "abcde")
 		require.NoError(t, err)
 		assert.ErrorContains(t, tw.Close(), "malformed range")
@@ -461,32 +472,36 @@ func TestTraceWriterDiverged(t *testing.T) {
 }
 
 func TestTraceWriterGivesUp(t *testing.T) {
-	t.Run("retries exhausted", func(t *testing.T) {
+	t.Run("failed calls in a row", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.pick = func(*rand.Rand) string { return fault502 }
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{
-			Tick: never, MaxRetries: 3, Backoff: func(int) time.Duration { return time.Microsecond },
-		})
+		tick := make(chan time.Time)
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: tick, MaxFailures: 3})
 		_, err := io.WriteString(tw, "lost cause")
 		require.NoError(t, err)
+		// Below FlushSize only ticks send: each makes one call, and the 502
+		// of a PATCH is not retried.
+		for range 3 {
+			tick <- time.Time{}
+		}
 		err = tw.Close()
 		assert.ErrorIs(t, err, collab.ErrServer)
-		assert.ErrorContains(t, err, "giving up on trace append after 4 attempts")
-		assert.Equal(t, 4, s.requests)
+		assert.ErrorContains(t, err, "trace append failed 3 times in a row")
+		assert.Equal(t, 3, s.requests, "one call per tick")
 		assert.Empty(t, s.snapshot())
 	})
-	t.Run("416 without progress is bounded", func(t *testing.T) {
+	t.Run("416 without progress is a failed call", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.pick = func(*rand.Rand) string { return fault416 }
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never, MaxRetries: 2, Backoff: noWait})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: s.ticks, MaxFailures: 2})
 		_, err := io.WriteString(tw, "x")
 		require.NoError(t, err)
 		assert.ErrorIs(t, tw.Close(), collab.ErrRangeNotSatisfiable)
-		assert.Equal(t, 3, s.requests)
+		assert.Equal(t, 2, s.requests)
 	})
 	t.Run("403 stops at once", func(t *testing.T) {
 		s := newTraceServer(t, 1)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, "wrong-token", TraceWriterOptions{Tick: never, FlushSize: 4, Backoff: noWait})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, "wrong-token", TraceWriterOptions{Tick: never, FlushSize: 4})
 		_, _ = io.WriteString(tw, "0123456789")
 		err := tw.Close()
 		assert.ErrorIs(t, err, collab.ErrForbidden)
@@ -494,27 +509,43 @@ func TestTraceWriterGivesUp(t *testing.T) {
 		assert.ErrorIs(t, err, collab.ErrForbidden)
 		assert.NotContains(t, err.Error(), "wrong-token")
 	})
-	t.Run("context ends the backoff", func(t *testing.T) {
+	t.Run("context ends the wait for the next tick", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.pick = func(*rand.Rand) string { return fault502 }
+		s.received = make(chan int, 1)
 		ctx, cancel := context.WithCancel(context.Background())
-		tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{
-			Tick: never, Backoff: func(int) time.Duration { cancel(); return time.Hour },
-		})
+		tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{Tick: never, MaxFailures: -1})
 		_, err := io.WriteString(tw, "x")
 		require.NoError(t, err)
+		tw.Flush()
+		<-s.received
+		cancel()
 		assert.ErrorIs(t, tw.Close(), context.Canceled)
+		assert.Equal(t, 1, s.requests)
 	})
-	t.Run("zero backoff after cancel", func(t *testing.T) {
+	t.Run("writes do not hasten the next call", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.pick = func(*rand.Rand) string { return fault502 }
-		ctx, cancel := context.WithCancel(context.Background())
-		tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{
-			Tick: never, Backoff: func(int) time.Duration { cancel(); return 0 },
-		})
-		_, err := io.WriteString(tw, "x")
+		s.received = make(chan int, 1)
+		tick := make(chan time.Time)
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: tick, FlushSize: 4, MaxBuffer: 128, MaxFailures: -1})
+		_, err := io.WriteString(tw, "0123")
 		require.NoError(t, err)
-		assert.ErrorIs(t, tw.Close(), context.Canceled)
+		<-s.received
+		for range 20 {
+			_, err = io.WriteString(tw, "more")
+			require.NoError(t, err)
+			tw.Flush()
+		}
+		tick <- time.Time{} // the writer was waiting for this tick: it makes one call
+		<-s.received
+		s.mu.Lock()
+		s.pick = func(*rand.Rand) string { return faultNone }
+		s.mu.Unlock()
+		tick <- time.Time{}
+		require.NoError(t, tw.Close())
+		assert.Equal(t, 3, s.requests, "one call per tick after a failure, whatever was written")
+		assert.Equal(t, "0123"+strings.Repeat("more", 20), string(s.snapshot()))
 	})
 }
 
@@ -525,7 +556,7 @@ func TestTraceWriterOptions(t *testing.T) {
 	tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Offset: 15, FlushInterval: time.Hour})
 	assert.Equal(t, DefaultFlushSize, tw.flushSize)
 	assert.Equal(t, DefaultMaxBuffer, tw.maxBuffer)
-	assert.Equal(t, DefaultMaxRetries, tw.maxRetries)
+	assert.Equal(t, DefaultMaxFailures, tw.maxFailures)
 	_, err := io.WriteString(tw, "more\n")
 	require.NoError(t, err)
 	require.NoError(t, tw.Close())
@@ -535,23 +566,29 @@ func TestTraceWriterOptions(t *testing.T) {
 	assert.Equal(t, 100, tw.maxBuffer, "MaxBuffer is at least FlushSize")
 	require.NoError(t, tw.Close())
 
-	tw = s.client(t).NewTraceWriter(nil, 1, testBuildToken, TraceWriterOptions{}) //nolint:staticcheck // a nil context is an error, not a panic
+	//lint:ignore SA1012 a nil context is an error, not a panic
+	tw = s.client(t).NewTraceWriter(nil, 1, testBuildToken, TraceWriterOptions{})
 	_, err = tw.Write([]byte("x"))
-	assert.ErrorContains(t, err, "nil context")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "ctx: is nil")
 	assert.Error(t, tw.Close())
 
 	tw = s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Offset: -1})
 	_, err = tw.Write([]byte("x"))
-	assert.ErrorContains(t, err, "negative trace offset")
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "opts.Offset: is negative")
 	assert.Error(t, tw.Close())
 }
 
-func TestRetryable(t *testing.T) {
-	assert.True(t, retryable(&collab.RequestError{Err: io.ErrUnexpectedEOF}))
-	assert.False(t, retryable(&collab.RequestError{Err: context.Canceled}))
-	assert.True(t, retryable(&collab.ErrorResponse{StatusCode: 503}))
-	assert.True(t, retryable(&collab.ErrorResponse{StatusCode: 429}))
-	assert.True(t, retryable(&collab.ErrorResponse{StatusCode: 408}))
-	assert.False(t, retryable(&collab.ErrorResponse{StatusCode: 403}))
-	assert.False(t, retryable(errors.New("other")))
+func TestTransient(t *testing.T) {
+	assert.True(t, transient(&collab.RequestError{Err: io.ErrUnexpectedEOF}))
+	assert.False(t, transient(&collab.RequestError{Err: context.Canceled}))
+	assert.True(t, transient(&collab.ErrorResponse{StatusCode: 503}))
+	assert.True(t, transient(&collab.ErrorResponse{StatusCode: 429}))
+	assert.True(t, transient(&collab.ErrorResponse{StatusCode: 408}))
+	assert.False(t, transient(&collab.ErrorResponse{StatusCode: 403}))
+	assert.True(t, transient(&RangeError{Length: 3, Err: &collab.ErrorResponse{StatusCode: 416}}))
+	assert.False(t, transient(&collab.ErrorResponse{StatusCode: 416}), "a 416 without a readable Range")
+	assert.True(t, transient(errNoProgress))
+	assert.False(t, transient(errors.New("other")))
 }

@@ -1,13 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"net"
+	"encoding/json"
+	"flag"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,30 +46,173 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func TestServeAnswersAndStopsCleanly(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// call sends a request with the admin token and an optional JSON body and
+// decodes the JSON answer into out (when not nil).
+func call(t *testing.T, method, url, token, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
-	addr := l.Addr().String()
-	l.Close()
+	req.Header.Set("PRIVATE-TOKEN", token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(b, out), string(b))
+	}
+	return resp.StatusCode
+}
 
+func TestServeSeedsLogsAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{wrote: make(chan struct{}, 1)}
+	logs := &syncBuffer{wrote: make(chan struct{}, 1)}
 	done := make(chan error)
-	go func() { done <- serve(ctx, addr, out) }()
+	go func() {
+		done <- serve(ctx, options{addr: "127.0.0.1:0", token: "fixed-secret", seed: true, log: true}, out, logs)
+	}()
 	for !strings.Contains(out.String(), "admin private token") {
 		<-out.wrote
 	}
-	token := strings.TrimSpace(strings.SplitN(out.String(), "admin private token: ", 2)[1])
-	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v3/projects", nil)
-	req.Header.Set("PRIVATE-TOKEN", token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, out.String(), "admin private token: fixed-secret\n")
+	base := strings.Fields(strings.SplitN(out.String(), "collabfake serving ", 2)[1])[0]
+
+	var projects []map[string]any
+	require.Equal(t, http.StatusOK, call(t, "GET", base+"/projects?private_token=fixed-secret", "", "", &projects))
+	assert.Len(t, projects, 2, "the seeded projects")
+	var issues []map[string]any
+	require.Equal(t, http.StatusOK, call(t, "GET", base+"/projects/acme%2Fwebshop/issues", "fixed-secret", "", &issues))
+	assert.Len(t, issues, 2)
+	assert.Equal(t, http.StatusUnauthorized, call(t, "GET", base+"/projects", "wrong", "", nil))
+	assert.NotContains(t, logs.String(), "fixed-secret", "the request log never shows a token")
+	assert.Equal(t, 3, strings.Count(logs.String(), "msg=request"), "one line per request")
+	assert.Contains(t, logs.String(), "path=/api/v3/projects/acme%2Fwebshop/issues status=200 user=root")
+
 	http.DefaultClient.CloseIdleConnections()
 	cancel()
 	require.NoError(t, <-done)
 	assert.Contains(t, out.String(), "collabfake stopped")
 
-	assert.Error(t, serve(context.Background(), "256.0.0.1:bad", out), "a bad address is an error")
+	assert.Error(t, serve(context.Background(), options{addr: "256.0.0.1:bad"}, out, logs), "a bad address is an error")
+}
+
+func TestFlags(t *testing.T) {
+	var help bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &help)
+	assert.ErrorIs(t, err, flag.ErrHelp)
+	for _, name := range []string{"-addr", "-token", "-log", "-seed", "COLLABFAKE_TOKEN"} {
+		assert.Contains(t, help.String(), name)
+	}
+	t.Setenv(tokenEnv, "from-env")
+	o, err := parseFlags([]string{"-addr", ":0", "-seed"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, options{addr: ":0", token: "from-env", seed: true}, o)
+	o, err = parseFlags([]string{"-token", "from-flag", "-log"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, options{addr: "127.0.0.1:8080", token: "from-flag", log: true}, o)
+	_, err = parseFlags([]string{"extra"}, io.Discard)
+	assert.Error(t, err)
+}
+
+// TestBinary builds collabfake, starts it with a fixed token, drives it over
+// HTTP with JSON bodies, and stops it with SIGTERM.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	bin := filepath.Join(t.TempDir(), "collabfake")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-seed", "-log")
+	cmd.Env = append(os.Environ(), tokenEnv+"=env-secret")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stdout)
+	var base string
+	for base == "" && lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), "collabfake serving "); ok {
+			base = rest
+		}
+	}
+	require.NotEmpty(t, base, "the serving line")
+	require.True(t, lines.Scan())
+	assert.Equal(t, "admin private token: env-secret", lines.Text())
+
+	var created map[string]any
+	require.Equal(t, http.StatusCreated, call(t, "POST", base+"/projects/acme%2Fwebshop/issues", "env-secret",
+		`{"title":"From JSON","labels":["bug","ui"],"description":"made by a script"}`, &created))
+	assert.Equal(t, "From JSON", created["title"])
+	assert.Equal(t, []any{"bug", "ui"}, created["labels"])
+	iid := created["id"].(float64)
+	var updated map[string]any
+	require.Equal(t, http.StatusOK, call(t, "PUT", base+"/projects/acme%2Fwebshop/issues/"+jsonInt(iid), "env-secret",
+		`{"state_event":"close","assignee_id":null}`, &updated))
+	assert.Equal(t, "closed", updated["state"])
+	var bad map[string]any
+	require.Equal(t, http.StatusBadRequest, call(t, "POST", base+"/projects/acme%2Fwebshop/issues", "env-secret", `["not an object"]`, &bad))
+	assert.Equal(t, "400 (Bad request) JSON body must be an object", bad["message"])
+	http.DefaultClient.CloseIdleConnections()
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	for lines.Scan() {
+		if lines.Text() == "collabfake stopped" {
+			break
+		}
+	}
+	assert.Equal(t, "collabfake stopped", lines.Text())
+	require.NoError(t, cmd.Wait(), "a clean exit, status 0")
+	assert.NotContains(t, stderr.String(), "env-secret")
+	assert.Contains(t, stderr.String(), "method=POST path=/api/v3/projects/acme%2Fwebshop/issues status=201 user=root")
+}
+
+func jsonInt(f float64) string { b, _ := json.Marshal(int(f)); return string(b) }
+
+// TestServeDeliversWebhooks registers a hook through the API and receives
+// the Issue Hook of an issue created after it; -log logs the delivery.
+func TestServeDeliversWebhooks(t *testing.T) {
+	type hit struct {
+		event string
+		body  map[string]any
+	}
+	hits := make(chan hit, 1)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		hits <- hit{r.Header.Get("X-Gitlab-Event"), m}
+	}))
+	defer rc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{wrote: make(chan struct{}, 1)}
+	logs := &syncBuffer{wrote: make(chan struct{}, 1)}
+	done := make(chan error)
+	go func() {
+		done <- serve(ctx, options{addr: "127.0.0.1:0", token: "tok", seed: true, log: true, webhookTimeout: time.Second}, out, logs)
+	}()
+	for !strings.Contains(out.String(), "admin private token") {
+		<-out.wrote
+	}
+	base := strings.Fields(strings.SplitN(out.String(), "collabfake serving ", 2)[1])[0]
+	require.Equal(t, http.StatusCreated, call(t, "POST", base+"/projects/acme%2Fwebshop/hooks", "tok",
+		`{"url":"`+rc.URL+`/hook","issues_events":true,"push_events":false}`, nil))
+	require.Equal(t, http.StatusCreated, call(t, "POST", base+"/projects/acme%2Fwebshop/issues", "tok", `{"title":"Hooked"}`, nil))
+	got := <-hits
+	assert.Equal(t, "Issue Hook", got.event)
+	assert.Equal(t, "Hooked", got.body["object_attributes"].(map[string]any)["title"])
+	for !strings.Contains(logs.String(), "msg=webhook") {
+		<-logs.wrote
+	}
+	assert.Contains(t, logs.String(), `event="Issue Hook" attempt=1 status=200`)
+
+	http.DefaultClient.CloseIdleConnections()
+	cancel()
+	require.NoError(t, <-done)
 }

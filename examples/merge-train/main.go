@@ -44,38 +44,41 @@ func run() error {
 	}
 
 	merged, waiting, refused := 0, 0, 0
-	for mr, err := range c.MergeRequests.All(ctx, pid, &collab.ListMergeRequestsOptions{State: collab.Ptr("opened"), Sort: collab.Ptr("asc")}) {
+	opt := &collab.ListMergeRequestsOptions{State: collab.Ptr(collab.MergeRequestOpened), Sort: collab.Ptr(collab.SortAsc)}
+	for mr, err := range c.MergeRequests.All(ctx, pid, opt) {
 		if err != nil {
 			return fmt.Errorf("listing merge requests: %w", err)
 		}
+		// !IID is the number people see; the calls below take the global ID.
+		name := fmt.Sprintf("!%d (id %d)", mr.IID, mr.ID)
 		branch, _, err := c.Branches.Get(ctx, pid, mr.SourceBranch)
 		if err != nil {
-			return fmt.Errorf("!%d: reading %s: %w", mr.IID, mr.SourceBranch, err)
+			return fmt.Errorf("%s: reading %s: %w", name, mr.SourceBranch, err)
 		}
 		head := branch.Commit.ID
 		green, err := buildsSucceeded(ctx, c, pid, head)
 		if err != nil {
-			return fmt.Errorf("!%d: reading builds: %w", mr.IID, err)
+			return fmt.Errorf("%s: reading builds: %w", name, err)
 		}
 		if !green {
 			waiting++
-			fmt.Printf("!%d %q: builds of %.8s not all green, skipped\n", mr.IID, mr.Title, head)
+			fmt.Printf("%s %q: builds of %.8s not all green, skipped\n", name, mr.Title, head)
 			continue
 		}
 		_, _, err = c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr(head)})
 		switch {
 		case err == nil:
 			merged++
-			fmt.Printf("!%d %q: merged at %.8s\n", mr.IID, mr.Title, head)
+			fmt.Printf("%s %q: merged at %.8s\n", name, mr.Title, head)
 		case errors.Is(err, collab.ErrConflict):
 			refused++
-			fmt.Printf("!%d %q: the branch moved since its builds ran, skipped\n", mr.IID, mr.Title)
+			fmt.Printf("%s %q: the branch moved since its builds ran, skipped\n", name, mr.Title)
 		case errors.Is(err, collab.ErrNotAcceptable), errors.Is(err, collab.ErrMethodNotAllowed):
-			// The contract and deployed servers swap these two; both mean "not mergeable now".
+			// Servers disagree on which of the two means what; both mean "not mergeable now".
 			refused++
-			fmt.Printf("!%d %q: cannot be merged (%v)\n", mr.IID, mr.Title, err)
+			fmt.Printf("%s %q: cannot be merged (%v)\n", name, mr.Title, err)
 		default:
-			return fmt.Errorf("!%d: merging: %w", mr.IID, err)
+			return fmt.Errorf("%s: merging: %w", name, err)
 		}
 	}
 	fmt.Printf("merged %d, waiting on builds %d, refused %d\n", merged, waiting, refused)
@@ -89,7 +92,7 @@ func buildsSucceeded(ctx context.Context, c *collab.Client, pid any, sha string)
 		if err != nil {
 			return false, err
 		}
-		if b.Status != "success" {
+		if b.Status != collab.BuildSuccess {
 			return false, nil
 		}
 		n++

@@ -1,7 +1,7 @@
 // Command quickstart runs the main job of the SDK: it creates a group and a
-// project, adds a member and a hook, protects a branch, stars and archives
-// the project, uploads a file, lists projects with the iterator, and handles
-// typed errors. It runs against the embedded fake server unless COLLAB_URL
+// project, adds a member and a hook, protects a branch, opens and closes an
+// issue (telling its #IID from its ID), stars and archives the project,
+// uploads a file, lists projects with the iterator, and handles typed errors. It runs against the embedded fake server unless COLLAB_URL
 // and COLLAB_TOKEN are set.
 package main
 
@@ -79,7 +79,24 @@ func run() error {
 	}
 	fmt.Printf("3. branch %s protected: %v\n", b.Name, b.Protected)
 
-	// 4. Star and archive.
+	// 4. An issue. IID is the #number people see in the project; ID is global
+	// and is what Update, Notes and the other calls take. GetByIID goes from
+	// the one a user gives you to the record.
+	is, _, err := c.Issues.Create(ctx, p.ID, &collab.CreateIssueOptions{Title: "Broken link on the home page"})
+	if err != nil {
+		return fmt.Errorf("opening an issue: %w", err)
+	}
+	found, _, err := c.Issues.GetByIID(ctx, p.ID, is.IID)
+	if err != nil {
+		return fmt.Errorf("finding #%d: %w", is.IID, err)
+	}
+	closed, _, err := c.Issues.Update(ctx, p.ID, found.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
+	if err != nil {
+		return fmt.Errorf("closing #%d (id %d): %w", found.IID, found.ID, err)
+	}
+	fmt.Printf("4. issue #%d (id %d) is %s\n", closed.IID, closed.ID, closed.State)
+
+	// 5. Star and archive.
 	starred, _, err := c.Projects.Star(ctx, p.ID)
 	if err != nil {
 		return fmt.Errorf("starring: %w", err)
@@ -88,33 +105,34 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("archiving: %w", err)
 	}
-	fmt.Printf("4. stars: %d, archived: %v\n", starred.StarCount, archived.Archived)
+	fmt.Printf("5. stars: %d, archived: %v\n", starred.StarCount, archived.Archived)
 
-	// 5. Upload a file (streamed, never held in memory).
+	// 6. Upload a file (streamed, never held in memory).
 	f, _, err := c.Projects.UploadFile(ctx, p.ID, strings.NewReader("# Notes\nHello from the quickstart.\n"), "notes.md")
 	if err != nil {
 		return fmt.Errorf("uploading: %w", err)
 	}
-	fmt.Printf("5. uploaded: %s\n", f.Markdown)
+	fmt.Printf("6. uploaded: %s\n", f.Markdown)
 
-	// 6. List projects with the iterator.
+	// 7. List projects with the iterator.
 	n := 0
-	for proj, err := range c.Projects.All(ctx, &collab.ListProjectsOptions{OrderBy: collab.Ptr("name"), Sort: collab.Ptr("asc")}) {
+	opt := &collab.ListProjectsOptions{OrderBy: collab.Ptr(collab.ProjectOrderByName), Sort: collab.Ptr(collab.SortAsc)}
+	for proj, err := range c.Projects.All(ctx, opt) {
 		if err != nil {
 			return fmt.Errorf("listing: %w", err)
 		}
 		n++
 		if n <= 5 {
-			fmt.Printf("6. project %d: %s\n", n, proj.PathWithNamespace)
+			fmt.Printf("7. project %d: %s\n", n, proj.PathWithNamespace)
 		}
 	}
-	fmt.Printf("6. %d project(s) in all\n", n)
+	fmt.Printf("7. %d project(s) in all\n", n)
 
-	// 7. Typed errors.
+	// 8. Typed errors.
 	_, _, err = c.Projects.Get(ctx, "no-such-group/no-such-project")
 	switch {
 	case errors.Is(err, collab.ErrNotFound):
-		fmt.Println("7. a missing project is ErrNotFound:", err)
+		fmt.Println("8. a missing project is ErrNotFound:", err)
 	default:
 		return fmt.Errorf("expected ErrNotFound, got %v", err)
 	}
@@ -122,7 +140,13 @@ func run() error {
 	if !errors.Is(err, collab.ErrNotModified) {
 		return fmt.Errorf("expected ErrNotModified on a second star, got %v", err)
 	}
-	fmt.Println("7. a second star is ErrNotModified:", err)
+	fmt.Println("8. a second star is ErrNotModified:", err)
+	_, _, err = c.Labels.Create(ctx, p.ID, &collab.CreateLabelOptions{Name: "bug", Color: "red"})
+	var arg *collab.ArgumentError
+	if !errors.As(err, &arg) || !errors.Is(err, collab.ErrInvalidArgument) {
+		return fmt.Errorf("expected an *ArgumentError for a bad colour, got %v", err)
+	}
+	fmt.Printf("8. refused before sending: %s (%s)\n", arg.Arg, arg.Reason)
 	fmt.Println("done")
 	return nil
 }

@@ -183,7 +183,8 @@ func (a *agent) runJob(ctx context.Context, b *runner.Build, dir string, tw *run
 }
 
 // uploadArtifacts zips the declared paths into a temporary file and uploads
-// it; a file can be rewound, so a failed upload is retried.
+// it; a file can be rewound, so the client may send it again (after a 429,
+// say) as its retry policy allows.
 func (a *agent) uploadArtifacts(ctx context.Context, b *runner.Build, dir string) error {
 	paths := []string{"out"}
 	expireIn := ""

@@ -67,7 +67,7 @@ func run() error {
 	}
 
 	triaged, skipped := 0, 0
-	for issue, err := range c.Issues.All(ctx, pid, &collab.ListIssuesOptions{State: collab.Ptr("opened")}) {
+	for issue, err := range c.Issues.All(ctx, pid, &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueOpened)}) {
 		if err != nil {
 			return fmt.Errorf("listing issues: %w", err)
 		}
@@ -75,9 +75,11 @@ func run() error {
 			skipped++
 			continue
 		}
+		// #IID is the number people see; the calls below take the global ID.
+		name := fmt.Sprintf("#%d (id %d)", issue.IID, issue.ID)
 		rule := match(issue.Title)
 		if rule == nil {
-			fmt.Printf("#%d %q: no keyword matched, left for a human\n", issue.IID, issue.Title)
+			fmt.Printf("%s %q: no keyword matched, left for a human\n", name, issue.Title)
 			continue
 		}
 		if !existing[rule.label] {
@@ -87,17 +89,17 @@ func run() error {
 			existing[rule.label] = true
 		}
 		if _, _, err := c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{Labels: &collab.Labels{rule.label}}); err != nil {
-			return fmt.Errorf("labelling #%d: %w", issue.IID, err)
+			return fmt.Errorf("labelling %s: %w", name, err)
 		}
 		note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)
 		if _, _, err := c.Notes.CreateIssueNote(ctx, pid, issue.ID, note); err != nil {
-			return fmt.Errorf("commenting on #%d: %w", issue.IID, err)
+			return fmt.Errorf("commenting on %s: %w", name, err)
 		}
 		if _, _, err := c.AwardEmoji.CreateIssueAward(ctx, pid, issue.ID, "eyes"); err != nil {
-			return fmt.Errorf("awarding #%d: %w", issue.IID, err)
+			return fmt.Errorf("awarding %s: %w", name, err)
 		}
 		triaged++
-		fmt.Printf("#%d %q: labelled %s, noted, awarded :eyes:\n", issue.IID, issue.Title, rule.label)
+		fmt.Printf("%s %q: labelled %s, noted, awarded :eyes:\n", name, issue.Title, rule.label)
 	}
 	fmt.Printf("triaged %d issue(s); %d already had labels\n", triaged, skipped)
 	return nil
