@@ -11,4 +11,3 @@ func ExtraKeys(v any) map[string]bool {
 	collectExtra(reflect.ValueOf(v), "$", out)
 	return out
 }
-
