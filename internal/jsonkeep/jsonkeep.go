@@ -32,7 +32,7 @@ type Fields struct{ set uint64 }
 
 const decodedBit = 1 << 63
 
-// Has reports whether the decoded object carried the field with index i of
+// has reports whether the decoded object carried the field with index i of
 // its type's field list. It is always false for values built in code.
 func (f Fields) has(i int) bool { return f.set&(1<<i) != 0 }
 
