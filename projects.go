@@ -196,47 +196,18 @@ func (s *ProjectsService) Get(ctx context.Context, pid any) (*Project, *Response
 
 // ProjectEvent is one entry of a project's activity.
 type ProjectEvent struct {
-	Title          *string        `json:"title"`
-	ProjectID      int            `json:"project_id"`
-	ActionName     string         `json:"action_name"`
-	TargetID       *int           `json:"target_id"`
-	TargetType     *string        `json:"target_type"`
-	TargetTitle    *string        `json:"target_title"`
-	AuthorID       int            `json:"author_id"`
-	Author         *User          `json:"author"`
-	AuthorUsername string         `json:"author_username"`
-	CreatedAt      *Time          `json:"created_at"`
-	Data           *PushEventData `json:"data"`
-	Note           *EventNote     `json:"note"`
-}
-
-// PushEventData is the push payload of a push event.
-type PushEventData struct {
-	Before            string           `json:"before"`
-	After             string           `json:"after"`
-	Ref               string           `json:"ref"`
-	UserID            int              `json:"user_id"`
-	UserName          string           `json:"user_name"`
-	Repository        *EventRepository `json:"repository"`
-	Commits           []*EventCommit   `json:"commits"`
-	TotalCommitsCount int              `json:"total_commits_count"`
-}
-
-// EventRepository is the repository of a push event.
-type EventRepository struct {
-	Name        string `json:"name"`
-	URL         string `json:"url"`
-	Description string `json:"description"`
-	Homepage    string `json:"homepage"`
-}
-
-// EventCommit is one commit of a push event.
-type EventCommit struct {
-	ID        string       `json:"id"`
-	Message   string       `json:"message"`
-	Timestamp *Time        `json:"timestamp"`
-	URL       string       `json:"url"`
-	Author    *EventPerson `json:"author"`
+	Title          *string    `json:"title"`
+	ProjectID      int        `json:"project_id"`
+	ActionName     string     `json:"action_name"`
+	TargetID       *int       `json:"target_id"`
+	TargetType     *string    `json:"target_type"`
+	TargetTitle    *string    `json:"target_title"`
+	AuthorID       int        `json:"author_id"`
+	Author         *User      `json:"author"`
+	AuthorUsername string     `json:"author_username"`
+	CreatedAt      *Time      `json:"created_at"`
+	Data           *PushData  `json:"data"`
+	Note           *EventNote `json:"note"`
 }
 
 // EventPerson is a commit author.

@@ -1,0 +1,192 @@
+package webhook
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
+)
+
+// Kind is an event kind, as the X-Gitlab-Event header names it.
+type Kind string
+
+// The kinds of project hook events.
+const (
+	KindPush         Kind = "Push Hook"
+	KindTagPush      Kind = "Tag Push Hook"
+	KindIssue        Kind = "Issue Hook"
+	KindMergeRequest Kind = "Merge Request Hook"
+	KindNote         Kind = "Note Hook"
+	KindBuild        Kind = "Build Hook"
+	KindWikiPage     Kind = "Wiki Page Hook"
+)
+
+// The request headers of a webhook delivery.
+const (
+	HeaderEvent = "X-Gitlab-Event"
+	HeaderToken = "X-Gitlab-Token"
+)
+
+// objectKinds maps a body's object_kind to its kind, for deliveries without
+// the header.
+var objectKinds = map[string]Kind{
+	"push": KindPush, "tag_push": KindTagPush, "issue": KindIssue, "merge_request": KindMergeRequest,
+	"note": KindNote, "build": KindBuild, "wiki_page": KindWikiPage,
+}
+
+// Event is one decoded delivery: *PushEvent, *TagPushEvent, *IssueEvent,
+// *MergeRequestEvent, *NoteEvent, *BuildEvent, *WikiPageEvent or *RawEvent.
+type Event interface {
+	Kind() Kind
+}
+
+// Kind returns KindPush.
+func (*PushEvent) Kind() Kind { return KindPush }
+
+// Kind returns KindTagPush.
+func (*TagPushEvent) Kind() Kind { return KindTagPush }
+
+// Kind returns KindIssue.
+func (*IssueEvent) Kind() Kind { return KindIssue }
+
+// Kind returns KindMergeRequest.
+func (*MergeRequestEvent) Kind() Kind { return KindMergeRequest }
+
+// Kind returns KindNote.
+func (*NoteEvent) Kind() Kind { return KindNote }
+
+// Kind returns KindBuild.
+func (*BuildEvent) Kind() Kind { return KindBuild }
+
+// Kind returns KindWikiPage.
+func (*WikiPageEvent) Kind() Kind { return KindWikiPage }
+
+// Kind returns the kind the delivery named.
+func (e *RawEvent) Kind() Kind { return e.EventKind }
+
+// FieldError is one value of a payload that could not be decoded into its
+// field, named by its path (e.g. "merge_request.last_commit.timestamp"). Its
+// raw value stays in the Extra map of the object that holds it.
+type FieldError = jsonkeep.FieldError
+
+// ErrStrayKey is the Err of a FieldError for a key that matches a known key
+// except for surrounding white space, such as "title ". Its value stays in
+// Extra under that key.
+var ErrStrayKey = jsonkeep.ErrStrayKey
+
+// DecodeError lists the fields of a payload that could not be decoded. It
+// comes with an event in which every other field is set.
+type DecodeError struct {
+	Kind   Kind
+	Fields []*FieldError
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("webhook: %s: %d field(s) not decoded: %v", e.Kind, len(e.Fields), jsonkeep.Errors(e.Fields))
+}
+
+// ErrBodyTooLarge is returned by Parse for a body larger than its limit.
+var ErrBodyTooLarge = errors.New("webhook: body too large")
+
+// DefaultMaxBodySize is the body limit of Parse and of a Handler without
+// MaxBodySize. Payloads are small, but descriptions, snippets, wiki pages and
+// commit messages are not capped by the server.
+const DefaultMaxBodySize = 10 << 20
+
+// Parse reads and decodes the webhook delivery r, reading at most
+// DefaultMaxBodySize bytes. It checks neither the method nor the token: see
+// ValidToken. See ParsePayload for what it returns.
+func Parse(r *http.Request) (Event, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, DefaultMaxBodySize+1))
+	if err != nil {
+		return nil, fmt.Errorf("webhook: reading the body: %w", err)
+	}
+	if len(body) > DefaultMaxBodySize {
+		return nil, ErrBodyTooLarge
+	}
+	return ParsePayload(r.Header, body)
+}
+
+// ParsePayload decodes a delivery from its headers and body. The kind comes
+// from the X-Gitlab-Event header, or from the body's object_kind when the
+// header is missing. A kind this package does not know comes back as a
+// *RawEvent with no error.
+//
+// A body that is not a JSON object is an error with a nil event. When only
+// some values do not fit their fields (such as a malformed time), the event
+// comes back with every other field set, together with a *DecodeError naming
+// each bad value; the raw values are kept in the Extra maps.
+func ParsePayload(header http.Header, body []byte) (Event, error) {
+	kind := Kind(header.Get(HeaderEvent))
+	if kind == "" {
+		var probe struct {
+			ObjectKind string `json:"object_kind"`
+		}
+		if err := json.Unmarshal(body, &probe); err != nil {
+			return nil, fmt.Errorf("webhook: no %s header and the body is not a JSON object: %w", HeaderEvent, err)
+		}
+		kind = objectKinds[probe.ObjectKind]
+		if kind == "" {
+			kind = Kind(probe.ObjectKind)
+		}
+	}
+	var ev Event
+	switch kind {
+	case KindPush:
+		ev = &PushEvent{}
+	case KindTagPush:
+		ev = &TagPushEvent{}
+	case KindIssue:
+		ev = &IssueEvent{}
+	case KindMergeRequest:
+		ev = &MergeRequestEvent{}
+	case KindNote:
+		ev = &NoteEvent{}
+	case KindBuild:
+		ev = &BuildEvent{}
+	case KindWikiPage:
+		ev = &WikiPageEvent{}
+	default:
+		return &RawEvent{EventKind: kind, Header: safeHeader(header), Body: bytes.Clone(body)}, nil
+	}
+	err := json.Unmarshal(body, ev)
+	var fields jsonkeep.Errors
+	switch {
+	case err == nil:
+		return ev, nil
+	case errors.As(err, &fields):
+		return ev, &DecodeError{Kind: kind, Fields: fields}
+	default:
+		return nil, fmt.Errorf("webhook: %s: %w", kind, err)
+	}
+}
+
+// ValidToken reports whether the X-Gitlab-Token header of a delivery equals
+// secret, in constant time. The server sends the token verbatim, and no
+// header when the hook has none; an empty secret accepts only that.
+func ValidToken(header http.Header, secret string) bool {
+	got := header.Values(HeaderToken)
+	if len(got) > 1 {
+		return false
+	}
+	if len(got) == 0 {
+		return secret == ""
+	}
+	return subtle.ConstantTimeCompare([]byte(got[0]), []byte(secret)) == 1
+}
+
+// safeHeader copies h without the headers that carry secrets.
+func safeHeader(h http.Header) http.Header {
+	c := h.Clone()
+	if c == nil {
+		c = http.Header{}
+	}
+	c.Del(HeaderToken)
+	c.Del("Authorization")
+	return c
+}
