@@ -10,59 +10,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/collabsvc/collab/internal/suite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // Tests against loopback servers that misbehave on purpose. Each asserts a
 // bound (heap, requests) and the exact error, never a duration.
-
-// heapPeak runs f while sampling HeapInuse and returns the largest growth
-// over the heap in use before f.
-func heapPeak(t *testing.T, f func()) uint64 {
-	t.Helper()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var peak atomic.Uint64
-	sample := func() {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapInuse > base && ms.HeapInuse-base > peak.Load() {
-			peak.Store(ms.HeapInuse - base)
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(200 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				sample()
-			}
-		}
-	}()
-	f()
-	sample()
-	close(done)
-	wg.Wait()
-	return peak.Load()
-}
 
 // endless writes a JSON value that never ends: prefix, then unit forever,
 // until the client hangs up. With gz it is a gzip bomb, sent whether or not
@@ -137,7 +97,7 @@ func TestHostileBodiesStopAtTheCeiling(t *testing.T) {
 			require.NoError(t, err)
 			for callName, call := range calls {
 				var err error
-				grew := heapPeak(t, func() { err = call(c) })
+				grew := suite.HeapGrowth(func() { err = call(c) })
 				label := name + ", " + transport + ", " + callName
 				assert.ErrorIs(t, err, ErrResponseTooLarge, label)
 				var de *DecodeError
@@ -159,7 +119,7 @@ func TestDefaultCeilingAndDeclaredLength(t *testing.T) {
 	c, err := NewClient(srv.URL, WithoutRetries())
 	require.NoError(t, err)
 	var callErr error
-	grew := heapPeak(t, func() { _, _, callErr = c.Projects.List(context.Background(), nil) })
+	grew := suite.HeapGrowth(func() { _, _, callErr = c.Projects.List(context.Background(), nil) })
 	require.ErrorIs(t, callErr, ErrResponseTooLarge)
 	assert.Equal(t, "GET /api/v3/projects: decoding response: collab: response body too large: the limit is 33554432 bytes (WithMaxResponseSize)", callErr.Error())
 	assert.LessOrEqual(t, grew, uint64(2*DefaultMaxResponseSize))
@@ -231,7 +191,7 @@ func TestDownloadsStreamPastTheCeiling(t *testing.T) {
 	require.NoError(t, err)
 	var n countingWriter
 	var callErr error
-	grew := heapPeak(t, func() { _, callErr = c.Builds.Artifacts(context.Background(), 1, 2, &n) })
+	grew := suite.HeapGrowth(func() { _, callErr = c.Builds.Artifacts(context.Background(), 1, 2, &n) })
 	require.NoError(t, callErr)
 	assert.EqualValues(t, size, n)
 	assert.LessOrEqual(t, grew, uint64(8<<20), "the download was not buffered")
@@ -260,7 +220,7 @@ func TestErrorBodiesKeepTheirOwnLimit(t *testing.T) {
 		c, err := NewClient(srv.URL, WithoutRetries(), WithHTTPClient(hc))
 		require.NoError(t, err)
 		var callErr error
-		grew := heapPeak(t, func() { _, _, callErr = c.Projects.Get(context.Background(), 1) })
+		grew := suite.HeapGrowth(func() { _, _, callErr = c.Projects.Get(context.Background(), 1) })
 		var er *ErrorResponse
 		require.ErrorAs(t, callErr, &er)
 		assert.Len(t, er.Body, maxErrorBody)
@@ -783,7 +743,7 @@ func TestEndlessHeadersAreBounded(t *testing.T) {
 	c, err := NewClient(srv.URL, WithoutRetries(), WithMaxResponseSize(1<<20))
 	require.NoError(t, err)
 	var callErr error
-	grew := heapPeak(t, func() { _, _, callErr = c.Projects.Get(context.Background(), 1) })
+	grew := suite.HeapGrowth(func() { _, _, callErr = c.Projects.Get(context.Background(), 1) })
 	var re *RequestError
 	require.ErrorAs(t, callErr, &re)
 	assert.Contains(t, callErr.Error(), "GET /api/v3/projects/1: ")
@@ -805,7 +765,7 @@ func TestTinyRecordsCannotMultiplyTheCost(t *testing.T) {
 		c, err := NewClient(srv.URL, WithoutRetries(), WithMaxResponseSize(ceiling))
 		require.NoError(t, err)
 		var callErr error
-		grew := heapPeak(t, func() {
+		grew := suite.HeapGrowth(func() {
 			for _, err := range c.Projects.All(context.Background(), nil) {
 				if err != nil {
 					callErr = err

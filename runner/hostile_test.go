@@ -8,56 +8,19 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/suite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // Tests against loopback servers that misbehave on purpose: each asserts a
 // bound (heap, requests) or the exact error, never a duration.
-
-// heapGrowth runs f while sampling HeapInuse and returns the largest growth
-// over the heap in use before f.
-func heapGrowth(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var peak atomic.Uint64
-	sample := func() {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapInuse > base && ms.HeapInuse-base > peak.Load() {
-			peak.Store(ms.HeapInuse - base)
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				sample()
-				runtime.Gosched()
-			}
-		}
-	}()
-	f()
-	sample()
-	close(done)
-	wg.Wait()
-	return peak.Load()
-}
 
 // endlessBuild answers with a build record whose commands never end.
 func endlessBuild(status int) http.HandlerFunc {
@@ -93,7 +56,7 @@ func TestEndlessBuildStopsAtTheCeiling(t *testing.T) {
 	}
 	for name, call := range calls {
 		var err error
-		grew := heapGrowth(func() { err = call() })
+		grew := suite.HeapGrowth(func() { err = call() })
 		require.ErrorIs(t, err, collab.ErrResponseTooLarge, name)
 		var de *collab.DecodeError
 		assert.ErrorAs(t, err, &de, name)
