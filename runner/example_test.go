@@ -21,6 +21,21 @@ func fakeWithBuild() (srv *collabtest.Server, runnerToken string) {
 	return srv, runnerToken
 }
 
+// runningBuild starts the fake of fakeWithBuild and a runner client that
+// has taken its build (as ExampleClient_RequestBuild shows).
+func runningBuild() (srv *collabtest.Server, rc *runner.Client, b *runner.Build, runnerToken string) {
+	srv, runnerToken = fakeWithBuild()
+	rc, err := runner.NewClient(srv.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err = rc.RequestBuild(context.Background(), runnerToken, nil)
+	if err != nil || b == nil {
+		log.Fatal("no build: ", err)
+	}
+	return srv, rc, b, runnerToken
+}
+
 // A runner asks for the oldest pending build, and gets nil when there is
 // nothing to do. The build token prints redacted.
 func ExampleClient_RequestBuild() {
@@ -52,17 +67,9 @@ func ExampleClient_RequestBuild() {
 // A TraceWriter streams the job's output to the server as it is written;
 // Close sends the rest. Then the runner reports the build's state.
 func ExampleClient_NewTraceWriter() {
-	srv, runnerToken := fakeWithBuild()
+	srv, rc, b, runnerToken := runningBuild()
 	defer srv.Close()
-	rc, err := runner.NewClient(srv.URL)
-	if err != nil {
-		log.Fatal(err)
-	}
 	ctx := context.Background()
-	b, err := rc.RequestBuild(ctx, runnerToken, nil)
-	if err != nil || b == nil {
-		log.Fatal("no build: ", err)
-	}
 
 	tw := rc.NewTraceWriter(ctx, b.ID, string(b.Token), runner.TraceWriterOptions{})
 	fmt.Fprintln(tw, "$ bundle exec rspec")
@@ -87,17 +94,9 @@ func ExampleClient_NewTraceWriter() {
 // Artifacts stream from any io.Reader (an *os.File in a real runner, which
 // can be rewound for a retry) and back into any io.Writer.
 func ExampleClient_UploadArtifacts() {
-	srv, runnerToken := fakeWithBuild()
+	srv, rc, b, _ := runningBuild()
 	defer srv.Close()
-	rc, err := runner.NewClient(srv.URL)
-	if err != nil {
-		log.Fatal(err)
-	}
 	ctx := context.Background()
-	b, err := rc.RequestBuild(ctx, runnerToken, nil)
-	if err != nil || b == nil {
-		log.Fatal("no build: ", err)
-	}
 
 	zip := bytes.NewReader([]byte("PK\x03\x04 a pretend zip file"))
 	rec, err := rc.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", zip, &runner.UploadOptions{ExpireIn: "7 days"})
