@@ -300,13 +300,20 @@ func TestTLSVerification(t *testing.T) {
 	assert.Len(t, rc.requests(), 1)
 }
 
-func TestFaultDrop(t *testing.T) {
+// deliverTwo sends {"n":1} then {"n":2} to one hook through a deliverer with
+// the given faults, and returns the deliveries and the receiver.
+func deliverTwo(t *testing.T, faults ...DeliveryFault) ([]Delivery, *receiver) {
+	t.Helper()
 	rc := newReceiver(t, false, nil)
 	d := newTestDeliverer(t)
-	d.faults = []DeliveryFault{{Drop: true}}
+	d.faults = faults
 	d.enqueue(testJob(1, rc.URL, `{"n":1}`))
 	d.enqueue(testJob(1, rc.URL, `{"n":2}`))
-	got := d.waitIdle(t)
+	return d.waitIdle(t), rc
+}
+
+func TestFaultDrop(t *testing.T) {
+	got, rc := deliverTwo(t, DeliveryFault{Drop: true})
 	require.Len(t, got, 2)
 	assert.Equal(t, "dropped", got[0].Err)
 	assert.Zero(t, got[0].Status)
@@ -319,12 +326,7 @@ func TestFaultDrop(t *testing.T) {
 }
 
 func TestFaultDuplicate(t *testing.T) {
-	rc := newReceiver(t, false, nil)
-	d := newTestDeliverer(t)
-	d.faults = []DeliveryFault{{Duplicate: true}}
-	d.enqueue(testJob(1, rc.URL, `{"n":1}`))
-	d.enqueue(testJob(1, rc.URL, `{"n":2}`))
-	got := d.waitIdle(t)
+	got, rc := deliverTwo(t, DeliveryFault{Duplicate: true})
 	require.Len(t, got, 3)
 	assert.False(t, got[0].Duplicate)
 	assert.True(t, got[1].Duplicate)
@@ -353,12 +355,7 @@ func TestFaultDelayHoldsOnlyItsHook(t *testing.T) {
 }
 
 func TestFaultShortDelayDelivers(t *testing.T) {
-	rc := newReceiver(t, false, nil)
-	d := newTestDeliverer(t)
-	d.faults = []DeliveryFault{{Delay: time.Millisecond}, {Drop: true}}
-	d.enqueue(testJob(1, rc.URL, `{"n":1}`))
-	d.enqueue(testJob(1, rc.URL, `{"n":2}`))
-	got := d.waitIdle(t)
+	got, _ := deliverTwo(t, DeliveryFault{Delay: time.Millisecond}, DeliveryFault{Drop: true})
 	require.Len(t, got, 2)
 	assert.Equal(t, 200, got[0].Status)
 	assert.Equal(t, "dropped", got[1].Err, "faults apply to successive jobs")
@@ -561,29 +558,9 @@ func checkPayload(t *testing.T, event string, body []byte) map[string]any {
 			checkShape(t, "push.commits.author", cm["author"], authorShape)
 		}
 	case "Issue Hook":
-		top := issueTopShape
-		if _, ok := m["assignee"]; ok {
-			top = merge(top, shape{"assignee": "obj"})
-			checkShape(t, "issue.assignee", m["assignee"], userShape)
-		}
-		checkShape(t, "issue", m, top)
-		assert.Equal(t, "issue", m["object_kind"])
-		checkShape(t, "issue.user", m["user"], userShape)
-		checkShape(t, "issue.project", m["project"], projectShape)
-		checkShape(t, "issue.repository", m["repository"], repoShortShape)
-		checkShape(t, "issue.object_attributes", m["object_attributes"], merge(issueColumnsShape, actionShape))
+		checkIssuable(t, "issue", m, issueColumnsShape, checkShape)
 	case "Merge Request Hook":
-		top := issueTopShape
-		if _, ok := m["assignee"]; ok {
-			top = merge(top, shape{"assignee": "obj"})
-			checkShape(t, "merge_request.assignee", m["assignee"], userShape)
-		}
-		checkShape(t, "merge_request", m, top)
-		assert.Equal(t, "merge_request", m["object_kind"])
-		checkShape(t, "merge_request.user", m["user"], userShape)
-		checkShape(t, "merge_request.project", m["project"], projectShape)
-		checkShape(t, "merge_request.repository", m["repository"], repoShortShape)
-		checkMergeRequestColumns(t, "merge_request.object_attributes", m["object_attributes"], merge(mrColumnsShape, actionShape))
+		checkIssuable(t, "merge_request", m, mrColumnsShape, checkMergeRequestColumns)
 	case "Note Hook":
 		attrs := checkShape(t, "note.object_attributes", m["object_attributes"], noteAttrsShape)
 		sibling := map[any]string{"Issue": "issue", "MergeRequest": "merge_request"}[attrs["noteable_type"]]
@@ -610,7 +587,27 @@ func checkPayload(t *testing.T, event string, body []byte) map[string]any {
 	return m
 }
 
-func checkMergeRequestColumns(t *testing.T, where string, obj any, want shape) {
+// checkIssuable checks an issue or merge request event of the given
+// object_kind; checkColumns checks its object_attributes against columns
+// plus the action fields.
+func checkIssuable(t *testing.T, kind string, m map[string]any, columns shape, checkColumns func(*testing.T, string, any, shape) map[string]any) {
+	t.Helper()
+	top := issueTopShape
+	if _, ok := m["assignee"]; ok {
+		top = merge(top, shape{"assignee": "obj"})
+		checkShape(t, kind+".assignee", m["assignee"], userShape)
+	}
+	checkShape(t, kind, m, top)
+	assert.Equal(t, kind, m["object_kind"])
+	checkShape(t, kind+".user", m["user"], userShape)
+	checkShape(t, kind+".project", m["project"], projectShape)
+	checkShape(t, kind+".repository", m["repository"], repoShortShape)
+	checkColumns(t, kind+".object_attributes", m["object_attributes"], merge(columns, actionShape))
+}
+
+// checkMergeRequestColumns checks a merge request's columns, the nested
+// projects and last commit included, and returns them decoded.
+func checkMergeRequestColumns(t *testing.T, where string, obj any, want shape) map[string]any {
 	t.Helper()
 	m := checkShape(t, where, obj, want)
 	checkShape(t, where+".target", m["target"], projectShape)
@@ -624,6 +621,7 @@ func checkMergeRequestColumns(t *testing.T, where string, obj any, want shape) {
 	for k, v := range m["merge_params"].(map[string]any) {
 		assert.IsType(t, "", v, "%s.merge_params.%s", where, k)
 	}
+	return m
 }
 
 // marshalLocked builds a payload with the state lock held and encodes it.
