@@ -17,17 +17,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newWebshop starts the fake server with one project and returns an admin
+// client for it; the server closes when the test ends.
+func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
+	t.Helper()
+	srv := collabtest.NewServer()
+	t.Cleanup(srv.Close)
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
+	require.NoError(t, err)
+	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)
+}
+
 // TestEndToEnd: the SDK registers a hook on the fake server and opens an
 // issue; a bot built on this package labels it and comments. The fake
 // delivers the issue's first event twice, and the bot still acts once.
 func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := collabtest.NewServer()
-	defer srv.Close()
-	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
-	require.NoError(t, err)
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+	srv, c, pid := newWebshop(t)
 
 	var mu sync.Mutex
 	opened := 0
@@ -106,14 +113,10 @@ func TestEndToEnd(t *testing.T) {
 func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := collabtest.NewServer()
-	defer srv.Close()
-	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
-	require.NoError(t, err)
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+	srv, c, pid := newWebshop(t)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer receiver.Close()
-	_, _, err = c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true), TagPushEvents: collab.Ptr(true),
+	_, _, err := c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true), TagPushEvents: collab.Ptr(true),
 		IssuesEvents: collab.Ptr(true), MergeRequestsEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
 	require.NoError(t, err)
 
