@@ -153,14 +153,19 @@ func (s *Server) issueURL(is *issue) string {
 
 // issuePayload is an Issue Hook body; action is open, update, close or reopen.
 func (s *Server) issuePayload(is *issue, actorID int, action string) map[string]any {
-	p := s.projects[is.projectID]
 	attrs := s.issueColumns(is)
 	attrs["url"], attrs["action"] = s.issueURL(is), action
+	return s.issuablePayload("issue", s.projects[is.projectID], actorID, is.assigneeID, attrs)
+}
+
+// issuablePayload is the body of an issue or merge request event of the
+// given object_kind, in project p, with attrs as its object_attributes.
+func (s *Server) issuablePayload(kind string, p *project, actorID, assigneeID int, attrs map[string]any) map[string]any {
 	m := map[string]any{
-		"object_kind": "issue", "user": hookUser(s.users[actorID]), "project": s.hookProject(p),
+		"object_kind": kind, "user": hookUser(s.users[actorID]), "project": s.hookProject(p),
 		"repository": s.hookRepository(p, false), "object_attributes": attrs,
 	}
-	if a := s.users[is.assigneeID]; a != nil {
+	if a := s.users[assigneeID]; a != nil {
 		m["assignee"] = hookUser(a)
 	}
 	return m
@@ -207,17 +212,9 @@ func (s *Server) mergeRequestURL(mr *mergeRequest) string {
 // mergeRequestPayload is a Merge Request Hook body; action is open,
 // update, close, reopen or merge.
 func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action string) map[string]any {
-	p := s.projects[mr.targetProjectID]
 	attrs := s.mergeRequestColumns(mr)
 	attrs["url"], attrs["action"] = s.mergeRequestURL(mr), action
-	m := map[string]any{
-		"object_kind": "merge_request", "user": hookUser(s.users[actorID]), "project": s.hookProject(p),
-		"repository": s.hookRepository(p, false), "object_attributes": attrs,
-	}
-	if a := s.users[mr.assigneeID]; a != nil {
-		m["assignee"] = hookUser(a)
-	}
-	return m
+	return s.issuablePayload("merge_request", s.projects[mr.targetProjectID], actorID, mr.assigneeID, attrs)
 }
 
 // notePayload is a Note Hook body for a comment on an issue or a merge
