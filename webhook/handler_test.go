@@ -319,9 +319,11 @@ func TestFullQueueAnswers503AfterWait(t *testing.T) {
 	assert.Equal(t, int64(4), st.Received)
 }
 
-func TestStopDrainsQueue(t *testing.T) {
-	started, release := make(chan int, 5), make(chan struct{})
-	h := newHandler(t, Options{Workers: 1, OnIssue: blockingIssues(started, release)})
+// stopWithThreeQueued runs h (one worker, whose callback reports on
+// started and blocks), delivers three issue events, and once the first is
+// being handled starts stopping h; the channel gets what the stop returns.
+func stopWithThreeQueued(t *testing.T, h *Handler, started <-chan int) <-chan error {
+	t.Helper()
 	stop := running(t, h)
 	for id := range 3 {
 		assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, id+1)).Code)
@@ -329,6 +331,13 @@ func TestStopDrainsQueue(t *testing.T) {
 	<-started
 	stopped := make(chan error)
 	go func() { stopped <- stop() }()
+	return stopped
+}
+
+func TestStopDrainsQueue(t *testing.T) {
+	started, release := make(chan int, 5), make(chan struct{})
+	h := newHandler(t, Options{Workers: 1, OnIssue: blockingIssues(started, release)})
+	stopped := stopWithThreeQueued(t, h, started)
 	close(release)
 	require.NoError(t, <-stopped)
 	assert.Equal(t, Stats{Received: 3, Handled: 3}, h.Stats())
@@ -340,13 +349,7 @@ func TestStopCancelsAfterDrainTimeout(t *testing.T) {
 	started := make(chan int, 5)
 	h := newHandler(t, Options{Workers: 1, OnIssue: blockingIssues(started, nil)})
 	timers := useFakeTimers(h)
-	stop := running(t, h)
-	for id := range 3 {
-		assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, id+1)).Code)
-	}
-	<-started
-	stopped := make(chan error)
-	go func() { stopped <- stop() }()
+	stopped := stopWithThreeQueued(t, h, started)
 	drain := <-timers.started
 	drain <- time.Time{} // the drain time is up: cancel the callback, drop the rest
 	err := <-stopped
