@@ -124,8 +124,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer r.close()
-	hook, _, err := admin.Hooks.Add(ctx, pid, &collab.HookOptions{URL: r.url, PushEvents: collab.Ptr(false),
-		IssuesEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
+	hook, _, err := admin.Hooks.Add(ctx, pid, hookOptions(r.url))
 	if err != nil {
 		return fmt.Errorf("registering the hook: %w", err)
 	}
@@ -207,6 +206,12 @@ func scenario(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
+// hookOptions registers a hook at url for the events the bot reacts to.
+func hookOptions(url string) *collab.HookOptions {
+	return &collab.HookOptions{URL: url, PushEvents: collab.Ptr(false),
+		IssuesEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)}
+}
+
 // serveLive runs the bot against a real server until ctx ends, and removes
 // its hook when done.
 func serveLive(ctx context.Context, w io.Writer, base, token, project string) error {
@@ -229,8 +234,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 		return err
 	}
 	defer r.close()
-	hook, _, err := c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: r.url, PushEvents: collab.Ptr(false),
-		IssuesEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
+	hook, _, err := c.Hooks.Add(ctx, pid, hookOptions(r.url))
 	if err != nil {
 		return fmt.Errorf("registering the hook: %w", err)
 	}
