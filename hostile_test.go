@@ -244,6 +244,12 @@ func pageParam(r *http.Request) int {
 }
 
 func TestIterationsAlwaysEnd(t *testing.T) {
+	stuckAtPage1 := func(w http.ResponseWriter, r *http.Request, base string) {
+		w.Header().Set("X-Page", "1")
+		w.Header().Set("X-Next-Page", "2")
+		w.Header().Set("X-Total-Pages", "5")
+		io.WriteString(w, `[{"id":1}]`)
+	}
 	cases := []struct {
 		name     string
 		serve    func(w http.ResponseWriter, r *http.Request, base string)
@@ -287,24 +293,14 @@ func TestIterationsAlwaysEnd(t *testing.T) {
 			err: "GET /api/v3/projects: collab: pagination loop: the next link points back to a page already fetched",
 		},
 		{
-			name: "X-Page stuck at 1 with X-Next-Page 2",
-			serve: func(w http.ResponseWriter, r *http.Request, base string) {
-				w.Header().Set("X-Page", "1")
-				w.Header().Set("X-Next-Page", "2")
-				w.Header().Set("X-Total-Pages", "5")
-				io.WriteString(w, `[{"id":1}]`)
-			},
-			ids: []int{1}, requests: 2,
+			name:  "X-Page stuck at 1 with X-Next-Page 2",
+			serve: stuckAtPage1,
+			ids:   []int{1}, requests: 2,
 			err: "GET /api/v3/projects: collab: pagination loop: asked for page 2, the server answered page 1",
 		},
 		{
-			name: "X-Page stuck at 1 with prefetch",
-			serve: func(w http.ResponseWriter, r *http.Request, base string) {
-				w.Header().Set("X-Page", "1")
-				w.Header().Set("X-Next-Page", "2")
-				w.Header().Set("X-Total-Pages", "5")
-				io.WriteString(w, `[{"id":1}]`)
-			},
+			name:     "X-Page stuck at 1 with prefetch",
+			serve:    stuckAtPage1,
 			prefetch: 4, ids: []int{1}, requests: 2,
 			err: "GET /api/v3/projects: collab: pagination loop: asked for page 2, the server answered page 1",
 		},
