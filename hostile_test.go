@@ -244,11 +244,27 @@ func pageParam(r *http.Request) int {
 }
 
 func TestIterationsAlwaysEnd(t *testing.T) {
+	// stuckAtPage1 answers page 1 whatever is asked, and points at page 2.
 	stuckAtPage1 := func(w http.ResponseWriter, r *http.Request, base string) {
 		w.Header().Set("X-Page", "1")
 		w.Header().Set("X-Next-Page", "2")
 		w.Header().Set("X-Total-Pages", "5")
 		io.WriteString(w, `[{"id":1}]`)
+	}
+	// absurdTotal serves pages 1 to last with one id each (the page number),
+	// then empty pages, every one claiming 2147483647 pages in all.
+	absurdTotal := func(last int) func(w http.ResponseWriter, r *http.Request, base string) {
+		return func(w http.ResponseWriter, r *http.Request, base string) {
+			p := pageParam(r)
+			w.Header().Set("X-Page", strconv.Itoa(p))
+			w.Header().Set("X-Next-Page", strconv.Itoa(p+1))
+			w.Header().Set("X-Total-Pages", "2147483647")
+			if p > last {
+				io.WriteString(w, `[]`)
+				return
+			}
+			fmt.Fprintf(w, `[{"id":%d}]`, p)
+		}
 	}
 	cases := []struct {
 		name     string
@@ -316,33 +332,13 @@ func TestIterationsAlwaysEnd(t *testing.T) {
 			err: "GET /api/v3/projects: collab: pagination loop: next page 1 after page 2",
 		},
 		{
-			name: "absurd total, empty after page 1",
-			serve: func(w http.ResponseWriter, r *http.Request, base string) {
-				p := pageParam(r)
-				w.Header().Set("X-Page", strconv.Itoa(p))
-				w.Header().Set("X-Next-Page", strconv.Itoa(p+1))
-				w.Header().Set("X-Total-Pages", "2147483647")
-				if p > 1 {
-					io.WriteString(w, `[]`)
-					return
-				}
-				io.WriteString(w, `[{"id":1}]`)
-			},
+			name:     "absurd total, empty after page 1",
+			serve:    absurdTotal(1),
 			prefetch: 4, ids: []int{1}, requests: 2,
 		},
 		{
-			name: "absurd total, three real pages",
-			serve: func(w http.ResponseWriter, r *http.Request, base string) {
-				p := pageParam(r)
-				w.Header().Set("X-Page", strconv.Itoa(p))
-				w.Header().Set("X-Next-Page", strconv.Itoa(p+1))
-				w.Header().Set("X-Total-Pages", "2147483647")
-				if p > 3 {
-					io.WriteString(w, `[]`)
-					return
-				}
-				fmt.Fprintf(w, `[{"id":%d}]`, p)
-			},
+			name:  "absurd total, three real pages",
+			serve: absurdTotal(3),
 			// A sequential walk sends 4; the window may run min(Prefetch,
 			// pages confirmed) = 3 past page 3: at most pages 4 to 6.
 			prefetch: 4, ids: []int{1, 2, 3}, requests: -6,
