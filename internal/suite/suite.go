@@ -1,9 +1,10 @@
 // Package suite holds what the test suites share: a Recorder of error texts
-// and log lines checked for secrets, a goroutine-leak check in Main, and
-// Sweep with NewEchoServer, which call every method of a client against a
-// server that repeats each request in its errors. The SDK itself has no hook
-// for tests: the suites look at what it returns and logs. Only test
-// binaries import this package.
+// and log lines checked for secrets, a goroutine-leak check in Main, Sweep
+// with NewEchoServer, which call every method of a client against a server
+// that repeats each request in its errors, CheckErrors for what such a sweep
+// returns, and HeapGrowth, which measures the heap a call takes. The SDK
+// itself has no hook for tests: the suites look at what it returns and
+// logs. Only test binaries import this package.
 package suite
 
 import (
