@@ -72,6 +72,14 @@ var timeVariants = []struct {
 	{`2016\u002d01-04`, utc(2016, 1, 4, 0, 0, 0, 0)}, // a JSON escape
 	{"0000-01-01T00:00:00Z", utc(0, 1, 1, 0, 0, 0, 0)},
 	{"2016-02-29", utc(2016, 2, 29, 0, 0, 0, 0)},
+	// Read since the parser was rewritten: the other combinations of the
+	// parts above, and ISO 8601 offsets of whole hours.
+	{"2016-01-04 17:31:46 +02:00", utc(2016, 1, 4, 15, 31, 46, 0)},
+	{"2016-01-04T15:31:46 UTC", utc(2016, 1, 4, 15, 31, 46, 0)},
+	{"2016-01-04T15:31:46UTC", utc(2016, 1, 4, 15, 31, 46, 0)},
+	{"2016-01-04 15:31", utc(2016, 1, 4, 15, 31, 0, 0)},
+	{"2016-01-04T17:31:46+02", utc(2016, 1, 4, 15, 31, 46, 0)},
+	{"2016-01-04 17:31:46.5 +02", utc(2016, 1, 4, 15, 31, 46, 5e8)}, // time.Parse took +02 for a zone name, and UTC
 }
 
 func utc(y int, mo time.Month, d, h, mi, s, ns int) time.Time {
@@ -125,14 +133,50 @@ func TestTimeNullAndEmpty(t *testing.T) {
 }
 
 func TestTimeEncoding(t *testing.T) {
-	b, err := json.Marshal(Time{time.Date(2016, 1, 4, 15, 31, 46, 176e6, time.UTC)})
+	for in, want := range map[string]string{
+		`"2016-01-04T15:31:46.176Z"`:       `"2016-01-04T15:31:46.176Z"`,
+		`"2016-06-21 09:14:07 UTC"`:        `"2016-06-21T09:14:07Z"`,
+		`"2016-06-21 11:14:07 +0200"`:      `"2016-06-21T11:14:07+02:00"`, // the offset is kept
+		`"2016-06-20T17:42:11-05:00"`:      `"2016-06-20T17:42:11-05:00"`,
+		`"2016-06-21 09:14:07.120 -0130"`:  `"2016-06-21T09:14:07.12-01:30"`,
+		`"2016-06-21 09:14:07"`:            `"2016-06-21T09:14:07Z"`,
+		`"2016-07-01"`:                     `"2016-07-01"`, // a date stays a date
+		`"2016-01-04T00:00:00Z"`:           `"2016-01-04T00:00:00Z"`,
+		`"0000-01-01T00:30:00+01:00"`:      `"0000-01-01T00:30:00+01:00"`,
+		`"9999-12-31T23:59:59.999999999Z"`: `"9999-12-31T23:59:59.999999999Z"`,
+		`""`:                               `null`,
+	} {
+		var v Time
+		require.NoError(t, json.Unmarshal([]byte(in), &v), in)
+		b, err := json.Marshal(v)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, string(b), in)
+	}
+	b, err := json.Marshal(Time{Time: time.Date(2016, 1, 4, 15, 31, 46, 0, time.UTC), DateOnly: true})
 	require.NoError(t, err)
-	assert.Equal(t, `"2016-01-04T15:31:46.176Z"`, string(b))
-	b, err = json.Marshal(Time{})
+	assert.Equal(t, `"2016-01-04"`, string(b))
+	b, err = json.Marshal(struct{ T, U *Time }{T: &Time{}})
 	require.NoError(t, err)
-	assert.Equal(t, `null`, string(b))
-	_, err = ParseTime("nope")
-	assert.Error(t, err)
+	assert.Equal(t, `{"T":null,"U":null}`, string(b))
+	for _, y := range []int{-1, 10000} {
+		_, err = json.Marshal(Time{Time: time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)})
+		assert.ErrorContains(t, err, "year", y)
+	}
+}
+
+// Every variant survives a decode and encode: the same instant, and a date
+// stays a date.
+func TestTimeRoundTrip(t *testing.T) {
+	for _, tt := range timeVariants {
+		var v, back Time
+		require.NoError(t, json.Unmarshal([]byte(`"`+tt.in+`"`), &v), tt.in)
+		b, err := json.Marshal(v)
+		require.NoError(t, err, tt.in)
+		require.NoError(t, json.Unmarshal(b, &back), tt.in)
+		assert.True(t, back.Equal(v.Time), "%s: %v became %s", tt.in, v.Time, b)
+		assert.Equal(t, v.DateOnly, back.DateOnly, tt.in)
+		assert.Equal(t, len(tt.in) == 10 || tt.in == "\u00a02016-01-04\u2003" || tt.in == `2016\u002d01-04`, v.DateOnly, tt.in)
+	}
 }
 
 func TestFlexBool(t *testing.T) {
@@ -185,4 +229,32 @@ func TestPtr(t *testing.T) {
 	p := Ptr("x")
 	assert.Equal(t, "x", *p)
 	assert.Equal(t, 3, *Ptr(3))
+}
+
+// The forms servers send decode without allocating: a page of records holds
+// many of them.
+func TestTimeDecodingDoesNotAllocate(t *testing.T) {
+	for _, s := range []string{
+		`"2016-01-04T15:31:51.081Z"`, `"2016-06-20T17:42:11+02:00"`, `"2016-06-21 09:14:07 UTC"`,
+		`"2016-06-21 11:14:07 +0200"`, `"2016-07-01"`, `""`, `null`,
+	} {
+		b := []byte(s)
+		var v Time
+		require.NoError(t, v.UnmarshalJSON(b))
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = v.UnmarshalJSON(b) }), s)
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = ParseTime("2016-06-21 11:14:07 +0200") }))
+}
+
+func TestFlexDecodingDoesNotAllocate(t *testing.T) {
+	for _, s := range []string{`true`, `"true"`, `"On"`, `0`, `null`, `""`} {
+		data := []byte(s)
+		var b FlexBool
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = b.UnmarshalJSON(data) }), s)
+	}
+	for _, s := range []string{`2`, `"2"`, `" -7 "`, `null`, `""`} {
+		data := []byte(s)
+		var n FlexInt
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = n.UnmarshalJSON(data) }), s)
+	}
 }

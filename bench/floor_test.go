@@ -1,12 +1,18 @@
 package bench
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The floor decodes into structs with the SDK records' fields and JSON tags
@@ -78,4 +84,44 @@ var basicTypes = map[reflect.Kind]reflect.Type{
 	reflect.Uint: reflect.TypeFor[uint](), reflect.Uint8: reflect.TypeFor[uint8](), reflect.Uint16: reflect.TypeFor[uint16](),
 	reflect.Uint32: reflect.TypeFor[uint32](), reflect.Uint64: reflect.TypeFor[uint64](),
 	reflect.Float32: reflect.TypeFor[float32](), reflect.Float64: reflect.TypeFor[float64](),
+}
+
+// TestFloorDecodesWhatTheRecordsDo: the floor reads the same data from each
+// fixture as the SDK's records (both encode back to the same JSON), and holds
+// no SDK type.
+func TestFloorDecodesWhatTheRecordsDo(t *testing.T) {
+	srv := newServer(t)
+	hc := &http.Client{Transport: transport()}
+	for _, bc := range cases {
+		floor := floorOf(bc.record)
+		assertStandard(t, floor)
+		sdk, std := reflect.New(bc.record), reflect.New(floor)
+		require.NoError(t, rawGet(context.Background(), hc, srv.URL+bc.path, sdk.Interface()))
+		require.NoError(t, rawGet(context.Background(), hc, srv.URL+bc.path, std.Interface()))
+		sdkJSON, err := json.Marshal(sdk.Interface())
+		require.NoError(t, err)
+		stdJSON, err := json.Marshal(std.Interface())
+		require.NoError(t, err)
+		assert.JSONEq(t, string(sdkJSON), string(stdJSON), bc.name)
+	}
+}
+
+func assertStandard(t *testing.T, typ reflect.Type) {
+	t.Helper()
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		assertStandard(t, typ.Elem())
+	case reflect.Map:
+		assertStandard(t, typ.Key())
+		assertStandard(t, typ.Elem())
+	case reflect.Struct:
+		require.NotEqual(t, sdkPkg, typ.PkgPath(), "%v is the SDK's", typ)
+		if typ.Name() == "" {
+			for i := range typ.NumField() {
+				assertStandard(t, typ.Field(i).Type)
+			}
+		}
+	default:
+		require.NotEqual(t, sdkPkg, typ.PkgPath(), "%v is the SDK's", typ)
+	}
 }
