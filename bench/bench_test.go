@@ -60,9 +60,8 @@ func issueJSON(i int) string {
 }`, 100+i, i)
 }
 
-// newServer serves one project and a 20-item issue page with the seven
-// pagination headers, as the server notes describe.
-func newServer(tb testing.TB) *httptest.Server {
+// issuePage is a page of 20 issues.
+func issuePage() []byte {
 	page := "["
 	for i := 1; i <= 20; i++ {
 		if i > 1 {
@@ -70,8 +69,13 @@ func newServer(tb testing.TB) *httptest.Server {
 		}
 		page += issueJSON(i)
 	}
-	page += "]"
-	project, issues := []byte(projectJSON), []byte(page)
+	return []byte(page + "]")
+}
+
+// newServer serves one project and a 20-item issue page with the seven
+// pagination headers, as the server notes describe.
+func newServer(tb testing.TB) *httptest.Server {
+	project, issues := []byte(projectJSON), issuePage()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v3/projects/{id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -237,6 +241,26 @@ func runCase(b *testing.B, bc benchCase) {
 func BenchmarkProjectsGet(b *testing.B) { runCase(b, cases[0]) }
 
 func BenchmarkIssuesList(b *testing.B) { runCase(b, cases[1]) }
+
+// BenchmarkDecodeIssuePage decodes the page of issues from memory into the
+// SDK's records and into the floor's types: what the types cost without any
+// HTTP.
+func BenchmarkDecodeIssuePage(b *testing.B) {
+	page := issuePage()
+	for _, t := range []struct {
+		name string
+		typ  reflect.Type
+	}{{"sdk-types", cases[1].record}, {"floor", floorOf(cases[1].record)}} {
+		b.Run(t.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := json.Unmarshal(page, reflect.New(t.typ).Interface()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
 
 // maxAllocRatio is how many allocations the SDK may make per call for each
 // of the floor's. Allocation counts, unlike timings, are stable on a shared
