@@ -205,8 +205,8 @@ func (bc benchCase) sides(tb testing.TB, srv *httptest.Server) []side {
 	}
 }
 
-// runCase runs the sides one after the other on one server, then the SDK
-// and the floor interleaved.
+// runCase runs the sides one after the other on one server, then all of
+// them interleaved.
 func runCase(b *testing.B, bc benchCase) {
 	srv := newServer(b)
 	ctx := context.Background()
@@ -222,27 +222,27 @@ func runCase(b *testing.B, bc benchCase) {
 		})
 	}
 	// On a shared machine the load changes between one sub-benchmark and the
-	// next. Here the SDK and the two floors take turns call by call, in
-	// rotating order, so that the load falls on all alike. Besides the time
-	// on the clock, the CPU time the process spends on each call (the client,
-	// the loopback server and the garbage collector) is counted: it does not
-	// grow while other programs have the CPU.
-	turns := []side{sides[0], sides[2], sides[3]} // sdk, floor, floor-body-whole
+	// next. Here the sides take turns call by call, in rotating order, so
+	// that the load falls on all alike. Besides the time on the clock, the
+	// CPU time the process spends on each call (the client, the loopback
+	// server and the garbage collector) is counted: it does not grow while
+	// other programs have the CPU. The ratios are the SDK's (sides[0]) to
+	// each other side.
 	b.Run("interleaved", func(b *testing.B) {
-		wall := make([]time.Duration, len(turns))
-		cpu := make([]time.Duration, len(turns))
+		wall := make([]time.Duration, len(sides))
+		cpu := make([]time.Duration, len(sides))
 		for i := 0; i < b.N; i++ {
-			for j := range turns {
-				k := (i + j) % len(turns)
+			for j := range sides {
+				k := (i + j) % len(sides)
 				start, startCPU := time.Now(), processCPU()
-				if err := turns[k].call(ctx); err != nil {
+				if err := sides[k].call(ctx); err != nil {
 					b.Fatal(err)
 				}
 				cpu[k] += processCPU() - startCPU
 				wall[k] += time.Since(start)
 			}
 		}
-		for k, t := range turns {
+		for k, t := range sides {
 			b.ReportMetric(float64(wall[k])/float64(b.N), t.name+"-ns/op")
 			if k > 0 {
 				b.ReportMetric(float64(wall[0])/float64(wall[k]), "sdk/"+t.name+"-time")
