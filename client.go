@@ -1,6 +1,9 @@
 package collab
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +12,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/collabsvc/collab/internal/secretwatch"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -38,8 +41,9 @@ type Client struct {
 	authValue string // header value, never logged
 	sudo      string
 	jobQueue  string
+	maxBody   int64 // largest JSON body decoded, after decompression
 
-	// Services, one per resource group of the contract.
+	// Services, one per resource group of the API.
 	Projects       *ProjectsService
 	Groups         *GroupsService
 	ProjectMembers *ProjectMembersService
@@ -69,6 +73,26 @@ type clientConfig struct {
 	apiPath    string
 	jobQueue   string
 	retry      RetryPolicy
+	maxBody    int64
+}
+
+// DefaultMaxResponseSize is the largest JSON body a client decodes unless
+// WithMaxResponseSize says otherwise: 32 MiB, far above any page of 100
+// records or any single record this API returns.
+const DefaultMaxResponseSize int64 = 32 << 20
+
+// WithMaxResponseSize sets the largest JSON response body, in bytes, that
+// the client reads and decodes, counted after any gzip decompression. A
+// larger body ends the call with an error matching ErrResponseTooLarge. Bodies
+// streamed to a caller's io.Writer (artifacts, traces) are not limited by it.
+func WithMaxResponseSize(n int64) ClientOption {
+	return func(c *clientConfig) error {
+		if n <= 0 {
+			return invalidArg("WithMaxResponseSize", "must be positive, got %d", n)
+		}
+		c.maxBody = n
+		return nil
+	}
 }
 
 // RetryPolicy sets how failed requests are retried. See WithRetry.
@@ -93,7 +117,7 @@ func WithOAuthToken(token string) ClientOption { return withAuth("Authorization"
 func withAuth(key, value string) ClientOption {
 	return func(c *clientConfig) error {
 		if strings.ContainsAny(value, "\r\n") {
-			return errors.New("collab: token contains a line break")
+			return invalidArg("token", "contains a line break")
 		}
 		c.authKey, c.authValue = key, value
 		return nil
@@ -105,7 +129,7 @@ func withAuth(key, value string) ClientOption {
 func WithHTTPClient(hc *http.Client) ClientOption {
 	return func(c *clientConfig) error {
 		if hc == nil {
-			return errors.New("collab: nil *http.Client")
+			return invalidArg("WithHTTPClient", "is nil")
 		}
 		c.httpClient = hc
 		return nil
@@ -126,7 +150,7 @@ func WithLogger(l *slog.Logger) ClientOption {
 func WithRetry(p RetryPolicy) ClientOption {
 	return func(c *clientConfig) error {
 		if p.MaxRetries < 0 || p.MinWait < 0 || p.MaxWait < p.MinWait {
-			return fmt.Errorf("collab: invalid retry policy %+v", p)
+			return invalidArg("WithRetry", "negative retries or waits, or MaxWait below MinWait: %+v", p)
 		}
 		c.retry = p
 		return nil
@@ -137,11 +161,11 @@ func WithRetry(p RetryPolicy) ClientOption {
 func WithoutRetries() ClientOption { return WithRetry(RetryPolicy{}) }
 
 // WithJobQueuePath sets the first path segment of the job-queue metrics endpoints.
-// The contract calls it "jobqueue"; deployed servers use "sidekiq".
+// The API documents "jobqueue"; deployed servers use "sidekiq".
 func WithJobQueuePath(segment string) ClientOption {
 	return func(c *clientConfig) error {
 		if segment == "" || strings.ContainsAny(segment, "/?#%") {
-			return fmt.Errorf("collab: invalid job-queue path segment %q", segment)
+			return invalidArg("WithJobQueuePath", "must be one non-empty path segment, got %q", segment)
 		}
 		c.jobQueue = segment
 		return nil
@@ -156,8 +180,14 @@ func WithAPIPath(p string) ClientOption {
 
 // NewClient returns a client for the service at baseURL, which may be given
 // with or without a trailing slash and with or without the API prefix.
+//
+// Timeouts. The default http.Client has no overall timeout, because one would
+// also cut a long artifact download; its transport waits at most
+// DefaultResponseHeaderTimeout for a response to start. Bound a call with its
+// context (context.WithTimeout), or give WithHTTPClient a client whose
+// Timeout suits every call you make.
 func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
-	cfg := clientConfig{userAgent: defaultUserAgent, apiPath: apiV3Path, jobQueue: "jobqueue", retry: DefaultRetryPolicy}
+	cfg := clientConfig{userAgent: defaultUserAgent, apiPath: apiV3Path, jobQueue: "jobqueue", retry: DefaultRetryPolicy, maxBody: DefaultMaxResponseSize}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, err
@@ -180,6 +210,7 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 		authKey:   cfg.authKey,
 		authValue: cfg.authValue,
 		jobQueue:  cfg.jobQueue,
+		maxBody:   cfg.maxBody,
 	}
 	hc.CheckRedirect = c.safeRedirects(hc.CheckRedirect)
 	c.http = newRetryClient(hc, cfg.retry, c.logger)
@@ -189,15 +220,37 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 
 // credentialHeaders are removed from a request redirected off the client's
 // origin. net/http itself drops only Authorization and Cookie, and only for
-// another domain; it would copy PRIVATE-TOKEN and SUDO to any host, and
-// downloads may redirect to storage elsewhere.
-var credentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "Cookie"}
+// another domain; it would copy PRIVATE-TOKEN and BUILD-TOKEN to any host.
+var credentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "JOB-TOKEN", "Cookie"}
+
+// ErrUnsafeRedirect matches the error of a call whose redirect was refused
+// because following it would send the request body to another origin (a
+// different scheme, host or port, https to http included). A body may carry a
+// credential, such as the runner token in a form field, so the call fails
+// rather than resend it; it is not retried.
+var ErrUnsafeRedirect = errors.New("collab: refused a redirect that would send the request body to another origin")
 
 // safeRedirects wraps a redirect policy (nil means net/http's default of at
-// most 10 redirects) so that no credential leaves the client's origin.
+// most 10 redirects) so that no credential leaves the client's origin:
+//   - within the origin, a redirect is followed as is;
+//   - once a redirect leaves it (another scheme, host or port, https to http
+//     included), credential headers are removed from that request and every
+//     later one of the chain, even one that comes back;
+//   - a redirect that leaves it and would resend a body (307 and 308 keep the
+//     method and body) is refused with ErrUnsafeRedirect.
+//
+// So a GET, such as an artifact download redirected to storage, reaches the
+// other host without any token.
 func (c *Client) safeRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if !c.sameOrigin(req.URL) {
+		left := !c.sameOrigin(req.URL)
+		for _, v := range via {
+			left = left || !c.sameOrigin(v.URL)
+		}
+		if left {
+			if req.Body != nil && req.Body != http.NoBody {
+				return &redirectError{fmt.Errorf("%w (to %s)", ErrUnsafeRedirect, originOf(req.URL))}
+			}
 			for _, h := range credentialHeaders {
 				req.Header.Del(h)
 			}
@@ -216,28 +269,40 @@ func (c *Client) safeRedirects(next func(*http.Request, []*http.Request) error) 
 	}
 }
 
+// originOf renders scheme://host of u, which is all an error needs.
+func originOf(u *url.URL) string { return u.Scheme + "://" + u.Host }
+
 // redirectError is a refusal of the redirect policy; retrying cannot help.
 type redirectError struct{ err error }
 
 func (e *redirectError) Error() string { return e.err.Error() }
 func (e *redirectError) Unwrap() error { return e.err }
 
+// defaultTransport has no overall deadline, which would cut long downloads,
+// but gives up on a server that accepts a request and never answers it, and
+// bounds the response headers.
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 32 // prefetching iterators and bots run calls in parallel
+	t.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	t.MaxResponseHeaderBytes = 256 << 10
 	return t
 }
+
+// DefaultResponseHeaderTimeout is how long the default transport waits for
+// the headers of a response once the request is sent.
+const DefaultResponseHeaderTimeout = 60 * time.Second
 
 func parseBaseURL(raw, apiPath string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, fmt.Errorf("collab: invalid base URL: %w", err)
+		return nil, invalidArg("baseURL", "%v", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("collab: base URL must be absolute http(s), got %q", redactURL(u))
+		return nil, invalidArg("baseURL", "must be an absolute http or https URL, got %q", redactURL(u))
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("collab: base URL must not carry credentials, a query or a fragment")
+		return nil, invalidArg("baseURL", "must not carry credentials, a query or a fragment")
 	}
 	p := strings.TrimRight(u.Path, "/")
 	for _, known := range []string{"/" + apiV3Path, "/" + runnerAPIPath} {
@@ -288,7 +353,7 @@ func (c *Client) Sudo(user string) *Client {
 // the raw body instead. Authentication, Sudo and User-Agent headers are set.
 func (c *Client) NewRequest(ctx context.Context, method, path string, opt any) (*http.Request, error) {
 	if ctx == nil {
-		return nil, errors.New("collab: nil context")
+		return nil, invalidArg("ctx", "is nil")
 	}
 	u, err := c.resolve(path)
 	if err != nil {
@@ -303,7 +368,7 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, opt any) (
 	default:
 		values, err := query.Values(opt)
 		if err != nil {
-			return nil, fmt.Errorf("collab: encoding options: %w", err)
+			return nil, invalidArg("opt", "cannot be encoded: %v", err)
 		}
 		if len(values) == 0 {
 			break
@@ -325,7 +390,7 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, opt any) (
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return nil, fmt.Errorf("collab: building request: %w", err)
+		return nil, invalidArg("method", "%v", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
@@ -347,16 +412,16 @@ func (c *Client) resolve(path string) (*url.URL, error) {
 	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
 		u, err := url.Parse(path)
 		if err != nil {
-			return nil, fmt.Errorf("collab: invalid URL: %w", err)
+			return nil, invalidArg("path", "%v", err)
 		}
 		if !c.sameOrigin(u) {
-			return nil, fmt.Errorf("collab: refusing to send credentials to %s://%s", u.Scheme, u.Host)
+			return nil, invalidArg("path", "refusing to send credentials to %s", originOf(u))
 		}
 		return u, nil
 	}
 	u, err := url.Parse(c.base + strings.TrimPrefix(path, "/"))
 	if err != nil {
-		return nil, fmt.Errorf("collab: invalid path: %w", err)
+		return nil, invalidArg("path", "%v", err)
 	}
 	return u, nil
 }
@@ -368,13 +433,18 @@ func (c *Client) sameOrigin(u *url.URL) bool {
 // Do sends req, retrying as the RetryPolicy allows, and decodes a 2xx body into v:
 // JSON for most values, or a raw copy when v is an io.Writer. Any other status
 // becomes an *ErrorResponse. v may be nil.
+//
+// A JSON body is read whole, up to the client's maximum response size
+// (WithMaxResponseSize), before it is decoded; past that the call fails with
+// ErrResponseTooLarge. A copy to an io.Writer streams without that limit and
+// without buffering.
 func (c *Client) Do(req *http.Request, v any) (*Response, error) {
 	resp, err := c.BareDo(req)
 	if err != nil {
 		return resp, err
 	}
 	defer closeBody(resp.Body)
-	return resp, secretwatch.Error(c.decode(req, resp, v))
+	return resp, c.decode(req, resp, v)
 }
 
 func (c *Client) decode(req *http.Request, resp *Response, v any) error {
@@ -387,25 +457,162 @@ func (c *Client) decode(req *http.Request, resp *Response, v any) error {
 		}
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
+	body, err := readBody(resp.Response, c.maxBody)
+	if err == nil {
+		switch {
+		case len(bytes.TrimSpace(body)) == 0:
 			err = errEmptyBody
+		case len(body) > 4<<10:
+			err = checkListCost(body, v, c.maxBody)
 		}
-		return &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: err}
+	}
+	if err == nil {
+		err = json.Unmarshal(body, v)
+	}
+	if err != nil {
+		return c.decodeError(req, err)
 	}
 	return nil
 }
 
-// BareDo sends req like Do but leaves the body of a 2xx response open for the
-// caller to read and close. It is the way to stream large downloads.
-func (c *Client) BareDo(req *http.Request) (*Response, error) {
-	resp, err := c.bareDo(req)
-	return resp, secretwatch.Error(err)
+func (c *Client) decodeError(req *http.Request, err error) error {
+	return &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
 }
 
-func (c *Client) bareDo(req *http.Request) (*Response, error) {
+// readBody reads a whole body of at most limit bytes, decompressing a gzip
+// body the transport left compressed. With a Content-Length it allocates
+// once. Otherwise its buffer doubles from 512 bytes; once it holds an eighth
+// of the limit it grows straight to the limit, so that a body that runs past
+// the limit costs about 1.25 times the limit, not the 2 or 3 times that
+// doubling all the way would.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	r, size := bodyReader(resp)
+	if size > limit {
+		return nil, tooLarge(limit)
+	}
+	maxCap := limit + 1 // one byte past the limit tells a body that is too large
+	start := min(512, maxCap)
+	if size >= 0 {
+		start = size + 1
+	}
+	buf := make([]byte, 0, start)
+	for {
+		if len(buf) == cap(buf) {
+			if int64(cap(buf)) >= maxCap {
+				return nil, tooLarge(limit)
+			}
+			next := 2 * int64(cap(buf))
+			if int64(cap(buf)) >= maxCap/8 {
+				next = maxCap
+			}
+			grown := make([]byte, len(buf), min(max(next, 512), maxCap))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, tooLarge(limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// checkListCost refuses a list whose records would take more memory than
+// the size limit: each element, even "{}" or "1", allocates a whole record,
+// so a body of tiny elements could otherwise cost a hundred times its size.
+// Honest records are larger in JSON than in memory, so this never refuses
+// one; the count is only made for bodies large enough to matter.
+func checkListCost(body []byte, v any, limit int64) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Slice {
+		return nil
+	}
+	et := t.Elem().Elem()
+	size := int64(et.Size())
+	if et.Kind() == reflect.Pointer {
+		size += int64(et.Elem().Size())
+	}
+	if int64(len(body))/2*size <= limit { // even "1,1,1,…" could not reach it
+		return nil
+	}
+	if n := int64(countElements(body)); n*size > limit {
+		return fmt.Errorf("%w: the limit is %d bytes (WithMaxResponseSize), and the %d records of this list would take %d", ErrResponseTooLarge, limit, n, n*size)
+	}
+	return nil
+}
+
+// countElements counts the elements of the JSON array b (0 when b is not
+// an array) by scanning for commas outside strings at depth one.
+func countElements(b []byte) int {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != '[' {
+		return 0
+	}
+	n, depth, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n + 1
+}
+
+// bodyReader returns the body to read and its length if known (else -1).
+// A body sent with Content-Encoding gzip that the transport did not
+// decompress (it only does when it asked for gzip itself) is decompressed
+// here, so that the limits apply to what is decoded.
+func bodyReader(resp *http.Response) (io.Reader, int64) {
+	enc := resp.Header.Get("Content-Encoding")
+	if resp.Uncompressed || (!strings.EqualFold(enc, "gzip") && !strings.EqualFold(enc, "x-gzip")) {
+		return resp.Body, resp.ContentLength
+	}
+	br := bufio.NewReaderSize(resp.Body, 512)
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, -1 // labelled gzip but plain: read it as it is
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return br, -1
+	}
+	return zr, -1
+}
+
+func tooLarge(limit int64) error {
+	return fmt.Errorf("%w: the limit is %d bytes (WithMaxResponseSize)", ErrResponseTooLarge, limit)
+}
+
+// BareDo sends req like Do but leaves the body of a 2xx response open for the
+// caller to read and close. It is the way to stream large downloads: nothing
+// limits or buffers what the caller reads.
+func (c *Client) BareDo(req *http.Request) (*Response, error) {
 	if req == nil {
-		return nil, errors.New("collab: nil request")
+		return nil, invalidArg("req", "is nil")
 	}
 	info := &attempt{method: req.Method, url: req.URL, rewindable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil}
 	req = req.WithContext(context.WithValue(req.Context(), attemptKey{}, info))
@@ -419,7 +626,7 @@ func (c *Client) bareDo(req *http.Request) (*Response, error) {
 	resp := newResponse(hresp)
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		defer closeBody(hresp.Body)
-		return resp, newErrorResponse(hresp, req.Method, req.URL)
+		return resp, newErrorResponse(hresp, req.Method, req.URL, c.secretsOf(req))
 	}
 	return resp, nil
 }
@@ -429,7 +636,58 @@ func (c *Client) transportError(req *http.Request, err error) error {
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return &RequestError{Method: req.Method, URL: redactURL(req.URL), Err: err}
+	return &RequestError{Method: req.Method, URL: redactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
+}
+
+// secretParams are query and form parameters that carry credentials.
+var secretParams = []string{"private_token", "access_token", "token", "build_token", "runner_token", "job_token", "password"}
+
+// maxFormScan bounds how much of a form body is searched for credentials.
+const maxFormScan = 1 << 20
+
+// secretsOf lists every credential the client holds or req carries: token
+// headers, credential parameters in the query and in a form body. An error
+// about req replaces each of them wherever the server repeated it.
+func (c *Client) secretsOf(req *http.Request) []string {
+	var out []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	add(c.authValue)
+	for _, h := range credentialHeaders {
+		if h == "SUDO" {
+			continue // a user name, not a secret
+		}
+		for _, v := range req.Header.Values(h) {
+			add(v)
+			if _, tok, ok := strings.Cut(v, " "); ok { // "Bearer <token>"
+				add(tok)
+			}
+		}
+	}
+	addParams := func(q url.Values) {
+		for k, vs := range q {
+			for _, p := range secretParams {
+				if strings.EqualFold(k, p) {
+					for _, v := range vs {
+						add(v)
+					}
+				}
+			}
+		}
+	}
+	addParams(req.URL.Query())
+	if req.GetBody != nil && strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if body, err := req.GetBody(); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(body, maxFormScan))
+			_ = body.Close()
+			q, _ := url.ParseQuery(string(b)) // what parsed, even if the end did not
+			addParams(q)
+		}
+	}
+	return out
 }
 
 // closeBody drains a little of what is left so the connection can be reused.
@@ -446,18 +704,40 @@ type apiPath struct {
 }
 
 // route fills each %s in format with one escaped path segment. Values may be
-// int, int64 or string (an id or a "namespace/name" path); any other type,
-// or an empty string, is an error.
+// any integer type (an id, which must be positive) or a string (an id or a
+// "namespace/name" path); any other type, an empty string or an id below 1
+// is an *ArgumentError named after the path segment before it.
 func route(format string, args ...any) apiPath {
 	segs := make([]any, len(args))
 	for i, a := range args {
 		s, err := pathSegment(a)
 		if err != nil {
+			var ae *ArgumentError
+			if errors.As(err, &ae) {
+				ae.Arg = segmentName(format, i)
+			}
 			return apiPath{err: err}
 		}
 		segs[i] = s
 	}
 	return apiPath{s: fmt.Sprintf(format, segs...)}
+}
+
+// segmentName names the i-th %s of format after the literal segment before
+// it: "projects/%s/issues/%s" gives "projects id" and "issues id".
+func segmentName(format string, i int) string {
+	parts := strings.SplitN(format, "%s", i+2)
+	if i >= len(parts)-1 {
+		return "path value"
+	}
+	before := strings.Trim(parts[i], "/")
+	if j := strings.LastIndexByte(before, '/'); j >= 0 {
+		before = before[j+1:]
+	}
+	if before == "" {
+		return "path value"
+	}
+	return before + " id"
 }
 
 // pathSegment escapes one path value so that it can never change the
@@ -466,17 +746,39 @@ func route(format string, args ...any) apiPath {
 func pathSegment(v any) (string, error) {
 	switch t := v.(type) {
 	case int:
-		return strconv.Itoa(t), nil
+		return positiveID(int64(t))
 	case int64:
-		return strconv.FormatInt(t, 10), nil
+		return positiveID(t)
 	case string:
-		if t == "" {
-			return "", invalidArg("path value", "is empty")
-		}
-		return strings.ReplaceAll(url.PathEscape(t), ".", "%2E"), nil
-	default:
-		return "", invalidArg("path value", "must be an integer id or a string path, got %T", v)
+		return stringSegment(t)
 	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return positiveID(rv.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if u := rv.Uint(); u > 0 {
+			return strconv.FormatUint(u, 10), nil
+		}
+		return "", invalidArg("path value", "must be a positive id, got 0")
+	case reflect.String:
+		return stringSegment(rv.String())
+	}
+	return "", invalidArg("path value", "must be an integer id or a string path, got %T", v)
+}
+
+func positiveID(n int64) (string, error) {
+	if n < 1 {
+		return "", invalidArg("path value", "must be a positive id, got %d", n)
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+func stringSegment(s string) (string, error) {
+	if s == "" {
+		return "", invalidArg("path value", "is empty")
+	}
+	return strings.ReplaceAll(url.PathEscape(s), ".", "%2E"), nil
 }
 
 // do sends one request and decodes the record it returns. A JSON null where
@@ -488,16 +790,17 @@ func do[T any](ctx context.Context, c *Client, method string, p apiPath, opt any
 		return nil, resp, err
 	}
 	if v == nil {
-		return nil, resp, secretwatch.Error(&DecodeError{Method: method, URL: redactURL(resp.Request.URL), Err: errUnexpectedNullResult})
+		return nil, resp, c.decodeError(resp.Request, errUnexpectedNullResult)
 	}
 	return v, resp, nil
 }
 
-// doList sends one request and decodes the array it returns.
+// doList sends one request and decodes the array it returns, without the
+// null elements a server may put in it.
 func doList[T any](ctx context.Context, c *Client, method string, p apiPath, opt any) ([]*T, *Response, error) {
 	var v []*T
 	resp, err := send(ctx, c, method, p, opt, &v)
-	return v, resp, err
+	return dropNil(v), resp, err
 }
 
 // send builds, sends and decodes into v (which may be nil to discard the body).

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -30,6 +32,15 @@ var (
 	ErrUnprocessable       = errors.New("collab: unprocessable entity")     // 422
 	ErrTooManyRequests     = errors.New("collab: too many requests")        // 429
 	ErrServer              = errors.New("collab: server error")             // any 5xx
+
+	// ErrResponseTooLarge matches a call whose response body was larger
+	// than the client's limit (WithMaxResponseSize); the error names the limit.
+	ErrResponseTooLarge = errors.New("collab: response body too large")
+
+	// ErrPaginationLoop matches an iterator that stopped because the server's
+	// pagination went backwards or in a circle: a next page that was already
+	// fetched, or a page other than the one asked for.
+	ErrPaginationLoop = errors.New("collab: pagination loop")
 
 	// ErrInvalidArgument matches every *ArgumentError: a call the client
 	// refused before sending anything.
@@ -62,24 +73,32 @@ type ErrorResponse struct {
 	StatusCode int                 // HTTP status
 	Method     string              // request method
 	URL        string              // request URL with any credentials removed
-	Message    string              // the server's message, as one line of text
+	Message    string              // the server's message, as one line of clean text
 	Fields     map[string][]string // validation errors; nested keys joined with "."
-	Body       []byte              // at most 64 KiB of the raw body
-	Header     http.Header         // response headers (Range, Retry-After, ...)
+	Body       []byte              // at most 64 KiB of the raw body, credentials replaced
+	Header     http.Header         // response headers (Range, Retry-After, ...), credentials replaced
 }
 
 // Error reads as one line, for example
 // "PUT /api/v3/projects/1/merge_requests/5/merge: 409 Conflict: SHA does not match HEAD of source branch".
+// The server's message is cut to a few hundred bytes, with control
+// characters escaped.
 func (e *ErrorResponse) Error() string {
-	path := e.URL
-	if u, err := url.Parse(e.URL); err == nil {
-		path = u.EscapedPath()
-	}
-	s := fmt.Sprintf("%s %s: %d %s", e.Method, path, e.StatusCode, http.StatusText(e.StatusCode))
-	if msg := trimStatusPrefix(e.Message, e.StatusCode); msg != "" {
+	s := requestName(e.Method, e.URL) + ": " + strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode)
+	if msg := trimStatusPrefix(cleanText(e.Message, maxMessage), e.StatusCode); msg != "" {
 		s += ": " + msg
 	}
 	return s
+}
+
+// requestName names a request the same way in every error: the method and
+// the escaped path, without host or query.
+func requestName(method, rawURL string) string {
+	path := rawURL
+	if u, err := url.Parse(rawURL); err == nil {
+		path = u.EscapedPath()
+	}
+	return cleanText(method, 32) + " " + cleanText(path, 1024)
 }
 
 // Is matches the sentinel for e's status.
@@ -107,14 +126,31 @@ func trimStatusPrefix(msg string, code int) string {
 	return rest
 }
 
-func newErrorResponse(resp *http.Response, method string, u *url.URL) *ErrorResponse {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: resp.Header}
+// newErrorResponse reads at most maxErrorBody bytes of the body (after any
+// decompression) and replaces each of secrets wherever it appears.
+func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []string) *ErrorResponse {
+	r, _ := bodyReader(resp)
+	body, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	if len(body) == maxErrorBody {
+		body = dropSecretPrefix(body, secrets)
+	}
+	body = []byte(redact(string(body), secrets))
+	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: redactHeader(resp.Header, secrets)}
 	e.Message, e.Fields = parseErrorBody(body)
+	e.Message = safeText(e.Message, secrets, maxMessage)
+	for k, vs := range e.Fields {
+		for i, v := range vs {
+			vs[i] = safeText(v, secrets, maxMessage)
+		}
+		if ck := safeText(k, secrets, 128); ck != k {
+			delete(e.Fields, k)
+			e.Fields[ck] = append(e.Fields[ck], vs...)
+		}
+	}
 	return e
 }
 
-// parseErrorBody reads the five body shapes of the server notes: a message
+// parseErrorBody reads the five body shapes servers send: a message
 // string, a message object of validation errors, an "error" string, a bare
 // array of strings, and anything else as a short excerpt of text.
 func parseErrorBody(body []byte) (string, map[string][]string) {
@@ -252,34 +288,42 @@ func invalidArg(arg, format string, a ...any) error {
 }
 
 // RequestError is a failure to get any response: a refused connection, a
-// reset, a timeout or a cancelled context. Unwrap gives the cause.
+// reset, a timeout, a cancelled context or a refused redirect. Unwrap gives
+// the cause.
 type RequestError struct {
 	Method string
 	URL    string // with any credentials removed
 	Err    error
+
+	secrets []string
 }
 
-func (e *RequestError) Error() string { return fmt.Sprintf("%s %s: %v", e.Method, e.URL, e.Err) }
+// Error reads "METHOD /path: cause", on one line, credentials replaced.
+func (e *RequestError) Error() string {
+	return requestName(e.Method, e.URL) + ": " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
+}
 
 // Unwrap returns the underlying network or context error.
 func (e *RequestError) Unwrap() error { return e.Err }
 
-// DecodeError is a 2xx response whose body could not be read as the expected record.
+// DecodeError is a 2xx response whose body could not be read as the
+// expected record, or was larger than the client's limit.
 type DecodeError struct {
 	Method string
 	URL    string // with any credentials removed
 	Err    error
+
+	secrets []string
 }
 
+// Error reads "METHOD /path: decoding response: cause", on one line,
+// credentials replaced.
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("%s %s: decoding response: %v", e.Method, e.URL, e.Err)
+	return requestName(e.Method, e.URL) + ": decoding response: " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
 }
 
 // Unwrap returns the JSON or I/O error.
 func (e *DecodeError) Unwrap() error { return e.Err }
-
-// secretParams are query parameters that carry credentials.
-var secretParams = []string{"private_token", "access_token", "token", "sudo", "build_token"}
 
 // redactURL renders u with user info and credential parameters removed, so
 // that a token a caller put in a URL never reaches an error or a log.
@@ -305,4 +349,134 @@ func redactURL(u *url.URL) string {
 		}
 	}
 	return cp.String()
+}
+
+// maxMessage bounds the server's part of an error's text, in bytes.
+const maxMessage = 300
+
+// redacted replaces a credential in text the server sent back.
+const redacted = "[redacted]"
+
+// redact replaces every secret in s, also in the URL-, form- and
+// HTML-escaped forms a server may echo it in.
+func redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec == "" {
+			continue
+		}
+		for _, form := range [...]string{sec, url.QueryEscape(sec), url.PathEscape(sec), html.EscapeString(sec)} {
+			if strings.Contains(s, form) {
+				s = strings.ReplaceAll(s, form, redacted)
+			}
+		}
+	}
+	return s
+}
+
+// safeText cleans s and replaces secrets in it, before and after cleaning:
+// escaping a control character writes hex digits that could complete a
+// secret the server split around it.
+func safeText(s string, secrets []string, max int) string {
+	return redact(cleanText(redact(s, secrets), max), secrets)
+}
+
+// cleanText makes text from the server safe to print on one line: runs of
+// white space (line breaks included) become one space, control and
+// direction-changing characters and invalid UTF-8 are escaped, and the result
+// is cut to about max bytes, with "…" marking the cut.
+func cleanText(s string, max int) string {
+	if isClean(s, max) {
+		return s
+	}
+	var b strings.Builder
+	space := false
+	for i, r := range s {
+		if b.Len() >= max {
+			b.WriteString("…")
+			break
+		}
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+				space = false
+				continue
+			}
+		}
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if unsafeRune(r) {
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isClean reports whether cleanText would return s unchanged, the common case.
+func isClean(s string, max int) bool {
+	if len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	prevSpace := true
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if (sp && (r != ' ' || prevSpace)) || unsafeRune(r) {
+			return false
+		}
+		prevSpace = sp
+	}
+	return !prevSpace || s == ""
+}
+
+// unsafeRune reports control characters and those that reorder text on a
+// terminal or a web page.
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// dropSecretPrefix removes the start of a secret that the read limit cut
+// off at the end of body.
+func dropSecretPrefix(body []byte, secrets []string) []byte {
+	for _, sec := range secrets {
+		for k := len(sec) - 1; k >= 4; k-- {
+			if bytes.HasSuffix(body, []byte(sec[:k])) {
+				return body[:len(body)-k]
+			}
+		}
+	}
+	return body
+}
+
+// redactHeader returns h, or a copy of it with secrets replaced when a
+// header value repeats one.
+func redactHeader(h http.Header, secrets []string) http.Header {
+	out, copied := h, false
+	for k, vs := range h {
+		for i, v := range vs {
+			if r := redact(v, secrets); r != v {
+				if !copied {
+					out, copied = h.Clone(), true
+				}
+				out[k][i] = r
+			}
+		}
+	}
+	return out
 }

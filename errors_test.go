@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,19 +179,35 @@ func TestDecodeErrors(t *testing.T) {
 	assert.Equal(t, 3, is.ID)
 }
 
-// TestSecretWatchIsWired proves the suite-wide secret check sees errors and
-// log lines, so its silence means something.
-func TestSecretWatchIsWired(t *testing.T) {
-	c, m := newMockClient(t)
-	m.Reply(404, `{"message":"404 Not found"}`)
-	before := len(watched.Lines())
-	_, err := send(context.Background(), c, http.MethodGet, route("projects"), nil, nil)
-	require.Error(t, err)
-	seen := watched.Lines()[before:]
-	joined := strings.Join(seen, "\n")
-	assert.Contains(t, joined, err.Error(), "the error was observed")
-	assert.Contains(t, joined, "collab: request", "the debug log line was captured")
+// TestNoSecretInAnyError calls every method of every service against a
+// server that repeats the whole request (headers, URL, body) in its error
+// in each of the shapes servers use, with each kind of credential, and
+// checks that no error text and no log line carries it, and that every
+// error reads as one short line.
+func TestNoSecretInAnyError(t *testing.T) {
+	srv, served := suite.NewEchoServer(t)
+	for _, auth := range []func(string) ClientOption{WithPrivateToken, WithOAuthToken, WithPersonalAccessToken} {
+		secret := watched.Secret("sweep-secret-" + strconv.Itoa(int(served.Load())) + "-0d7c")
+		c, err := NewClient(srv.URL, auth(secret), WithoutRetries(), WithLogger(testLogger))
+		require.NoError(t, err)
+		before := served.Load()
+		calls := suite.Sweep(context.Background(), c.Sudo("someone"), suite.Args{String: "x-arg"})
+		require.Greater(t, len(calls), 60, "the sweep reaches every service method")
+		assert.Greater(t, served.Load()-before, int64(len(calls)*3/4), "most calls reached the server")
+		for _, call := range calls {
+			if call.Err == nil {
+				continue
+			}
+			msg := call.Err.Error()
+			watched.Record(msg)
+			assert.NotContains(t, msg, secret, call.Name)
+			assert.False(t, strings.ContainsAny(msg, "\n\r\x1b\x07\u202e"), "%s: %q", call.Name, msg)
+			assert.Less(t, len(msg), 1000, call.Name)
+			assert.NotContains(t, msg, "panic", call.Name)
+		}
+	}
+	require.NoError(t, watched.Check())
 	leaky := suite.NewRecorder(nil, testToken)
 	leaky.Record("x " + testToken)
-	assert.Error(t, leaky.Check())
+	assert.Error(t, leaky.Check(), "the check catches a token")
 }

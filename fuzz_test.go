@@ -1,7 +1,13 @@
 package collab
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"html"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -122,4 +128,119 @@ func FuzzPathSegment(f *testing.F) {
 			t.Fatalf("%q changed the path: %s", in, u.EscapedPath())
 		}
 	})
+}
+
+// bodyTransport answers every request with 200 and body.
+type bodyTransport []byte
+
+func (b bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(b)),
+		ContentLength: -1,
+		Request:       r,
+	}, nil
+}
+
+// FuzzListDecode decodes any body as a list and as an iterator page: no
+// panic, no nil record, and an error that is one line and bounded.
+func FuzzListDecode(f *testing.F) {
+	for _, s := range []string{
+		`[{"id":1},null,{"id":2}]`, `[null]`, `null`, `[]`, `{"id":1}`, `[1,"a",[]]`, `[{"id":"x"}]`,
+		`[{"id":1,"created_at":"2016-01-01"}]`, `[{"owner":null,"namespace":{}}]`, `[` + strings.Repeat(`{},`, 3000) + `{}]`,
+		"\x1f\x8b", `[{"id":1}] trailing`, ``, ` `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := NewClient("https://h.example", WithHTTPClient(&http.Client{Transport: bodyTransport(body)}),
+			WithoutRetries(), WithMaxResponseSize(8<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(err error) {
+			if err == nil {
+				return
+			}
+			msg := err.Error()
+			if strings.ContainsAny(msg, "\n\r") || len(msg) > 2000 || !utf8.ValidString(msg) {
+				t.Fatalf("error text %q", msg)
+			}
+			if len(body) > 8<<10 && !errors.Is(err, ErrResponseTooLarge) {
+				t.Fatalf("a %d-byte body gave %v", len(body), err)
+			}
+		}
+		ps, _, err := c.Projects.List(context.Background(), nil)
+		check(err)
+		for _, p := range ps {
+			if p == nil {
+				t.Fatal("nil record from List")
+			}
+		}
+		n := 0
+		for p, err := range c.Projects.All(context.Background(), nil) {
+			check(err)
+			if err == nil && p == nil {
+				t.Fatal("nil record from All")
+			}
+			if n++; n > 10000 {
+				t.Fatal("the iterator does not end")
+			}
+		}
+	})
+}
+
+// FuzzErrorText builds server errors that repeat a token inside any
+// message, in each body shape, and checks the error text: one line, no
+// control or reordering character, bounded, and without the token.
+func FuzzErrorText(f *testing.F) {
+	f.Add("401 Unauthorized", "glpat-0123456789abcdef", uint8(0))
+	f.Add("\x1b[31mred\x1b[0m\r\nX-Injected: 1\u202eevil", "tok/with+plus=", uint8(1))
+	f.Add(strings.Repeat("é", 5000), "abcdefgh", uint8(2))
+	f.Add("<html><body><pre>PRIVATE-TOKEN: %s</pre></body></html>", "t0k3n&<>\"'", uint8(3))
+	f.Add("\xff\xfe\x00", "zzzzzzzz", uint8(4))
+	f.Fuzz(func(t *testing.T, msg, token string, shape uint8) {
+		if len(token) < 8 || strings.TrimFunc(token, isTokenRune) != "" {
+			return // tokens are printable without spaces or backslashes
+		}
+		text := strings.ReplaceAll(msg, "%s", token) + " " + token
+		jsonText, _ := json.Marshal(text)
+		body := [...]string{
+			`{"message":` + string(jsonText) + `}`,
+			`{"message":{"base":[` + string(jsonText) + `]}}`,
+			`{"error":` + string(jsonText) + `}`,
+			`[` + string(jsonText) + `]`,
+			`<html><body>` + html.EscapeString(text) + `</body></html>`,
+			text,
+			url.QueryEscape(text),
+		}[int(shape)%7]
+		resp := &http.Response{StatusCode: 400 + int(shape)%100, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
+		u, _ := url.Parse("https://h.example/api/v3/projects?private_token=" + url.QueryEscape(token))
+		e := newErrorResponse(resp, "GET", u, []string{token})
+		for _, s := range []string{e.Error(), e.Message, string(e.Body), cleanText(text, maxMessage)} {
+			if s == cleanText(text, maxMessage) {
+				if strings.ContainsAny(s, "\n\r") || !utf8.ValidString(s) || len(s) > maxMessage+12 {
+					t.Fatalf("cleanText gave %q", s)
+				}
+				continue
+			}
+			if strings.Contains(s, token) {
+				t.Fatalf("token in %q", s)
+			}
+		}
+		got := e.Error()
+		if strings.ContainsAny(got, "\n\r") || !utf8.ValidString(got) || len(got) > 600 {
+			t.Fatalf("error text %q", got)
+		}
+		for _, r := range got {
+			if unsafeRune(r) {
+				t.Fatalf("unsafe rune %U in %q", r, got)
+			}
+		}
+	})
+}
+
+func isTokenRune(r rune) bool {
+	return r > ' ' && r < 0x7f && r != '\\'
 }

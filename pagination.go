@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -15,13 +16,31 @@ import (
 
 // ListOptions selects a page of a paginated list. The zero value asks for the
 // server's defaults (page 1, 20 items).
+//
+// List methods send Page and PerPage as given and return that one page. The
+// All iterators start at Page (page 1 when zero), ask for PerPage items a
+// page (100, the API's maximum, when zero) and then follow the server's
+// pagination to the end.
+//
+// No list method or iterator hands out a nil record: a JSON null among the
+// elements of a list is skipped.
+//
+// An iterator always ends. It never asks for a page it has already fetched,
+// it stops at the first page with no records, and it ends with an error
+// matching ErrPaginationLoop when the server points back to a page already
+// seen or answers a page other than the one asked for.
 type ListOptions struct {
 	Page    int `url:"page,omitempty"`
 	PerPage int `url:"per_page,omitempty"`
 
-	// Prefetch is read only by the All iterators: once the total page count is
-	// known they fetch up to Prefetch later pages concurrently, and still
-	// yield items in order. Zero fetches one page at a time.
+	// Prefetch is read only by the All iterators: when the server reports the
+	// page number and a total page count they fetch up to Prefetch later
+	// pages concurrently, and
+	// still yield items in order. The total is only a hint: the window opens
+	// one page at a time as pages arrive full (one page ahead after the first
+	// page, two after the second, up to Prefetch), it never reaches past the
+	// total, and it closes at the first empty or last page. Zero or one fetches
+	// one page at a time.
 	Prefetch int `url:"-"`
 }
 
@@ -112,24 +131,35 @@ func isRelName(s string) bool {
 	return s != ""
 }
 
-// allPageSize is the page size the iterators ask for: the contract's maximum.
+// allPageSize is the page size the iterators ask for: the API's maximum.
 const allPageSize = 100
 
 // all iterates over every item of a paginated list. It follows Link next
-// when it points at the client's own origin and falls back to page numbers
-// otherwise; it makes no request after the loop breaks; an error is the last
-// thing it yields.
+// when it points at the same list on the client's own origin and falls back
+// to X-Next-Page otherwise; it makes no request after the loop breaks; an
+// error is the last thing it yields.
 func all[T any](ctx context.Context, c *Client, p apiPath, opt any) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		pager, err := newPager(c, p, opt)
+		pg, err := newPager(c, p, opt)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		items, resp, err := fetchPage[T](ctx, c, pager.pageURL(pager.first))
+		page, next := pg.first, pg.pageURL(pg.first)
 		for {
+			items, resp, err := fetchPage[T](ctx, c, next)
+			if err == nil {
+				err = pg.confirm(next, page, resp)
+			}
 			if err != nil {
 				yield(nil, err)
+				return
+			}
+			if len(items) == 0 {
+				return
+			}
+			if pg.prefetch > 1 && resp.TotalPages > page && resp.CurrentPage == page && hasNext(resp) {
+				prefetchPages(ctx, c, pg, page, resp.TotalPages, items, yield)
 				return
 			}
 			for _, it := range items {
@@ -137,25 +167,30 @@ func all[T any](ctx context.Context, c *Client, p apiPath, opt any) iter.Seq2[*T
 					return
 				}
 			}
-			if pager.prefetch > 1 && resp.TotalPages > resp.CurrentPage && resp.CurrentPage > 0 {
-				prefetchPages(ctx, c, pager, resp.CurrentPage+1, resp.TotalPages, yield)
+			next, page, err = pg.next(resp)
+			if err != nil {
+				yield(nil, err)
 				return
 			}
-			next := pager.next(resp)
 			if next == "" {
 				return
 			}
-			items, resp, err = fetchPage[T](ctx, c, next)
 		}
 	}
 }
 
+// pager walks one list and remembers what it fetched, so that a server that
+// sends it backwards or round in a circle ends the walk.
 type pager struct {
 	c        *Client
 	path     string
 	query    url.Values
 	first    int
 	prefetch int
+
+	listPath string          // escaped path of the list, for Link next
+	seen     map[string]bool // pages fetched, by path and sorted query
+	last     int             // highest page number fetched
 }
 
 func newPager(c *Client, p apiPath, opt any) (*pager, error) {
@@ -164,9 +199,12 @@ func newPager(c *Client, p apiPath, opt any) (*pager, error) {
 	}
 	q, err := query.Values(opt)
 	if err != nil {
-		return nil, err
+		return nil, invalidArg("opt", "cannot be encoded: %v", err)
 	}
-	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page")))}
+	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), seen: map[string]bool{}}
+	if u, err := c.resolve(p.s); err == nil {
+		pg.listPath = u.EscapedPath()
+	}
 	if q.Get("per_page") == "" {
 		q.Set("per_page", strconv.Itoa(allPageSize))
 	}
@@ -200,18 +238,68 @@ func (p *pager) pageURL(page int) string {
 	return p.path + "?" + q.Encode()
 }
 
-// next picks the following page: Link next on our own origin, else X-Next-Page.
-func (p *pager) next(resp *Response) string {
-	if resp.NextURL != "" {
-		if u, err := url.Parse(resp.NextURL); err == nil && p.c.sameOrigin(u) {
-			return resp.NextURL
-		}
+// confirm records that the page at rawURL, asked for as page number asked
+// (0 when unknown), was fetched, and refuses a server that answered an
+// earlier page instead.
+func (p *pager) confirm(rawURL string, asked int, resp *Response) error {
+	p.seen[p.key(rawURL)] = true
+	if asked > 0 && resp.CurrentPage > 0 && resp.CurrentPage < asked {
+		return p.loopError("asked for page %d, the server answered page %d", asked, resp.CurrentPage)
 	}
-	if resp.NextPage > resp.CurrentPage {
-		return p.pageURL(resp.NextPage)
-	}
-	return ""
+	p.last = max(p.last, asked, resp.CurrentPage)
+	return nil
 }
+
+// next picks the following page: Link next to the same list on our own
+// origin, else X-Next-Page. It returns "" at the end of the list, and an
+// error when the next page is one already fetched.
+func (p *pager) next(resp *Response) (string, int, error) {
+	if link, ok := p.sameList(resp.NextURL); ok {
+		n := atoiOrZero(link.Query().Get("page"))
+		if n > 0 && n <= p.last {
+			return "", 0, p.loopError("the next link points back to page %d, after page %d", n, p.last)
+		}
+		if p.seen[p.key(resp.NextURL)] {
+			return "", 0, p.loopError("the next link points back to a page already fetched")
+		}
+		return resp.NextURL, n, nil
+	}
+	if resp.NextPage == 0 {
+		return "", 0, nil
+	}
+	if resp.NextPage <= p.last {
+		return "", 0, p.loopError("next page %d after page %d", resp.NextPage, p.last)
+	}
+	return p.pageURL(resp.NextPage), resp.NextPage, nil
+}
+
+// sameList parses a Link target and accepts it only on the client's origin
+// and for the list being walked.
+func (p *pager) sameList(raw string) (*url.URL, bool) {
+	if raw == "" {
+		return nil, false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !p.c.sameOrigin(u) || u.EscapedPath() != p.listPath {
+		return nil, false
+	}
+	return u, true
+}
+
+// key identifies a page request by its path and sorted query.
+func (p *pager) key(raw string) string {
+	u, err := p.c.resolve(raw)
+	if err != nil {
+		return raw
+	}
+	return u.EscapedPath() + "?" + u.Query().Encode()
+}
+
+func (p *pager) loopError(format string, a ...any) error {
+	return fmt.Errorf("%s: %w: "+format, append([]any{requestName(http.MethodGet, p.listPath), ErrPaginationLoop}, a...)...)
+}
+
+func hasNext(resp *Response) bool { return resp.NextPage > 0 || resp.NextURL != "" }
 
 func fetchPage[T any](ctx context.Context, c *Client, path string) ([]*T, *Response, error) {
 	req, err := c.NewRequest(ctx, http.MethodGet, path, nil)
@@ -220,52 +308,86 @@ func fetchPage[T any](ctx context.Context, c *Client, path string) ([]*T, *Respo
 	}
 	var items []*T
 	resp, err := c.Do(req, &items)
-	return items, resp, err
+	return dropNil(items), resp, err
+}
+
+// dropNil removes nil records in place.
+func dropNil[T any](items []*T) []*T {
+	out := items[:0]
+	for _, it := range items {
+		if it != nil {
+			out = append(out, it)
+		}
+	}
+	clear(items[len(out):])
+	return out
 }
 
 type pageResult[T any] struct {
+	page  int
+	url   string
 	items []*T
+	resp  *Response
 	err   error
 }
 
-// prefetchPages fetches pages from..to with at most pager.prefetch requests in
-// flight, yielding in page order. When the loop breaks it cancels what is in
-// flight and waits for it, so no goroutine outlives the iterator.
-func prefetchPages[T any](ctx context.Context, c *Client, p *pager, from, to int, yield func(*T, error) bool) {
+// prefetchPages yields the items of page cur, already fetched, and those of
+// the pages after it up to total, with requests in flight ahead of the last
+// page confirmed: at most one per page confirmed so far, and never more than
+// Prefetch. It stops at the first empty page, or at a page that names no
+// next one. When the loop breaks it cancels what is in flight and waits for
+// it, so no goroutine outlives the iterator.
+func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total int, items []*T, yield func(*T, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 
-	pending := make([]chan pageResult[T], 0, p.prefetch)
-	launch := func(page int) {
-		ch := make(chan pageResult[T], 1)
-		pending = append(pending, ch)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			items, _, err := fetchPage[T](ctx, c, p.pageURL(page))
-			ch <- pageResult[T]{items, err}
-		}()
-	}
-	next := from
-	for ; next <= to && len(pending) < p.prefetch; next++ {
-		launch(next)
-	}
-	for len(pending) > 0 {
-		res := <-pending[0]
-		pending = pending[1:]
-		if res.err != nil {
-			yield(nil, res.err)
-			return
+	var pending []chan pageResult[T]
+	launched := cur
+	launch := func(confirmed int) {
+		window := min(p.prefetch, confirmed-p.first+1)
+		for launched < total && launched < confirmed+window {
+			launched++
+			ch := make(chan pageResult[T], 1)
+			pending = append(pending, ch)
+			wg.Add(1)
+			go func(page int) {
+				defer wg.Done()
+				u := p.pageURL(page)
+				items, resp, err := fetchPage[T](ctx, c, u)
+				ch <- pageResult[T]{page, u, items, resp, err}
+			}(launched)
 		}
-		for _, it := range res.items {
+	}
+	for {
+		launch(cur)
+		for _, it := range items {
 			if !yield(it, nil) {
 				return
 			}
 		}
-		if next <= to {
-			launch(next)
-			next++
+		if cur >= total || len(pending) == 0 {
+			return
+		}
+		res := <-pending[0]
+		pending = pending[1:]
+		err := res.err
+		if err == nil {
+			err = p.confirm(res.url, res.page, res.resp)
+		}
+		if err == nil && res.resp.NextPage > 0 && res.resp.NextPage <= res.page {
+			err = p.loopError("next page %d after page %d", res.resp.NextPage, res.page)
+		}
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if len(res.items) == 0 {
+			return
+		}
+		cur, items = res.page, res.items
+		if !hasNext(res.resp) {
+			total = min(total, cur) // the server says this page is the last
 		}
 	}
 }

@@ -244,6 +244,7 @@ func TestAllPrefetchErrorStopsInOrder(t *testing.T) {
 		pg, _ := strconv.Atoi(r.URL.Query().Get("page"))
 		w.Header().Set("X-Total-Pages", "6")
 		w.Header().Set("X-Page", strconv.Itoa(pg))
+		w.Header().Set("X-Next-Page", strconv.Itoa(pg+1))
 		if pg == 3 {
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte(`{"message":"404 Not found"}`))

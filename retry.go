@@ -70,7 +70,7 @@ func retryCheck(logger *slog.Logger) retryablehttp.CheckRetry {
 		if retry && logger != nil && logger.Enabled(ctx, slog.LevelDebug) {
 			reason := "connection error"
 			if resp != nil {
-				reason = resp.Status
+				reason = strconv.Itoa(resp.StatusCode) // not Status: its text is the server's
 			}
 			logger.DebugContext(ctx, "collab: retrying", "method", info.method, "url", redactURL(info.url), "reason", reason)
 		}
@@ -78,7 +78,7 @@ func retryCheck(logger *slog.Logger) retryablehttp.CheckRetry {
 	}
 }
 
-// shouldRetry is the policy of DESIGN.md: idempotent methods are retried on
+// shouldRetry is the policy: idempotent methods are retried on
 // connection errors and on 429/500/502/503/504; POST and PATCH only on 429 or
 // when the request provably never left (a refused or failed dial), so that a
 // write is never duplicated. A body that cannot be rewound is never resent.

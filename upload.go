@@ -19,8 +19,13 @@ import (
 // otherwise it is sent once. Call finish after Do or BareDo returns: it
 // stops and waits for the goroutine that copies r.
 func (c *Client) NewUploadRequest(ctx context.Context, path, field, filename string, r io.Reader) (req *http.Request, finish func(), err error) {
-	if r == nil || field == "" || filename == "" {
-		return nil, nil, errors.New("collab: an upload needs a reader, a field and a file name")
+	switch {
+	case r == nil:
+		return nil, nil, invalidArg("r", "is nil")
+	case field == "":
+		return nil, nil, errRequired("field")
+	case filename == "":
+		return nil, nil, errRequired("filename")
 	}
 	up := newMultipartUpload(field, filename, r)
 	body, err := up.body()

@@ -60,16 +60,30 @@ func (m mock) assertCall(method, escapedPath string, want url.Values) mocktest.R
 	return rec
 }
 
-// TestSecretWatchSeesRunnerErrors proves the check sees this package's
-// errors and log lines, and catches a token.
-func TestSecretWatchSeesRunnerErrors(t *testing.T) {
-	c, m := newMockClient(t)
-	m.Reply(403, `{"message":"403 Forbidden"}`)
-	_, err := c.RequestBuild(context.Background(), testRunnerToken, nil)
-	require.Error(t, err)
-	joined := strings.Join(watched.Lines(), "\n")
-	assert.Contains(t, joined, err.Error())
-	assert.Contains(t, joined, "collab: request")
+// TestNoSecretInAnyRunnerError calls every method of the runner client,
+// with a token for every string argument (tokens are plain strings here),
+// against a server that repeats the whole request in its errors, and checks
+// that no error text or log line carries the token and that every error
+// reads as one line.
+func TestNoSecretInAnyRunnerError(t *testing.T) {
+	srv, served := suite.NewEchoServer(t)
+	secret := watched.Secret("rsweep-" + testRunnerToken + "-91ab")
+	c, err := NewClient(srv.URL, collab.WithoutRetries(), collab.WithLogger(testLogger))
+	require.NoError(t, err)
+	calls := suite.Sweep(context.Background(), c, suite.Args{String: secret, Field: "x-field"}, "API")
+	require.NotEmpty(t, calls)
+	assert.Positive(t, served.Load(), "the calls reached the server")
+	for _, call := range calls {
+		if call.Err == nil {
+			continue
+		}
+		msg := call.Err.Error()
+		watched.Record(msg)
+		assert.NotContains(t, msg, secret, call.Name)
+		assert.False(t, strings.ContainsAny(msg, "\n\r\x1b\x07\u202e"), "%s: %q", call.Name, msg)
+		assert.NotContains(t, msg, "panic", call.Name)
+	}
+	require.NoError(t, watched.Check())
 	for _, leak := range []string{"token=" + testBuildToken, "rtok-0123456789abcdef0123"} {
 		r := suite.NewRecorder(fakeTokens, testBuildToken)
 		r.Record(leak)

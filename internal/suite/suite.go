@@ -1,6 +1,9 @@
-// Package suite holds what the test suites' TestMain share: a Recorder of
-// every error and log line, checked for secrets, and a goroutine-leak check.
-// Only test binaries import it.
+// Package suite holds what the test suites share: a Recorder of error texts
+// and log lines checked for secrets, a goroutine-leak check in Main, and
+// Sweep with NewEchoServer, which call every method of a client against a
+// server that repeats each request in its errors. The SDK itself has no hook
+// for tests: the suites look at what it returns and logs. Only test
+// binaries import this package.
 package suite
 
 import (
@@ -11,13 +14,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/collabsvc/collab/internal/secretwatch"
 	"go.uber.org/goleak"
 )
 
-// Recorder collects the text of every error and log line a test suite
-// produces and checks that none holds a secret: one registered with Secret,
-// or one matching the pattern given to NewRecorder.
+// Recorder collects error texts (given to Record) and log lines (written to
+// it as a log handler's output) and checks that none holds a secret: one
+// registered with Secret, or one matching the pattern given to NewRecorder.
 type Recorder struct {
 	pattern *regexp.Regexp
 
@@ -82,10 +84,11 @@ func (r *Recorder) Check() error {
 	return nil
 }
 
-// Main runs a test suite with r observing every SDK error, then fails it if
-// r recorded a secret or a goroutine outlived the tests. Use it as TestMain.
+// Main runs a test suite, then fails it if r recorded a secret or a
+// goroutine outlived the tests. Use it as TestMain. r sees what the suite
+// gives it: the log lines of clients whose logger writes to r, and the
+// errors a test passes to Record (see Sweep for every method at once).
 func Main(m *testing.M, r *Recorder) {
-	secretwatch.SetObserver(r.Record)
 	code := m.Run()
 	if code == 0 {
 		if err := r.Check(); err != nil {
