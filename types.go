@@ -261,21 +261,24 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON writes RFC 3339 with the value's offset and as many fractional
 // digits as it needs, or YYYY-MM-DD when DateOnly is set, or null for the
-// zero Time.
+// zero Time. An offset RFC 3339 cannot write (24 hours or more, or with
+// seconds) is written as UTC, which keeps the instant.
 func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	if y := t.Year(); y < 0 || y > 9999 {
-		return nil, fmt.Errorf("collab: cannot encode year %d: RFC 3339 has four-digit years", y)
-	}
-	layout := time.RFC3339Nano
+	tm, layout := t.Time, time.RFC3339Nano
 	if t.DateOnly {
 		layout = time.DateOnly
+	} else if _, offset := tm.Zone(); offset%60 != 0 || offset <= -24*3600 || offset >= 24*3600 {
+		tm = tm.UTC()
+	}
+	if y := tm.Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("collab: cannot encode year %d: RFC 3339 has four-digit years", y)
 	}
 	b := make([]byte, 0, len(layout)+2)
 	b = append(b, '"')
-	b = t.AppendFormat(b, layout)
+	b = tm.AppendFormat(b, layout)
 	return append(b, '"'), nil
 }
 

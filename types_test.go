@@ -158,6 +158,20 @@ func TestTimeEncoding(t *testing.T) {
 	b, err = json.Marshal(struct{ T, U *Time }{T: &Time{}})
 	require.NoError(t, err)
 	assert.Equal(t, `{"T":null,"U":null}`, string(b))
+	// Offsets RFC 3339 cannot write become UTC: the instant is kept.
+	for in, want := range map[string]string{
+		`"2016-01-04T15:31:46+24:00"`: `"2016-01-03T15:31:46Z"`,
+		`"2016-01-04T15:31:46-23:60"`: `"2016-01-05T15:31:46Z"`,
+	} {
+		var v Time
+		require.NoError(t, json.Unmarshal([]byte(in), &v), in)
+		b, err := json.Marshal(v)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, string(b), in)
+	}
+	b, err = json.Marshal(Time{Time: time.Date(1900, 1, 1, 0, 19, 32, 0, time.FixedZone("LMT", 19*60+32))})
+	require.NoError(t, err)
+	assert.Equal(t, `"1900-01-01T00:00:00Z"`, string(b))
 	for _, y := range []int{-1, 10000} {
 		_, err = json.Marshal(Time{Time: time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)})
 		assert.ErrorContains(t, err, "year", y)
