@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,11 +53,26 @@ type Milestone struct {
 	UpdatedAt   *Time   `json:"updated_at"`
 }
 
-// Time is a timestamp that decodes every ISO 8601 form the server sends:
-// with or without fractional seconds or a zone, and date-only values.
-// It encodes as RFC 3339.
-type Time struct{ time.Time }
+// Time is a timestamp or a date as the server writes them: RFC 3339 and the
+// other ISO 8601 forms, with or without fractional seconds, seconds, a zone
+// or the "T"; database text such as "2016-06-21 09:14:07 UTC" and
+// "2016-06-21 11:14:07 +0200"; and dates such as "2016-07-01". A value
+// without a zone is UTC.
+//
+// A Time encodes as RFC 3339 with its offset, or as a date when DateOnly is
+// set, so that decoding and encoding again keeps the instant or the date. The
+// zero Time encodes as null. Decoding null leaves a Time as it was (a *Time
+// field becomes nil), and "" decodes as the zero Time.
+type Time struct {
+	time.Time
+	// DateOnly marks a calendar date without a time of day, held as
+	// midnight UTC. Decoding sets it for values such as "2016-07-01".
+	DateOnly bool
+}
 
+// timeLayouts are the layouts ParseTime hands to time.Parse for the rare
+// forms its own parser leaves alone, such as a zone abbreviation other than
+// UTC or a one-digit hour.
 var timeLayouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02T15:04:05.999999999Z0700",
@@ -66,22 +82,165 @@ var timeLayouts = []string{
 	"2006-01-02 15:04:05.999999999 MST",
 	"2006-01-02 15:04:05.999999999",
 	"2006-01-02T15:04Z07:00",
-	"2006-01-02",
+	time.DateOnly,
 }
 
-// ParseTime reads an ISO 8601 timestamp or date in any form Time accepts.
+// ParseTime reads a timestamp or a date in any form Time decodes.
 func ParseTime(s string) (Time, error) {
+	if t, ok := parseISO(bytes.TrimSpace([]byte(s))); ok {
+		return t, nil
+	}
+	return parseLayouts(s)
+}
+
+// parseLayouts tries each layout in turn. Each failure allocates an error,
+// so it is the last resort.
+func parseLayouts(s string) (Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return Time{t}, nil
+			return Time{Time: t, DateOnly: layout == time.DateOnly}, nil
 		}
 	}
 	return Time{}, fmt.Errorf("collab: unrecognised time %q", s)
 }
 
+// parseISO reads, without allocating, the forms servers send:
+// YYYY-MM-DD, optionally followed by "T" or a space, hh:mm, optionally :ss
+// and a fraction (after "." or ","), and optionally a zone after an optional
+// space: Z, UTC, ±hh, ±hhmm or ±hh:mm.
+func parseISO(s []byte) (Time, bool) {
+	if len(s) != 10 && len(s) < 16 {
+		return Time{}, false
+	}
+	year, month, day := digits(s, 0, 4), digits(s, 5, 2), digits(s, 8, 2)
+	if year < 0 || s[4] != '-' || s[7] != '-' || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) {
+		return Time{}, false
+	}
+	if len(s) == 10 {
+		return Time{Time: time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), DateOnly: true}, true
+	}
+	hour, minute := digits(s, 11, 2), digits(s, 14, 2)
+	if s[10] != 'T' && s[10] != ' ' || hour < 0 || hour > 23 || s[13] != ':' || minute < 0 || minute > 59 {
+		return Time{}, false
+	}
+	rest := s[16:]
+	sec, nsec := 0, 0
+	if len(rest) > 0 && rest[0] == ':' {
+		if sec = digits(rest, 1, 2); sec < 0 || sec > 59 {
+			return Time{}, false
+		}
+		rest = rest[3:]
+		if len(rest) > 1 && (rest[0] == '.' || rest[0] == ',') && isDigit(rest[1]) {
+			rest = rest[1:]
+			// Digits beyond nanoseconds are dropped, as time.Parse does.
+			for scale := int(1e8); len(rest) > 0 && isDigit(rest[0]); rest = rest[1:] {
+				nsec += int(rest[0]-'0') * scale
+				scale /= 10
+			}
+		}
+	}
+	if len(rest) > 1 && rest[0] == ' ' {
+		rest = rest[1:]
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	switch string(rest) {
+	case "", "Z", "UTC":
+		return Time{Time: t}, true
+	}
+	offset, ok := parseOffset(rest)
+	if !ok {
+		return Time{}, false
+	}
+	t = t.Add(-time.Duration(offset) * time.Second)
+	// Like time.Parse, use the local zone when it has this offset.
+	if _, local := t.In(time.Local).Zone(); local == offset {
+		return Time{Time: t.In(time.Local)}, true
+	}
+	return Time{Time: t.In(fixedZone(offset))}, true
+}
+
+// parseOffset reads ±hh, ±hhmm or ±hh:mm into seconds east of UTC.
+func parseOffset(s []byte) (int, bool) {
+	if len(s) < 3 || s[0] != '+' && s[0] != '-' {
+		return 0, false
+	}
+	hh, mm := digits(s, 1, 2), 0
+	switch {
+	case len(s) == 5:
+		mm = digits(s, 3, 2)
+	case len(s) == 6 && s[3] == ':':
+		mm = digits(s, 4, 2)
+	case len(s) != 3:
+		return 0, false
+	}
+	if hh < 0 || hh > 23 || mm < 0 || mm > 59 {
+		return 0, false
+	}
+	offset := hh*3600 + mm*60
+	if s[0] == '-' {
+		offset = -offset
+	}
+	return offset, true
+}
+
+// digits reads the n-digit number at s[i:], or returns -1.
+func digits(s []byte, i, n int) int {
+	if len(s) < i+n {
+		return -1
+	}
+	v := 0
+	for _, c := range s[i : i+n] {
+		if !isDigit(c) {
+			return -1
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+var monthDays = [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+
+func daysIn(month, year int) int {
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		return 29
+	}
+	return monthDays[month]
+}
+
+// zones holds one shared location per quarter-hour offset from -24 h to
+// +24 h, so that decoding a zoned time allocates no new location.
+var zones [8*24 + 1]atomic.Pointer[time.Location]
+
+func fixedZone(offset int) *time.Location {
+	if offset%900 != 0 || offset < -24*3600 || offset > 24*3600 {
+		return time.FixedZone("", offset)
+	}
+	z := &zones[offset/900+4*24]
+	loc := z.Load()
+	if loc == nil {
+		loc = time.FixedZone("", offset) // two racing callers store equal zones
+		z.Store(loc)
+	}
+	return loc
+}
+
 // UnmarshalJSON accepts a string in any form ParseTime reads, or null.
 func (t *Time) UnmarshalJSON(b []byte) error {
+	// The usual case: a string without escapes, read in place.
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 {
+		s := b[1 : len(b)-1]
+		if len(s) == 0 {
+			*t = Time{}
+			return nil
+		}
+		if v, ok := parseISO(bytes.TrimSpace(s)); ok {
+			*t = v
+			return nil
+		}
+	}
 	if isNull(b) {
 		return nil
 	}
@@ -101,16 +260,31 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes RFC 3339 with fractional seconds as needed.
+// MarshalJSON writes RFC 3339 with the value's offset and as many fractional
+// digits as it needs, or YYYY-MM-DD when DateOnly is set, or null for the
+// zero Time. An offset RFC 3339 cannot write (24 hours or more, or with
+// seconds) is written as UTC, which keeps the instant.
 func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return []byte(strconv.Quote(t.Format(time.RFC3339Nano))), nil
+	tm, layout := t.Time, time.RFC3339Nano
+	if t.DateOnly {
+		layout = time.DateOnly
+	} else if _, offset := tm.Zone(); offset%60 != 0 || offset <= -24*3600 || offset >= 24*3600 {
+		tm = tm.UTC()
+	}
+	if y := tm.Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("collab: cannot encode year %d: RFC 3339 has four-digit years", y)
+	}
+	b := make([]byte, 0, len(layout)+2)
+	b = append(b, '"')
+	b = tm.AppendFormat(b, layout)
+	return append(b, '"'), nil
 }
 
 // FlexBool is a bool the server may send as true or as "true" (also 1, "1",
-// "t", "on", any case). null is false.
+// "t", "on", "yes" and their opposites, in any case). null is false.
 type FlexBool bool
 
 // UnmarshalJSON accepts JSON booleans, numbers and strings.
@@ -119,11 +293,18 @@ func (b *FlexBool) UnmarshalJSON(data []byte) error {
 		*b = false
 		return nil
 	}
-	s := string(data)
-	if unq, err := strconv.Unquote(s); err == nil {
-		s = unq
+	var word [5]byte // the longest word, "false", lower-cased
+	s := scalarText(data)
+	if len(s) > len(word) {
+		return fmt.Errorf("collab: not a boolean: %s", truncate(data))
 	}
-	switch strings.ToLower(strings.TrimSpace(s)) {
+	for i, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		word[i] = c
+	}
+	switch string(word[:len(s)]) {
 	case "true", "1", "t", "on", "yes":
 		*b = true
 	case "false", "0", "f", "off", "no", "":
@@ -139,24 +320,33 @@ type FlexInt int
 
 // UnmarshalJSON accepts JSON numbers and numeric strings.
 func (n *FlexInt) UnmarshalJSON(data []byte) error {
-	if isNull(data) {
+	s := scalarText(data)
+	if len(s) == 0 || isNull(data) {
 		*n = 0
 		return nil
 	}
-	s := string(data)
-	if unq, err := strconv.Unquote(s); err == nil {
-		s = strings.TrimSpace(unq)
-	}
-	if s == "" {
-		*n = 0
-		return nil
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	v, err := strconv.ParseInt(string(s), 10, 0)
 	if err != nil {
 		return fmt.Errorf("collab: not an integer: %s", truncate(data))
 	}
 	*n = FlexInt(v)
 	return nil
+}
+
+// scalarText is the text of a JSON scalar with surrounding white space
+// removed: a string's content, or a literal as it is. A string without
+// escapes is read in place.
+func scalarText(data []byte) []byte {
+	s := bytes.TrimSpace(data)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && bytes.IndexByte(s, '\\') < 0 {
+		return bytes.TrimSpace(s[1 : len(s)-1])
+	}
+	if len(s) > 0 && (s[0] == '"' || s[0] == '\'' || s[0] == '`') {
+		if unq, err := strconv.Unquote(string(s)); err == nil {
+			return bytes.TrimSpace([]byte(unq))
+		}
+	}
+	return s
 }
 
 func isNull(b []byte) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
