@@ -77,7 +77,7 @@ type itemOptions struct {
 	State string `url:"state,omitempty"`
 }
 
-// pagedServer serves total items in pages as the server notes describe,
+// pagedServer serves total items in pages as deployed servers do,
 // with Link URLs on linkHost (the server's own host when empty).
 func pagedServer(t *testing.T, total int, linkHost string, requests *atomic.Int64) *httptest.Server {
 	t.Helper()

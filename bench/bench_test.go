@@ -73,7 +73,7 @@ func issuePage() []byte {
 }
 
 // newServer serves one project and a 20-item issue page with the seven
-// pagination headers, as the server notes describe.
+// pagination headers, as deployed servers send them.
 func newServer(tb testing.TB) *httptest.Server {
 	project, issues := []byte(projectJSON), issuePage()
 	mux := http.NewServeMux()
