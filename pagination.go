@@ -299,14 +299,9 @@ func (p *pager) loopError(format string, a ...any) error {
 
 func hasNext(resp *Response) bool { return resp.NextPage > 0 || resp.NextURL != "" }
 
+// fetchPage gets one page by its path and query (or same-origin URL).
 func fetchPage[T any](ctx context.Context, c *Client, path string) ([]*T, *Response, error) {
-	req, err := c.NewRequest(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var items []*T
-	resp, err := c.Do(req, &items)
-	return dropNil(items), resp, err
+	return doList[T](ctx, c, http.MethodGet, apiPath{s: path}, nil)
 }
 
 // dropNil removes nil records in place.
