@@ -1,0 +1,104 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Delivery is one accepted delivery as a Queue keeps it: what arrived, and
+// how far its handling has come.
+type Delivery struct {
+	// ID is assigned by the queue on Put; it grows in arrival order.
+	ID uint64 `json:"id"`
+	// Key is the delivery's dedup key (see DedupKey).
+	Key string `json:"key"`
+	// Partition names the object whose events keep their order, such as
+	// "issue/12", "merge_request/7" or "build/42"; "" for none.
+	Partition string `json:"partition,omitempty"`
+	// Kind is the event kind, from the X-Gitlab-Event header or the body.
+	Kind Kind `json:"kind"`
+	// ReceivedAt is when the delivery arrived.
+	ReceivedAt time.Time `json:"received_at"`
+	// Header holds the request headers, with the secret token removed.
+	Header http.Header `json:"headers"`
+	// Body is the request body, byte for byte.
+	Body []byte `json:"body"`
+	// Attempt counts the handlings started, this one included: 1 the first
+	// time. A handling cut short by a crash counts.
+	Attempt int `json:"attempt"`
+	// LastError is the error of the latest failed attempt, if any.
+	LastError string `json:"last_error,omitempty"`
+	// Synthesized marks an event built by catch-up from an API record
+	// rather than received from the server; Record holds that record.
+	Synthesized bool   `json:"synthesized,omitempty"`
+	Record      []byte `json:"record,omitempty"`
+}
+
+// Queue keeps accepted deliveries until their callbacks succeed. It hands
+// them out under a lease: a delivery taken and neither acked, retried nor
+// dead-lettered is handed out again after a restart, or when its lease
+// expires in a queue shared by several receivers. Implementations are safe
+// for concurrent use.
+type Queue interface {
+	// Put stores d and sets d.ID. When Put returns nil the delivery is kept
+	// across a crash (for a durable queue). If a delivery with the same Key
+	// was stored within the queue's dedup window, Put stores nothing and
+	// returns ErrDuplicate. ErrQueueFull means a bound set by the user is
+	// reached.
+	Put(ctx context.Context, d *Delivery) error
+	// Take blocks until a delivery is ready and leases it. A delivery is ready
+	// when its retry time has come and no earlier delivery of its Partition
+	// is still pending, leased or waiting for a retry. Take returns
+	// ErrQueueClosed once Close was called.
+	Take(ctx context.Context) (*Delivery, error)
+	// Ack removes a leased delivery for good: its callback succeeded.
+	Ack(ctx context.Context, id uint64) error
+	// Retry ends the lease of a delivery whose callback failed; it is ready
+	// again at the given time, still ahead of the later deliveries of its
+	// partition. reason is kept as LastError.
+	Retry(ctx context.Context, id uint64, at time.Time, reason string) error
+	// DeadLetter moves a leased delivery out of the way after its last
+	// attempt; the later deliveries of its partition go on.
+	DeadLetter(ctx context.Context, id uint64, reason string) error
+	// DeadLetters lists the dead-lettered deliveries, oldest first.
+	DeadLetters(ctx context.Context) ([]*Delivery, error)
+	// Requeue puts a dead-lettered delivery back, with its attempts reset,
+	// behind the pending deliveries of its partition.
+	Requeue(ctx context.Context, id uint64) error
+	// Delete removes a dead-lettered delivery.
+	Delete(ctx context.Context, id uint64) error
+	// Seen reports whether a delivery with this key was stored within the
+	// dedup window (handled, pending or dead-lettered).
+	Seen(ctx context.Context, key string) (bool, error)
+	// Checkpoint returns the value stored under name, or nil; catch-up keeps
+	// its progress there.
+	Checkpoint(ctx context.Context, name string) ([]byte, error)
+	// SetCheckpoint stores value under name, durably.
+	SetCheckpoint(ctx context.Context, name string, value []byte) error
+	// Close releases the queue; blocked Takes return ErrQueueClosed.
+	Close() error
+}
+
+// The errors of a Queue.
+var (
+	ErrDuplicate   = errors.New("webhook: duplicate delivery")
+	ErrQueueFull   = errors.New("webhook: queue full")
+	ErrQueueClosed = errors.New("webhook: queue closed")
+)
+
+type deliveryKey struct{}
+
+// withDelivery returns ctx carrying d, for the callbacks.
+func withDelivery(ctx context.Context, d *Delivery) context.Context {
+	return context.WithValue(ctx, deliveryKey{}, d)
+}
+
+// DeliveryFrom returns the delivery a callback is handling: its dedup key,
+// its attempt number, and whether catch-up synthesized it. It returns nil
+// outside a callback.
+func DeliveryFrom(ctx context.Context) *Delivery {
+	d, _ := ctx.Value(deliveryKey{}).(*Delivery)
+	return d
+}
