@@ -147,7 +147,7 @@ func sliceDecoder(t reflect.Type) decodeFunc {
 			v.SetZero()
 			return nil
 		}
-		if s.pos < len(s.data) && s.data[s.pos] != '[' {
+		if s.pos >= len(s.data) || s.data[s.pos] != '[' {
 			return errors.New("expected an array")
 		}
 		if s.depth++; s.depth > maxDepth {

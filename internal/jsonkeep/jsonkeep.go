@@ -103,35 +103,29 @@ func Decode(data []byte, v any) error {
 	}
 	s := scanner{data: data}
 	s.ws()
-	if s.isNull() {
+	var errs Errors
+	var raw []byte
+	switch {
+	case s.isNull():
 		s.pos += 4
-	} else {
-		if s.pos < len(data) && data[s.pos] != '{' {
-			raw := s.value()
-			if s.err != nil {
-				return s.err
-			}
-			return fmt.Errorf("expected a JSON object, got %s", short(raw))
-		}
-		var errs Errors
+	case s.pos < len(data) && data[s.pos] != '{':
+		raw = s.value()
+	default:
 		codecOf(rv.Type().Elem()).decode(&s, rv.Elem(), &errs)
-		if s.err != nil {
-			return s.err
-		}
-		if len(errs) > 0 {
-			s.ws()
-			if s.pos < len(data) {
-				return s.syntax("data after the top-level value")
-			}
-			slices.SortFunc(errs, func(a, b *FieldError) int { return strings.Compare(a.Path, b.Path) })
-			return errs
-		}
 	}
 	s.ws()
-	if s.err == nil && s.pos < len(data) {
+	switch {
+	case s.err != nil:
+		return s.err
+	case s.pos < len(data):
 		return s.syntax("data after the top-level value")
+	case raw != nil:
+		return fmt.Errorf("expected a JSON object, got %s", short(raw))
+	case len(errs) > 0:
+		slices.SortFunc(errs, func(a, b *FieldError) int { return strings.Compare(a.Path, b.Path) })
+		return errs
 	}
-	return s.err
+	return nil
 }
 
 // A codec is how one struct type decodes and encodes.
@@ -234,6 +228,11 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 	if !s.expect('{') {
 		return
 	}
+	if s.depth++; s.depth > maxDepth {
+		s.syntax("nested too deeply")
+		return
+	}
+	defer func() { s.depth-- }()
 	v.SetZero()
 	var extra map[string]json.RawMessage
 	seen := Fields{decoded: true}

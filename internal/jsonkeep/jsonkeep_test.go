@@ -218,3 +218,36 @@ func TestManyFields(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(out), `"f98":5`)
 }
+
+// FuzzDecode: the scanner accepts exactly the JSON encoding/json accepts,
+// never panics, and what decodes encodes to a fixed point.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"name":"x","count":"3","items":[{"n":1,"z":null}],"one":{"n":"2"},"flag":"on"}`,
+		`{"name ":1}`, `{"items":[1]}`, `{"a":"\u00e9\ud800"}`, `[]`, `null`, `{"count":1e400}`, "{\"name\":\"\xff\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v outer
+		err := Decode(data, &v)
+		var syntax *SyntaxError
+		if json.Valid(data) == errors.As(err, &syntax) {
+			t.Fatalf("%q: valid JSON %v, but Decode: %v", data, json.Valid(data), err)
+		}
+		var errs Errors
+		if err != nil && !errors.As(err, &errs) {
+			return
+		}
+		out, err := Encode(&v)
+		if err != nil {
+			t.Fatalf("%q: encode: %v", data, err)
+		}
+		var again outer
+		if err := Decode(out, &again); err != nil && !errors.As(err, &errs) {
+			t.Fatalf("%q encoded as %s, which does not decode: %v", data, out, err)
+		}
+		out2, err := Encode(&again)
+		if err != nil || string(out2) != string(out) {
+			t.Fatalf("%q encoded as %s, then as %s (%v)", data, out, out2, err)
+		}
+	})
+}
