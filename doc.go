@@ -76,8 +76,8 @@
 // Records decode every shape the servers send: timestamps are a Time, which
 // embeds time.Time and reads ISO 8601 with or without fractions or a zone,
 // and date-only values (which keep DateOnly and encode back as a date);
-// flags sent as "true" or 1 are a FlexBool; ids sent as strings are a
-// FlexInt. A value the server may send as null is a pointer, so a record
+// flags sent as "true", 1 or "yes" are a bool; ids sent as strings are an
+// int. A value the server may send as null is a pointer, so a record
 // decoded and encoded again keeps every key and value it came with.
 //
 // # Pagination

@@ -4,26 +4,31 @@ import (
 	"context"
 	"iter"
 	"net/http"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // HooksService handles the project hook endpoints.
 type HooksService struct{ client *Client }
 
-// ProjectHook is a project webhook. Its flags may arrive as JSON booleans
-// or as the strings "true"/"false".
+// ProjectHook is a project webhook.
 type ProjectHook struct {
-	ID                    int      `json:"id"`
-	ProjectID             int      `json:"project_id"`
-	URL                   string   `json:"url"`
-	PushEvents            FlexBool `json:"push_events"`
-	IssuesEvents          FlexBool `json:"issues_events"`
-	MergeRequestsEvents   FlexBool `json:"merge_requests_events"`
-	TagPushEvents         FlexBool `json:"tag_push_events"`
-	NoteEvents            FlexBool `json:"note_events"`
-	BuildEvents           FlexBool `json:"build_events"`
-	EnableSSLVerification FlexBool `json:"enable_ssl_verification"`
-	CreatedAt             *Time    `json:"created_at"`
+	ID                    int    `json:"id"`
+	ProjectID             int    `json:"project_id"`
+	URL                   string `json:"url"`
+	PushEvents            bool   `json:"push_events"`
+	IssuesEvents          bool   `json:"issues_events"`
+	MergeRequestsEvents   bool   `json:"merge_requests_events"`
+	TagPushEvents         bool   `json:"tag_push_events"`
+	NoteEvents            bool   `json:"note_events"`
+	BuildEvents           bool   `json:"build_events"`
+	EnableSSLVerification bool   `json:"enable_ssl_verification"`
+	CreatedAt             *Time  `json:"created_at"`
 }
+
+// UnmarshalJSON reads the flags also when the server sends them as strings
+// such as "true".
+func (h *ProjectHook) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, h) }
 
 // HookOptions are the parameters of Add and Update. URL is required.
 type HookOptions struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // MergeRequestsService handles the merge request endpoints.
@@ -32,8 +34,8 @@ type MergeRequest struct {
 	ProjectID                int        `json:"project_id"`
 	SourceBranch             string     `json:"source_branch"`
 	TargetBranch             string     `json:"target_branch"`
-	SourceProjectID          FlexInt    `json:"source_project_id"` // a number or a string such as "2"
-	TargetProjectID          FlexInt    `json:"target_project_id"`
+	SourceProjectID          int        `json:"source_project_id"` // some servers send a string such as "2"
+	TargetProjectID          int        `json:"target_project_id"`
 	Title                    string     `json:"title"`
 	Description              *string    `json:"description"`
 	State                    string     `json:"state"` // opened, closed, merged, reopened
@@ -54,6 +56,10 @@ type MergeRequest struct {
 	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch"`
 	Changes                  []*Change  `json:"changes"` // only from Changes
 }
+
+// UnmarshalJSON reads the project ids also when the server sends them as
+// strings.
+func (m *MergeRequest) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
 
 // Change is one file of a merge request's diff.
 type Change struct {

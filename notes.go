@@ -6,6 +6,8 @@ import (
 	"iter"
 	"net/http"
 	"time"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // NotesService handles comments (notes) on issues and merge requests. The
@@ -15,59 +17,32 @@ type NotesService struct{ client *Client }
 
 // Note is a comment.
 type Note struct {
-	ID           int      `json:"id"`
-	Body         string   `json:"body"`
-	Attachment   *string  `json:"attachment"`
-	Author       *User    `json:"author"`
-	CreatedAt    *Time    `json:"created_at"`
-	UpdatedAt    *Time    `json:"updated_at"`
-	System       bool     `json:"system"`
-	NoteableID   int      `json:"noteable_id"`
-	NoteableType string   `json:"noteable_type"`
-	Upvote       FlexBool `json:"-"`
-	Downvote     FlexBool `json:"-"`
+	ID           int     `json:"id"`
+	Body         string  `json:"body"`
+	Attachment   *string `json:"attachment"`
+	Author       *User   `json:"author"`
+	CreatedAt    *Time   `json:"created_at"`
+	UpdatedAt    *Time   `json:"updated_at"`
+	System       bool    `json:"system"`
+	NoteableID   int     `json:"noteable_id"`
+	NoteableType string  `json:"noteable_type"`
+	// Upvote and Downvote are sent as "upvote?" and "downvote?" by the notes
+	// endpoints, and as "upvote" and "downvote" in project events.
+	Upvote   bool `json:"upvote?" alias:"upvote"`
+	Downvote bool `json:"downvote?" alias:"downvote"`
 }
 
-// UnmarshalJSON reads the vote flags under the server's literal keys
-// "upvote?" and "downvote?", and under "upvote"/"downvote" as events send them.
-func (n *Note) UnmarshalJSON(b []byte) error {
-	type plain Note
-	var aux struct {
-		*plain
-		Up    *FlexBool `json:"upvote?"`
-		Down  *FlexBool `json:"downvote?"`
-		Up2   *FlexBool `json:"upvote"`
-		Down2 *FlexBool `json:"downvote"`
-	}
-	aux.plain = (*plain)(n)
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
-	for _, v := range []struct {
-		dst  *FlexBool
-		a, b *FlexBool
-	}{{&n.Upvote, aux.Up, aux.Up2}, {&n.Downvote, aux.Down, aux.Down2}} {
-		switch {
-		case v.a != nil:
-			*v.dst = *v.a
-		case v.b != nil:
-			*v.dst = *v.b
-		}
-	}
-	return nil
-}
+// UnmarshalJSON reads the vote flags under either spelling.
+func (n *Note) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, n) }
 
-// MarshalJSON writes the vote flags under both spellings, "upvote?" as the
-// notes endpoints send them and "upvote" as project events do.
+// MarshalJSON writes the vote flags under both spellings.
 func (n Note) MarshalJSON() ([]byte, error) {
 	type plain Note
 	return json.Marshal(struct {
 		plain
-		Up    FlexBool `json:"upvote?"`
-		Down  FlexBool `json:"downvote?"`
-		Up2   FlexBool `json:"upvote"`
-		Down2 FlexBool `json:"downvote"`
-	}{plain(n), n.Upvote, n.Downvote, n.Upvote, n.Downvote})
+		Up   bool `json:"upvote"`
+		Down bool `json:"downvote"`
+	}{plain(n), n.Upvote, n.Downvote})
 }
 
 // NoteOptions are the parameters the server reads when a comment is saved.

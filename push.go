@@ -12,8 +12,8 @@ import (
 // of them.
 //
 // Every type here keeps the keys it does not know in Extra and remembers
-// which keys it was decoded from, so encoding a decoded value writes back
-// the same keys. Values built in code encode every field.
+// which keys it was decoded from. Encoding a decoded value writes those keys
+// and any field set since; values built in code encode every field.
 type PushData struct {
 	ObjectKind string `json:"object_kind"` // "push" or "tag_push"
 	EventName  string `json:"event_name"`  // same as ObjectKind
@@ -116,41 +116,46 @@ type CommitAuthor struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (p *PushData) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p, &p.Extra, &p.fields) }
+func (p *PushData) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
 
-// MarshalJSON writes the keys p was decoded from, or every field.
-func (p PushData) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p, p.Extra, p.fields) }
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p PushData) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *HookProject) UnmarshalJSON(b []byte) error {
-	return jsonkeep.Decode(b, p, &p.Extra, &p.fields)
+	return jsonkeep.Decode(b, p)
 }
 
-// MarshalJSON writes the keys p was decoded from, or every field.
-func (p HookProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p, p.Extra, p.fields) }
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p HookProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (r *HookRepository) UnmarshalJSON(b []byte) error {
-	return jsonkeep.Decode(b, r, &r.Extra, &r.fields)
+	return jsonkeep.Decode(b, r)
 }
 
-// MarshalJSON writes the keys r was decoded from, or every field.
-func (r HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r, r.Extra, r.fields) }
+// MarshalJSON writes the keys r was decoded from and the fields set since,
+// or every field of a value built in code.
+func (r HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (c *PushCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c, &c.Extra, &c.fields) }
+func (c *PushCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c) }
 
-// MarshalJSON writes the keys c was decoded from, or every field.
-func (c PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c, c.Extra, c.fields) }
+// MarshalJSON writes the keys c was decoded from and the fields set since,
+// or every field of a value built in code.
+func (c PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *CommitAuthor) UnmarshalJSON(b []byte) error {
-	return jsonkeep.Decode(b, p, &p.Extra, &p.fields)
+	return jsonkeep.Decode(b, p)
 }
 
-// MarshalJSON writes the keys p was decoded from, or every field.
-func (p CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p, p.Extra, p.fields) }
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }

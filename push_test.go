@@ -2,35 +2,17 @@ package collab
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
-	"strings"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // forgetDecodedKeys makes a decoded PushData compare equal to one built in
 // code, by dropping the record of which keys it was decoded from.
-func forgetDecodedKeys(d *PushData) {
-	if d == nil {
-		return
-	}
-	d.fields = jsonkeep.Fields{}
-	if d.Project != nil {
-		d.Project.fields = jsonkeep.Fields{}
-	}
-	if d.Repository != nil {
-		d.Repository.fields = jsonkeep.Fields{}
-	}
-	for _, c := range d.Commits {
-		c.fields = jsonkeep.Fields{}
-		if c.Author != nil {
-			c.Author.fields = jsonkeep.Fields{}
-		}
-	}
-}
+func forgetDecodedKeys(d *PushData) { jsonkeeptest.Forget(d) }
 
 func TestPushDataRoundTrip(t *testing.T) {
 	// The push payload of a webhook; a project event's data carries a subset.
@@ -71,4 +53,15 @@ func TestPushDataBadField(t *testing.T) {
 	err := json.Unmarshal([]byte(`{"ref":"refs/heads/x","commits":[{"id":"a","timestamp":"2015-04-08T21: 00:25-07:00"}]}`), &d)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "commits[0].timestamp")
+}
+
+// TestPushDataEditIsWritten: a field set after decoding is encoded with the
+// keys the value was decoded from; the fields that were absent stay absent.
+func TestPushDataEditIsWritten(t *testing.T) {
+	var d PushData
+	require.NoError(t, json.Unmarshal([]byte(`{"ref":"refs/heads/master"}`), &d))
+	d.UserName = "Priya Raman"
+	out, err := json.Marshal(d)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"ref":"refs/heads/master","user_name":"Priya Raman"}`, string(out))
 }

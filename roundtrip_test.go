@@ -25,8 +25,8 @@ import (
 // value. Key order does not matter, and the encoder may add keys the response
 // did not carry (a field left at its zero value). Values are compared
 // canonically where the record's type is deliberately flexible:
-//   - a number and a string that spells the same number are equal (FlexInt: 5 and "5");
-//   - a boolean and a string the server uses for it are equal (FlexBool: true and "true");
+//   - a number and a string that spells the same number are equal (5 and "5");
+//   - a boolean and a string the server uses for it are equal (true and "true");
 //   - two strings that are timestamps of the same instant are equal (Time: date-only or
 //     zone-less input comes back as RFC 3339).
 //   - numbers are compared by value (1.0 and 1 are equal).
@@ -272,17 +272,18 @@ func asNumber(v any) (*big.Rat, bool) {
 	return r, ok
 }
 
-// asBool reads a JSON boolean or a string FlexBool reads as one.
+// asBool reads a JSON boolean or a string records read as one.
 func asBool(v any) (bool, bool) {
 	switch v := v.(type) {
 	case bool:
 		return v, true
 	case string:
-		var b FlexBool
-		if err := b.UnmarshalJSON([]byte(strconv.Quote(v))); err != nil {
+		q, _ := json.Marshal(v)
+		b, err := decodeFlag(q)
+		if err != nil {
 			return false, false
 		}
-		return bool(b), true
+		return b, true
 	}
 	return false, false
 }

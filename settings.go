@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strconv"
-	"strings"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // SettingsService handles the application settings endpoints. Administrators only.
@@ -43,59 +43,16 @@ type ApplicationSettings struct {
 	RepositoryStorage                 string   `json:"repository_storage"`
 
 	// Extra holds the fields this struct does not name, by JSON name.
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra  map[string]json.RawMessage `json:"-"`
+	fields jsonkeep.Fields
 }
 
 // UnmarshalJSON decodes the named fields and keeps the rest in Extra.
-func (a *ApplicationSettings) UnmarshalJSON(b []byte) error {
-	type plain ApplicationSettings
-	if err := json.Unmarshal(b, (*plain)(a)); err != nil {
-		return err
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	for _, name := range settingsFieldNames {
-		delete(all, name)
-	}
-	a.Extra = nil
-	if len(all) > 0 {
-		a.Extra = all
-	}
-	return nil
-}
+func (a *ApplicationSettings) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
 
-// MarshalJSON writes the named fields and Extra together.
-func (a ApplicationSettings) MarshalJSON() ([]byte, error) {
-	type plain ApplicationSettings
-	b, err := json.Marshal(plain(a))
-	if err != nil || len(a.Extra) == 0 {
-		return b, err
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
-	for k, v := range a.Extra {
-		if _, named := all[k]; !named {
-			all[k] = v
-		}
-	}
-	return json.Marshal(all)
-}
-
-// settingsFieldNames lists the JSON names ApplicationSettings declares.
-var settingsFieldNames = func() []string {
-	t := reflect.TypeOf(ApplicationSettings{})
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
-			names = append(names, name)
-		}
-	}
-	return names
-}()
+// MarshalJSON writes the keys a was decoded from, the fields set since and
+// Extra, or every field of a value built in code.
+func (a ApplicationSettings) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UpdateSettingsOptions are the parameters of Update; nil fields are unchanged.
 // Arrays are sent in the Rails form the server reads (name[]=a&name[]=b);

@@ -2,13 +2,14 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
-	"reflect"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // Build is a build handed to a runner by RequestBuild: what to check out,
@@ -92,8 +93,9 @@ func (v Variable) LogValue() slog.Value {
 
 // BuildOptions are the job's settings from the project's CI configuration.
 // The known options are decoded into typed fields when they have the shape
-// of release 8.x; Raw keeps every option exactly as sent, so options this
-// package does not model, and known ones in a newer shape, are not lost.
+// of release 8.x. Extra keeps, verbatim, the options this package does not
+// model and known ones in a newer shape (such as an image given as an
+// object), so nothing is lost when the options are encoded again.
 type BuildOptions struct {
 	Image        string            `json:"image,omitempty"`
 	Services     []string          `json:"services,omitempty"`
@@ -102,92 +104,62 @@ type BuildOptions struct {
 	Dependencies []string          `json:"dependencies,omitempty"`
 	AfterScript  []string          `json:"after_script,omitempty"`
 
-	Raw map[string]json.RawMessage `json:"-"`
+	// Extra holds the options this package does not read, verbatim.
+	Extra  map[string]json.RawMessage `json:"-"`
+	fields jsonkeep.Fields
 }
 
 // ArtifactsOptions says which files to collect as artifacts and when.
 type ArtifactsOptions struct {
-	Name      string          `json:"name,omitempty"`
-	Untracked collab.FlexBool `json:"untracked,omitempty"`
-	Paths     []string        `json:"paths,omitempty"`
-	When      string          `json:"when,omitempty"` // on_success, on_failure, always
-	ExpireIn  string          `json:"expire_in,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Untracked bool     `json:"untracked,omitempty"` // some servers send "true"
+	Paths     []string `json:"paths,omitempty"`
+	When      string   `json:"when,omitempty"` // on_success, on_failure, always
+	ExpireIn  string   `json:"expire_in,omitempty"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra  map[string]json.RawMessage `json:"-"`
+	fields jsonkeep.Fields
 }
 
 // CacheOptions says which files to keep between builds.
 type CacheOptions struct {
-	Key       string          `json:"key,omitempty"`
-	Untracked collab.FlexBool `json:"untracked,omitempty"`
-	Paths     []string        `json:"paths,omitempty"`
-}
+	Key       string   `json:"key,omitempty"`
+	Untracked bool     `json:"untracked,omitempty"` // some servers send "true"
+	Paths     []string `json:"paths,omitempty"`
 
-// fields pairs each typed option with its key.
-func (o *BuildOptions) fields() []struct {
-	key string
-	ptr any
-} {
-	return []struct {
-		key string
-		ptr any
-	}{
-		{"image", &o.Image}, {"services", &o.Services}, {"artifacts", &o.Artifacts},
-		{"cache", &o.Cache}, {"dependencies", &o.Dependencies}, {"after_script", &o.AfterScript},
-	}
+	// Extra holds the keys this package does not know, verbatim.
+	Extra  map[string]json.RawMessage `json:"-"`
+	fields jsonkeep.Fields
 }
 
 // UnmarshalJSON never fails on the content of an option: a value whose shape
-// differs from the typed field is left to Raw. A value that is not an object
-// (null, say) gives empty options.
+// differs from the typed field is kept in Extra. A value that is not an
+// object (null, say) gives empty options.
 func (o *BuildOptions) UnmarshalJSON(b []byte) error {
-	*o = BuildOptions{}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return nil
-	}
-	o.Raw = raw
-	for _, f := range o.fields() {
-		if v, ok := raw[f.key]; ok {
-			if err := json.Unmarshal(v, f.ptr); err != nil {
-				// Zero the field again: a failed decode may leave it half filled.
-				reflect.ValueOf(f.ptr).Elem().SetZero()
-			}
-		}
+	err := jsonkeep.Decode(b, o)
+	var kept jsonkeep.Errors
+	if err != nil && !errors.As(err, &kept) {
+		*o = BuildOptions{}
 	}
 	return nil
 }
 
-// MarshalJSON writes every option of Raw, and the typed fields. A typed
-// field that still holds what its Raw value decodes to keeps the Raw bytes
-// exactly (so "untracked": "true" stays a string), as does a zero field
-// whose Raw value has a shape this package does not model; a field changed
-// since decoding is written from its typed value, and one cleared to its
-// zero value is left out.
-func (o BuildOptions) MarshalJSON() ([]byte, error) {
-	out := make(map[string]json.RawMessage, len(o.Raw)+6)
-	for k, v := range o.Raw {
-		out[k] = v
-	}
-	for _, f := range o.fields() {
-		cur := reflect.ValueOf(f.ptr).Elem()
-		if raw, ok := out[f.key]; ok {
-			was := reflect.New(cur.Type())
-			err := json.Unmarshal(raw, was.Interface())
-			if (err == nil && reflect.DeepEqual(was.Elem().Interface(), cur.Interface())) || (err != nil && cur.IsZero()) {
-				continue
-			}
-		}
-		if cur.IsZero() {
-			delete(out, f.key)
-			continue
-		}
-		v, err := json.Marshal(cur.Interface())
-		if err != nil {
-			return nil, err
-		}
-		out[f.key] = v
-	}
-	return json.Marshal(out)
-}
+// MarshalJSON writes the options o was decoded from, with the typed fields
+// as they are now, and Extra.
+func (o BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
+
+// UnmarshalJSON keeps unknown keys in Extra.
+func (o *ArtifactsOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
+
+// MarshalJSON writes the keys o was decoded from and the fields set since.
+func (o ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
+
+// UnmarshalJSON keeps unknown keys in Extra.
+func (o *CacheOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
+
+// MarshalJSON writes the keys o was decoded from and the fields set since.
+func (o CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
 const redacted = "[REDACTED]"
 

@@ -100,8 +100,8 @@ func TestUploadAnswerKeysAreTyped(t *testing.T) {
 }
 
 // TestBuildOptionsEncodeChanges: a typed option changed after decoding is
-// written from its new value, one cleared is left out, and the others keep
-// their input bytes.
+// written from its new value, one cleared is written as what it holds now,
+// and options absent when decoding stay absent.
 func TestBuildOptionsEncodeChanges(t *testing.T) {
 	var o BuildOptions
 	require.NoError(t, json.Unmarshal([]byte(`{"image":"ruby:2.3","services":["redis"],"cache":{"untracked":"true"},"x":1}`), &o))
@@ -109,7 +109,7 @@ func TestBuildOptionsEncodeChanges(t *testing.T) {
 	o.Services = nil
 	out, err := json.Marshal(o)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"image":"ruby:3.3","cache":{"untracked":"true"},"x":1}`, string(out))
+	assert.JSONEq(t, `{"image":"ruby:3.3","services":null,"cache":{"untracked":true},"x":1}`, string(out))
 
 	out, err = json.Marshal(BuildOptions{Dependencies: []string{"a"}})
 	require.NoError(t, err)

@@ -8,15 +8,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/collabsvc/collab/internal/mocktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,10 +62,10 @@ func TestRequestBuild(t *testing.T) {
 	assert.Empty(t, rec.Query, "the runner token never goes in the URL")
 	assert.Empty(t, rec.Header.Get("BUILD-TOKEN"))
 
-	raw := b.Options.Raw
-	require.Len(t, raw, 7)
-	assert.JSONEq(t, `{"max": 2}`, string(raw["retry_hint"]))
-	b.Options.Raw = nil
+	assert.Equal(t, []string{"retry_hint"}, slices.Collect(maps.Keys(b.Options.Extra)), "the options Build does not model")
+	assert.JSONEq(t, `{"max": 2}`, string(b.Options.Extra["retry_hint"]))
+	b.Options.Extra = nil
+	jsonkeeptest.Forget(b)
 	want := &Build{
 		ID: 1187, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "running",
 		Name: "rspec:unit", Token: Token(testBuildToken), Stage: "test", ProjectID: 42, ProjectName: "Widget Factory",
@@ -164,7 +167,7 @@ func TestBuildOptionsVariants(t *testing.T) {
 	assert.Nil(t, o.Cache)
 	assert.Nil(t, o.Dependencies)
 	assert.Nil(t, o.AfterScript)
-	assert.JSONEq(t, `{"name": "ruby:2.3", "entrypoint": [""]}`, string(o.Raw["image"]))
+	assert.JSONEq(t, `{"name": "ruby:2.3", "entrypoint": [""]}`, string(o.Extra["image"]))
 	require.NoError(t, json.Unmarshal([]byte(`"not an object"`), &o))
 	assert.Equal(t, BuildOptions{}, o)
 	var b Build

@@ -11,7 +11,8 @@ import (
 // Every struct in this file keeps the keys it does not know in Extra, and
 // remembers which keys it was decoded from, so that encoding a decoded event
 // writes back the same keys with the same values (times in RFC 3339, numbers
-// sent as strings as numbers). Values built in code encode every field.
+// sent as strings as numbers), plus any field set since. Values built in code
+// encode every field.
 
 // Project is the project as webhooks describe it.
 type Project = collab.HookProject
@@ -19,8 +20,9 @@ type Project = collab.HookProject
 // Repository is the older, smaller description of a project.
 type Repository = collab.HookRepository
 
-// Commit is a git commit. Only pushes list the changed paths.
-type Commit = collab.PushCommit
+// PushCommit is a git commit as pushes, merge requests and commit notes
+// describe it. Only pushes list the changed paths.
+type PushCommit = collab.PushCommit
 
 // User is the person who caused an event, or an assignee.
 type User struct {
@@ -133,7 +135,7 @@ type MergeRequestAttributes struct {
 	UpdatedAt                *collab.Time `json:"updated_at"`
 	Source                   *Project     `json:"source"` // nil when the source fork is gone
 	Target                   *Project     `json:"target"`
-	LastCommit               *Commit      `json:"last_commit"`
+	LastCommit               *PushCommit  `json:"last_commit"`
 	WorkInProgress           bool         `json:"work_in_progress"`
 	URL                      string       `json:"url,omitempty"`
 	Action                   string       `json:"action,omitempty"` // "open", "update", "close", "reopen" or "merge"
@@ -159,7 +161,7 @@ type NoteEvent struct {
 	Repository       *Repository     `json:"repository"`
 	ObjectAttributes *NoteAttributes `json:"object_attributes"`
 
-	Commit       *Commit                 `json:"commit,omitempty"`
+	Commit       *PushCommit             `json:"commit,omitempty"`
 	Issue        *IssueAttributes        `json:"issue,omitempty"`
 	MergeRequest *MergeRequestAttributes `json:"merge_request,omitempty"`
 	Snippet      *Snippet                `json:"snippet,omitempty"`
@@ -257,32 +259,33 @@ type Snippet struct {
 // BuildEvent is a CI build created, started or finished (Build Hook). A
 // build normally sends three: pending, running, and its end state.
 type BuildEvent struct {
-	ObjectKind        string       `json:"object_kind"` // "build"
-	Ref               string       `json:"ref"`         // a branch or tag name, without refs/
-	Tag               bool         `json:"tag"`
-	BeforeSHA         string       `json:"before_sha"` // 40 zeros when there is none
-	SHA               string       `json:"sha"`
-	BuildID           int          `json:"build_id"`
-	BuildName         string       `json:"build_name"`
-	BuildStage        string       `json:"build_stage"`
-	BuildStatus       string       `json:"build_status"` // "pending", "running", "success", "failed", "canceled" or "skipped"
-	BuildStartedAt    *collab.Time `json:"build_started_at"`
-	BuildFinishedAt   *collab.Time `json:"build_finished_at"`
-	BuildDuration     *float64     `json:"build_duration"` // seconds; while running, the time so far
-	BuildAllowFailure bool         `json:"build_allow_failure"`
-	ProjectID         int          `json:"project_id"`
-	ProjectName       string       `json:"project_name"` // "Namespace / Project"
-	User              *BuildUser   `json:"user"`
-	Commit            *Pipeline    `json:"commit"` // the pipeline, not a git commit
-	Repository        *Repository  `json:"repository"`
+	ObjectKind        string          `json:"object_kind"` // "build"
+	Ref               string          `json:"ref"`         // a branch or tag name, without refs/
+	Tag               bool            `json:"tag"`
+	BeforeSHA         string          `json:"before_sha"` // 40 zeros when there is none
+	SHA               string          `json:"sha"`
+	BuildID           int             `json:"build_id"`
+	BuildName         string          `json:"build_name"`
+	BuildStage        string          `json:"build_stage"`
+	BuildStatus       string          `json:"build_status"` // "pending", "running", "success", "failed", "canceled" or "skipped"
+	BuildStartedAt    *collab.Time    `json:"build_started_at"`
+	BuildFinishedAt   *collab.Time    `json:"build_finished_at"`
+	BuildDuration     *float64        `json:"build_duration"` // seconds; while running, the time so far
+	BuildAllowFailure bool            `json:"build_allow_failure"`
+	ProjectID         int             `json:"project_id"`
+	ProjectName       string          `json:"project_name"` // "Namespace / Project"
+	User              *BuildEventUser `json:"user"`
+	Pipeline          *Pipeline       `json:"commit"` // sent under "commit", but the pipeline, not a git commit
+	Repository        *Repository     `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra  map[string]json.RawMessage `json:"-"`
 	fields jsonkeep.Fields
 }
 
-// BuildUser is who triggered a build; every field is nil when nobody did.
-type BuildUser struct {
+// BuildEventUser is who triggered a build; every field is nil when nobody
+// did.
+type BuildEventUser struct {
 	ID    *int    `json:"id"`
 	Name  *string `json:"name"`
 	Email *string `json:"email"`

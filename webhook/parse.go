@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
@@ -70,14 +71,24 @@ func (*WikiPageEvent) Kind() Kind { return KindWikiPage }
 func (e *RawEvent) Kind() Kind { return e.EventKind }
 
 // FieldError is one value of a payload that could not be decoded into its
-// field, named by its path (e.g. "merge_request.last_commit.timestamp"). Its
-// raw value stays in the Extra map of the object that holds it.
-type FieldError = jsonkeep.FieldError
+// field. Its raw value stays in the Extra map of the object that holds it.
+type FieldError struct {
+	Path  string // the dotted path from the top of the payload, e.g. merge_request.last_commit.timestamp
+	Value string // the raw JSON value, shortened
+	Err   error  // why it did not fit, or ErrStrayKey
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s: %v (value %s)", e.Path, e.Err, e.Value)
+}
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // ErrStrayKey is the Err of a FieldError for a key that matches a known key
 // except for surrounding white space, such as "title ". Its value stays in
 // Extra under that key.
-var ErrStrayKey = jsonkeep.ErrStrayKey
+var ErrStrayKey = errors.New("key has stray white space; value kept under that key")
 
 // DecodeError lists the fields of a payload that could not be decoded. It
 // comes with an event in which every other field is set.
@@ -87,7 +98,11 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("webhook: %s: %d field(s) not decoded: %v", e.Kind, len(e.Fields), jsonkeep.Errors(e.Fields))
+	parts := make([]string, len(e.Fields))
+	for i, fe := range e.Fields {
+		parts[i] = fe.Error()
+	}
+	return fmt.Sprintf("webhook: %s: %d field(s) not decoded: %s", e.Kind, len(e.Fields), strings.Join(parts, "; "))
 }
 
 // ErrBodyTooLarge is returned by Parse for a body larger than its limit.
@@ -135,35 +150,55 @@ func ParsePayload(header http.Header, body []byte) (Event, error) {
 			kind = Kind(probe.ObjectKind)
 		}
 	}
+	// The event is decoded straight from the body, in one pass: the decoder
+	// checks the syntax itself.
 	var ev Event
+	var err error
 	switch kind {
 	case KindPush:
-		ev = &PushEvent{}
+		e := &PushEvent{}
+		ev, err = e, jsonkeep.Decode(body, &e.PushData)
 	case KindTagPush:
-		ev = &TagPushEvent{}
+		e := &TagPushEvent{}
+		ev, err = e, jsonkeep.Decode(body, &e.PushData)
 	case KindIssue:
-		ev = &IssueEvent{}
+		ev, err = decode[IssueEvent](body)
 	case KindMergeRequest:
-		ev = &MergeRequestEvent{}
+		ev, err = decode[MergeRequestEvent](body)
 	case KindNote:
-		ev = &NoteEvent{}
+		ev, err = decode[NoteEvent](body)
 	case KindBuild:
-		ev = &BuildEvent{}
+		ev, err = decode[BuildEvent](body)
 	case KindWikiPage:
-		ev = &WikiPageEvent{}
+		ev, err = decode[WikiPageEvent](body)
 	default:
 		return &RawEvent{EventKind: kind, Header: safeHeader(header), Body: bytes.Clone(body)}, nil
 	}
-	err := json.Unmarshal(body, ev)
-	var fields jsonkeep.Errors
+	var kept jsonkeep.Errors
 	switch {
 	case err == nil:
 		return ev, nil
-	case errors.As(err, &fields):
-		return ev, &DecodeError{Kind: kind, Fields: fields}
+	case errors.As(err, &kept):
+		de := &DecodeError{Kind: kind, Fields: make([]*FieldError, len(kept))}
+		for i, fe := range kept {
+			de.Fields[i] = &FieldError{Path: fe.Path, Value: fe.Value, Err: fe.Err}
+			if fe.Err == jsonkeep.ErrStrayKey {
+				de.Fields[i].Err = ErrStrayKey
+			}
+		}
+		return ev, de
 	default:
 		return nil, fmt.Errorf("webhook: %s: %w", kind, err)
 	}
+}
+
+// decode reads body into a new T.
+func decode[T any, P interface {
+	*T
+	Event
+}](body []byte) (Event, error) {
+	v := P(new(T))
+	return v, jsonkeep.Decode(body, v)
 }
 
 // ValidToken reports whether the X-Gitlab-Token header of a delivery equals

@@ -125,9 +125,9 @@ func TestSpecValues(t *testing.T) {
 	require.NoError(t, err)
 	build := ev.(*BuildEvent)
 	assert.Equal(t, 83.517, *build.BuildDuration)
-	assert.Equal(t, 3310, build.Commit.ID)
-	assert.Nil(t, build.Commit.Duration)
-	assert.Nil(t, build.Commit.FinishedAt)
+	assert.Equal(t, 3310, build.Pipeline.ID)
+	assert.Nil(t, build.Pipeline.Duration)
+	assert.Nil(t, build.Pipeline.FinishedAt)
 	assert.Equal(t, "dana@example.org", *build.User.Email)
 
 	ev, err = ParsePayload(header(KindPush), readFile(t, "spec/push.json"))
@@ -207,7 +207,7 @@ func TestVariants(t *testing.T) {
 		b := ev.(*BuildEvent)
 		assert.Nil(t, b.BuildDuration)
 		assert.Nil(t, b.User.ID)
-		assert.Nil(t, b.Commit.Message)
+		assert.Nil(t, b.Pipeline.Message)
 		roundTrip(t, ev, []byte(body))
 	})
 	t.Run("merge request source gone", func(t *testing.T) {

@@ -1,16 +1,24 @@
-// Package jsonkeep decodes and encodes JSON objects into structs without
-// losing a key: keys with no field are kept verbatim, the keys an object
-// carried are remembered so that re-encoding writes back exactly those, and a
-// value that does not fit its field is reported with its path while the rest
-// of the object still decodes.
+// Package jsonkeep is the one decoder of the SDK's records and webhook
+// events. It reads a JSON object into a struct in a single pass over the
+// bytes, without losing a key:
+//
+//   - keys with no field are kept verbatim in the struct's Extra field
+//     (map[string]json.RawMessage, tagged `json:"-"`), when it has one;
+//   - the server's lenient scalars are read one way: numbers sent as strings,
+//     flags sent as "true", 1, "yes" or "on", and null or "" for no value;
+//   - a value that does not fit its field is reported with its path and kept
+//     in Extra, while the rest of the object still decodes;
+//   - an unexported field of type Fields remembers which keys were present,
+//     so that Encode writes back what the value holds now: every field that
+//     was present or has been set since, and no field that was absent and is
+//     still zero.
 //
 // A struct opts in with two one-line methods:
 //
-//	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p, &p.Extra, &p.fields) }
-//	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p, p.Extra, p.fields) }
+//	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+//	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
 //
-// where Extra is a map[string]json.RawMessage tagged `json:"-"` and fields is
-// an unexported Fields.
+// Structs nested in such a struct are decoded in the same pass.
 package jsonkeep
 
 import (
@@ -28,16 +36,31 @@ import (
 
 // Fields records which known keys a decoded object carried. The zero value
 // means the value was built in code, and every field is written.
-type Fields struct{ set uint64 }
+type Fields struct {
+	decoded bool
+	set     uint64   // fields 0 to 63
+	more    []uint64 // fields 64 and up, for large types only
+}
 
-const decodedBit = 1 << 63
+func (f *Fields) mark(i int) {
+	if i < 64 {
+		f.set |= 1 << i
+		return
+	}
+	w := i/64 - 1
+	for len(f.more) <= w {
+		f.more = append(f.more, 0)
+	}
+	f.more[w] |= 1 << (i % 64)
+}
 
-// has reports whether the decoded object carried the field with index i of
-// its type's field list. It is always false for values built in code.
-func (f Fields) has(i int) bool { return f.set&(1<<i) != 0 }
-
-// Decoded reports whether the value came from Decode.
-func (f Fields) Decoded() bool { return f.set&decodedBit != 0 }
+func (f *Fields) has(i int) bool {
+	if i < 64 {
+		return f.set&(1<<i) != 0
+	}
+	w := i/64 - 1
+	return w < len(f.more) && f.more[w]&(1<<(i%64)) != 0
+}
 
 // FieldError is one value that could not be decoded into its field. The raw
 // value is kept among the object's extra keys, so nothing is lost.
@@ -69,267 +92,318 @@ func (e Errors) Error() string {
 // surrounding white space; its value stays among the extra keys.
 var ErrStrayKey = errors.New("key has stray white space; value kept under that key")
 
-type field struct {
-	name      string
-	index     int
-	omitEmpty bool
-}
-
-var cache sync.Map // reflect.Type -> []field
-
-func fieldsOf(t reflect.Type) []field {
-	if f, ok := cache.Load(t); ok {
-		return f.([]field)
+// Decode fills the struct v points to from the JSON object data. A value
+// that does not fit is reported in the returned Errors and kept in Extra;
+// every other field is still decoded. A body that is not JSON, or not an
+// object, is a plain error. null leaves v as it is.
+func Decode(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("jsonkeep: Decode needs a pointer to a struct, got %T", v)
 	}
-	var out []field
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if !sf.IsExported() || sf.Anonymous || tag == "-" || tag == "" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		out = append(out, field{name: name, index: i, omitEmpty: strings.Contains(opts, "omitempty")})
-	}
-	if len(out) > 63 {
-		panic("jsonkeep: more than 63 fields in " + t.String())
-	}
-	cache.Store(t, out)
-	return out
-}
-
-// Decode fills the struct v points to from the JSON object data. Keys with no
-// field go to *extra; *seen records the keys present. A value that does not
-// fit is reported in the returned Errors and kept in *extra; every other
-// field is still decoded. A body that is not an object is a plain error.
-func Decode(data []byte, v any, extra *map[string]json.RawMessage, seen *Fields) error {
-	if isNull(data) {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("expected a JSON object, got %s", te.Value)
-		}
-		return err
-	}
-	rv := reflect.ValueOf(v).Elem()
-	rv.SetZero()
+	s := scanner{data: data}
+	s.ws()
 	var errs Errors
-	var set uint64 = decodedBit
-	known := fieldsOf(rv.Type())
-	for i, f := range known {
-		raw, ok := m[f.name]
-		if !ok {
-			continue
-		}
-		fv := rv.Field(f.index)
-		if !nilable(fv.Kind()) && (isNull(raw) || isBlank(raw) && scalar(fv.Kind())) {
-			continue // no value for a field that cannot say so: kept verbatim among the extra keys
-		}
-		delete(m, f.name)
-		soft, hard := decodeValue(raw, rv.Field(f.index).Addr())
-		errs = append(errs, prefix(f.name, soft)...)
-		if hard != nil {
-			rv.Field(f.index).SetZero()
-			hard.Path = join(f.name, hard.Path)
-			errs = append(errs, hard)
-			m[f.name] = raw
-			continue
-		}
-		set |= 1 << i
+	var raw []byte
+	switch {
+	case s.isNull():
+		s.pos += 4
+	case s.pos < len(data) && data[s.pos] != '{':
+		raw = s.value()
+	default:
+		codecOf(rv.Type().Elem()).decode(&s, rv.Elem(), &errs)
 	}
-	for k, raw := range m {
-		trimmed := strings.TrimSpace(k)
-		if trimmed != k && slices.ContainsFunc(known, func(f field) bool { return f.name == trimmed }) {
-			errs = append(errs, &FieldError{Path: strconv.Quote(k), Value: short(raw), Err: ErrStrayKey})
-		}
-	}
-	if len(m) > 0 {
-		*extra = m
-	}
-	*seen = Fields{set}
-	if len(errs) > 0 {
+	s.ws()
+	switch {
+	case s.err != nil:
+		return s.err
+	case s.pos < len(data):
+		return s.syntax("data after the top-level value")
+	case raw != nil:
+		return fmt.Errorf("expected a JSON object, got %s", short(raw))
+	case len(errs) > 0:
 		slices.SortFunc(errs, func(a, b *FieldError) int { return strings.Compare(a.Path, b.Path) })
 		return errs
 	}
 	return nil
 }
 
-// decodeValue decodes raw into the value ptr points to. Soft errors leave a
-// partly decoded value worth keeping; a hard error means the value is unusable.
-func decodeValue(raw json.RawMessage, ptr reflect.Value) (Errors, *FieldError) {
-	t := ptr.Elem().Type()
-	if t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 && isArray(raw) {
-		return decodeSlice(raw, ptr)
-	}
-	err := json.Unmarshal(raw, ptr.Interface())
-	if err == nil {
-		return nil, nil
-	}
-	var soft Errors
-	if errors.As(err, &soft) {
-		return soft, nil
-	}
-	if lenient(raw, ptr) {
-		return nil, nil
-	}
-	return nil, &FieldError{Value: short(raw), Err: err}
+// A codec is how one struct type decodes and encodes.
+type codec struct {
+	once   sync.Once
+	typ    reflect.Type
+	fields []field
+	byName map[string]*field
+	extra  int // index of the Extra field, or -1
+	seen   int // index of the Fields field, or -1
 }
 
-func decodeSlice(raw json.RawMessage, ptr reflect.Value) (Errors, *FieldError) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &FieldError{Value: short(raw), Err: err}
-	}
-	s := reflect.MakeSlice(ptr.Elem().Type(), len(items), len(items))
-	var errs Errors
-	for i, item := range items {
-		soft, hard := decodeValue(item, s.Index(i).Addr())
-		at := "[" + strconv.Itoa(i) + "]"
-		if hard != nil {
-			hard.Path = at + dotted(hard.Path)
-			return nil, hard
-		}
-		for _, fe := range soft {
-			fe.Path = at + dotted(fe.Path)
-		}
-		errs = append(errs, soft...)
-	}
-	ptr.Elem().Set(s)
-	return errs, nil
+type field struct {
+	name      string
+	index     int // in the struct
+	bit       int // in Fields
+	omitEmpty bool
+	nilable   bool // null is a value of the field (pointer, slice, map)
+	scalar    bool // a number or a bool, for which a blank string is no value
+	dec       decodeFunc
 }
 
-// lenient accepts a number or a bool sent as a JSON string ("42", "true"),
-// and an empty string as null, for number and bool fields.
-func lenient(raw json.RawMessage, ptr reflect.Value) bool {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return false
+var (
+	fieldsType = reflect.TypeFor[Fields]()
+	extraType  = reflect.TypeFor[map[string]json.RawMessage]()
+	codecs     sync.Map // reflect.Type -> *codec
+)
+
+// codecOf returns the codec of struct type t, built on first use. Building
+// does not follow nested types, so recursive types are fine.
+func codecOf(t reflect.Type) *codec {
+	c, ok := codecs.Load(t)
+	if !ok {
+		c, _ = codecs.LoadOrStore(t, &codec{typ: t})
 	}
-	s = strings.TrimSpace(s)
-	t := ptr.Elem().Type()
-	base := t
-	if base.Kind() == reflect.Pointer {
-		base = base.Elem()
-	}
-	if !scalar(base.Kind()) {
-		return false
-	}
-	if base.Kind() == reflect.Bool {
-		if b, err := strconv.ParseBool(s); err == nil {
-			s = strconv.FormatBool(b)
-		}
-	}
-	if s == "" {
-		s = "null"
-	}
-	fresh := reflect.New(t)
-	if json.Unmarshal([]byte(s), fresh.Interface()) != nil {
-		return false
-	}
-	ptr.Elem().Set(fresh.Elem())
-	return true
+	cc := c.(*codec)
+	cc.once.Do(cc.build)
+	return cc
 }
 
-// Encode writes the struct v points to as a JSON object: for a decoded value
-// exactly the keys it carried, otherwise every field (omitempty fields only
-// when set), then the extra keys in sorted order.
-func Encode(v any, extra map[string]json.RawMessage, seen Fields) ([]byte, error) {
-	rv := reflect.Indirect(reflect.ValueOf(v))
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, f := range fieldsOf(rv.Type()) {
-		fv := rv.Field(f.index)
-		if seen.Decoded() && !seen.has(i) || !seen.Decoded() && f.omitEmpty && fv.IsZero() {
+func (c *codec) build() {
+	t := c.typ
+	c.extra, c.seen = -1, -1
+	c.byName = map[string]*field{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		switch {
+		case sf.Type == fieldsType:
+			c.seen = i
+			continue
+		case sf.Name == "Extra" && sf.Type == extraType:
+			c.extra = i
 			continue
 		}
-		if _, dup := extra[f.name]; dup {
+		tag := sf.Tag.Get("json")
+		if !sf.IsExported() || tag == "-" || tag == "" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		k := sf.Type.Kind()
+		c.fields = append(c.fields, field{
+			name: name, index: i, bit: len(c.fields), omitEmpty: strings.Contains(opts, "omitempty"),
+			nilable: k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
+			scalar:  k == reflect.Bool || numberKind(k),
+			dec:     decoderOf(sf.Type),
+		})
+	}
+	for i := range c.fields {
+		f := &c.fields[i]
+		c.byName[f.name] = f
+		if alias := t.Field(f.index).Tag.Get("alias"); alias != "" {
+			c.byName[alias] = f
+		}
+	}
+}
+
+// isRecord reports whether struct type t decodes in the same pass as the
+// object holding it: it keeps its own keys (a Fields field), or it is a
+// plain struct without a decoder of its own and without embedded fields.
+func isRecord(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	plain := !reflect.PointerTo(t).Implements(unmarshalerType)
+	for i := range t.NumField() {
+		if t.Field(i).Type == fieldsType {
+			return true
+		}
+		if t.Field(i).Anonymous {
+			plain = false
+		}
+	}
+	return plain && t.NumField() > 0
+}
+
+// decode reads an object into v, which is zeroed first. Values that do not
+// fit go to errs, with paths relative to v.
+func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
+	s.ws()
+	if !s.expect('{') {
+		return
+	}
+	if s.depth++; s.depth > maxDepth {
+		s.syntax("nested too deeply")
+		return
+	}
+	defer func() { s.depth-- }()
+	v.SetZero()
+	var extra map[string]json.RawMessage
+	seen := Fields{decoded: true}
+	for first := true; ; first = false {
+		s.ws()
+		if first && s.pos < len(s.data) && s.data[s.pos] == '}' {
+			s.pos++
+			break
+		}
+		key := s.key()
+		if s.err != nil || !s.colon() {
+			return
+		}
+		start := s.pos
+		f := c.byName[string(key)]
+		if f == nil {
+			raw := s.value()
+			if s.err != nil {
+				return
+			}
+			if c.extra >= 0 {
+				extra = keep(extra, string(key), raw)
+			}
+			if trimmed := bytes.TrimSpace(key); len(trimmed) < len(key) && c.byName[string(trimmed)] != nil {
+				*errs = append(*errs, &FieldError{Path: strconv.Quote(string(key)), Value: short(raw), Err: ErrStrayKey})
+			}
+		} else if !f.nilable && s.isNull() || f.scalar && s.isBlank() {
+			// No value for a field that cannot say so: keep it verbatim.
+			raw := s.value()
+			if c.extra >= 0 {
+				extra = keep(extra, f.name, raw)
+			}
+		} else {
+			fv := v.Field(f.index)
+			mark := len(*errs)
+			err := f.dec(s, fv, errs)
+			if s.err != nil {
+				return
+			}
+			if err != nil {
+				fv.SetZero()
+				*errs = (*errs)[:mark]
+				s.pos = start
+				raw := s.value()
+				fe, ok := err.(*FieldError)
+				if !ok {
+					fe = &FieldError{Value: short(raw), Err: err}
+				}
+				fe.Path = join(f.name, fe.Path)
+				*errs = append(*errs, fe)
+				if c.extra >= 0 {
+					extra = keep(extra, f.name, raw)
+				}
+			} else {
+				for _, fe := range (*errs)[mark:] {
+					fe.Path = join(f.name, fe.Path)
+				}
+				seen.mark(f.bit)
+				delete(extra, f.name) // a duplicate key: the last value wins
+			}
+		}
+		s.ws()
+		if s.pos < len(s.data) && s.data[s.pos] == ',' {
+			s.pos++
+			continue
+		}
+		if !s.expect('}') {
+			return
+		}
+		break
+	}
+	if c.extra >= 0 && extra != nil {
+		*(*map[string]json.RawMessage)(v.Field(c.extra).Addr().UnsafePointer()) = extra
+	}
+	if c.seen >= 0 {
+		*(*Fields)(v.Field(c.seen).Addr().UnsafePointer()) = seen
+	}
+}
+
+// keep stores a copy of raw under key: the caller may reuse its buffer.
+func keep(m map[string]json.RawMessage, key string, raw []byte) map[string]json.RawMessage {
+	if m == nil {
+		m = make(map[string]json.RawMessage, 2)
+	}
+	m[key] = bytes.Clone(raw)
+	return m
+}
+
+// Encode writes the struct v points to as a JSON object. A value built in
+// code writes every field (omitempty ones only when set). A decoded value
+// writes the fields that were present or are no longer zero. A zero field
+// whose key is in Extra (a null, or a value that did not fit) writes the
+// Extra value; the other extra keys follow in sorted order.
+func Encode(v any) ([]byte, error) {
+	rv := reflect.Indirect(reflect.ValueOf(v))
+	c := codecOf(rv.Type())
+	var extra map[string]json.RawMessage
+	var seen Fields
+	if c.extra >= 0 {
+		extra = rv.Field(c.extra).Interface().(map[string]json.RawMessage)
+	}
+	if c.seen >= 0 {
+		seen = *(*Fields)(rv.Field(c.seen).Addr().UnsafePointer())
+	}
+	buf := make([]byte, 0, 256)
+	buf = append(buf, '{')
+	written := map[string]bool{}
+	for i := range c.fields {
+		f := &c.fields[i]
+		fv := rv.Field(f.index)
+		zero := fv.IsZero()
+		if _, kept := extra[f.name]; kept && zero {
+			continue
+		}
+		if seen.decoded && !seen.has(f.bit) && zero || !seen.decoded && f.omitEmpty && zero {
 			continue
 		}
 		b, err := json.Marshal(fv.Interface())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		writeKey(&buf, f.name)
-		buf.Write(b)
+		buf = appendKey(buf, f.name)
+		buf = append(buf, b...)
+		written[f.name] = true
 	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
-		keys = append(keys, k)
+		if !written[k] {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		writeKey(&buf, k)
+		buf = appendKey(buf, k)
 		if len(extra[k]) == 0 {
-			buf.WriteString("null")
+			buf = append(buf, "null"...)
 			continue
 		}
-		buf.Write(extra[k])
+		buf = append(buf, extra[k]...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(buf, '}'), nil
 }
 
-func writeKey(buf *bytes.Buffer, k string) {
-	if buf.Len() > 1 {
-		buf.WriteByte(',')
+func appendKey(buf []byte, k string) []byte {
+	if len(buf) > 1 {
+		buf = append(buf, ',')
 	}
 	b, _ := json.Marshal(k) // a string always marshals
-	buf.Write(b)
-	buf.WriteByte(':')
-}
-
-func prefix(name string, errs Errors) Errors {
-	for _, fe := range errs {
-		fe.Path = join(name, fe.Path)
-	}
-	return errs
+	buf = append(buf, b...)
+	return append(buf, ':')
 }
 
 func join(name, rest string) string {
-	if rest == "" {
+	switch {
+	case rest == "":
 		return name
-	}
-	if strings.HasPrefix(rest, "[") {
+	case rest[0] == '[':
 		return name + rest
 	}
 	return name + "." + rest
 }
 
 func dotted(rest string) string {
-	if rest == "" || strings.HasPrefix(rest, "[") {
+	if rest == "" || rest[0] == '[' {
 		return rest
 	}
 	return "." + rest
 }
 
-func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-// isBlank reports whether raw is a JSON string of white space only.
-func isBlank(raw json.RawMessage) bool {
-	var s string
-	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == ""
-}
-
-// scalar reports whether k is a number or bool kind, which lenient accepts
-// from a string.
-func scalar(k reflect.Kind) bool {
-	return k == reflect.Bool || k >= reflect.Int && k <= reflect.Float64
-}
-
-func nilable(k reflect.Kind) bool {
-	return k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface
-}
-
-func isArray(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '['
-}
-
 // short returns raw JSON cut to a readable length, on a rune boundary.
-func short(raw json.RawMessage) string {
+func short(raw []byte) string {
 	const max = 60
 	s := string(bytes.TrimSpace(raw))
 	if len(s) <= max {

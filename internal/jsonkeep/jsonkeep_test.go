@@ -3,6 +3,9 @@ package jsonkeep
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,8 +18,8 @@ type inner struct {
 	seen  Fields
 }
 
-func (v *inner) UnmarshalJSON(b []byte) error { return Decode(b, v, &v.Extra, &v.seen) }
-func (v inner) MarshalJSON() ([]byte, error)  { return Encode(&v, v.Extra, v.seen) }
+func (v *inner) UnmarshalJSON(b []byte) error { return Decode(b, v) }
+func (v inner) MarshalJSON() ([]byte, error)  { return Encode(&v) }
 
 type outer struct {
 	Name  string                     `json:"name"`
@@ -28,8 +31,8 @@ type outer struct {
 	seen  Fields
 }
 
-func (v *outer) UnmarshalJSON(b []byte) error { return Decode(b, v, &v.Extra, &v.seen) }
-func (v outer) MarshalJSON() ([]byte, error)  { return Encode(&v, v.Extra, v.seen) }
+func (v *outer) UnmarshalJSON(b []byte) error { return Decode(b, v) }
+func (v outer) MarshalJSON() ([]byte, error)  { return Encode(&v) }
 
 func TestRoundTripKeepsKeys(t *testing.T) {
 	in := `{"name":null,"count":null,"items":[{"n":1,"x":true},{"n":"2"}],"later":{"a":[1]}}`
@@ -100,4 +103,151 @@ func TestBlankStringForANumber(t *testing.T) {
 	out, err := json.Marshal(v)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"count":null,"one":{"n":""}}`, string(out), "a plain number keeps its blank string")
+}
+
+// TestEditedFieldsAreWritten: a decoded value writes what it holds now.
+func TestEditedFieldsAreWritten(t *testing.T) {
+	var v outer
+	require.NoError(t, json.Unmarshal([]byte(`{"name":"a","flag":false,"items":null,"x":1}`), &v))
+	v.Count = new(int)
+	v.One = &inner{N: 3}
+	out, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"name":"a","count":0,"flag":false,"items":null,"one":{"n":3},"x":1}`, string(out),
+		"edited fields are written; a present zero stays; absent zero fields stay absent")
+
+	v.Name = ""
+	out, err = json.Marshal(v)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"name":""`, "a field cleared after decoding is still written")
+}
+
+// TestEditReplacesAKeptValue: a field whose value was kept in Extra (a null,
+// or a value that did not fit) writes the new value once it is set.
+func TestEditReplacesAKeptValue(t *testing.T) {
+	var v inner
+	require.NoError(t, json.Unmarshal([]byte(`{"n":null}`), &v))
+	out, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n":null}`, string(out), "a null stays null")
+	v.N = 4
+	out, err = json.Marshal(v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n":4}`, string(out))
+}
+
+// TestLenientScalars: the flags and numbers deployed servers send.
+func TestLenientScalars(t *testing.T) {
+	type flags struct {
+		B  bool     `json:"b"`
+		N  int      `json:"n"`
+		U  uint8    `json:"u"`
+		F  float64  `json:"f"`
+		PB *bool    `json:"pb"`
+		PN *int64   `json:"pn"`
+		L  []int    `json:"l"`
+		S  []string `json:"s"`
+	}
+	for _, in := range []string{`true`, `"true"`, `1`, `"1"`, `"t"`, `"on"`, `" YES "`, `"True"`} {
+		var v flags
+		require.NoError(t, Decode([]byte(`{"b":`+in+`,"pb":`+in+`}`), &v), in)
+		assert.True(t, v.B, in)
+		assert.True(t, *v.PB, in)
+	}
+	for _, in := range []string{`false`, `"false"`, `0`, `"0"`, `"f"`, `"off"`, `"No"`} {
+		v := flags{B: true}
+		require.NoError(t, Decode([]byte(`{"b":`+in+`}`), &v), in)
+		assert.False(t, v.B, in)
+	}
+	var v flags
+	require.NoError(t, Decode([]byte(`{"n":"-42","u":"7","f":"2.5","pn":"9","l":["1",2,null],"s":["a",null]}`), &v))
+	assert.Equal(t, flags{N: -42, U: 7, F: 2.5, PN: ptr[int64](9), L: []int{1, 2, 0}, S: []string{"a", ""}}, v)
+	require.NoError(t, Decode([]byte(`{"pn":"","pb":" "}`), &v))
+	assert.Nil(t, v.PN)
+	assert.Nil(t, v.PB)
+
+	for _, bad := range []string{`{"b":2}`, `{"b":"maybe"}`, `{"n":1.5}`, `{"n":"x"}`, `{"u":-1}`, `{"u":256}`,
+		`{"n":99999999999999999999}`, `{"f":"NaN"}`, `{"f":"0x1p3"}`, `{"n":{}}`, `{"l":[1,"a"]}`} {
+		var v flags
+		var errs Errors
+		assert.True(t, errors.As(Decode([]byte(bad), &v), &errs), bad)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestSyntaxErrors: malformed JSON is a plain error, never a panic.
+func TestSyntaxErrors(t *testing.T) {
+	for _, bad := range []string{``, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":tru}`, `{"a":"\x"}`, `{"a":01}`,
+		`{"a":1} x`, `{"a":"` + "\x01" + `"}`, `{"n":[1,]}`, `{"a":"\u12"}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`,
+		strings.Repeat(`{"a":`, maxDepth+1)} {
+		var v outer
+		err := Decode([]byte(bad), &v)
+		var errs Errors
+		assert.Error(t, err, bad)
+		assert.False(t, errors.As(err, &errs), bad)
+	}
+}
+
+// TestManyFields: a type with 100 fields decodes and encodes, and the
+// presence of the fields past 64 is remembered.
+func TestManyFields(t *testing.T) {
+	fields := make([]reflect.StructField, 100)
+	obj := map[string]int{}
+	for i := range fields {
+		name := fmt.Sprintf("f%d", i)
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"` + name + `"`)}
+		if i%3 == 0 {
+			obj[name] = i
+		}
+	}
+	fields = append(fields,
+		reflect.StructField{Name: "Extra", Type: reflect.TypeFor[map[string]json.RawMessage](), Tag: `json:"-"`},
+		reflect.StructField{Name: "Seen", Type: reflect.TypeFor[Fields](), Tag: `json:"-"`})
+	typ := reflect.StructOf(fields)
+	in, err := json.Marshal(obj)
+	require.NoError(t, err)
+	v := reflect.New(typ)
+	require.NoError(t, Decode(in, v.Interface()))
+	assert.Equal(t, 99, v.Elem().Field(99).Interface())
+	out, err := Encode(v.Interface())
+	require.NoError(t, err)
+	assert.JSONEq(t, string(in), string(out), "only the keys that were present")
+	v.Elem().Field(98).SetInt(5)
+	out, err = Encode(v.Interface())
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"f98":5`)
+}
+
+// FuzzDecode: the scanner accepts exactly the JSON encoding/json accepts,
+// never panics, and what decodes encodes to a fixed point.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"name":"x","count":"3","items":[{"n":1,"z":null}],"one":{"n":"2"},"flag":"on"}`,
+		`{"name ":1}`, `{"items":[1]}`, `{"a":"\u00e9\ud800"}`, `[]`, `null`, `{"count":1e400}`, "{\"name\":\"\xff\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v outer
+		err := Decode(data, &v)
+		var syntax *SyntaxError
+		if json.Valid(data) == errors.As(err, &syntax) {
+			t.Fatalf("%q: valid JSON %v, but Decode: %v", data, json.Valid(data), err)
+		}
+		var errs Errors
+		if err != nil && !errors.As(err, &errs) {
+			return
+		}
+		out, err := Encode(&v)
+		if err != nil {
+			t.Fatalf("%q: encode: %v", data, err)
+		}
+		var again outer
+		if err := Decode(out, &again); err != nil && !errors.As(err, &errs) {
+			t.Fatalf("%q encoded as %s, which does not decode: %v", data, out, err)
+		}
+		out2, err := Encode(&again)
+		if err != nil || string(out2) != string(out) {
+			t.Fatalf("%q encoded as %s, then as %s (%v)", data, out, out2, err)
+		}
+	})
 }

@@ -1,0 +1,203 @@
+package jsonkeep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// A decodeFunc reads the next value into v, which is settable. It returns
+// an error when the value does not fit, leaving the scanner anywhere inside
+// the value; the caller rewinds. Errors inside nested records, which keep
+// the bad value themselves, go to errs instead.
+type decodeFunc func(s *scanner, v reflect.Value, errs *Errors) error
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func numberKind(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Float64 }
+
+// decoderOf returns the decodeFunc of type t.
+func decoderOf(t reflect.Type) decodeFunc {
+	if isRecord(t) {
+		return func(s *scanner, v reflect.Value, errs *Errors) error {
+			if s.isNull() {
+				s.pos += 4
+				return nil
+			}
+			if s.pos < len(s.data) && s.data[s.pos] != '{' {
+				return errors.New("expected a JSON object")
+			}
+			codecOf(t).decode(s, v, errs)
+			return nil
+		}
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return func(s *scanner, v reflect.Value, _ *Errors) error {
+			raw := s.value()
+			if s.err != nil {
+				return nil
+			}
+			return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return pointerDecoder(t)
+	case reflect.Slice:
+		if t.Elem().Kind() != reflect.Uint8 {
+			return sliceDecoder(t)
+		}
+	case reflect.String:
+		return func(s *scanner, v reflect.Value, _ *Errors) error {
+			raw := s.value()
+			switch {
+			case s.err != nil || raw[0] == 'n':
+				return nil
+			case raw[0] != '"':
+				return errors.New("expected a string")
+			}
+			v.SetString(string(unquote(raw)))
+			return nil
+		}
+	case reflect.Bool:
+		return scalar(func(raw []byte, v reflect.Value) error {
+			b, err := parseBool(raw)
+			v.SetBool(b)
+			return err
+		})
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return scalar(func(raw []byte, v reflect.Value) error {
+			n, err := parseInt(raw, t.Bits())
+			v.SetInt(n)
+			return err
+		})
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return scalar(func(raw []byte, v reflect.Value) error {
+			n, err := parseUint(raw, t.Bits())
+			v.SetUint(n)
+			return err
+		})
+	case reflect.Float32, reflect.Float64:
+		return scalar(func(raw []byte, v reflect.Value) error {
+			f, err := parseFloat(raw, t.Bits())
+			if err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+				err = errors.New("number out of range")
+			}
+			v.SetFloat(f)
+			return err
+		})
+	}
+	// Anything else (maps, interfaces, arrays, byte slices, embedded
+	// structs) is what encoding/json reads; it is rare in payloads.
+	return func(s *scanner, v reflect.Value, _ *Errors) error {
+		raw := s.value()
+		if s.err != nil {
+			return nil
+		}
+		return json.Unmarshal(raw, v.Addr().Interface())
+	}
+}
+
+// scalar wraps the parser of a number or a bool: null leaves the zero
+// value, and an object or an array does not fit.
+func scalar(parse func(raw []byte, v reflect.Value) error) decodeFunc {
+	return func(s *scanner, v reflect.Value, _ *Errors) error {
+		raw := s.value()
+		switch {
+		case s.err != nil || raw[0] == 'n':
+			return nil
+		case raw[0] == '{' || raw[0] == '[':
+			return fmt.Errorf("expected a scalar")
+		}
+		return parse(raw, v)
+	}
+}
+
+// pointerDecoder reads null, or for a number or a bool a blank string, as
+// nil, and anything else into a new value.
+func pointerDecoder(t reflect.Type) decodeFunc {
+	elem := decoderOf(t.Elem())
+	k := t.Elem().Kind()
+	blankIsNil := k == reflect.Bool || numberKind(k)
+	return func(s *scanner, v reflect.Value, errs *Errors) error {
+		if s.isNull() || blankIsNil && s.isBlank() {
+			s.value()
+			v.SetZero()
+			return nil
+		}
+		p := reflect.New(t.Elem())
+		if err := elem(s, p.Elem(), errs); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	}
+}
+
+// sliceDecoder reads an array element by element. An element that does not
+// fit makes the whole list not fit, with the element's path.
+func sliceDecoder(t reflect.Type) decodeFunc {
+	elem := decoderOf(t.Elem())
+	return func(s *scanner, v reflect.Value, errs *Errors) error {
+		if s.isNull() {
+			s.pos += 4
+			v.SetZero()
+			return nil
+		}
+		if s.pos >= len(s.data) || s.data[s.pos] != '[' {
+			return errors.New("expected an array")
+		}
+		if s.depth++; s.depth > maxDepth {
+			return s.syntax("nested too deeply")
+		}
+		defer func() { s.depth-- }()
+		s.pos++
+		out := reflect.MakeSlice(t, 0, 0)
+		for n := 0; ; n++ {
+			s.ws()
+			if n == 0 && s.pos < len(s.data) && s.data[s.pos] == ']' {
+				s.pos++
+				break
+			}
+			if n == out.Cap() {
+				grown := reflect.MakeSlice(t, n, max(4, 2*n))
+				reflect.Copy(grown, out)
+				out = grown
+			}
+			out = out.Slice(0, n+1)
+			start, mark := s.pos, len(*errs)
+			err := elem(s, out.Index(n), errs)
+			if s.err != nil {
+				return nil
+			}
+			at := "[" + strconv.Itoa(n) + "]"
+			if err != nil {
+				s.pos = start
+				raw := s.value()
+				fe, ok := err.(*FieldError)
+				if !ok {
+					fe = &FieldError{Value: short(raw), Err: err}
+				}
+				fe.Path = at + dotted(fe.Path)
+				return fe
+			}
+			for _, fe := range (*errs)[mark:] {
+				fe.Path = at + dotted(fe.Path)
+			}
+			s.ws()
+			if s.pos < len(s.data) && s.data[s.pos] == ',' {
+				s.pos++
+				continue
+			}
+			if !s.expect(']') {
+				return nil
+			}
+			break
+		}
+		v.Set(out)
+		return nil
+	}
+}

@@ -1,0 +1,44 @@
+// Package jsonkeeptest helps tests compare decoded records with records
+// built in code.
+package jsonkeeptest
+
+import (
+	"reflect"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
+)
+
+var fieldsType = reflect.TypeFor[jsonkeep.Fields]()
+
+// Forget clears, in v and every value it reaches, the record of which keys
+// were decoded, so that a decoded record equals the same record built in
+// code. v must be a pointer.
+func Forget(v any) { forget(reflect.ValueOf(v)) }
+
+func forget(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			forget(v.Elem())
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			forget(v.Index(i))
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if k := it.Value().Kind(); k == reflect.Pointer || k == reflect.Slice {
+				forget(it.Value())
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if f.Type() == fieldsType && f.CanAddr() {
+				*(*jsonkeep.Fields)(f.Addr().UnsafePointer()) = jsonkeep.Fields{}
+				continue
+			}
+			forget(f)
+		}
+	}
+}
