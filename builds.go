@@ -149,8 +149,8 @@ func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOption
 // before any request.
 //
 // API: GET /projects/:id/builds
-func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions) iter.Seq2[*Build, error] {
-	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt)
+func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions, iopts ...IterOption) iter.Seq2[*Build, error] {
+	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt, iopts)
 }
 
 // ListForCommit returns one page of the builds that ran on commit sha. An
@@ -172,8 +172,8 @@ func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, 
 // before any request.
 //
 // API: GET /projects/:id/repository/commits/:sha/builds
-func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) iter.Seq2[*Build, error] {
-	return all[Build](ctx, s.client, commitBuildsPath(pid, sha), opt)
+func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions, iopts ...IterOption) iter.Seq2[*Build, error] {
+	return all[Build](ctx, s.client, commitBuildsPath(pid, sha), opt, iopts)
 }
 
 // commitBuildsPath refuses an empty sha by its own argument name.

@@ -89,7 +89,7 @@
 // last, asking for PerPage items a request (100, the most the server gives,
 // when 0). It follows Link next only on the client's own origin (page numbers
 // otherwise), makes no request after the loop breaks, and yields an error as
-// its last element. ListOptions.Prefetch fetches later pages concurrently,
+// its last element. The Prefetch iterator option fetches later pages concurrently,
 // still yielding items in order.
 //
 // Neither a List method nor an iterator hands over a nil record: a JSON null

@@ -63,8 +63,8 @@ func (s *IssuesService) ListMine(ctx context.Context, opt *ListIssuesOptions) ([
 // request (100 when 0).
 //
 // API: GET /issues
-func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions) iter.Seq2[*Issue, error] {
-	return all[Issue](ctx, s.client, route("issues"), opt)
+func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
+	return all[Issue](ctx, s.client, route("issues"), opt, iopts)
 }
 
 // List returns one page of a project's issues.
@@ -79,8 +79,8 @@ func (s *IssuesService) List(ctx context.Context, pid any, opt *ListIssuesOption
 // (100 when 0).
 //
 // API: GET /projects/:id/issues
-func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions) iter.Seq2[*Issue, error] {
-	return all[Issue](ctx, s.client, route("projects/%s/issues", pid), opt)
+func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
+	return all[Issue](ctx, s.client, route("projects/%s/issues", pid), opt, iopts)
 }
 
 // Get returns one issue. issueID is the issue's global ID, not the #IID the

@@ -182,7 +182,7 @@ func TestIssuesAgainstFake(t *testing.T) {
 	assert.Equal(t, []string{"closed", "opened", "closed", "opened", "opened"}, actions, "newest first")
 
 	n := 0
-	for _, err := range ac.Issues.All(ctx, pid, &ListIssuesOptions{ListOptions: ListOptions{Prefetch: 2}}) {
+	for _, err := range ac.Issues.All(ctx, pid, nil, Prefetch(2)) {
 		require.NoError(t, err)
 		n++
 	}

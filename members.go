@@ -49,8 +49,8 @@ func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProj
 // request (100 when 0).
 //
 // API: GET /projects/:id/members
-func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions) iter.Seq2[*Member, error] {
-	return all[Member](ctx, s.client, route("projects/%s/members", pid), opt)
+func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions, iopts ...IterOption) iter.Seq2[*Member, error] {
+	return all[Member](ctx, s.client, route("projects/%s/members", pid), opt, iopts)
 }
 
 // Get returns one project member.

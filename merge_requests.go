@@ -193,8 +193,8 @@ func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMerge
 // requests a request (100 when 0).
 //
 // API: GET /projects/:id/merge_requests
-func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions) iter.Seq2[*MergeRequest, error] {
-	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt)
+func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions, iopts ...IterOption) iter.Seq2[*MergeRequest, error] {
+	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt, iopts)
 }
 
 // Get returns one merge request. mrID is its global ID, not the !IID the
@@ -307,8 +307,8 @@ func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID i
 // the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
-func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*ClosingIssue, error] {
-	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt)
+func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ClosingIssue, error] {
+	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt, iopts)
 }
 
 // Subscribe subscribes the caller to a merge request; again is

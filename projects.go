@@ -134,8 +134,8 @@ func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([
 // request (100 when 0).
 //
 // API: GET /projects
-func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects"), opt)
+func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects"), opt, iopts)
 }
 
 // ListOwned returns one page of the projects the caller owns.
@@ -150,8 +150,8 @@ func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOption
 // request (100 when 0).
 //
 // API: GET /projects/owned
-func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/owned"), opt)
+func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/owned"), opt, iopts)
 }
 
 // ListStarred returns one page of the projects the caller starred.
@@ -166,8 +166,8 @@ func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOpti
 // request (100 when 0).
 //
 // API: GET /projects/starred
-func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/starred"), opt)
+func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/starred"), opt, iopts)
 }
 
 // ListInstance returns one page of the projects of the whole instance, not
@@ -183,8 +183,8 @@ func (s *ProjectsService) ListInstance(ctx context.Context, opt *ListProjectsOpt
 // request (100 when 0).
 //
 // API: GET /projects/all
-func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/all"), opt)
+func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/all"), opt, iopts)
 }
 
 // Get returns one project, by id or "namespace/name".
@@ -238,8 +238,8 @@ func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOpti
 // request (100 when 0).
 //
 // API: GET /projects/:id/events
-func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectEvent, error] {
-	return all[ProjectEvent](ctx, s.client, route("projects/%s/events", pid), opt)
+func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectEvent, error] {
+	return all[ProjectEvent](ctx, s.client, route("projects/%s/events", pid), opt, iopts)
 }
 
 // CreateProjectOptions are the parameters of Create and CreateForUser.
@@ -469,8 +469,8 @@ func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchP
 // request (100 when 0).
 //
 // API: GET /projects/search/:query
-func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, searchPath(query), opt)
+func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, searchPath(query), opt, iopts)
 }
 
 // searchPath refuses an empty query by its own argument name.

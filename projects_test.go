@@ -420,7 +420,7 @@ func TestProjectIteratorsAgainstFake(t *testing.T) {
 		srv.AddProject(srv.AdminID, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), 20)
 	}
 	seen := map[int]bool{}
-	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), ListOptions: ListOptions{Prefetch: 3}}) {
+	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc)}, Prefetch(3)) {
 		require.NoError(t, err)
 		assert.False(t, seen[p.ID], "no duplicates")
 		seen[p.ID] = true
