@@ -78,10 +78,11 @@ type MergeRequestCommit struct {
 	Message     string `json:"message"`
 }
 
-// ClosingIssue is an item of ClosesIssues: an issue of this service, or,
-// with an external tracker, just ExternalID and Title (then Issue is nil).
+// ClosingIssue is an item of ClosesIssues: an issue of this service in
+// Issue, or, with an external tracker, only ExternalID and Title (then Issue
+// is nil, so check it before reading its fields). Title is set in both cases.
 type ClosingIssue struct {
-	*Issue
+	Issue      *Issue
 	ExternalID string
 	Title      string
 }
@@ -95,7 +96,7 @@ func (ci *ClosingIssue) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return err
 	}
-	ci.Title = probe.Title
+	*ci = ClosingIssue{Title: probe.Title} // nothing of a previous value survives
 	if len(probe.ID) > 0 && probe.ID[0] == '"' {
 		return json.Unmarshal(probe.ID, &ci.ExternalID)
 	}

@@ -77,6 +77,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 	m.assertCall("GET", "projects/3/merge_requests/1/closes_issues", url.Values{"per_page": {"5"}})
 	require.Len(t, closes, 2)
 	assert.Equal(t, wantIssue(), closes[0].Issue)
+	assert.Equal(t, wantIssue().Title, closes[0].Title, "the title is read for both shapes")
 	assert.Empty(t, closes[0].ExternalID)
 	assert.Nil(t, closes[1].Issue)
 	assert.Equal(t, "PROJ-123", closes[1].ExternalID)
@@ -133,7 +134,9 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	closes, _, err := c.MergeRequests.ClosesIssues(ctx, pid, mr.ID, nil)
 	require.NoError(t, err)
 	require.Len(t, closes, 1)
-	assert.Equal(t, fixes.ID, closes[0].ID)
+	require.NotNil(t, closes[0].Issue)
+	assert.Equal(t, fixes.ID, closes[0].Issue.ID)
+	assert.Equal(t, fixes.Title, closes[0].Title)
 	commits, _, err := c.MergeRequests.Commits(ctx, pid, mr.ID)
 	require.NoError(t, err)
 	require.Len(t, commits, 1)
@@ -231,4 +234,26 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	for _, err := range c.MergeRequests.AllClosesIssues(ctx, pid, mr.ID, nil) {
 		require.NoError(t, err)
 	}
+}
+
+// TestClosingIssueExternalEntryReadsSafely: an external-tracker entry has no
+// Issue, and reading what it has must not panic; JSON goes back out in the
+// shape it came in.
+func TestClosingIssueExternalEntryReadsSafely(t *testing.T) {
+	var ci ClosingIssue
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"PROJ-7","title":"Broken"}`), &ci))
+	assert.NotPanics(t, func() {
+		assert.Nil(t, ci.Issue)
+		assert.Equal(t, "PROJ-7", ci.ExternalID)
+		assert.Equal(t, "Broken", ci.Title)
+	})
+	out, err := json.Marshal(ci)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"PROJ-7","title":"Broken"}`, string(out))
+
+	require.NoError(t, json.Unmarshal([]byte(`{"id":5,"iid":2,"title":"Ours"}`), &ci))
+	require.NotNil(t, ci.Issue)
+	assert.Equal(t, 5, ci.Issue.ID)
+	assert.Equal(t, "Ours", ci.Title)
+	assert.Empty(t, ci.ExternalID, "decoding replaces the whole value")
 }
