@@ -30,11 +30,11 @@ const noNote = -1
 
 // awardable builds the award path of an issue or merge request (noteID
 // noNote) or of one of their notes, and of one award when awardID is not 0.
-func awardable(pid any, kind string, id, noteID, awardID int) apiPath {
+func awardable(pid any, kind string, id, noteID, awardID int) endpoint {
 	format, args := "projects/%s/"+kind+"/%s", []any{pid, id}
 	if noteID != noNote {
 		if noteID <= 0 {
-			return apiPath{err: invalidArg("noteID", "must be positive, got %d", noteID)}
+			return endpoint{err: invalidArg("noteID", "must be positive, got %d", noteID)}
 		}
 		format, args = format+"/notes/%s", append(args, noteID)
 	}

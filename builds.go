@@ -177,9 +177,9 @@ func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, o
 }
 
 // commitBuildsPath refuses an empty sha by its own argument name.
-func commitBuildsPath(pid any, sha string) apiPath {
+func commitBuildsPath(pid any, sha string) endpoint {
 	if sha == "" {
-		return apiPath{err: errRequired("sha")}
+		return endpoint{err: errRequired("sha")}
 	}
 	return route("projects/%s/repository/commits/%s/builds", pid, sha)
 }
@@ -272,7 +272,7 @@ func (s *BuildsService) KeepArtifacts(ctx context.Context, pid any, buildID int)
 }
 
 // downloadTo copies a download into w as it arrives.
-func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Response, error) {
+func (c *Client) downloadTo(ctx context.Context, p endpoint, w io.Writer) (*Response, error) {
 	if w == nil {
 		return nil, errRequired("w")
 	}
@@ -284,7 +284,7 @@ func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Respo
 }
 
 // open starts a download and hands its body to the caller.
-func (c *Client) open(ctx context.Context, p apiPath) (*Download, *Response, error) {
+func (c *Client) open(ctx context.Context, p endpoint) (*Download, *Response, error) {
 	req, err := c.downloadRequest(ctx, p)
 	if err != nil {
 		return nil, nil, err
@@ -302,7 +302,7 @@ func (c *Client) open(ctx context.Context, p apiPath) (*Download, *Response, err
 	}, resp, nil
 }
 
-func (c *Client) downloadRequest(ctx context.Context, p apiPath) (*http.Request, error) {
+func (c *Client) downloadRequest(ctx context.Context, p endpoint) (*http.Request, error) {
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -33,11 +33,11 @@
 //	&collab.ListIssuesOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortAsc)}
 //	&collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildFailed}}
 //
-// Label lists are a Labels value, sent as one comma-separated parameter. In
-// create options a plain Labels sets the labels of the new record. In update
-// options it is a *Labels, because an update needs three meanings: nil keeps
-// the labels, a pointer to an empty list clears them, and a pointer to names
-// sets exactly those.
+// Label lists are a LabelNames value, sent as one comma-separated parameter.
+// In create options a plain LabelNames sets the labels of the new record. In
+// update options it is a *LabelNames, because an update needs three meanings:
+// nil keeps the labels, a pointer to an empty list clears them, and a pointer
+// to names sets exactly those.
 //
 // # IDs and IIDs
 //

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/internal/suite"
+	"github.com/collabsvc/collab/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -518,7 +519,7 @@ func TestRedirectsNeverCarrySecrets(t *testing.T) {
 			_, _, err = c.Projects.Get(context.Background(), 1)
 			require.NoError(t, err, name)
 			require.Len(t, p.otherGot, 1)
-			for _, h := range credentialHeaders {
+			for _, h := range wire.CredentialHeaders {
 				assert.Empty(t, p.otherGot[0].Header.Get(h), "%s: %s", name, h)
 			}
 		}

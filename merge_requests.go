@@ -133,11 +133,11 @@ type CreateMergeRequestOptions struct {
 	AssigneeID      *int    `url:"assignee_id,omitempty"`
 	Description     *string `url:"description,omitempty"`
 	TargetProjectID *int    `url:"target_project_id,omitempty"`
-	// Labels are the names to set. It is a plain list, unlike the *Labels of
+	// Labels are the names to set. It is a plain list, unlike the *LabelNames of
 	// UpdateMergeRequestOptions: a new merge request has no labels to keep or
 	// to clear, so nil and empty both mean none.
-	Labels      Labels `url:"labels,omitempty"`
-	MilestoneID *int   `url:"milestone_id,omitempty"`
+	Labels      LabelNames `url:"labels,omitempty"`
+	MilestoneID *int       `url:"milestone_id,omitempty"`
 }
 
 // UpdateMergeRequestOptions are the parameters of Update; nil fields are unchanged.
@@ -150,8 +150,8 @@ type UpdateMergeRequestOptions struct {
 	// Labels replaces the merge request's labels. It is a pointer so that it
 	// has three meanings: nil keeps the labels, a pointer to an empty list
 	// clears them, and a pointer to names sets exactly those.
-	Labels      *Labels `url:"labels,omitempty"`
-	MilestoneID *int    `url:"milestone_id,omitempty"`
+	Labels      *LabelNames `url:"labels,omitempty"`
+	MilestoneID *int        `url:"milestone_id,omitempty"`
 }
 
 // MergeOptions are the parameters of Merge.
@@ -178,7 +178,7 @@ type mergeForm struct {
 	SHA                      *string `url:"sha,omitempty"`
 }
 
-func mrPath(pid any, mrID int, suffix string) apiPath {
+func mrPath(pid any, mrID int, suffix string) endpoint {
 	return route("projects/%s/merge_requests/%s"+suffix, pid, mrID)
 }
 

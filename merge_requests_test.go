@@ -38,12 +38,12 @@ func TestMergeRequestsUnit(t *testing.T) {
 		{"Changes", func(c *Client) (any, error) { return one(c.MergeRequests.Changes(ctx, 3, 1)) }, "GET", "projects/3/merge_requests/1/changes", nil, false},
 		{"Create", func(c *Client) (any, error) {
 			return one(c.MergeRequests.Create(ctx, 3, &CreateMergeRequestOptions{SourceBranch: "test1", TargetBranch: "master", Title: "test1",
-				AssigneeID: Ptr(1), Description: Ptr("d"), TargetProjectID: Ptr(3), Labels: Labels{"community", "docs"}, MilestoneID: Ptr(5)}))
+				AssigneeID: Ptr(1), Description: Ptr("d"), TargetProjectID: Ptr(3), Labels: LabelNames{"community", "docs"}, MilestoneID: Ptr(5)}))
 		}, "POST", "projects/3/merge_requests", url.Values{"source_branch": {"test1"}, "target_branch": {"master"}, "title": {"test1"},
 			"assignee_id": {"1"}, "description": {"d"}, "target_project_id": {"3"}, "labels": {"community,docs"}, "milestone_id": {"5"}}, false},
 		{"Update", func(c *Client) (any, error) {
 			return one(c.MergeRequests.Update(ctx, 3, 1, &UpdateMergeRequestOptions{TargetBranch: Ptr("main"), AssigneeID: Ptr(2), Title: Ptr("t"),
-				Description: Ptr("d"), StateEvent: Ptr(MergeRequestClose), Labels: &Labels{}, MilestoneID: Ptr(0)}))
+				Description: Ptr("d"), StateEvent: Ptr(MergeRequestClose), Labels: &LabelNames{}, MilestoneID: Ptr(0)}))
 		}, "PUT", "projects/3/merge_requests/1", url.Values{"target_branch": {"main"}, "assignee_id": {"2"}, "title": {"t"}, "description": {"d"},
 			"state_event": {"close"}, "labels": {""}, "milestone_id": {"0"}}, false},
 		{"Merge", func(c *Client) (any, error) {
@@ -117,7 +117,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 
 	mr, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master",
-		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: Labels{"feature"}})
+		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: LabelNames{"feature"}})
 	require.NoError(t, err)
 	assert.Equal(t, "opened", mr.State)
 	assert.EqualValues(t, pid, mr.SourceProjectID)
@@ -126,7 +126,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master", Title: "dup"})
 	assert.ErrorIs(t, err, ErrConflict)
 
-	labels, _, err := c.Labels.List(ctx, pid)
+	labels, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, labels, 1)
 	assert.Equal(t, 1, labels[0].OpenMergeRequestsCount)

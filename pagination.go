@@ -147,7 +147,7 @@ const allPageSize = 100
 // when it points at the same list on the client's own origin and falls back
 // to X-Next-Page otherwise; it makes no request after the loop breaks; an
 // error is the last thing it yields.
-func all[T any](ctx context.Context, c *Client, p apiPath, opt any, iopts []IterOption) iter.Seq2[*T, error] {
+func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []IterOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		pg, err := newPager(c, p, opt, iopts)
 		if err != nil {
@@ -202,7 +202,7 @@ type pager struct {
 	last     int             // highest page number fetched
 }
 
-func newPager(c *Client, p apiPath, opt any, iopts []IterOption) (*pager, error) {
+func newPager(c *Client, p endpoint, opt any, iopts []IterOption) (*pager, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -305,7 +305,7 @@ func hasNext(resp *Response) bool { return resp.NextPage > 0 || resp.NextURL != 
 
 // fetchPage gets one page by its path and query (or same-origin URL).
 func fetchPage[T any](ctx context.Context, c *Client, path string) ([]*T, *Response, error) {
-	return doList[T](ctx, c, http.MethodGet, apiPath{s: path}, nil)
+	return doList[T](ctx, c, http.MethodGet, endpoint{s: path}, nil)
 }
 
 // dropNil removes nil records in place.

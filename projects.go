@@ -5,6 +5,8 @@ import (
 	"io"
 	"iter"
 	"net/http"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // ProjectsService handles the project endpoints.
@@ -170,20 +172,21 @@ func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptio
 	return all[Project](ctx, s.client, route("projects/starred"), opt, iopts)
 }
 
-// ListInstance returns one page of the projects of the whole instance, not
-// only those the caller can access. Administrators only.
+// ListEvery returns one page of every project on the server, not only those
+// the caller can access. Administrators only. (The endpoint's "all" is
+// "every" here because All, in this package, names the iterators.)
 //
 // API: GET /projects/all
-func (s *ProjectsService) ListInstance(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+func (s *ProjectsService) ListEvery(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
 }
 
-// AllInstance iterates over the projects ListInstance returns, on every page from
+// AllEvery iterates over the projects ListEvery returns, on every page from
 // opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
 // request (100 when 0).
 //
 // API: GET /projects/all
-func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+func (s *ProjectsService) AllEvery(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
 	return all[Project](ctx, s.client, route("projects/all"), opt, iopts)
 }
 
@@ -396,7 +399,7 @@ func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, 
 	var f *ProjectFile
 	resp, err := s.client.Do(req, &f)
 	if err == nil && f == nil {
-		err = &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: errUploadRejected}
+		err = &DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: errUploadRejected}
 	}
 	if err != nil {
 		return nil, resp, err
@@ -474,9 +477,9 @@ func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *Sear
 }
 
 // searchPath refuses an empty query by its own argument name.
-func searchPath(query string) apiPath {
+func searchPath(query string) endpoint {
 	if query == "" {
-		return apiPath{err: errRequired("query")}
+		return endpoint{err: errRequired("query")}
 	}
 	return route("projects/search/%s", query)
 }
