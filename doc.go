@@ -89,8 +89,9 @@
 // last, asking for PerPage items a request (100, the most the server gives,
 // when 0). It follows Link next only on the client's own origin (page numbers
 // otherwise), makes no request after the loop breaks, and yields an error as
-// its last element. The Prefetch iterator option fetches later pages concurrently,
-// still yielding items in order.
+// its last element. The Prefetch iterator option, as in
+// c.Issues.All(ctx, pid, opt, collab.Prefetch(8)), fetches later pages
+// concurrently, still yielding items in order.
 //
 // Neither a List method nor an iterator hands over a nil record: a JSON null
 // among a list's elements is skipped. An iterator always ends: it never asks
