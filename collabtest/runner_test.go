@@ -86,7 +86,7 @@ func TestRegisterBuild(t *testing.T) {
 	runnerExpect(t, status, "", http.StatusForbidden, "")
 	s.SetRunnerActive(rid, false)
 	status, _ = runnerRegister(t, s, url.Values{"token": {rtok}})
-	runnerExpect(t, status, "", http.StatusForbidden, "")
+	runnerExpect(t, status, "", http.StatusNotFound, "") // paused: nothing to do
 	s.SetRunnerActive(rid, true)
 
 	status, m := runnerRegister(t, s, url.Values{"token": {rtok}, "info[name]": {"r1"}, "info[version]": {"1.2"},
@@ -186,11 +186,9 @@ func TestAppendTraceRules(t *testing.T) {
 		}
 		return runnerCall(t, s, "PATCH", "/builds/"+runnerItoa(bid)+"/trace.txt", strings.NewReader(part), h...)
 	}
-	status, _, out := patch("x", "0-0", "BUILD-TOKEN", tok)
-	runnerExpect(t, status, out, http.StatusForbidden, "") // pending
 	runnerRegister(t, s, url.Values{"token": {rtok}})
 
-	status, _, out = patch("x", "0-0", "BUILD-TOKEN", "bad")
+	status, _, out := patch("x", "0-0", "BUILD-TOKEN", "bad")
 	runnerExpect(t, status, out, http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	status, _, out = patch("x", "", "BUILD-TOKEN", tok)
 	runnerExpect(t, status, out, http.StatusBadRequest, `{"message":"400 (Bad request) \"Content-Range\" not given"}`)
