@@ -121,7 +121,7 @@ func (s *Server) RunnersRegistrationToken() string {
 
 func (s *Server) registrationToken() string {
 	if s.runnersRegistrationToken == "" {
-		s.runnersRegistrationToken = "reg-" + randomHex(10)
+		s.runnersRegistrationToken = "rtok-" + randomHex(10)
 	}
 	return s.runnersRegistrationToken
 }
