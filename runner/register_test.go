@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
@@ -86,6 +87,14 @@ func TestDeleteRunner(t *testing.T) {
 
 	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden"}`, "Content-Type", "application/json")
 	assert.ErrorIs(t, c.DeleteRunner(context.Background(), testRunnerToken), collab.ErrForbidden)
+
+	// The body is rewound for a retry, as for any DELETE.
+	c, m = newMockClient(t, collab.WithRetry(collab.RetryPolicy{MaxRetries: 1, MinWait: time.Millisecond, MaxWait: time.Millisecond}))
+	m.Reply(http.StatusServiceUnavailable, `{"message":"busy"}`).Reply(http.StatusOK, `{}`, "Content-Type", "application/json")
+	require.NoError(t, c.DeleteRunner(context.Background(), testRunnerToken))
+	calls := m.Calls()
+	require.Len(t, calls, 2)
+	assert.Equal(t, url.Values{"token": {testRunnerToken}}, calls[1].Form)
 	var ae *collab.ArgumentError
 	require.ErrorAs(t, c.DeleteRunner(context.Background(), ""), &ae)
 	assert.Equal(t, "runnerToken", ae.Arg)
