@@ -247,12 +247,9 @@ func (s *Server) SetRunnerActive(runnerID int, active bool) {
 func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.builds[buildID]
-	if b == nil {
-		s.misuse("SetBuildVariables: no build %d", buildID)
-		return
+	if b := s.seededBuild("SetBuildVariables", buildID); b != nil {
+		b.variables = append(b.variables, sortedVariables(vars, public)...)
 	}
-	b.variables = append(b.variables, sortedVariables(vars, public)...)
 }
 
 // SetBuildTrigger marks a build as made by a trigger, with the trigger's
@@ -261,13 +258,20 @@ func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public b
 func (s *Server) SetBuildTrigger(buildID int, vars map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if b := s.seededBuild("SetBuildTrigger", buildID); b != nil {
+		b.triggered = true
+		b.triggerVariables = append(b.triggerVariables, sortedVariables(vars, false)...)
+	}
+}
+
+// seededBuild returns the build a seeding helper names, or reports the
+// mistake (see Err) and returns nil.
+func (s *Server) seededBuild(helper string, buildID int) *build {
 	b := s.builds[buildID]
 	if b == nil {
-		s.misuse("SetBuildTrigger: no build %d", buildID)
-		return
+		s.misuse("%s: no build %d", helper, buildID)
 	}
-	b.triggered = true
-	b.triggerVariables = append(b.triggerVariables, sortedVariables(vars, false)...)
+	return b
 }
 
 // sortedVariables turns vars into records, by key.
