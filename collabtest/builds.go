@@ -21,6 +21,9 @@ type build struct {
 	beforeSHA                        string
 	commands                         string // lines joined by "\n"
 	variables                        []buildVariable
+	tags                             []string // a runner must have all of them
+	triggered                        bool
+	triggerVariables                 []buildVariable
 	artifacts                        []byte
 	artifactsName                    string
 	artifactsExpireAt                time.Time
@@ -251,6 +254,7 @@ func (s *Server) retryBuild(c *call) error {
 		projectID: old.projectID, name: old.name, stage: old.stage, ref: old.ref, tag: old.tag,
 		userID: c.user.id, commitID: old.commitID, commitMessage: old.commitMessage, beforeSHA: old.beforeSHA,
 		commands: old.commands, variables: slices.Clone(old.variables),
+		tags: old.tags, triggered: old.triggered, triggerVariables: old.triggerVariables,
 	}
 	s.insertBuild(b, "pending")
 	return c.json(http.StatusCreated, s.buildJSON(b))
@@ -323,6 +327,7 @@ type BuildSpec struct {
 	Trace            string
 	Tag              bool
 	Coverage         *float64
+	Tags             []string // runner tags the build needs
 }
 
 // AddBuild seeds a build in a project and returns its id. An unknown
@@ -338,7 +343,7 @@ func (s *Server) AddBuild(projectID int, spec BuildSpec) int {
 	}
 	b := &build{
 		projectID: projectID, name: or(spec.Name, "test"), stage: or(spec.Stage, "test"),
-		ref: or(spec.Ref, "master"), tag: spec.Tag,
+		ref: or(spec.Ref, "master"), tag: spec.Tag, tags: slices.Clone(spec.Tags),
 		userID: spec.UserID, commitID: spec.Commit, commitMessage: or(spec.CommitMessage, "Update"),
 		commands: spec.Commands, trace: []byte(spec.Trace), coverage: spec.Coverage,
 	}
@@ -403,7 +408,7 @@ func (s *Server) buildJSON(b *build) map[string]any {
 	}
 	var rn any
 	if r := s.runners[b.runnerID]; r != nil {
-		rn = map[string]any{"id": r.id, "description": r.description, "active": r.active, "is_shared": r.isShared, "name": orNil(r.name)}
+		rn = r.brief()
 	}
 	var coverage any
 	if b.coverage != nil {

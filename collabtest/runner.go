@@ -13,29 +13,64 @@ import (
 	"time"
 )
 
-// The runner API (/ci/api/v1):
+// The runner API (/ci/api/v1), as deployed servers answer the runner:
 //
-//   - POST /builds/register hands the oldest pending build of any project to
-//     a runner (201), or answers 404 when nothing is pending; 403 for an
-//     unknown or inactive runner token.
-//   - PUT /builds/{id}: 403 for a bad runner token, 404 when the build is not
-//     running or not this runner's, 403 when erased; applies state and
-//     replaces the trace when one is sent.
+//   - POST /runners/register takes a registration token (the shared one,
+//     RunnersRegistrationToken, or a project's runners token) and answers
+//     201 {id, token}; 403 for an unknown token, 400 for none, 404 when the
+//     runner cannot be saved (run_untagged false and no tags).
+//   - DELETE /runners/delete removes the runner of token: 200, 403 unknown,
+//     400 missing.
+//   - POST /builds/register hands the oldest pending build the runner may
+//     pick (201), or answers 404 when there is none or the runner is paused:
+//     both mean "nothing to do". 403 only for an unknown runner token.
+//   - PUT /builds/{id}: 403 for an unknown runner token (paused runners are
+//     served), 404 when the build is not running or not this runner's, 403
+//     when erased; applies state and replaces the trace when one is sent.
+//     So PUT /builds/-1 is the runner's liveness check: 404 alive, 403 gone.
 //   - PATCH /builds/{id}/trace.txt appends when Content-Range starts at the
-//     current length (202, Build-Status and Range: 0-<length>), else 416.
-//     Appends are accepted while the build is running, and also once it was
-//     canceled while running, so that the runner reads Build-Status: canceled
-//     and stops; a build in any other state (pending, finished) or erased
-//     answers 403, as artifacts uploads do.
+//     current length (202, Build-Status and Range: 0-<length>), else 416,
+//     whatever the build's state, so that a runner whose build was dropped
+//     reads Build-Status and stops. Only a missing build (404), a bad token
+//     (403) and an erased build (403) are refused.
 //   - POST, GET and DELETE /builds/{id}/artifacts with the build token.
 type runner struct {
 	id                int
 	token             string
 	description, name string
 	active, isShared  bool
+	projectID         int // a project's runner (0 for a shared one)
+	tags              []string
+	runUntagged       bool
+	locked            bool
 
-	version, revision, platform, architecture string // from info[...] on register
+	version, revision, platform, architecture string // from info[...]
 	contactedAt                               time.Time
+}
+
+// brief renders the runner as build records embed it.
+func (r *runner) brief() map[string]any {
+	return map[string]any{"id": r.id, "description": r.description, "active": r.active, "is_shared": r.isShared, "name": orNil(r.name)}
+}
+
+// canPick reports whether r may run b, as deployed servers decide: a
+// shared runner builds projects with shared runners enabled, a project's
+// runner only its project; a build's tags must all be the runner's, and an
+// untagged build needs a runner that runs untagged builds.
+func (s *Server) canPick(r *runner, b *build) bool {
+	p := s.projects[b.projectID]
+	switch {
+	case p == nil, r.isShared && !p.sharedRunnersEnabled, !r.isShared && r.projectID != p.id:
+		return false
+	case len(b.tags) == 0 && !r.runUntagged:
+		return false
+	}
+	for _, t := range b.tags {
+		if !slices.Contains(r.tags, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // defaultMaxArtifactsMB is the server's default artifacts size limit, in
@@ -47,6 +82,8 @@ const maxTracePart = 16 << 20
 
 func (s *Server) runnerRoutes() {
 	streamed := rule{unlocked: true, rawBody: true}
+	s.runnerAPI("POST /runners/register", rule{}, s.registerRunner)
+	s.runnerAPI("DELETE /runners/delete", rule{}, s.deleteRunner)
 	s.runnerAPI("POST /builds/register", rule{}, s.registerBuild)
 	s.runnerAPI("PUT /builds/{id}", rule{}, s.updateBuild)
 	s.runnerAPI("PATCH /builds/{id}/trace.txt", streamed, s.appendTrace)
@@ -60,13 +97,138 @@ func (s *Server) runnerRoutes() {
 func (s *Server) AddRunner(description string) (id int, token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &runner{id: s.newID(), token: "runner-" + randomHex(10), description: description, active: true, isShared: true}
-	s.runners[r.id] = r
+	r := s.newRunner(description)
+	r.isShared = true
 	return r.id, r.token
 }
 
-// SetRunnerActive pauses (false) or resumes a runner. A paused runner's
-// register calls answer 403.
+// newRunner stores an active runner that runs untagged builds.
+func (s *Server) newRunner(description string) *runner {
+	r := &runner{id: s.newID(), token: "runner-" + randomHex(10), description: description, active: true, runUntagged: true}
+	s.runners[r.id] = r
+	return r
+}
+
+// RunnersRegistrationToken returns the shared runners registration token
+// of the application settings: a runner registered with it is shared. A
+// project's runners token (ProjectRunnersToken) registers a runner of that
+// project.
+func (s *Server) RunnersRegistrationToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registrationToken()
+}
+
+func (s *Server) registrationToken() string {
+	if s.runnersRegistrationToken == "" {
+		s.runnersRegistrationToken = "rtok-" + randomHex(10)
+	}
+	return s.runnersRegistrationToken
+}
+
+// Runner is a runner as the fake holds it, for tests.
+type Runner struct {
+	ID          int
+	Description string
+	Active      bool
+	Shared      bool
+	ProjectID   int // the project of a project's runner; 0 for a shared one
+	Tags        []string
+	RunUntagged bool
+	Locked      bool
+	// From the info the runner sends with register calls.
+	Name, Version, Revision, Platform, Architecture string
+	ContactedAt                                     time.Time // zero until it asks for a build or checks in
+}
+
+// Runners returns every runner, by id.
+func (s *Server) Runners() []Runner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Runner, 0, len(s.runners))
+	for _, r := range s.runners {
+		out = append(out, Runner{
+			ID: r.id, Description: r.description, Active: r.active, Shared: r.isShared, ProjectID: r.projectID,
+			Tags: slices.Clone(r.tags), RunUntagged: r.runUntagged, Locked: r.locked,
+			Name: r.name, Version: r.version, Revision: r.revision, Platform: r.platform, Architecture: r.architecture,
+			ContactedAt: r.contactedAt,
+		})
+	}
+	slices.SortFunc(out, func(a, b Runner) int { return a.ID - b.ID })
+	return out
+}
+
+// registerRunner creates a runner from a registration token.
+func (s *Server) registerRunner(c *call) error {
+	tok := c.str("token")
+	if strings.TrimSpace(tok) == "" {
+		return errMissing("token")
+	}
+	var project *project
+	if tok != s.registrationToken() {
+		for _, p := range s.projects {
+			if p.runnersToken == tok {
+				project = p
+			}
+		}
+		if project == nil {
+			return errForbidden
+		}
+	}
+	// Blank values are left out, as for every create.
+	nonBlank := func(name string) (string, bool) {
+		v := c.str(name)
+		return v, strings.TrimSpace(v) != ""
+	}
+	untagged, locked := true, false
+	if _, ok := nonBlank("run_untagged"); ok {
+		untagged, _ = c.boolParam("run_untagged")
+	}
+	if _, ok := nonBlank("locked"); ok {
+		locked, _ = c.boolParam("locked")
+	}
+	tags := c.listParam("tag_list")
+	if !untagged && len(tags) == 0 {
+		return errNotFound("")
+	}
+	desc, _ := nonBlank("description")
+	r := s.newRunner(desc)
+	r.tags, r.runUntagged, r.locked = tags, untagged, locked
+	if project == nil {
+		r.isShared = true
+	} else {
+		r.projectID = project.id
+	}
+	s.readRunnerInfo(c, r)
+	return c.json(http.StatusCreated, map[string]any{"id": r.id, "token": r.token})
+}
+
+// deleteRunner removes the runner of the token.
+func (s *Server) deleteRunner(c *call) error {
+	tok := c.str("token")
+	if strings.TrimSpace(tok) == "" {
+		return errMissing("token")
+	}
+	r := s.runnerByToken(tok)
+	if r == nil {
+		return errForbidden
+	}
+	delete(s.runners, r.id)
+	return c.json(http.StatusOK, r.brief())
+}
+
+// readRunnerInfo copies the info[...] a runner sends about itself.
+func (s *Server) readRunnerInfo(c *call, r *runner) {
+	c.setStr("info[name]", &r.name)
+	c.setStr("info[version]", &r.version)
+	c.setStr("info[revision]", &r.revision)
+	c.setStr("info[platform]", &r.platform)
+	c.setStr("info[architecture]", &r.architecture)
+}
+
+// SetRunnerActive pauses (false) or resumes a runner. A paused runner is
+// handed no build (its register calls answer 404, "nothing to do") but may
+// still report on the builds it runs.
 func (s *Server) SetRunnerActive(runnerID int, active bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,24 +240,52 @@ func (s *Server) SetRunnerActive(runnerID int, active bool) {
 	r.active = active
 }
 
-// SetBuildVariables sets the secret (public false) or public variables a
-// runner receives with a build, after the predefined CI_* ones.
+// SetBuildVariables adds variables a runner receives with a build: the
+// YAML and job variables (public true) or the project's secret variables
+// (public false). Runners receive them after the predefined ones, public
+// first.
 func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if b := s.seededBuild("SetBuildVariables", buildID); b != nil {
+		b.variables = append(b.variables, sortedVariables(vars, public)...)
+	}
+}
+
+// SetBuildTrigger marks a build as made by a trigger, with the trigger's
+// variables: the runner receives CI_BUILD_TRIGGERED=true and the variables
+// last, as secrets.
+func (s *Server) SetBuildTrigger(buildID int, vars map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.seededBuild("SetBuildTrigger", buildID); b != nil {
+		b.triggered = true
+		b.triggerVariables = append(b.triggerVariables, sortedVariables(vars, false)...)
+	}
+}
+
+// seededBuild returns the build a seeding helper names, or reports the
+// mistake (see Err) and returns nil.
+func (s *Server) seededBuild(helper string, buildID int) *build {
 	b := s.builds[buildID]
 	if b == nil {
-		s.misuse("SetBuildVariables: no build %d", buildID)
-		return
+		s.misuse("%s: no build %d", helper, buildID)
 	}
+	return b
+}
+
+// sortedVariables turns vars into records, by key.
+func sortedVariables(vars map[string]string, public bool) []buildVariable {
 	keys := make([]string, 0, len(vars))
 	for k := range vars {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	out := make([]buildVariable, 0, len(keys))
 	for _, k := range keys {
-		b.variables = append(b.variables, buildVariable{Key: k, Value: vars[k], Public: public})
+		out = append(out, buildVariable{Key: k, Value: vars[k], Public: public})
 	}
+	return out
 }
 
 // SetMaxArtifactsSize sets the artifacts size limit in bytes (by default
@@ -182,19 +372,18 @@ func (s *Server) runnerByToken(tok string) *runner {
 // registerBuild hands the oldest pending build to the runner.
 func (s *Server) registerBuild(c *call) error {
 	r := s.runnerByToken(c.str("token"))
-	if r == nil || !r.active {
+	if r == nil {
 		return errForbidden
 	}
-	c.setStr("info[name]", &r.name)
-	c.setStr("info[version]", &r.version)
-	c.setStr("info[revision]", &r.revision)
-	c.setStr("info[platform]", &r.platform)
-	c.setStr("info[architecture]", &r.architecture)
+	s.readRunnerInfo(c, r)
 	r.contactedAt = s.now()
+	if !r.active {
+		return errNotFound("")
+	}
 
 	var next *build
 	for _, b := range s.builds {
-		if b.status != "pending" || b.erased || s.projects[b.projectID] == nil {
+		if b.status != "pending" || b.erased || !s.canPick(r, b) {
 			continue
 		}
 		if next == nil || b.createdAt.Before(next.createdAt) || (b.createdAt.Equal(next.createdAt) && b.id < next.id) {
@@ -227,24 +416,7 @@ func (s *Server) registerJSON(b *build) map[string]any {
 	}
 	m["options"] = map[string]any{}
 	m["timeout"] = 3600
-	vars := []buildVariable{
-		{Key: "CI", Value: "true", Public: true},
-		{Key: "CI_BUILD_ID", Value: strconv.Itoa(b.id), Public: true},
-		{Key: "CI_BUILD_TOKEN", Value: p.runnersToken, Public: false},
-		{Key: "CI_BUILD_REF", Value: b.commitID, Public: true},
-		{Key: "CI_BUILD_BEFORE_SHA", Value: beforeSHA, Public: true},
-		{Key: "CI_BUILD_REF_NAME", Value: b.ref, Public: true},
-		{Key: "CI_BUILD_NAME", Value: b.name, Public: true},
-		{Key: "CI_BUILD_STAGE", Value: b.stage, Public: true},
-		{Key: "CI_PROJECT_ID", Value: strconv.Itoa(p.id), Public: true},
-		{Key: "CI_PROJECT_NAME", Value: p.path, Public: true},
-		{Key: "CI_PROJECT_PATH", Value: s.projectFullPath(p), Public: true},
-		{Key: "CI_SERVER_NAME", Value: "Collaboration Service", Public: true},
-	}
-	if b.tag {
-		vars = append(vars, buildVariable{Key: "CI_BUILD_TAG", Value: b.ref, Public: true})
-	}
-	m["variables"] = append(vars, b.variables...)
+	m["variables"] = s.buildVariables(b)
 	deps := []any{}
 	for _, d := range s.sortedBuilds() {
 		if d.id != b.id && d.projectID == b.projectID && d.commitID == b.commitID && d.stage != b.stage &&
@@ -254,6 +426,30 @@ func (s *Server) registerJSON(b *build) map[string]any {
 	}
 	m["depends_on_builds"] = deps
 	return m
+}
+
+// buildVariables lists only what deployed servers send, in their order:
+// the predefined variables (the runner sets every other CI_* variable
+// itself, and a value sent here would override its own), then the YAML
+// and job variables, the project's secret variables and the trigger's.
+func (s *Server) buildVariables(b *build) []buildVariable {
+	vars := []buildVariable{}
+	if b.tag {
+		vars = append(vars, buildVariable{Key: "CI_BUILD_TAG", Value: b.ref, Public: true})
+	}
+	vars = append(vars, buildVariable{Key: "CI_BUILD_NAME", Value: b.name, Public: true},
+		buildVariable{Key: "CI_BUILD_STAGE", Value: b.stage, Public: true})
+	if b.triggered {
+		vars = append(vars, buildVariable{Key: "CI_BUILD_TRIGGERED", Value: "true", Public: true})
+	}
+	for _, public := range []bool{true, false} {
+		for _, v := range b.variables {
+			if v.Public == public {
+				vars = append(vars, v)
+			}
+		}
+	}
+	return append(vars, b.triggerVariables...)
 }
 
 // dependencyJSON renders the fields a build and its dependencies share.
@@ -284,9 +480,10 @@ var runnerStates = map[string]bool{"running": true, "success": true, "failed": t
 // updateBuild applies a runner's state report and replaces the trace.
 func (s *Server) updateBuild(c *call) error {
 	r := s.runnerByToken(c.str("token"))
-	if r == nil || !r.active {
+	if r == nil {
 		return errForbidden
 	}
+	r.contactedAt = s.now()
 	id, err := c.pathID("id")
 	if err != nil {
 		return err
@@ -302,7 +499,6 @@ func (s *Server) updateBuild(c *call) error {
 	if state != "" && !runnerStates[state] {
 		return errInvalid("state", "is invalid")
 	}
-	r.contactedAt = s.now()
 	if c.has("trace") {
 		b.trace = []byte(c.str("trace"))
 	}
@@ -359,9 +555,6 @@ func (s *Server) appendTrace(c *call) error {
 	}
 	if b.erased {
 		return errStatus(http.StatusForbidden, "403 Forbidden - Build has been erased!")
-	}
-	if b.status != "running" && (b.status != "canceled" || b.runnerID == 0) {
-		return errStatus(http.StatusForbidden, "403 Forbidden - Build is not running")
 	}
 	cr := c.r.Header.Get("Content-Range")
 	if strings.TrimSpace(cr) == "" {

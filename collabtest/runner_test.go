@@ -2,11 +2,14 @@ package collabtest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,7 +89,7 @@ func TestRegisterBuild(t *testing.T) {
 	runnerExpect(t, status, "", http.StatusForbidden, "")
 	s.SetRunnerActive(rid, false)
 	status, _ = runnerRegister(t, s, url.Values{"token": {rtok}})
-	runnerExpect(t, status, "", http.StatusForbidden, "")
+	runnerExpect(t, status, "", http.StatusNotFound, "") // paused: nothing to do
 	s.SetRunnerActive(rid, true)
 
 	status, m := runnerRegister(t, s, url.Values{"token": {rtok}, "info[name]": {"r1"}, "info[version]": {"1.2"},
@@ -186,11 +189,9 @@ func TestAppendTraceRules(t *testing.T) {
 		}
 		return runnerCall(t, s, "PATCH", "/builds/"+runnerItoa(bid)+"/trace.txt", strings.NewReader(part), h...)
 	}
-	status, _, out := patch("x", "0-0", "BUILD-TOKEN", tok)
-	runnerExpect(t, status, out, http.StatusForbidden, "") // pending
 	runnerRegister(t, s, url.Values{"token": {rtok}})
 
-	status, _, out = patch("x", "0-0", "BUILD-TOKEN", "bad")
+	status, _, out := patch("x", "0-0", "BUILD-TOKEN", "bad")
 	runnerExpect(t, status, out, http.StatusForbidden, `{"message":"403 Forbidden"}`)
 	status, _, out = patch("x", "", "BUILD-TOKEN", tok)
 	runnerExpect(t, status, out, http.StatusBadRequest, `{"message":"400 (Bad request) \"Content-Range\" not given"}`)
@@ -353,3 +354,325 @@ func TestMaxArtifactsSetting(t *testing.T) {
 }
 
 func runnerItoa(n int) string { return strconv.Itoa(n) }
+
+// bodyEncodings are the three ways a client sends parameters.
+var bodyEncodings = []string{"form", "multipart", "json"}
+
+// runnerSend sends params in the body, encoded as how, to a runner-API path.
+func runnerSend(t *testing.T, s *Server, method, path, how string, params map[string]any) (int, string) {
+	t.Helper()
+	body, ct := encodeBody(t, how, params)
+	status, _, out := runnerCall(t, s, method, path, body, "Content-Type", ct)
+	return status, out
+}
+
+// TestPausedRunnerRules: a paused runner is handed nothing (404, which the
+// runner reads as "nothing to do", not 403, which marks it unhealthy), yet
+// reports on its builds; PUT /builds/-1 tells alive (404) from removed (403).
+func TestPausedRunnerRules(t *testing.T) {
+	type world struct {
+		running, pending    int
+		token, removedToken string
+	}
+	cases := []struct {
+		name, method, path string // path: {running} and {pending} are build ids
+		params             func(w *world) map[string]any
+		status             int
+		runningState       string // the running build's status afterwards
+	}{
+		{"register", "POST", "/builds/register", func(w *world) map[string]any { return map[string]any{"token": w.token} }, 404, "running"},
+		{"register.json", "POST", "/builds/register.json", func(w *world) map[string]any { return map[string]any{"token": w.token} }, 404, "running"},
+		{"register unknown", "POST", "/builds/register", func(*world) map[string]any { return map[string]any{"token": "nope"} }, 403, "running"},
+		{"register removed", "POST", "/builds/register", func(w *world) map[string]any { return map[string]any{"token": w.removedToken} }, 403, "running"},
+		{"update", "PUT", "/builds/{running}", func(w *world) map[string]any {
+			return map[string]any{"token": w.token, "state": "success", "trace": "done\n"}
+		}, 200, "success"},
+		{"update.json", "PUT", "/builds/{running}.json", func(w *world) map[string]any {
+			return map[string]any{"token": w.token, "state": "failed"}
+		}, 200, "failed"},
+		{"update pending", "PUT", "/builds/{pending}", func(w *world) map[string]any {
+			return map[string]any{"token": w.token, "state": "success"}
+		}, 404, "running"},
+		{"alive", "PUT", "/builds/-1", func(w *world) map[string]any { return map[string]any{"token": w.token} }, 404, "running"},
+		{"removed", "PUT", "/builds/-1", func(w *world) map[string]any { return map[string]any{"token": w.removedToken} }, 403, "running"},
+		{"unknown", "PUT", "/builds/-1", func(*world) map[string]any { return map[string]any{"token": "nope"} }, 403, "running"},
+	}
+	for _, how := range bodyEncodings {
+		for _, tc := range cases {
+			t.Run(how+"/"+tc.name, func(t *testing.T) {
+				s := newRunnerFake(t)
+				w := &world{}
+				pid := s.AddProject(s.AdminID, "app", 0)
+				w.running = s.AddBuild(pid, BuildSpec{})
+				rid, token := s.AddRunner("paused")
+				w.token = token
+				runnerRegister(t, s, url.Values{"token": {w.token}})
+				w.pending = s.AddBuild(pid, BuildSpec{})
+				var removed int
+				removed, w.removedToken = s.AddRunner("removed")
+				s.mu.Lock()
+				delete(s.runners, removed)
+				s.mu.Unlock()
+				s.SetRunnerActive(rid, false)
+
+				path := strings.NewReplacer("{running}", runnerItoa(w.running), "{pending}", runnerItoa(w.pending)).Replace(tc.path)
+				status, out := runnerSend(t, s, tc.method, path, how, tc.params(w))
+				runnerExpect(t, status, out, tc.status, "")
+				if st, _ := s.BuildStatus(w.running); st != tc.runningState {
+					t.Errorf("running build is %s, want %s", st, tc.runningState)
+				}
+				if st, r := s.BuildStatus(w.pending); st != "pending" || r != 0 {
+					t.Errorf("pending build is %s, runner %d", st, r)
+				}
+			})
+		}
+	}
+}
+
+// TestTraceAppendInAnyState: appends are kept whatever the build's state,
+// with Build-Status naming it; only a missing build, a bad token and an
+// erased build are refused.
+func TestTraceAppendInAnyState(t *testing.T) {
+	cases := []struct {
+		name, status string // status the build is in
+		erased       bool
+		build        string // "" for the build, or another path id
+		token        string // "" for the build token
+		want         int
+	}{
+		{name: "pending", status: "pending", want: 202},
+		{name: "running", status: "running", want: 202},
+		{name: "success", status: "success", want: 202},
+		{name: "failed", status: "failed", want: 202},
+		{name: "canceled", status: "canceled", want: 202},
+		{name: "skipped", status: "skipped", want: 202},
+		{name: "erased", status: "success", erased: true, want: 403},
+		{name: "bad token", status: "running", token: "bad", want: 403},
+		{name: "missing build", status: "running", build: "999999", want: 404},
+		{name: "not a build id", status: "running", build: "-1", want: 404},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRunnerFake(t)
+			pid := s.AddProject(s.AdminID, "app", 0)
+			bid := s.AddBuild(pid, BuildSpec{Status: tc.status, Trace: "start\n"})
+			wantTrace := "start\n"
+			if tc.erased {
+				s.mu.Lock()
+				s.builds[bid].erased, s.builds[bid].trace = true, nil
+				s.mu.Unlock()
+				wantTrace = ""
+			}
+			id := cmp.Or(tc.build, runnerItoa(bid))
+			tok := cmp.Or(tc.token, s.ProjectRunnersToken(pid))
+			status, h, out := runnerCall(t, s, "PATCH", "/builds/"+id+"/trace.txt", strings.NewReader("late\n"),
+				"BUILD-TOKEN", tok, "Content-Range", "6-10", "Content-Type", "text/plain")
+			runnerExpect(t, status, out, tc.want, "")
+			if tc.want == http.StatusAccepted {
+				wantTrace += "late\n"
+				if h.Get("Build-Status") != tc.status || h.Get("Range") != "0-11" {
+					t.Errorf("Build-Status %q, Range %q", h.Get("Build-Status"), h.Get("Range"))
+				}
+			}
+			if got := string(s.BuildTrace(bid)); got != wantTrace {
+				t.Errorf("trace %q, want %q", got, wantTrace)
+			}
+			if st, _ := s.BuildStatus(bid); st != tc.status {
+				t.Errorf("status %s, want %s", st, tc.status)
+			}
+		})
+	}
+}
+
+// TestPredefinedVariables: only the variables deployed servers send, in
+// their order; the runner sets every other CI_* variable itself.
+func TestPredefinedVariables(t *testing.T) {
+	type v = buildVariable
+	cases := []struct {
+		name    string
+		spec    BuildSpec
+		yaml    map[string]string
+		secret  map[string]string
+		trigger map[string]string
+		want    []buildVariable
+	}{
+		{name: "branch", spec: BuildSpec{Name: "rspec", Stage: "test"},
+			want: []v{{"CI_BUILD_NAME", "rspec", true}, {"CI_BUILD_STAGE", "test", true}}},
+		{name: "tag", spec: BuildSpec{Name: "release", Stage: "deploy", Ref: "v1.0", Tag: true},
+			want: []v{{"CI_BUILD_TAG", "v1.0", true}, {"CI_BUILD_NAME", "release", true}, {"CI_BUILD_STAGE", "deploy", true}}},
+		{name: "every kind", spec: BuildSpec{Name: "e2e", Stage: "test"},
+			yaml: map[string]string{"RAILS_ENV": "test", "DEBUG": "1"}, secret: map[string]string{"DB_PASSWORD": "hunter2"},
+			trigger: map[string]string{"DEPLOY_TO": "staging"},
+			want: []v{{"CI_BUILD_NAME", "e2e", true}, {"CI_BUILD_STAGE", "test", true}, {"CI_BUILD_TRIGGERED", "true", true},
+				{"DEBUG", "1", true}, {"RAILS_ENV", "test", true}, {"DB_PASSWORD", "hunter2", false}, {"DEPLOY_TO", "staging", false}}},
+		{name: "triggered without variables", spec: BuildSpec{Name: "a", Stage: "b"}, trigger: map[string]string{},
+			want: []v{{"CI_BUILD_NAME", "a", true}, {"CI_BUILD_STAGE", "b", true}, {"CI_BUILD_TRIGGERED", "true", true}}},
+	}
+	for _, how := range bodyEncodings {
+		for _, tc := range cases {
+			t.Run(how+"/"+tc.name, func(t *testing.T) {
+				s := newRunnerFake(t)
+				pid := s.AddProject(s.AdminID, "app", 0)
+				bid := s.AddBuild(pid, tc.spec)
+				// Secret first: the order of the calls does not matter.
+				s.SetBuildVariables(bid, tc.secret, false)
+				s.SetBuildVariables(bid, tc.yaml, true)
+				if tc.trigger != nil {
+					s.SetBuildTrigger(bid, tc.trigger)
+				}
+				_, tok := s.AddRunner("r")
+				status, out := runnerSend(t, s, "POST", "/builds/register.json", how, map[string]any{"token": tok})
+				runnerExpect(t, status, out, http.StatusCreated, "")
+				var got struct{ Variables []buildVariable }
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Variables, tc.want) {
+					t.Errorf("variables\n got %v\nwant %v", got.Variables, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestRegisterRunnerRules: POST /runners/register and DELETE
+// /runners/delete, in every body encoding.
+func TestRegisterRunnerRules(t *testing.T) {
+	info := map[string]any{"name": "gitlab-ci-multi-runner", "version": "1.3.0", "revision": "f9b34378",
+		"platform": "linux", "architecture": "amd64", "features": map[string]any{"variables": true}}
+	cases := []struct {
+		name   string
+		params map[string]any // "SHARED" and "PROJECT" stand for the registration tokens
+		status int
+		want   *Runner // the stored runner, but for ID and ProjectID
+	}{
+		{"shared", map[string]any{"token": "SHARED", "description": "ci-1", "tag_list": "docker, linux", "info": info}, 201,
+			&Runner{Description: "ci-1", Active: true, Shared: true, Tags: []string{"docker", "linux"}, RunUntagged: true,
+				Name: "gitlab-ci-multi-runner", Version: "1.3.0", Revision: "f9b34378", Platform: "linux", Architecture: "amd64"}},
+		{"project", map[string]any{"token": "PROJECT", "description": "mine", "run_untagged": false, "locked": true,
+			"tag_list": []any{"ruby"}}, 201,
+			&Runner{Description: "mine", Active: true, Tags: []string{"ruby"}, Locked: true}},
+		{"blank values are left out", map[string]any{"token": "SHARED", "description": "", "run_untagged": "", "locked": "", "tag_list": ""}, 201,
+			&Runner{Active: true, Shared: true, RunUntagged: true}},
+		{"unknown token", map[string]any{"token": "nope", "description": "x"}, 403, nil},
+		{"missing token", map[string]any{"description": "x"}, 400, nil},
+		{"blank token", map[string]any{"token": " "}, 400, nil},
+		{"cannot be saved", map[string]any{"token": "SHARED", "run_untagged": false}, 404, nil},
+	}
+	for _, how := range bodyEncodings {
+		for _, tc := range cases {
+			t.Run(how+"/"+tc.name, func(t *testing.T) {
+				s := newRunnerFake(t)
+				pid := s.AddProject(s.AdminID, "app", 0)
+				params := map[string]any{}
+				for k, v := range tc.params {
+					params[k] = v
+				}
+				switch params["token"] {
+				case "SHARED":
+					params["token"] = s.RunnersRegistrationToken()
+				case "PROJECT":
+					params["token"] = s.ProjectRunnersToken(pid)
+				}
+				status, out := runnerSend(t, s, "POST", "/runners/register.json", how, params)
+				runnerExpect(t, status, out, tc.status, "")
+				rs := s.Runners()
+				if tc.want == nil {
+					if len(rs) != 0 {
+						t.Fatalf("stored %+v", rs)
+					}
+					return
+				}
+				var reply struct {
+					ID    int
+					Token string
+				}
+				if err := json.Unmarshal([]byte(out), &reply); err != nil || reply.Token == "" {
+					t.Fatalf("reply %s: %v", out, err)
+				}
+				want := *tc.want
+				want.ID = reply.ID
+				if !want.Shared {
+					want.ProjectID = pid
+				}
+				if len(rs) != 1 || !reflect.DeepEqual(rs[0], want) {
+					t.Fatalf("stored\n got %+v\nwant %+v", rs, want)
+				}
+
+				// The new token works, and deleting it removes the runner.
+				status, out = runnerSend(t, s, "PUT", "/builds/-1", how, map[string]any{"token": reply.Token})
+				runnerExpect(t, status, out, http.StatusNotFound, "")
+				for _, del := range []struct {
+					params       map[string]any
+					status, left int
+				}{
+					{map[string]any{"token": "nope"}, 403, 1},
+					{map[string]any{}, 400, 1},
+					{map[string]any{"token": reply.Token}, 200, 0},
+					{map[string]any{"token": reply.Token}, 403, 0},
+				} {
+					status, out = runnerSend(t, s, "DELETE", "/runners/delete", how, del.params)
+					runnerExpect(t, status, out, del.status, "")
+					if left := len(s.Runners()); left != del.left {
+						t.Fatalf("%d runners left, want %d", left, del.left)
+					}
+				}
+				status, out = runnerSend(t, s, "PUT", "/builds/-1", how, map[string]any{"token": reply.Token})
+				runnerExpect(t, status, out, http.StatusForbidden, "")
+			})
+		}
+	}
+}
+
+// TestRunnerPicksBuilds: builds go only to runners that may run them.
+func TestRunnerPicksBuilds(t *testing.T) {
+	cases := []struct {
+		name       string
+		runner     map[string]any // register parameters; "PROJECT" or "OTHER" for a project's token
+		buildTags  []string
+		sharedOff  bool
+		wantPicked bool
+	}{
+		{"untagged build, untagged runner", map[string]any{}, nil, false, true},
+		{"untagged build, tagged-only runner", map[string]any{"tag_list": "docker", "run_untagged": false}, nil, false, false},
+		{"tags fit", map[string]any{"tag_list": "docker,linux"}, []string{"linux"}, false, true},
+		{"tag missing", map[string]any{"tag_list": "docker"}, []string{"docker", "windows"}, false, false},
+		{"tagged build, untagged runner", map[string]any{}, []string{"docker"}, false, false},
+		{"shared runners disabled", map[string]any{}, nil, true, false},
+		{"project runner, shared runners disabled", map[string]any{"token": "PROJECT"}, nil, true, true},
+		{"another project's runner", map[string]any{"token": "OTHER"}, nil, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRunnerFake(t)
+			pid := s.AddProject(s.AdminID, "app", 0)
+			other := s.AddProject(s.AdminID, "other", 0)
+			s.mu.Lock()
+			s.projects[pid].sharedRunnersEnabled = !tc.sharedOff
+			s.mu.Unlock()
+			bid := s.AddBuild(pid, BuildSpec{Tags: tc.buildTags})
+			params := map[string]any{"token": s.RunnersRegistrationToken()}
+			for k, v := range tc.runner {
+				params[k] = v
+			}
+			switch params["token"] {
+			case "PROJECT":
+				params["token"] = s.ProjectRunnersToken(pid)
+			case "OTHER":
+				params["token"] = s.ProjectRunnersToken(other)
+			}
+			status, out := runnerSend(t, s, "POST", "/runners/register", "json", params)
+			runnerExpect(t, status, out, http.StatusCreated, "")
+			var reg struct{ Token string }
+			_ = json.Unmarshal([]byte(out), &reg)
+			status, out = runnerSend(t, s, "POST", "/builds/register", "json", map[string]any{"token": reg.Token})
+			st, _ := s.BuildStatus(bid)
+			if picked := status == http.StatusCreated && st == "running"; picked != tc.wantPicked {
+				t.Fatalf("picked %v (%d %s), want %v", picked, status, out, tc.wantPicked)
+			}
+			if !tc.wantPicked && (status != http.StatusNotFound || st != "pending") {
+				t.Fatalf("status %d, build %s", status, st)
+			}
+		})
+	}
+}

@@ -27,6 +27,9 @@ type db struct {
 	// attachmentLimit and artifactsLimit override the settings' upload
 	// limits, in bytes, when > 0.
 	attachmentLimit, artifactsLimit int64
+	// runnersRegistrationToken is the settings' shared runners
+	// registration token, made on first use.
+	runnersRegistrationToken string
 }
 
 func (d *db) init() {

@@ -117,12 +117,15 @@ func TestRunnerLoop(t *testing.T) {
 	assert.Equal(t, "success", status)
 	assert.Equal(t, log.String(), string(srv.BuildTrace(b.ID)), "a state update without a trace keeps it")
 
-	// The build is over: updates are 404, uploads and appends 403.
+	// The build is over: updates are 404, uploads 403; a late append is
+	// kept and reports the state, so that a runner stops.
 	assert.ErrorIs(t, c.UpdateBuild(ctx, b.ID, rtok, collab.BuildFailed, nil), collab.ErrNotFound)
 	_, err = c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", bytes.NewReader(zip), nil)
 	assert.ErrorIs(t, err, collab.ErrForbidden)
-	_, _, err = c.AppendTrace(ctx, b.ID, string(b.Token), int64(log.Len()), []byte("late"))
-	assert.ErrorIs(t, err, collab.ErrForbidden)
+	state, _, err := c.AppendTrace(ctx, b.ID, string(b.Token), int64(log.Len()), []byte("late"))
+	require.NoError(t, err)
+	assert.Equal(t, collab.BuildSuccess, state)
+	assert.Equal(t, log.String()+"late", string(srv.BuildTrace(b.ID)))
 
 	require.NoError(t, c.DeleteArtifacts(ctx, b.ID, string(b.Token)))
 	_, err = c.DownloadArtifacts(ctx, b.ID, string(b.Token), &got)

@@ -4,9 +4,14 @@
 // and reports success or failure. It kills the job when the server reports
 // the build canceled.
 //
+// It registers itself at start with a registration token, checks that the
+// server knows it, and unregisters at exit, even when interrupted.
+//
 // By default it runs against the embedded collabtest server, seeded with a
-// project, a runner and one pending build. Set COLLAB_URL and
-// COLLAB_RUNNER_TOKEN to take a build from a real server instead.
+// project and one pending build. Set COLLAB_URL and
+// COLLAB_REGISTRATION_TOKEN (the shared token of the admin area, or a
+// project's runners token) to take a build from a real server instead, or
+// COLLAB_URL and COLLAB_RUNNER_TOKEN to run as a runner registered before.
 //
 //	go run ./examples/runner-agent [-artifacts out]
 package main
@@ -25,6 +30,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
@@ -52,15 +58,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	base, token := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_RUNNER_TOKEN")
+	base := os.Getenv("COLLAB_URL")
+	token, regToken := os.Getenv("COLLAB_RUNNER_TOKEN"), os.Getenv("COLLAB_REGISTRATION_TOKEN")
 	var srv *collabtest.Server
-	if base == "" || token == "" {
+	if base == "" || token == "" && regToken == "" {
 		srv = collabtest.NewServer()
 		defer srv.Close()
 		pid := srv.AddProject(srv.AdminID, "widget", 0)
 		srv.AddBuild(pid, collabtest.BuildSpec{Name: "build", Commands: demoCommands})
-		_, token = srv.AddRunner("runner-agent demo")
-		base = srv.URL
+		base, token, regToken = srv.URL, "", srv.RunnersRegistrationToken()
 		fmt.Fprintln(stdout, "using the embedded fake server")
 	}
 
@@ -69,6 +75,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if a.rc, err = runner.NewClient(base); err != nil {
 		fmt.Fprintln(stderr, "runner-agent:", err)
 		return 1
+	}
+	if token == "" {
+		unregister, err := a.register(ctx, regToken)
+		if err != nil {
+			fmt.Fprintln(stderr, "runner-agent:", err)
+			return 1
+		}
+		defer unregister()
 	}
 	state, err := a.runOnce(ctx)
 	if err != nil {
@@ -84,6 +98,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
+// register registers the agent as a new runner and checks that the server
+// knows it. The returned func unregisters it, with a context of its own
+// so that it still runs after an interrupt.
+func (a *agent) register(ctx context.Context, registrationToken string) (unregister func(), err error) {
+	reg, err := a.rc.RegisterRunner(ctx, registrationToken, &runner.RegisterOptions{
+		Description: "runner-agent on " + runtime.GOOS, Info: a.info(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering: %w", err)
+	}
+	a.runnerToken = string(reg.Token)
+	unregister = func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := a.rc.DeleteRunner(ctx, a.runnerToken); err != nil {
+			fmt.Fprintf(a.out, "runner %d not unregistered: %v\n", reg.ID, err)
+			return
+		}
+		fmt.Fprintf(a.out, "unregistered runner %d\n", reg.ID)
+	}
+	if err := a.rc.VerifyRunner(ctx, a.runnerToken); err != nil {
+		unregister()
+		return nil, fmt.Errorf("verifying: %w", err)
+	}
+	fmt.Fprintf(a.out, "registered and verified runner %d\n", reg.ID)
+	return unregister, nil
+}
+
+func (a *agent) info() *runner.Info {
+	return &runner.Info{Name: "runner-agent", Version: collab.Version, Platform: runtime.GOOS, Architecture: runtime.GOARCH}
+}
+
 type agent struct {
 	rc          *runner.Client
 	out         io.Writer
@@ -95,9 +141,7 @@ type agent struct {
 // runOnce takes one build and runs it, returning the state it reported
 // ("" when there was nothing to do).
 func (a *agent) runOnce(ctx context.Context) (string, error) {
-	b, err := a.rc.RequestBuild(ctx, a.runnerToken, &runner.Info{
-		Name: "runner-agent", Version: collab.Version, Platform: runtime.GOOS, Architecture: runtime.GOARCH,
-	})
+	b, err := a.rc.RequestBuild(ctx, a.runnerToken, a.info())
 	if err != nil {
 		return "", fmt.Errorf("asking for a build: %w", err)
 	}

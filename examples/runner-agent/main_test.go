@@ -4,11 +4,13 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab/collabtest"
 	"go.uber.org/goleak"
 )
 
@@ -19,10 +21,50 @@ func TestRunnerAgent(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"1. took build", "2. job succeeded", "3. uploaded 2 files from [out] as artifacts.zip", "4. reported success"} {
+	for _, want := range []string{"registered and verified runner", "1. took build", "2. job succeeded",
+		"3. uploaded 2 files from [out] as artifacts.zip", "4. reported success", "unregistered runner"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRunnerAgentRegisters runs the agent against a server of the test's
+// own: it registers, takes the build, and leaves no runner behind.
+func TestRunnerAgentRegisters(t *testing.T) {
+	srv := collabtest.NewServer()
+	defer srv.Close()
+	pid := srv.AddProject(srv.AdminID, "app", 0)
+	bid := srv.AddBuild(pid, collabtest.BuildSpec{Commands: "echo hi"})
+	t.Setenv("COLLAB_URL", srv.URL)
+	t.Setenv("COLLAB_RUNNER_TOKEN", "")
+
+	t.Setenv("COLLAB_REGISTRATION_TOKEN", "not-a-registration-token")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), nil, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "registering") {
+		t.Fatalf("exit %d with a bad registration token\n%s", code, errOut.String())
+	}
+	if st, _ := srv.BuildStatus(bid); st != "pending" || len(srv.Runners()) != 0 {
+		t.Fatalf("build %s, runners %+v", st, srv.Runners())
+	}
+
+	t.Setenv("COLLAB_REGISTRATION_TOKEN", srv.ProjectRunnersToken(pid))
+	out.Reset()
+	if code := run(context.Background(), nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	st, runnerID := srv.BuildStatus(bid)
+	if st != "success" || runnerID == 0 {
+		t.Fatalf("build %s by runner %d", st, runnerID)
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("unregistered runner %d", runnerID)) {
+		t.Errorf("output:\n%s", out.String())
+	}
+	if rs := srv.Runners(); len(rs) != 0 {
+		t.Fatalf("runners left: %+v", rs)
+	}
+	if err := srv.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
