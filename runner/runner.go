@@ -185,13 +185,25 @@ func decodeError(req *http.Request, err error) error {
 	return &collab.DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: wire.Redacted(err, wire.RequestSecrets(req))}
 }
 
-// buildPath builds the path of one build's endpoint from the root
-// package's route builder, refusing an id below 1 before any request.
-func buildPath(id int, suffix string) (string, error) {
-	p, err := wire.Route("builds/%s"+suffix, id)
+// route builds a runner API path with the root package's route builder:
+// each %s is one escaped path value, and an id below 1 or an empty value is
+// a *collab.ArgumentError, before any request.
+func route(format string, args ...any) (string, error) {
+	p, err := wire.Route(format, args...)
 	var ae *wire.ArgError
 	if errors.As(err, &ae) {
-		return "", &collab.ArgumentError{Arg: "id", Reason: ae.Reason}
+		return "", &collab.ArgumentError{Arg: ae.Arg, Reason: ae.Reason}
+	}
+	return p, err
+}
+
+// buildPath is the path of one build's endpoint; a bad id is named "id",
+// the argument of every method that takes one.
+func buildPath(id int, suffix string) (string, error) {
+	p, err := route("builds/%s"+suffix, id)
+	var ae *collab.ArgumentError
+	if errors.As(err, &ae) {
+		ae.Arg = "id"
 	}
 	return p, err
 }
