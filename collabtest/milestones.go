@@ -71,10 +71,8 @@ func (c *call) dueDate(dst *string) error {
 		return nil
 	}
 	v := c.str("due_date")
-	if v != "" {
-		if _, err := time.Parse("2006-01-02", v); err != nil {
-			return errInvalid("due_date", "is invalid")
-		}
+	if _, err := time.Parse("2006-01-02", v); err != nil {
+		return errInvalid("due_date", "is invalid")
 	}
 	*dst = v
 	return nil
@@ -118,7 +116,7 @@ func (s *Server) updateMilestone(c *call) error {
 		return errInvalid("state_event", "does not have a valid value")
 	}
 	title, hasTitle, err := c.nameParam("title", "title", false)
-	if err != nil && c.str("title") != "" {
+	if err != nil {
 		return err
 	}
 	due := ms.dueDate

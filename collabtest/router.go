@@ -161,11 +161,16 @@ func (s *Server) withoutFormatSuffix(r *http.Request) *http.Request {
 }
 
 // noRoute answers 405 when the path has a route for another method and 404
-// otherwise; under /api/v3 only an authenticated caller learns which.
+// otherwise; under /api/v3 only an authenticated caller learns which. The
+// token may be in the body, as on a routed path; a body that cannot be
+// read supplies none.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+		c := &call{s: s, w: w, r: r, form: r.URL.Query()}
+		defer c.cleanup()
+		_ = c.mergeBody(maxBody) // the route's absence is the answer, not the body's faults
 		s.mu.Lock()
-		err := s.authenticate(&call{s: s, r: r, form: r.URL.Query()})
+		err := s.authenticate(c)
 		s.mu.Unlock()
 		if err != nil {
 			writeError(w, err)
@@ -242,10 +247,13 @@ type handler func(c *call) error
 
 // route is one registered endpoint.
 type route struct {
-	s     *Server
-	wild  []string // the pattern's wildcard names
-	rule  rule
-	serve handler
+	s    *Server
+	wild []string // the pattern's wildcard names
+	// consumer marks the /api/v3 routes, where blank parameters count as
+	// not sent.
+	consumer bool
+	rule     rule
+	serve    handler
 }
 
 var wildcardRE = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
@@ -254,7 +262,7 @@ var wildcardRE = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
 // path relative to /api/v3.
 func (s *Server) api(pattern string, r rule, h handler) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.addRoute(method+" /api/v3"+path, r, h)
+	s.addRoute(method+" /api/v3"+path, r, h).consumer = true
 }
 
 // runnerAPI registers a runner-API endpoint relative to /ci/api/v1. Its
@@ -265,7 +273,7 @@ func (s *Server) runnerAPI(pattern string, r rule, h handler) {
 	s.addRoute(method+" /ci/api/v1"+path, r, h)
 }
 
-func (s *Server) addRoute(pattern string, r rule, h handler) {
+func (s *Server) addRoute(pattern string, r rule, h handler) *route {
 	rt := &route{s: s, rule: r, serve: h}
 	for _, m := range wildcardRE.FindAllStringSubmatch(pattern, -1) {
 		rt.wild = append(rt.wild, m[1])
@@ -273,6 +281,7 @@ func (s *Server) addRoute(pattern string, r rule, h handler) {
 	if err := s.router.handle(pattern, rt); err != nil {
 		panic(err) // a mistake in the fake's own route table, caught by every test
 	}
+	return rt
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {

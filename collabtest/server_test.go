@@ -357,8 +357,9 @@ func TestNameParamLimits(t *testing.T) {
 	assert.Len(t, []rune(v), 255, "255 characters, not bytes")
 	_, _, err = c.nameParam("long", "title", false)
 	assert.Equal(t, errInvalid("title", "is too long (maximum is 255 characters)"), err)
-	_, _, err = c.nameParam("blank", "name", false)
-	assert.Equal(t, errInvalid("name", "can't be blank"), err)
+	_, present, err = c.nameParam("blank", "name", false)
+	assert.NoError(t, err, "a blank optional name is not sent")
+	assert.False(t, present)
 	_, _, err = c.nameParam("blank", "name", true)
 	assert.Equal(t, errMissing("blank"), err)
 	_, present, err = c.nameParam("absent", "name", false)
@@ -384,22 +385,24 @@ func TestBodyParameters(t *testing.T) {
 		`{"a":"3","n":5,"f":1.5,"t":true,"no":false,"nil":null,"labels":["x","y"],"empty":[],"info":{"name":"r","deep":{"k":[1]}}}`)
 	require.NoError(t, err)
 	assert.Equal(t, url.Values{
-		"a": {"3"}, "q": {"query"}, "n": {"5"}, "f": {"1.5"}, "t": {"true"}, "no": {"false"}, "nil": {""},
+		"a": {"3"}, "q": {"query"}, "n": {"5"}, "f": {"1.5"}, "t": {"true"}, "no": {"false"},
 		"labels[]": {"x", "y"}, "empty[]": nil, "info[name]": {"r"}, "info[deep][k][]": {"1"},
 	}, form)
 
 	for body, msg := range map[string]string{
 		`{"a":`:  "400 (Bad request) invalid JSON body: unexpected EOF",
-		`[1,2]`:  "400 (Bad request) JSON body must be an object",
-		`"text"`: "400 (Bad request) JSON body must be an object",
+		`[1,2`:   "400 (Bad request) invalid JSON body: unexpected EOF",
 		`{} {}`:  "400 (Bad request) invalid JSON body: data after the value",
+		`null x`: "400 (Bad request) invalid JSON body: data after the value",
 	} {
 		_, err = read("application/json", body)
 		assert.Equal(t, errBadRequest(msg), err, body)
 	}
-	form, err = read("application/json", "  ")
-	require.NoError(t, err, "an empty body has no parameters")
-	assert.Equal(t, "1", form.Get("a"))
+	for _, body := range []string{"  ", "null", "[1,2]", `"text"`, "5"} {
+		form, err = read("application/json", body)
+		require.NoError(t, err, "a body that is not an object has no parameters: %s", body)
+		assert.Equal(t, url.Values{"a": {"1"}, "q": {"query"}}, form, body)
+	}
 
 	_, err = read("application/x-www-form-urlencoded", "%zz=%")
 	assert.Equal(t, errBadRequest("400 (Bad request) malformed form body"), err)

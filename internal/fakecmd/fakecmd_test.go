@@ -159,7 +159,7 @@ func TestBinary(t *testing.T) {
 	assert.Equal(t, "closed", updated["state"])
 	var bad map[string]any
 	require.Equal(t, http.StatusBadRequest, call(t, "POST", base+"/projects/acme%2Fwebshop/issues", "env-secret", `["not an object"]`, &bad))
-	assert.Equal(t, "400 (Bad request) JSON body must be an object", bad["message"])
+	assert.Equal(t, `400 (Bad request) "title" not given`, bad["message"], "a body that is not an object supplies nothing")
 	http.DefaultClient.CloseIdleConnections()
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
