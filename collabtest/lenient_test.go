@@ -221,3 +221,72 @@ func TestBodyTokenOnUnroutedPath(t *testing.T) {
 		}
 	}
 }
+
+// TestDeprecatedMergeRequestRoutes: every merge request route under the
+// singular /merge_request/{mr_id} answers as the plural one does, on
+// identical servers, in every body encoding.
+func TestDeprecatedMergeRequestRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string // relative to the merge request
+		params       map[string]any
+		status       int
+		shows        string
+	}{
+		{"GET", "", nil, 200, `"title":"Feature"`},
+		{"PUT", "", map[string]any{"title": "Renamed", "labels": "a,b"}, 200, `"labels":["a","b"]`},
+		{"GET", "/commits", nil, 200, `"title"`},
+		{"GET", "/changes", nil, 200, `"changes"`},
+		{"GET", "/closes_issues", nil, 200, `[]`},
+		{"PUT", "/merge", map[string]any{"merge_commit_message": "m"}, 200, `"state":"merged"`},
+		{"PUT", "/cancel_merge_when_build_succeeds", nil, 406, ``},
+		{"POST", "/cancel_merge_when_build_succeeds", nil, 406, ``},
+		{"POST", "/subscription", nil, 304, ``},
+		{"DELETE", "/subscription", nil, 200, `"subscribed":false`},
+		{"GET", "/comments", nil, 200, `[{"author":{`},
+		{"POST", "/comments", map[string]any{"note": "Looks good"}, 201, `"note":"Looks good"`},
+		{"POST", "/comments", map[string]any{"note": " "}, 400, `400 (Bad request) \"note\" not given`},
+		{"POST", "/comments", map[string]any{"body": "wrong name"}, 400, `\"note\" not given`},
+	} {
+		for _, how := range encodings {
+			var answers []string
+			for _, kind := range []string{"merge_requests", "merge_request"} {
+				w := newWorld(t)
+				w.s.AddNote(w.pid, "MergeRequest", w.mr, w.bob.ID, "First look")
+				path := fmt.Sprintf("/api/v3/projects/%d/%s/%d%s", w.pid, kind, w.mr, tc.path)
+				body, ctype := encodeBody(t, how, tc.params)
+				status, _, got := do(t, w.s, tc.method, path,
+					http.Header{"Private-Token": {w.s.AdminToken}, "Content-Type": {ctype}}, body)
+				assert.Equal(t, tc.status, status, "%s %s as %s: %s", tc.method, path, how, got)
+				assert.Contains(t, got, tc.shows, "%s %s as %s", tc.method, path, how)
+				got = strings.ReplaceAll(got, w.s.URL, "URL")
+				answers = append(answers, timeRE.ReplaceAllString(hexRE.ReplaceAllString(got, "HEX"), "TIME"))
+			}
+			assert.Equal(t, answers[0], answers[1], "%s %s as %s: singular differs", tc.method, tc.path, how)
+		}
+	}
+}
+
+// TestMergeRequestComments: the comments routes show a merge request's
+// notes as {note, author}, and a comment posted there is a note.
+func TestMergeRequestComments(t *testing.T) {
+	w := newWorld(t)
+	w.s.AddNote(w.pid, "MergeRequest", w.mr, w.bob.ID, "First look")
+	base := fmt.Sprintf("/api/v3/projects/%d/merge_requests/%d", w.pid, w.mr)
+	admin := http.Header{"Private-Token": {w.s.AdminToken}, "Content-Type": {"application/json"}}
+	status, _, got := do(t, w.s, "POST", base+"/comments", admin, strings.NewReader(`{"note":"Ship it"}`))
+	require.Equal(t, http.StatusCreated, status, got)
+	var one map[string]any
+	require.NoError(t, json.Unmarshal([]byte(got), &one))
+	assert.Equal(t, "Ship it", one["note"])
+	assert.Equal(t, "root", one["author"].(map[string]any)["username"])
+	assert.Len(t, one, 2, "only note and author")
+
+	status, hdr, got := do(t, w.s, "GET", base+"/comments?per_page=1&page=2", admin, nil)
+	require.Equal(t, http.StatusOK, status, got)
+	assert.Equal(t, "2", hdr.Get("X-Total"), "paginated")
+	assert.JSONEq(t, `[{"note":"Ship it","author":`+mustJSON(t, one["author"])+`}]`, got)
+
+	status, _, got = do(t, w.s, "GET", base+"/notes", admin, nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, got, `"body":"Ship it"`, "a comment is a note")
+}

@@ -91,17 +91,37 @@ func (s *Server) mergeRequestRoutes() {
 	base := "/projects/{id}/merge_requests"
 	s.api("GET "+base, rule{}, s.listMergeRequests)
 	s.api("POST "+base, rule{level: Developer}, s.createMergeRequest)
-	s.api("GET "+base+"/{mr_id}", rule{}, s.getMergeRequest)
-	s.api("PUT "+base+"/{mr_id}", rule{}, s.updateMergeRequest)
 	s.api("DELETE "+base+"/{mr_id}", rule{}, s.deleteTicket)
-	s.api("GET "+base+"/{mr_id}/commits", rule{}, s.mergeRequestCommits)
-	s.api("GET "+base+"/{mr_id}/changes", rule{}, s.mergeRequestChanges)
-	s.api("PUT "+base+"/{mr_id}/merge", rule{}, s.acceptMergeRequest)
-	s.api("PUT "+base+"/{mr_id}/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
-	s.api("POST "+base+"/{mr_id}/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
-	s.api("GET "+base+"/{mr_id}/closes_issues", rule{}, s.closesIssues)
-	s.api("POST "+base+"/{mr_id}/subscription", rule{}, s.subscribe(true))
-	s.api("DELETE "+base+"/{mr_id}/subscription", rule{}, s.subscribe(false))
+	s.mergeRequestItemRoutes(base + "/{mr_id}")
+}
+
+// mergeRequestItemRoutes registers the routes on one merge request at item,
+// which deployed servers serve under both /merge_requests/{mr_id} and the
+// deprecated /merge_request/{mr_id}.
+func (s *Server) mergeRequestItemRoutes(item string) {
+	s.api("GET "+item, rule{}, s.getMergeRequest)
+	s.api("PUT "+item, rule{}, s.updateMergeRequest)
+	s.api("GET "+item+"/commits", rule{}, s.mergeRequestCommits)
+	s.api("GET "+item+"/changes", rule{}, s.mergeRequestChanges)
+	s.api("PUT "+item+"/merge", rule{}, s.acceptMergeRequest)
+	s.api("PUT "+item+"/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
+	s.api("POST "+item+"/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
+	s.api("GET "+item+"/closes_issues", rule{}, s.closesIssues)
+	s.api("POST "+item+"/subscription", rule{}, s.subscribe(true))
+	s.api("DELETE "+item+"/subscription", rule{}, s.subscribe(false))
+}
+
+// deprecatedMergeRequestRoutes registers what deployed servers mark "will
+// be removed in 9.0" and still serve, for the clients that use it: every
+// merge request route under the singular /merge_request/{mr_id}, and the
+// comments routes, which show a note as {note, author}.
+func (s *Server) deprecatedMergeRequestRoutes() {
+	singular := "/projects/{id}/merge_request/{mr_id}"
+	s.mergeRequestItemRoutes(singular)
+	for _, item := range []string{"/projects/{id}/merge_requests/{mr_id}", singular} {
+		s.api("GET "+item+"/comments", rule{}, s.listComments)
+		s.api("POST "+item+"/comments", rule{}, s.createNoteFrom("note", s.commentJSON))
+	}
 }
 
 // loadMergeRequest resolves {mr_id} within the project: "404 Merge Request Not Found".
