@@ -49,7 +49,7 @@ func buildsExpect(t *testing.T, gotStatus, wantStatus int, body []byte) {
 
 func newBuildsServer(t *testing.T) (*Server, int) {
 	t.Helper()
-	s := NewServer()
+	s := mustServer(t)
 	t.Cleanup(func() {
 		if s.Panics() != 0 {
 			t.Errorf("%d handler panics", s.Panics())

@@ -3,6 +3,7 @@ package collabtest_test
 import (
 	"encoding/json"
 	"fmt"
+	"log"
 	"net/http"
 	"strings"
 
@@ -12,7 +13,10 @@ import (
 // Seed a project with an issue, then read it back over HTTP as any client
 // would, here with a JSON body to create a second one.
 func Example_seedState() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	alice := srv.AddUser("alice", false)
 	pid := srv.AddProject(alice.ID, "Webshop", collabtest.Internal)
@@ -63,7 +67,10 @@ func Example_seedState() {
 // Make the next two requests fail with 503, to test a client's retries.
 // Failed requests change nothing.
 func ExampleServer_FailNext() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	srv.FailNext(2, http.StatusServiceUnavailable)
 	for i := 0; i < 3; i++ {

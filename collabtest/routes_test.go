@@ -2,6 +2,7 @@ package collabtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -228,10 +229,8 @@ type recordingTB struct {
 	errors []string
 }
 
-func (r *recordingTB) Error(args ...any) {
-	for _, a := range args {
-		r.errors = append(r.errors, a.(error).Error())
-	}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
 func TestEscapedProjectAndGroupPaths(t *testing.T) {

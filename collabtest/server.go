@@ -30,7 +30,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 )
 
@@ -57,45 +56,53 @@ type Server struct {
 	faultsLeft  int
 
 	reportMu sync.Mutex
-	t        testing.TB
+	t        TB // set by NewTestServer
 	seedErrs []error
 
 	mu sync.Mutex // guards everything below; handlers run with it held
 	db
 }
 
-// Config sets up a server started with Start.
-type Config struct {
-	// Addr is the address to listen on; "" picks a free loopback port.
-	Addr string
-	// AdminToken, when not empty, is the administrator's private token
-	// instead of a random one.
-	AdminToken string
-	// Log, when not nil, receives one line per request: method, path
-	// (without the query), status, the caller's username and the time
-	// taken; and one per webhook delivery attempt: hook, event, attempt,
-	// status or error. Tokens are never logged.
-	Log *slog.Logger
+// config is what the options set.
+type config struct {
+	addr       string
+	adminToken string
+	log        *slog.Logger
 }
 
-// NewServer starts a fake server on a random loopback port. It panics if no
-// port can be had, as httptest.NewServer does.
-func NewServer() *Server {
-	s, err := Start(Config{})
-	if err != nil {
-		panic(fmt.Sprintf("collabtest: %v", err))
-	}
-	return s
+// Option configures a server made by NewServer or NewTestServer.
+type Option func(*config)
+
+// WithAddr listens on addr (host:port) instead of a free loopback port.
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
+// WithAdminToken makes token the administrator's private token instead of
+// a random one.
+func WithAdminToken(token string) Option { return func(c *config) { c.adminToken = token } }
+
+// WithLog sends l one line per request: method, path (without the query),
+// status, the caller's username and the time taken; and one per webhook
+// delivery attempt: hook, event, attempt, status or error. Tokens are
+// never logged.
+func WithLog(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// TB is the part of *testing.T, *testing.B and *testing.F that
+// NewTestServer uses.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
 }
 
 // NewTestServer starts a fake server for t and closes it when the test
 // ends. A seeding helper given a bad argument fails t with a message, and
 // so does a handler panic.
-func NewTestServer(t testing.TB) *Server {
+func NewTestServer(t TB, opts ...Option) *Server {
 	t.Helper()
-	s, err := Start(Config{})
+	s, err := NewServer(opts...)
 	if err != nil {
-		t.Fatalf("collabtest: %v", err)
+		t.Fatalf("%v", err)
 	}
 	s.t = t
 	t.Cleanup(func() {
@@ -107,19 +114,18 @@ func NewTestServer(t testing.TB) *Server {
 	return s
 }
 
-// Listen starts a fake server on addr, for cmd/collabfake and manual tries.
-func Listen(addr string) (*Server, error) { return Start(Config{Addr: addr}) }
-
-// Start starts a fake server as cfg says.
-func Start(cfg Config) (*Server, error) {
-	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1:0"
+// NewServer starts a fake server, on a free loopback port unless WithAddr
+// says otherwise. Close it when done.
+func NewServer(opts ...Option) (*Server, error) {
+	cfg := config{addr: "127.0.0.1:0"}
+	for _, o := range opts {
+		o(&cfg)
 	}
-	l, err := net.Listen("tcp", cfg.Addr)
+	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("collabtest: %w", err)
 	}
-	s := &Server{log: cfg.Log, webhooks: newDeliverer(cfg.Log)}
+	s := &Server{log: cfg.log, webhooks: newDeliverer(cfg.log)}
 	s.db.init()
 	s.registerRoutes()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
@@ -130,12 +136,12 @@ func Start(cfg Config) (*Server, error) {
 	admin := s.AddUser("root", true)
 	s.AdminID = admin.ID
 	s.AdminToken = admin.Token
-	if cfg.AdminToken != "" {
+	if cfg.adminToken != "" {
 		s.mu.Lock()
 		delete(s.tokens, admin.Token)
-		s.tokens[cfg.AdminToken] = &token{userID: admin.ID, kind: PrivateToken}
+		s.tokens[cfg.adminToken] = &token{userID: admin.ID, kind: PrivateToken}
 		s.mu.Unlock()
-		s.AdminToken = cfg.AdminToken
+		s.AdminToken = cfg.adminToken
 	}
 	s.AdminOAuthToken = s.AddToken(admin.ID, OAuthToken)
 	return s, nil
@@ -176,7 +182,7 @@ func (s *Server) misuse(format string, args ...any) {
 	s.reportMu.Unlock()
 	if t != nil {
 		t.Helper()
-		t.Error(err)
+		t.Errorf("%v", err)
 	}
 }
 

@@ -20,9 +20,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newTestServer starts a server and closes it after the test, asserting no
 // handler panicked.
+// mustServer starts a server the test closes itself.
+func mustServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := NewServer()
+	require.NoError(t, err)
+	return s
+}
+
 func newTestServer(t *testing.T) *Server {
 	t.Helper()
-	s := NewServer()
+	s := mustServer(t)
 	t.Cleanup(func() {
 		assert.Zero(t, s.Panics(), "recovered panics")
 		s.Close()
@@ -179,7 +187,7 @@ func TestFailNext(t *testing.T) {
 }
 
 func TestPanicsBecome500(t *testing.T) {
-	s := NewServer()
+	s := mustServer(t)
 	defer s.Close()
 	s.api("GET /boom", rule{}, func(*call) error { panic("boom") })
 	status, _, body := do(t, s, "GET", "/api/v3/boom", http.Header{"Private-Token": {s.AdminToken}}, nil)

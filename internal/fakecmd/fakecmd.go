@@ -92,11 +92,11 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 // serve runs the fake until ctx ends, printing its URL and admin token to
 // out and, with -log, the request log to logOut.
 func serve(ctx context.Context, o options, out, logOut io.Writer) error {
-	cfg := collabtest.Config{Addr: o.addr, AdminToken: o.token}
+	opts := []collabtest.Option{collabtest.WithAddr(o.addr), collabtest.WithAdminToken(o.token)}
 	if o.log {
-		cfg.Log = slog.New(slog.NewTextHandler(logOut, nil))
+		opts = append(opts, collabtest.WithLog(slog.New(slog.NewTextHandler(logOut, nil))))
 	}
-	srv, err := collabtest.Start(cfg)
+	srv, err := collabtest.NewServer(opts...)
 	if err != nil {
 		return err
 	}
