@@ -113,7 +113,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		w = lw
 	}
-	if status := s.injectedFault(); status != 0 {
+	control := strings.HasPrefix(r.URL.Path, ControlPrefix) // never faulted: it sets the faults
+	if status := s.faultFor(control); status != 0 {
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "0")
 		}
@@ -129,6 +130,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	if control {
+		s.control.ServeHTTP(tw, r)
+		return
+	}
 	r = s.withoutFormatSuffix(r)
 	if mux := s.router.find(r); mux != nil {
 		mux.ServeHTTP(tw, r)
@@ -177,15 +182,20 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	writeError(w, errNoRoute(r, func(r *http.Request) bool { return s.router.find(r) != nil }))
+}
+
+// errNoRoute is the answer to r, which has no route: 405 when routed(r)
+// holds for another method, 404 otherwise.
+func errNoRoute(r *http.Request, routed func(*http.Request) bool) *apiError {
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		other := r.Clone(r.Context())
 		other.Method = m
-		if s.router.find(other) != nil {
-			writeError(w, errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed"))
-			return
+		if routed(other) {
+			return errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed")
 		}
 	}
-	writeError(w, errStatus(http.StatusNotFound, "404 Not Found"))
+	return errStatus(http.StatusNotFound, "404 Not Found")
 }
 
 // trackWriter remembers whether anything was written, so that a panic

@@ -48,6 +48,10 @@ type Server struct {
 	log    *slog.Logger
 	panics atomic.Int64
 	router router
+	control http.Handler // the control API, under ControlPrefix
+	// freshLastID is the last id a new server has used, where reset
+	// starts again.
+	freshLastID int
 
 	webhooks *deliverer // webhook delivery, with its own lock
 
@@ -128,6 +132,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	s := &Server{log: cfg.log, webhooks: newDeliverer(cfg.log)}
 	s.db.init()
 	s.registerRoutes()
+	s.control = s.controlMux()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
 	s.srv.Listener.Close()
 	s.srv.Listener = l
@@ -144,6 +149,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		s.AdminToken = cfg.adminToken
 	}
 	s.AdminOAuthToken = s.AddToken(admin.ID, OAuthToken)
+	s.freshLastID = s.lastID
 	return s, nil
 }
 
@@ -291,11 +297,12 @@ func (s *Server) FailNext(n, status int) {
 	s.faultsLeft, s.faultStatus = n, status
 }
 
-// injectedFault consumes one FailNext failure, if any is left.
-func (s *Server) injectedFault() int {
+// faultFor consumes one FailNext failure, if any is left, for a request
+// that is not to the control API.
+func (s *Server) faultFor(control bool) int {
 	s.faultMu.Lock()
 	defer s.faultMu.Unlock()
-	if s.faultsLeft <= 0 {
+	if control || s.faultsLeft <= 0 {
 		return 0
 	}
 	s.faultsLeft--
