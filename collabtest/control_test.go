@@ -168,7 +168,9 @@ func TestControlAPIErrors(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	c := controlClient{t: t, base: s.URL, root: s.AdminToken}
-	var user struct{ Users map[string]struct{ Token string } }
+	var user struct {
+		Users map[string]struct{ Token string }
+	}
 	require.Equal(t, http.StatusCreated, c.control("POST", "seed", `{"users":[{"username":"eve"}]}`, &user))
 	for _, tc := range []struct {
 		method, path, token, body string

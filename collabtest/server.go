@@ -44,10 +44,10 @@ type Server struct {
 	// AdminOAuthToken is an OAuth 2 token of the same administrator.
 	AdminOAuthToken string
 
-	srv    *httptest.Server
-	log    *slog.Logger
-	panics atomic.Int64
-	router router
+	srv     *httptest.Server
+	log     *slog.Logger
+	panics  atomic.Int64
+	router  router
 	control http.Handler // the control API, under ControlPrefix
 	// freshLastID is the last id a new server has used, where reset
 	// starts again.
