@@ -35,6 +35,10 @@ type options struct {
 // a webhook receiver on the usual port can run beside it.
 const DefaultAddr = "127.0.0.1:8081"
 
+// handlerInstalled, when set by a test, runs right after the signal
+// handler is installed, to send a signal before anything else happens.
+var handlerInstalled func()
+
 // Main runs the command with args (without the program name), writing its
 // URL, token and messages to stdout and usage, errors and the request log
 // to stderr. It serves until SIGINT or SIGTERM and returns the exit status:
@@ -44,6 +48,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// the listener opens would otherwise kill the process uncleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if handlerInstalled != nil {
+		handlerInstalled()
+	}
 	opts, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
 		return 0

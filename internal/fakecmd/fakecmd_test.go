@@ -233,3 +233,14 @@ func TestMainExitStatus(t *testing.T) {
 		assert.Contains(t, errOut.String(), tc.errText, tc.args)
 	}
 }
+
+// TestSignalDuringStartIsKept sends SIGINT the moment the handler is in,
+// before the flags are read and the port is open: the fake still starts,
+// then stops cleanly with status 0.
+func TestSignalDuringStartIsKept(t *testing.T) {
+	handlerInstalled = func() { require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT)) }
+	defer func() { handlerInstalled = nil }()
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 0, Main([]string{"-addr", "127.0.0.1:0"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "collabfake stopped")
+}
