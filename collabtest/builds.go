@@ -96,16 +96,7 @@ func (c *call) checkBuildsAccess(write bool) error {
 
 // loadBuild resolves {build_id} within the project: "404 Build Not Found".
 func (c *call) loadBuild() error {
-	id, err := c.pathID("build_id")
-	if err != nil {
-		return err
-	}
-	b := c.s.builds[id]
-	if b == nil || b.projectID != c.project.id {
-		return errNotFound("Build")
-	}
-	c.build = b
-	return nil
+	return loadRecord(c, "build_id", "Build", c.s.builds, func(b *build) bool { return b.projectID == c.project.id }, &c.build)
 }
 
 // buildScopes reads scope as deployed servers do: scope=x, or

@@ -136,31 +136,35 @@ func (sd *seeder) failed() error {
 	return errors.Join(errs...)
 }
 
-func (sd *seeder) user(name string) (int, error) {
+// lookup runs find (which returns 0 for none) with the state locked.
+func (sd *seeder) lookup(kind, key string, find func() int) (int, error) {
 	sd.s.mu.Lock()
-	defer sd.s.mu.Unlock()
-	if u := sd.s.findUser(name); u != nil {
-		return u.id, nil
+	id := find()
+	sd.s.mu.Unlock()
+	if id == 0 {
+		return 0, fmt.Errorf("no %s %q", kind, key)
 	}
-	return 0, fmt.Errorf("no user %q", name)
+	return id, nil
+}
+
+func (sd *seeder) user(name string) (int, error) {
+	return sd.lookup("user", name, func() int { return idOrZero(sd.s.findUser(name), func(u *user) int { return u.id }) })
 }
 
 func (sd *seeder) project(path string) (int, error) {
-	sd.s.mu.Lock()
-	defer sd.s.mu.Unlock()
-	if p := sd.s.lookupProject(path); p != nil {
-		return p.id, nil
-	}
-	return 0, fmt.Errorf("no project %q", path)
+	return sd.lookup("project", path, func() int { return idOrZero(sd.s.lookupProject(path), func(p *project) int { return p.id }) })
 }
 
 func (sd *seeder) group(path string) (int, error) {
-	sd.s.mu.Lock()
-	defer sd.s.mu.Unlock()
-	if g := sd.s.lookupGroup(path); g != nil {
-		return g.id, nil
+	return sd.lookup("group", path, func() int { return idOrZero(sd.s.lookupGroup(path), func(g *group) int { return g.id }) })
+}
+
+// idOrZero is the id of v, or 0 for nil.
+func idOrZero[T any](v *T, id func(*T) int) int {
+	if v == nil {
+		return 0
 	}
-	return 0, fmt.Errorf("no group %q", path)
+	return id(v)
 }
 
 func (sd *seeder) fullPath(projectID int) string {
@@ -294,30 +298,16 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 		}
 	}
 	for _, is := range spec.Issues {
-		pid, author, err := sd.projectAndAuthor(is.Project, is.Author)
-		if err != nil {
-			return err
-		}
-		id := s.AddIssue(pid, author, is.Title, is.Labels...)
-		if err := sd.failed(); err != nil {
-			return err
-		}
-		res.Issues = append(res.Issues, id)
-		if err := sd.notes(pid, "Issue", id, is.Notes, res); err != nil {
+		if err := sd.ticket("Issue", is.Project, is.Author, is.Notes, res, &res.Issues, func(pid, uid int) int {
+			return s.AddIssue(pid, uid, is.Title, is.Labels...)
+		}); err != nil {
 			return err
 		}
 	}
 	for _, mr := range spec.MergeRequests {
-		pid, author, err := sd.projectAndAuthor(mr.Project, mr.Author)
-		if err != nil {
-			return err
-		}
-		id := s.AddMergeRequest(pid, author, mr.Source, mr.Target, mr.Title)
-		if err := sd.failed(); err != nil {
-			return err
-		}
-		res.MergeRequests = append(res.MergeRequests, id)
-		if err := sd.notes(pid, "MergeRequest", id, mr.Notes, res); err != nil {
+		if err := sd.ticket("MergeRequest", mr.Project, mr.Author, mr.Notes, res, &res.MergeRequests, func(pid, uid int) int {
+			return s.AddMergeRequest(pid, uid, mr.Source, mr.Target, mr.Title)
+		}); err != nil {
 			return err
 		}
 	}
@@ -339,13 +329,21 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 	return sd.failed()
 }
 
-// projectAndAuthor resolves a project path and an author's username.
-func (sd *seeder) projectAndAuthor(project, author string) (pid, uid int, err error) {
-	if pid, err = sd.project(project); err != nil {
-		return 0, 0, err
+// ticket makes an issue or merge request (kind) with add, in a project by
+// an author, records its id in ids, then adds its notes.
+func (sd *seeder) ticket(kind, project, author string, notes []seedNote, res *seedResult, ids *[]int, add func(pid, uid int) int) error {
+	pid, err := sd.project(project)
+	if err != nil {
+		return err
 	}
-	if uid, err = sd.user(author); err != nil {
-		return 0, 0, err
+	uid, err := sd.user(author)
+	if err != nil {
+		return err
 	}
-	return pid, uid, nil
+	id := add(pid, uid)
+	if err := sd.failed(); err != nil {
+		return err
+	}
+	*ids = append(*ids, id)
+	return sd.notes(pid, kind, id, notes, res)
 }

@@ -161,7 +161,7 @@ func (s *Server) createGroup(c *call) error {
 		return err
 	}
 	if !validPath(path) {
-		return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
+		return errBadPath
 	}
 	if s.lookupGroup(path) != nil || s.findUser(path) != nil {
 		return errInvalid("path", "has already been taken")
@@ -174,29 +174,15 @@ func (s *Server) createGroup(c *call) error {
 
 func (s *Server) updateGroup(c *call) error {
 	g := c.group
-	vis, err := s.visibilityParam(c, g.visibility)
+	np, err := s.namedParams(c, g.visibility, func(path string) bool {
+		other := s.lookupGroup(path)
+		return other != nil && other != g
+	})
 	if err != nil {
 		return err
 	}
-	name, hasName, err := c.nameParam("name", "name", false)
-	if err != nil {
-		return err
-	}
-	if c.has("path") {
-		path := c.str("path")
-		if !validPath(path) {
-			return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
-		}
-		if other := s.lookupGroup(path); other != nil && other != g {
-			return errInvalid("path", "has already been taken")
-		}
-		g.path = path
-	}
-	if hasName {
-		g.name = name
-	}
+	np.apply(&g.name, &g.path, &g.visibility)
 	c.setStr("description", &g.description)
-	g.visibility = vis
 	return c.json(http.StatusOK, s.groupJSON(g, true, c.user))
 }
 

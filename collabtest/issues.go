@@ -48,16 +48,12 @@ func (s *Server) insertIssue(is *issue, by int) {
 
 // loadIssue resolves {issue_id} within the project: "404 Issue Not Found".
 func (c *call) loadIssue() error {
-	id, err := c.pathID("issue_id")
-	if err != nil {
-		return err
+	err := loadRecord(c, "issue_id", "Issue", c.s.issues,
+		func(is *issue) bool { return !is.deleted && is.projectID == c.project.id }, &c.issue)
+	if err == nil {
+		c.ticket = &c.issue.ticket
 	}
-	is := c.s.issues[id]
-	if is == nil || is.deleted || is.projectID != c.project.id {
-		return errNotFound("Issue")
-	}
-	c.issue, c.ticket = is, &is.ticket
-	return nil
+	return err
 }
 
 // issueJSON renders an issue for caller u. Move and subscribe answers

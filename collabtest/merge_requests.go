@@ -126,16 +126,12 @@ func (s *Server) deprecatedMergeRequestRoutes() {
 
 // loadMergeRequest resolves {mr_id} within the project: "404 Merge Request Not Found".
 func (c *call) loadMergeRequest() error {
-	id, err := c.pathID("mr_id")
-	if err != nil {
-		return err
+	err := loadRecord(c, "mr_id", "Merge Request", c.s.mergeRequests,
+		func(mr *mergeRequest) bool { return !mr.deleted && mr.projectID == c.project.id }, &c.mr)
+	if err == nil {
+		c.ticket = &c.mr.ticket
 	}
-	mr := c.s.mergeRequests[id]
-	if mr == nil || mr.deleted || mr.projectID != c.project.id {
-		return errNotFound("Merge Request")
-	}
-	c.mr, c.ticket = mr, &mr.ticket
-	return nil
+	return err
 }
 
 func (mr *mergeRequest) workInProgress() bool {

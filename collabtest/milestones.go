@@ -22,16 +22,8 @@ func (s *Server) milestoneRoutes() {
 
 // loadMilestone resolves {milestone_id} within the project.
 func (c *call) loadMilestone() error {
-	id, err := c.pathID("milestone_id")
-	if err != nil {
-		return err
-	}
-	ms := c.s.milestones[id]
-	if ms == nil || ms.projectID != c.project.id {
-		return errNotFound("Milestone")
-	}
-	c.milestone = ms
-	return nil
+	return loadRecord(c, "milestone_id", "Milestone", c.s.milestones,
+		func(ms *milestone) bool { return ms.projectID == c.project.id }, &c.milestone)
 }
 
 // milestoneJSON renders a milestone, or null.

@@ -64,16 +64,8 @@ func (s *Server) insertNote(t *ticket, authorID int, body string) *note {
 
 // loadNote resolves {note_id} on the loaded issue or merge request.
 func (c *call) loadNote() error {
-	id, err := c.pathID("note_id")
-	if err != nil {
-		return err
-	}
-	n := c.s.notes[id]
-	if n == nil || n.noteableType != c.ticket.kind || n.noteableID != c.ticket.id {
-		return errNotFound("Note")
-	}
-	c.note = n
-	return nil
+	return loadRecord(c, "note_id", "Note", c.s.notes,
+		func(n *note) bool { return n.noteableType == c.ticket.kind && n.noteableID == c.ticket.id }, &c.note)
 }
 
 // noteJSON renders a note with the vote flags under the server's literal keys.

@@ -436,7 +436,7 @@ func (s *Server) postProject(c *call) error {
 	path := slug(name)
 	c.setStr("path", &path)
 	if !validPath(path) {
-		return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
+		return errBadPath
 	}
 	if s.pathTaken(owner.id, groupID, path, 0) {
 		return errList(http.StatusBadRequest, "Path has already been taken", "Name has already been taken")
@@ -466,6 +466,47 @@ func (s *Server) visibilityParam(c *call, def int) (int, error) {
 	return vis, nil
 }
 
+// named is what updating a group or a project reads alike.
+type named struct {
+	visibility int
+	name, path string // "" when not sent
+}
+
+// namedParams reads visibility_level or public (default vis), name and
+// path; a new path must be valid and not taken.
+func (s *Server) namedParams(c *call, vis int, taken func(path string) bool) (named, error) {
+	var np named
+	var err error
+	if np.visibility, err = s.visibilityParam(c, vis); err != nil {
+		return np, err
+	}
+	if np.name, _, err = c.nameParam("name", "name", false); err != nil {
+		return np, err
+	}
+	if np.path = c.str("path"); np.path != "" {
+		if !validPath(np.path) {
+			return np, errBadPath
+		}
+		if taken(np.path) {
+			return np, errInvalid("path", "has already been taken")
+		}
+	}
+	return np, nil
+}
+
+// apply stores what was sent.
+func (np named) apply(name, path *string, visibility *int) {
+	if np.name != "" {
+		*name = np.name
+	}
+	if np.path != "" {
+		*path = np.path
+	}
+	*visibility = np.visibility
+}
+
+var errBadPath = errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
+
 func validPath(p string) bool {
 	return p != "" && !strings.HasPrefix(p, ".") && !strings.HasSuffix(p, ".git") && slug(p) == strings.ToLower(p)
 }
@@ -483,35 +524,19 @@ func (s *Server) pathTaken(ownerID, groupID int, path string, except int) bool {
 func (s *Server) applyProjectParams(c *call, p *project) {
 	c.setStr("description", &p.description)
 	c.setStr("import_url", &p.importURL)
-	c.setBool("issues_enabled", &p.issuesEnabled)
-	c.setBool("merge_requests_enabled", &p.mergeRequestsEnabled)
-	c.setBool("builds_enabled", &p.buildsEnabled)
-	c.setBool("wiki_enabled", &p.wikiEnabled)
-	c.setBool("snippets_enabled", &p.snippetsEnabled)
-	c.setBool("container_registry_enabled", &p.containerRegistry)
-	c.setBool("public_builds", &p.publicBuilds)
+	c.setBools(map[string]*bool{
+		"issues_enabled": &p.issuesEnabled, "merge_requests_enabled": &p.mergeRequestsEnabled,
+		"builds_enabled": &p.buildsEnabled, "wiki_enabled": &p.wikiEnabled, "snippets_enabled": &p.snippetsEnabled,
+		"container_registry_enabled": &p.containerRegistry, "public_builds": &p.publicBuilds,
+	})
 	p.lastActivityAt = s.now()
 }
 
 func (s *Server) updateProject(c *call) error {
 	p := c.project
-	vis, err := s.visibilityParam(c, p.visibility)
+	np, err := s.namedParams(c, p.visibility, func(path string) bool { return s.pathTaken(p.ownerID, p.groupID, path, p.id) })
 	if err != nil {
 		return err
-	}
-	name, hasName, err := c.nameParam("name", "name", false)
-	if err != nil {
-		return err
-	}
-	if c.has("path") {
-		path := c.str("path")
-		if !validPath(path) {
-			return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
-		}
-		if s.pathTaken(p.ownerID, p.groupID, path, p.id) {
-			return errInvalid("path", "has already been taken")
-		}
-		p.path = path
 	}
 	if c.has("default_branch") {
 		if p.branches[c.str("default_branch")] == nil {
@@ -519,10 +544,7 @@ func (s *Server) updateProject(c *call) error {
 		}
 		p.defaultBranch = c.str("default_branch")
 	}
-	if hasName {
-		p.name = name
-	}
-	p.visibility = vis
+	np.apply(&p.name, &p.path, &p.visibility)
 	s.applyProjectParams(c, p)
 	s.addEvent(p.id, c.user.id, actionUpdated, "", 0, "", 0)
 	return c.json(http.StatusOK, s.projectJSON(p, c.user))

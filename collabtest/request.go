@@ -253,6 +253,13 @@ func (c *call) setBool(name string, dst *bool) {
 	}
 }
 
+// setBools updates each flag whose parameter was sent.
+func (c *call) setBools(flags map[string]*bool) {
+	for name, dst := range flags {
+		c.setBool(name, dst)
+	}
+}
+
 // setStr updates *dst when the parameter was sent.
 func (c *call) setStr(name string, dst *string) {
 	if _, ok := c.form[name]; ok {

@@ -382,6 +382,22 @@ var recordLoaders = map[string]func(*call) error{
 	"milestone_id": (*call).loadMilestone,
 }
 
+// loadRecord resolves the path wildcard name to the record of m that
+// belongs to the records loaded before it, into *dst; otherwise it answers
+// 404 "<thing> Not Found" ("Not found" when thing is "").
+func loadRecord[V any](c *call, name, thing string, m map[int]V, belongs func(V) bool, dst *V) error {
+	id, err := c.pathID(name)
+	if err != nil {
+		return err
+	}
+	v, ok := m[id]
+	if !ok || !belongs(v) {
+		return errNotFound(thing)
+	}
+	*dst = v
+	return nil
+}
+
 // pathID reads an integer path value; anything else is 404 "Not found".
 func (c *call) pathID(name string) (int, error) {
 	v := c.r.PathValue(name)
