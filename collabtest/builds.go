@@ -86,9 +86,9 @@ func (c *call) checkBuildsAccess(write bool) error {
 	lvl := c.s.accessLevel(c.user, p)
 	switch {
 	case c.user.admin:
-	case write && lvl < int(Developer):
+	case write && lvl < levelDeveloper:
 		return errForbidden
-	case !write && lvl < int(Reporter) && p.visibility < int(Internal):
+	case !write && lvl < levelReporter && p.visibility < visInternal:
 		return errForbidden
 	}
 	return nil

@@ -279,7 +279,7 @@ func TestBuildsAccessRules(t *testing.T) {
 	for _, lvl := range []int{0, 10, 20, 30, 40} {
 		u := s.AddUser("u"+strconv.Itoa(lvl), false)
 		if lvl > 0 {
-			s.AddMember(pid, u.ID, AccessLevel(lvl))
+			s.AddMember(pid, u.ID, lvl)
 		}
 		users[lvl] = u
 	}
@@ -322,7 +322,7 @@ func TestBuildsAccessRules(t *testing.T) {
 	status, _, body = buildsCall(t, s, s.AdminToken, "GET", "/projects/"+strconv.Itoa(pid)+"/builds")
 	buildsExpect(t, status, 403, body)
 
-	// Internal projects: any signed-in user reads.
+	// visInternal projects: any signed-in user reads.
 	ipid := s.AddProject(s.AdminID, "internal", 10)
 	ibid := s.AddBuild(ipid, BuildSpec{})
 	status, _, body = buildsCall(t, s, users[0].Token, "GET", "/projects/"+strconv.Itoa(ipid)+"/builds/"+strconv.Itoa(ibid))

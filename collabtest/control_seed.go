@@ -91,9 +91,9 @@ type seedRunner struct {
 }
 
 var (
-	visibilityNames = map[string]Visibility{"private": Private, "internal": Internal, "public": Public}
-	levelNames      = map[string]AccessLevel{
-		"guest": Guest, "reporter": Reporter, "developer": Developer, "master": Master, "owner": Owner,
+	visibilityNames = map[string]int{"private": visPrivate, "internal": visInternal, "public": visPublic}
+	levelNames      = map[string]int{
+		"guest": levelGuest, "reporter": levelReporter, "developer": levelDeveloper, "master": levelMaster, "owner": levelOwner,
 	}
 	tokenKindNames = map[string]TokenKind{"private": PrivateToken, "oauth": OAuthToken, "personal_access": PersonalAccessToken}
 )
@@ -173,9 +173,9 @@ func (sd *seeder) fullPath(projectID int) string {
 	return sd.s.projectFullPath(sd.s.projects[projectID])
 }
 
-func visibility(name string) (Visibility, error) {
+func visibility(name string) (int, error) {
 	if name == "" {
-		return Private, nil
+		return visPrivate, nil
 	}
 	if v, ok := visibilityNames[name]; ok {
 		return v, nil
@@ -184,7 +184,7 @@ func visibility(name string) (Visibility, error) {
 }
 
 // members gives each username its level, in username order, with add.
-func (sd *seeder) members(m map[string]string, add func(userID int, level AccessLevel)) error {
+func (sd *seeder) members(m map[string]string, add func(userID int, level int)) error {
 	names := make([]string, 0, len(m))
 	for name := range m {
 		names = append(names, name)
@@ -260,7 +260,7 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 			return err
 		}
 		res.Groups[g.Path] = gid
-		if err := sd.members(g.Members, func(uid int, l AccessLevel) { s.AddGroupMember(gid, uid, l) }); err != nil {
+		if err := sd.members(g.Members, func(uid int, l int) { s.AddGroupMember(gid, uid, l) }); err != nil {
 			return err
 		}
 	}
@@ -287,7 +287,7 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 			return err
 		}
 		res.Projects[sd.fullPath(pid)] = pid
-		if err := sd.members(p.Members, func(uid int, l AccessLevel) { s.AddMember(pid, uid, l) }); err != nil {
+		if err := sd.members(p.Members, func(uid int, l int) { s.AddMember(pid, uid, l) }); err != nil {
 			return err
 		}
 		for _, b := range p.Branches {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
@@ -19,7 +20,7 @@ func Example_seedState() {
 	}
 	defer srv.Close()
 	alice := srv.AddUser("alice", false)
-	pid := srv.AddProject(alice.ID, "Webshop", collabtest.Internal)
+	pid := srv.AddProject(alice.ID, "Webshop", int(collab.InternalVisibility))
 	srv.AddIssue(pid, alice.ID, "Checkout fails", "bug")
 	if err := srv.Err(); err != nil {
 		fmt.Println(err)

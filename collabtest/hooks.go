@@ -16,11 +16,11 @@ type hook struct {
 }
 
 func (s *Server) hookRoutes() {
-	s.api("GET /projects/{id}/hooks", rule{level: Master}, s.listHooks)
-	s.api("GET /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.getHook)
-	s.api("POST /projects/{id}/hooks", rule{level: Master}, s.saveHook)
-	s.api("PUT /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.saveHook)
-	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.deleteHook)
+	s.api("GET /projects/{id}/hooks", rule{level: levelMaster}, s.listHooks)
+	s.api("GET /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.getHook)
+	s.api("POST /projects/{id}/hooks", rule{level: levelMaster}, s.saveHook)
+	s.api("PUT /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.saveHook)
+	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.deleteHook)
 }
 
 // hookJSON renders the flags as the strings "true"/"false", as the API documentation shows them.

@@ -134,7 +134,7 @@ func (s *Server) getIssue(c *call) error {
 func (s *Server) createIssue(c *call) error {
 	p := c.project
 	// Anyone who can see an internal or public project may open issues in it.
-	if p.visibility == 0 && !c.user.admin && s.accessLevel(c.user, p) < int(Guest) {
+	if p.visibility == 0 && !c.user.admin && s.accessLevel(c.user, p) < levelGuest {
 		return errForbidden
 	}
 	title, _, err := c.nameParam("title", "title", true)
@@ -158,7 +158,7 @@ func (s *Server) createIssue(c *call) error {
 
 func (s *Server) updateIssue(c *call) error {
 	p, is := c.project, c.issue
-	if is.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < int(Reporter) {
+	if is.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < levelReporter {
 		return errForbidden
 	}
 	event := c.str("state_event")
@@ -207,7 +207,7 @@ func (s *Server) moveIssue(c *call) error {
 	if target.id == p.id {
 		return errBadRequest("Cannot move issue to project it originates from!")
 	}
-	if s.accessLevel(c.user, target) < int(Reporter) && !c.user.admin {
+	if s.accessLevel(c.user, target) < levelReporter && !c.user.admin {
 		return errBadRequest("Cannot move issue due to insufficient permissions!")
 	}
 	moved := &issue{ticket: s.newTicket("Issue", target.id, is.authorID, is.title), dueDate: is.dueDate}

@@ -90,7 +90,7 @@ func (mr *mergeRequest) isOpen() bool { return mr.state == "opened" || mr.state 
 func (s *Server) mergeRequestRoutes() {
 	base := "/projects/{id}/merge_requests"
 	s.api("GET "+base, rule{}, s.listMergeRequests)
-	s.api("POST "+base, rule{level: Developer}, s.createMergeRequest)
+	s.api("POST "+base, rule{level: levelDeveloper}, s.createMergeRequest)
 	s.api("DELETE "+base+"/{mr_id}", rule{}, s.deleteTicket)
 	s.mergeRequestItemRoutes(base + "/{mr_id}")
 }
@@ -236,7 +236,7 @@ func (s *Server) createMergeRequest(c *call) error {
 
 func (s *Server) updateMergeRequest(c *call) error {
 	p, mr := c.project, c.mr
-	if mr.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < int(Developer) {
+	if mr.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < levelDeveloper {
 		return errForbidden
 	}
 	event := c.str("state_event")
@@ -298,7 +298,7 @@ func (s *Server) mergeRequestChanges(c *call) error {
 // source branch's latest build unless that build already succeeded.
 func (s *Server) acceptMergeRequest(c *call) error {
 	p, mr := c.project, c.mr
-	if s.accessLevel(c.user, p) < int(Developer) && !c.user.admin {
+	if s.accessLevel(c.user, p) < levelDeveloper && !c.user.admin {
 		return errUnauthorized
 	}
 	if !mr.isOpen() || mr.workInProgress() {
@@ -373,7 +373,7 @@ func (s *Server) closedBy(mr *mergeRequest) []*issue {
 func (s *Server) cancelMergeWhenBuildSucceeds(c *call) error {
 	mr := c.mr
 	switch {
-	case s.accessLevel(c.user, c.project) < int(Developer) && !c.user.admin:
+	case s.accessLevel(c.user, c.project) < levelDeveloper && !c.user.admin:
 		return errUnauthorized
 	case !mr.isOpen():
 		return errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed")

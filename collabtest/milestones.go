@@ -14,9 +14,9 @@ type milestone struct {
 
 func (s *Server) milestoneRoutes() {
 	s.api("GET /projects/{id}/milestones", rule{}, s.listMilestones)
-	s.api("POST /projects/{id}/milestones", rule{level: Developer}, s.createMilestone)
+	s.api("POST /projects/{id}/milestones", rule{level: levelDeveloper}, s.createMilestone)
 	s.api("GET /projects/{id}/milestones/{milestone_id}", rule{}, s.getMilestone)
-	s.api("PUT /projects/{id}/milestones/{milestone_id}", rule{level: Developer}, s.updateMilestone)
+	s.api("PUT /projects/{id}/milestones/{milestone_id}", rule{level: levelDeveloper}, s.updateMilestone)
 	s.api("GET /projects/{id}/milestones/{milestone_id}/issues", rule{}, s.listMilestoneIssues)
 }
 

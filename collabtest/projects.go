@@ -45,15 +45,15 @@ func (s *Server) projectRoutes() {
 	s.api("POST /projects/user/{user_id}", rule{admin: true}, s.postProject)
 	s.api("POST /projects/fork/{id}", rule{}, s.forkProject)
 	s.api("GET /projects/{id}", rule{}, s.getProject)
-	s.api("PUT /projects/{id}", rule{level: Master}, s.updateProject)
-	s.api("DELETE /projects/{id}", rule{level: Owner}, s.deleteProject)
+	s.api("PUT /projects/{id}", rule{level: levelMaster}, s.updateProject)
+	s.api("DELETE /projects/{id}", rule{level: levelOwner}, s.deleteProject)
 	s.api("GET /projects/{id}/events", rule{}, s.listEvents)
 	s.api("POST /projects/{id}/star", rule{}, s.starProject(true))
 	s.api("DELETE /projects/{id}/star", rule{}, s.starProject(false))
-	s.api("POST /projects/{id}/archive", rule{level: Owner}, s.archiveProject(true))
-	s.api("POST /projects/{id}/unarchive", rule{level: Owner}, s.archiveProject(false))
-	s.api("POST /projects/{id}/uploads", rule{level: Reporter, upload: true}, s.uploadFile)
-	s.api("POST /projects/{id}/share", rule{level: Master}, s.shareProject)
+	s.api("POST /projects/{id}/archive", rule{level: levelOwner}, s.archiveProject(true))
+	s.api("POST /projects/{id}/unarchive", rule{level: levelOwner}, s.archiveProject(false))
+	s.api("POST /projects/{id}/uploads", rule{level: levelReporter, upload: true}, s.uploadFile)
+	s.api("POST /projects/{id}/share", rule{level: levelMaster}, s.shareProject)
 	s.api("POST /projects/{id}/fork/{forked_from_id}", rule{admin: true}, s.createForkRelation)
 	s.api("DELETE /projects/{id}/fork", rule{admin: true}, s.deleteForkRelation)
 }
@@ -119,7 +119,7 @@ func (s *Server) isOwner(u *user, p *project) bool {
 // with a master branch and a runners token, and returns its id. An unknown
 // owner, a blank name or a bad visibility is a mistake (see Err) and
 // returns 0.
-func (s *Server) AddProject(ownerID int, name string, visibility Visibility) int {
+func (s *Server) AddProject(ownerID int, name string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -127,8 +127,8 @@ func (s *Server) AddProject(ownerID int, name string, visibility Visibility) int
 		s.misuse("AddProject: no user %d", ownerID)
 	case !validPath(slug(name)):
 		s.misuse("AddProject: name %q makes no valid path", name)
-	case !visibility.valid():
-		s.misuse("AddProject: visibility %d is not Private, Internal or Public", visibility)
+	case !validVisibility(visibility):
+		s.misuse("AddProject: visibility %d is not 0, 10 or 20 (private, internal or public)", visibility)
 	case s.pathTaken(ownerID, 0, slug(name), 0):
 		s.misuse("AddProject: %q is taken", name)
 	default:
@@ -176,15 +176,15 @@ func slug(name string) string {
 
 // AddMember gives userID a level on a project. An unknown project or user,
 // or a level other than the five, is a mistake (see Err).
-func (s *Server) AddMember(projectID, userID int, level AccessLevel) {
+func (s *Server) AddMember(projectID, userID int, level int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.projects[projectID]
 	switch {
 	case p == nil || s.users[userID] == nil:
 		s.misuse("AddMember: no project %d or no user %d", projectID, userID)
-	case !level.valid():
-		s.misuse("AddMember: access level %d is not one of Guest..Owner", level)
+	case !validLevel(level):
+		s.misuse("AddMember: access level %d is not 10, 20, 30, 40 or 50 (guest..owner)", level)
 	default:
 		p.members[userID] = int(level)
 	}
@@ -424,7 +424,7 @@ func (s *Server) postProject(c *call) error {
 		return err
 	} else if present && nsID != owner.namespaceID {
 		g := s.groups[nsID]
-		if g == nil || (!c.user.admin && g.members[c.user.id] < int(Master)) {
+		if g == nil || (!c.user.admin && g.members[c.user.id] < levelMaster) {
 			return errNotFound("Namespace")
 		}
 		groupID = g.id
@@ -458,7 +458,7 @@ func (s *Server) visibilityParam(c *call, def int) (int, error) {
 		return 0, err
 	}
 	if present {
-		if !Visibility(n).valid() {
+		if !validVisibility(n) {
 			return 0, errInvalid("visibility_level", "is not included in the list")
 		}
 		vis = n
@@ -711,7 +711,7 @@ func (s *Server) shareProject(c *call) error {
 	if !present {
 		return errMissing("group_access")
 	}
-	if !AccessLevel(level).valid() || level == int(Owner) {
+	if !validLevel(level) || level == levelOwner {
 		return errConflict("Group access is not included in the list")
 	}
 	if s.groups[gid] == nil {

@@ -242,7 +242,7 @@ func setLogUser(w http.ResponseWriter, name string) {
 // {milestone_id}).
 type rule struct {
 	admin      bool        // administrators only: 403
-	level      AccessLevel // least level on the project: 403
+	level      int         // least level on the project: 403
 	groupOwner bool        // group owner or administrator: 403
 	builds     buildAccess // builds enabled and readable or actable
 	public     bool        // no consumer-API authentication (the runner API checks its own token)
@@ -361,7 +361,7 @@ func (c *call) checkRights(r rule) error {
 	if r.level > 0 && !c.user.admin && c.s.accessLevel(c.user, c.project) < int(r.level) {
 		return errForbidden
 	}
-	if r.groupOwner && !c.user.admin && c.group.members[c.user.id] < int(Owner) {
+	if r.groupOwner && !c.user.admin && c.group.members[c.user.id] < levelOwner {
 		return errForbidden
 	}
 	if r.builds != 0 {

@@ -204,31 +204,18 @@ const (
 
 var tokenPrefix = map[TokenKind]string{PrivateToken: "ptok-", OAuthToken: "oauth-", PersonalAccessToken: "pat-"}
 
-// Visibility is a project's or group's visibility level.
-type Visibility int
-
-// The three visibility levels.
+// Visibility levels and access levels are the API's numbers, which the
+// root package names (collab.PrivateVisibility..., collab.GuestAccess...).
+// The seeding helpers take them as plain ints: the root package's own tests
+// use this fake, so it cannot import the root package for its types.
 const (
-	Private  Visibility = 0
-	Internal Visibility = 10
-	Public   Visibility = 20
+	visPrivate, visInternal, visPublic                                 = 0, 10, 20
+	levelGuest, levelReporter, levelDeveloper, levelMaster, levelOwner = 10, 20, 30, 40, 50
 )
 
-func (v Visibility) valid() bool { return v == Private || v == Internal || v == Public }
+func validVisibility(v int) bool { return v == visPrivate || v == visInternal || v == visPublic }
 
-// AccessLevel is a member's role in a project or group.
-type AccessLevel int
-
-// The five access levels.
-const (
-	Guest     AccessLevel = 10
-	Reporter  AccessLevel = 20
-	Developer AccessLevel = 30
-	Master    AccessLevel = 40
-	Owner     AccessLevel = 50
-)
-
-func (l AccessLevel) valid() bool { return l >= Guest && l <= Owner && l%10 == 0 }
+func validLevel(l int) bool { return l >= levelGuest && l <= levelOwner && l%10 == 0 }
 
 // User is what AddUser returns: the new user's id, name and private token.
 type User struct {
