@@ -173,14 +173,20 @@ func (sd *seeder) fullPath(projectID int) string {
 	return sd.s.projectFullPath(sd.s.projects[projectID])
 }
 
-func visibility(name string) (int, error) {
-	if name == "" {
-		return visPrivate, nil
+// ownerAndVisibility resolves a group's or project's owner and its
+// visibility by name ("" is private).
+func (sd *seeder) ownerAndVisibility(owner, visibility string) (uid, vis int, err error) {
+	if uid, err = sd.user(owner); err != nil {
+		return 0, 0, err
 	}
-	if v, ok := visibilityNames[name]; ok {
-		return v, nil
+	if visibility == "" {
+		return uid, visPrivate, nil
 	}
-	return 0, fmt.Errorf("visibility %q is not private, internal or public", name)
+	vis, ok := visibilityNames[visibility]
+	if !ok {
+		return 0, 0, fmt.Errorf("visibility %q is not private, internal or public", visibility)
+	}
+	return uid, vis, nil
 }
 
 // members gives each username its level, in username order, with add.
@@ -247,11 +253,7 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 		res.Tokens = append(res.Tokens, s.AddToken(uid, kind))
 	}
 	for _, g := range spec.Groups {
-		owner, err := sd.user(g.Owner)
-		if err != nil {
-			return err
-		}
-		vis, err := visibility(g.Visibility)
+		owner, vis, err := sd.ownerAndVisibility(g.Owner, g.Visibility)
 		if err != nil {
 			return err
 		}
@@ -265,11 +267,7 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 		}
 	}
 	for _, p := range spec.Projects {
-		owner, err := sd.user(p.Owner)
-		if err != nil {
-			return err
-		}
-		vis, err := visibility(p.Visibility)
+		owner, vis, err := sd.ownerAndVisibility(p.Owner, p.Visibility)
 		if err != nil {
 			return err
 		}

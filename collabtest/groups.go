@@ -48,18 +48,14 @@ func (s *Server) AddGroup(ownerID int, name, path string, visibility int) int {
 
 // AddGroupMember gives userID a level in a group. An unknown group or
 // user, or a level other than the five, is a mistake (see Err).
-func (s *Server) AddGroupMember(groupID, userID int, level int) {
+func (s *Server) AddGroupMember(groupID, userID, level int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.groups[groupID]
-	switch {
-	case g == nil || s.users[userID] == nil:
-		s.misuse("AddGroupMember: no group %d or no user %d", groupID, userID)
-	case !validLevel(level):
-		s.misuse("AddGroupMember: access level %d is not 10, 20, 30, 40 or 50 (guest..owner)", level)
-	default:
-		g.members[userID] = int(level)
+	var members map[int]int
+	if g := s.groups[groupID]; g != nil {
+		members = g.members
 	}
+	s.seedMember("AddGroupMember", "group", groupID, members, userID, level)
 }
 
 // AddGroupProject creates a project in a group, like AddProject, and

@@ -40,9 +40,8 @@ func (s *Server) AddIssue(projectID, authorID int, title string, labels ...strin
 
 // insertIssue numbers and stores a new issue and records the event.
 func (s *Server) insertIssue(is *issue, by int) {
-	is.id, is.iid = s.newID(), s.nextIID("Issue", is.projectID)
+	s.numberTicket(&is.ticket, by)
 	s.issues[is.id] = is
-	s.addEvent(is.projectID, by, actionOpened, "Issue", is.id, is.title, 0)
 	s.emitIssue(is, by, "open")
 }
 

@@ -65,9 +65,8 @@ func (s *Server) AddMergeRequest(projectID, authorID int, source, target, title 
 // insertMergeRequest numbers and stores a new merge request and records
 // the event.
 func (s *Server) insertMergeRequest(mr *mergeRequest, by int) {
-	mr.id, mr.iid = s.newID(), s.nextIID("MergeRequest", mr.projectID)
+	s.numberTicket(&mr.ticket, by)
 	s.mergeRequests[mr.id] = mr
-	s.addEvent(mr.projectID, by, actionOpened, "MergeRequest", mr.id, mr.title, 0)
 	s.emitMergeRequest(mr, by, "open")
 }
 

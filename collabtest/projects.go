@@ -176,17 +176,26 @@ func slug(name string) string {
 
 // AddMember gives userID a level on a project. An unknown project or user,
 // or a level other than the five, is a mistake (see Err).
-func (s *Server) AddMember(projectID, userID int, level int) {
+func (s *Server) AddMember(projectID, userID, level int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.projects[projectID]
+	var members map[int]int
+	if p := s.projects[projectID]; p != nil {
+		members = p.members
+	}
+	s.seedMember("AddMember", "project", projectID, members, userID, level)
+}
+
+// seedMember is AddMember and AddGroupMember once the project's or group's
+// members are found (nil: there is no such project or group). s.mu is held.
+func (s *Server) seedMember(helper, kind string, id int, members map[int]int, userID, level int) {
 	switch {
-	case p == nil || s.users[userID] == nil:
-		s.misuse("AddMember: no project %d or no user %d", projectID, userID)
+	case members == nil || s.users[userID] == nil:
+		s.misuse("%s: no %s %d or no user %d", helper, kind, id, userID)
 	case !validLevel(level):
-		s.misuse("AddMember: access level %d is not 10, 20, 30, 40 or 50 (guest..owner)", level)
+		s.misuse("%s: access level %d is not 10, 20, 30, 40 or 50 (guest..owner)", helper, level)
 	default:
-		p.members[userID] = int(level)
+		members[userID] = level
 	}
 }
 
