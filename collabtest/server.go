@@ -15,7 +15,12 @@
 // The fake is safe for concurrent use and answers bad input with the
 // server's 400 shapes instead of failing. Seeding helpers (AddUser,
 // AddProject, ...) never panic: a bad argument fails the test of a server
-// made by NewTestServer, and is kept for Err otherwise.
+// made by NewTestServer, and is kept for Err otherwise. They take
+// visibility and access levels as the API's numbers, which the collab
+// package names: int(collab.InternalVisibility), int(collab.DeveloperAccess).
+//
+// Tests written in other languages reach the same powers (hook tokens,
+// faults, deliveries, reset and seeding) over HTTP, under ControlPrefix.
 package collabtest
 
 import (
