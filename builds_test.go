@@ -592,7 +592,7 @@ func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
 	t.Helper()
 	c, srv := newFakeClient(t)
 	w := &buildsWorld{c: c, srv: srv}
-	w.pid = srv.AddProject(srv.AdminID, "builds demo", collabtest.Visibility(visibility))
+	w.pid = srv.AddProject(srv.AdminID, "builds demo", visibility)
 	w.commit = srv.AddBranch(w.pid, "master", "")
 	for _, u := range []struct {
 		name  string
@@ -601,7 +601,7 @@ func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
 	}{{"reporter", 20, &w.reporter}, {"dev", 30, &w.dev}, {"guest", 10, &w.guest}, {"stranger", 0, &w.stranger}} {
 		usr := srv.AddUser(u.name, false)
 		if u.level > 0 {
-			srv.AddMember(w.pid, usr.ID, collabtest.AccessLevel(u.level))
+			srv.AddMember(w.pid, usr.ID, u.level)
 		}
 		*u.dst = clientAs(t, srv, usr.Token)
 	}

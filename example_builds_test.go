@@ -17,7 +17,10 @@ import (
 // Download a build's artifacts straight to a file: the body streams from the
 // server to disk and is never held in memory, however large it is.
 func ExampleBuildsService_OpenArtifacts() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	pid := srv.AddProject(srv.AdminID, "demo", 0)
 	bid := srv.AddBuild(pid, collabtest.BuildSpec{Status: "success", Artifacts: []byte("PK\x03\x04 not really a zip")})
@@ -56,7 +59,10 @@ func ExampleBuildsService_OpenArtifacts() {
 
 // List the builds that still need attention, then retry the failed one.
 func ExampleBuildsService_List() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	pid := srv.AddProject(srv.AdminID, "demo", 0)
 	srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint", Status: "success"})
@@ -94,7 +100,10 @@ func ExampleBuildsService_List() {
 // Stream a build's artifacts into any io.Writer, here a hash, without
 // keeping the file.
 func ExampleBuildsService_Artifacts() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	pid := srv.AddProject(srv.AdminID, "demo", 0)
 	bid := srv.AddBuild(pid, collabtest.BuildSpec{Status: "success", Artifacts: []byte("artifact bytes")})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"strings"
 
 	"github.com/collabsvc/collab"
@@ -13,7 +14,10 @@ import (
 // newExampleClient starts the fake server with one project owned by the
 // admin, and returns an admin client.
 func newExampleClient() (*collab.Client, *collabtest.Server, int) {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	if err != nil {
 		panic(err)
@@ -22,7 +26,10 @@ func newExampleClient() (*collab.Client, *collabtest.Server, int) {
 }
 
 func ExampleNewClient() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	c, err := collab.NewClient(srv.URL+"/api/v3/", collab.WithPrivateToken(srv.AdminToken))
 	if err != nil {
@@ -170,7 +177,10 @@ func ExampleSettingsService_Update() {
 }
 
 func ExampleJobQueueService_JobStats() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	c, _ := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithJobQueuePath("sidekiq"))
 	st, _, err := c.JobQueue.JobStats(context.Background())

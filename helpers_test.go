@@ -63,11 +63,7 @@ func (m mock) assertCall(method, escapedPath string, want url.Values) mocktest.R
 // newFakeClient starts collabtest and returns an admin client for it.
 func newFakeClient(t *testing.T, opts ...ClientOption) (*Client, *collabtest.Server) {
 	t.Helper()
-	srv := collabtest.NewServer()
-	t.Cleanup(func() {
-		assert.Zero(t, srv.Panics(), "collabtest recovered panics")
-		srv.Close()
-	})
+	srv := collabtest.NewTestServer(t) // closed, and checked for handler panics, when the test ends
 	watched.Secret(srv.AdminToken)
 	watched.Secret(srv.AdminOAuthToken)
 	opts = append([]ClientOption{WithPrivateToken(srv.AdminToken), WithoutRetries(), WithLogger(testLogger)}, opts...)

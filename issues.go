@@ -132,7 +132,9 @@ func (s *IssuesService) Create(ctx context.Context, pid any, opt *CreateIssueOpt
 
 // UpdateIssueOptions are the parameters of Update; nil fields are unchanged.
 type UpdateIssueOptions struct {
-	Title       *string `url:"title,omitempty"`
+	Title *string `url:"title,omitempty"`
+	// Description replaces the description. The server ignores an empty
+	// one, so it cannot clear a description.
 	Description *string `url:"description,omitempty"`
 	AssigneeID  *int    `url:"assignee_id,omitempty"`
 	MilestoneID *int    `url:"milestone_id,omitempty"`

@@ -148,11 +148,13 @@ type CreateMergeRequestOptions struct {
 
 // UpdateMergeRequestOptions are the parameters of Update; nil fields are unchanged.
 type UpdateMergeRequestOptions struct {
-	TargetBranch *string                 `url:"target_branch,omitempty"`
-	AssigneeID   *int                    `url:"assignee_id,omitempty"`
-	Title        *string                 `url:"title,omitempty"`
-	Description  *string                 `url:"description,omitempty"`
-	StateEvent   *MergeRequestStateEvent `url:"state_event,omitempty"`
+	TargetBranch *string `url:"target_branch,omitempty"`
+	AssigneeID   *int    `url:"assignee_id,omitempty"`
+	Title        *string `url:"title,omitempty"`
+	// Description replaces the description. The server ignores an empty
+	// one, so it cannot clear a description.
+	Description *string                 `url:"description,omitempty"`
+	StateEvent  *MergeRequestStateEvent `url:"state_event,omitempty"`
 	// Labels replaces the merge request's labels. It is a pointer so that it
 	// has three meanings: nil keeps the labels, a pointer to an empty list
 	// clears them, and a pointer to names sets exactly those.

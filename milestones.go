@@ -39,10 +39,14 @@ func checkDueDate(d *string) error {
 
 // UpdateMilestoneOptions are the parameters of Update; nil fields are unchanged.
 type UpdateMilestoneOptions struct {
-	Title       *string              `url:"title,omitempty"`
-	Description *string              `url:"description,omitempty"`
-	DueDate     *string              `url:"due_date,omitempty"` // YYYY-MM-DD
-	StateEvent  *MilestoneStateEvent `url:"state_event,omitempty"`
+	Title *string `url:"title,omitempty"`
+	// Description replaces the description. The server ignores an empty
+	// one, so it cannot clear a description.
+	Description *string `url:"description,omitempty"`
+	// DueDate (YYYY-MM-DD) replaces the due date. The server ignores an
+	// empty one, so it cannot clear a due date.
+	DueDate    *string              `url:"due_date,omitempty"`
+	StateEvent *MilestoneStateEvent `url:"state_event,omitempty"`
 }
 
 // List returns one page of a project's milestones.

@@ -42,17 +42,9 @@ func (c *call) awardable() (typ string, id int) {
 
 // loadAward resolves {award_id} on the awardable.
 func (c *call) loadAward() error {
-	aid, err := c.pathID("award_id")
-	if err != nil {
-		return err
-	}
 	typ, id := c.awardable()
-	a := c.s.awards[aid]
-	if a == nil || a.awardableType != typ || a.awardableID != id {
-		return errNotFound("Award Emoji")
-	}
-	c.award = a
-	return nil
+	return loadRecord(c, "award_id", "Award Emoji", c.s.awards,
+		func(a *award) bool { return a.awardableType == typ && a.awardableID == id }, &c.award)
 }
 
 func (s *Server) awardJSON(a *award) any {

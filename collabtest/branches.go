@@ -35,7 +35,7 @@ func (s *Server) addBranch(p *project, name, commit string) *branch {
 func (s *Server) branchRoutes() {
 	s.api("GET /projects/{id}/repository/branches", rule{}, s.listBranches)
 	s.api("GET /projects/{id}/repository/branches/{branch...}", rule{}, s.getBranch)
-	s.api("PUT /projects/{id}/repository/branches/{branch...}", rule{level: Master}, s.protectBranch)
+	s.api("PUT /projects/{id}/repository/branches/{branch...}", rule{level: levelMaster}, s.protectBranch)
 }
 
 // isProtected: explicitly protected, or the default branch while the

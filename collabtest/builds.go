@@ -89,9 +89,9 @@ func (c *call) checkBuildsAccess(write bool) error {
 	lvl := c.s.accessLevel(c.user, p)
 	switch {
 	case c.user.admin:
-	case write && lvl < int(Developer):
+	case write && lvl < levelDeveloper:
 		return errForbidden
-	case !write && lvl < int(Reporter) && p.visibility < int(Internal):
+	case !write && lvl < levelReporter && p.visibility < visInternal:
 		return errForbidden
 	}
 	return nil
@@ -99,16 +99,7 @@ func (c *call) checkBuildsAccess(write bool) error {
 
 // loadBuild resolves {build_id} within the project: "404 Build Not Found".
 func (c *call) loadBuild() error {
-	id, err := c.pathID("build_id")
-	if err != nil {
-		return err
-	}
-	b := c.s.builds[id]
-	if b == nil || b.projectID != c.project.id {
-		return errNotFound("Build")
-	}
-	c.build = b
-	return nil
+	return loadRecord(c, "build_id", "Build", c.s.builds, func(b *build) bool { return b.projectID == c.project.id }, &c.build)
 }
 
 // buildScopes reads scope as deployed servers do: scope=x, or

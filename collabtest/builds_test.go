@@ -49,7 +49,7 @@ func buildsExpect(t *testing.T, gotStatus, wantStatus int, body []byte) {
 
 func newBuildsServer(t *testing.T) (*Server, int) {
 	t.Helper()
-	s := NewServer()
+	s := mustServer(t)
 	t.Cleanup(func() {
 		if s.Panics() != 0 {
 			t.Errorf("%d handler panics", s.Panics())
@@ -279,7 +279,7 @@ func TestBuildsAccessRules(t *testing.T) {
 	for _, lvl := range []int{0, 10, 20, 30, 40} {
 		u := s.AddUser("u"+strconv.Itoa(lvl), false)
 		if lvl > 0 {
-			s.AddMember(pid, u.ID, AccessLevel(lvl))
+			s.AddMember(pid, u.ID, lvl)
 		}
 		users[lvl] = u
 	}
@@ -322,7 +322,7 @@ func TestBuildsAccessRules(t *testing.T) {
 	status, _, body = buildsCall(t, s, s.AdminToken, "GET", "/projects/"+strconv.Itoa(pid)+"/builds")
 	buildsExpect(t, status, 403, body)
 
-	// Internal projects: any signed-in user reads.
+	// visInternal projects: any signed-in user reads.
 	ipid := s.AddProject(s.AdminID, "internal", 10)
 	ibid := s.AddBuild(ipid, BuildSpec{})
 	status, _, body = buildsCall(t, s, users[0].Token, "GET", "/projects/"+strconv.Itoa(ipid)+"/builds/"+strconv.Itoa(ibid))

@@ -231,8 +231,7 @@ func runnerByID(s *collabtest.Server, id int) (collabtest.Runner, bool) {
 // its trace through the client's trace loop, upload and download
 // artifacts, finish, pause, cancel, and unregister.
 func TestRunnerV130Conformance(t *testing.T) {
-	s := collabtest.NewServer()
-	defer s.Close()
+	s := collabtest.NewTestServer(t)
 	d := startRunnerDriver(t, s.URL)
 	pid := s.AddProject(s.AdminID, "Widget Factory", 0)
 

@@ -3,19 +3,24 @@ package collabtest_test
 import (
 	"encoding/json"
 	"fmt"
+	"log"
 	"net/http"
 	"strings"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
 // Seed a project with an issue, then read it back over HTTP as any client
 // would, here with a JSON body to create a second one.
 func Example_seedState() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	alice := srv.AddUser("alice", false)
-	pid := srv.AddProject(alice.ID, "Webshop", collabtest.Internal)
+	pid := srv.AddProject(alice.ID, "Webshop", int(collab.InternalVisibility))
 	srv.AddIssue(pid, alice.ID, "Checkout fails", "bug")
 	if err := srv.Err(); err != nil {
 		fmt.Println(err)
@@ -63,7 +68,10 @@ func Example_seedState() {
 // Make the next two requests fail with 503, to test a client's retries.
 // Failed requests change nothing.
 func ExampleServer_FailNext() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	srv.FailNext(2, http.StatusServiceUnavailable)
 	for i := 0; i < 3; i++ {

@@ -13,7 +13,7 @@ import (
 // authentication, sudo, handlers) and requires an answer that is neither a
 // panic nor a 500.
 func FuzzRequestParsing(f *testing.F) {
-	s := NewServer()
+	s := mustServer(f)
 	f.Cleanup(s.Close)
 	seeds := []struct{ method, target, ctype, body, sudo string }{
 		{"GET", "/api/v3/projects?page=2&per_page=-1", "", "", ""},

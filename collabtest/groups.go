@@ -28,7 +28,7 @@ func (s *Server) groupRoutes() {
 // AddGroup creates a group owned by ownerID and returns its id. An unknown
 // owner, a bad or taken path or a bad visibility is a mistake (see Err) and
 // returns 0.
-func (s *Server) AddGroup(ownerID int, name, path string, visibility Visibility) int {
+func (s *Server) AddGroup(ownerID int, name, path string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -36,10 +36,10 @@ func (s *Server) AddGroup(ownerID int, name, path string, visibility Visibility)
 		s.misuse("AddGroup: no user %d", ownerID)
 	case name == "" || !validPath(path) || s.lookupGroup(path) != nil || s.findUser(path) != nil:
 		s.misuse("AddGroup: blank name, or path %q not valid or taken", path)
-	case !visibility.valid():
-		s.misuse("AddGroup: visibility %d is not Private, Internal or Public", visibility)
+	case !validVisibility(visibility):
+		s.misuse("AddGroup: visibility %d is not 0, 10 or 20 (private, internal or public)", visibility)
 	default:
-		g := &group{id: s.newID(), name: name, path: path, visibility: int(visibility), members: map[int]int{ownerID: int(Owner)}, createdAt: s.now()}
+		g := &group{id: s.newID(), name: name, path: path, visibility: visibility, members: map[int]int{ownerID: levelOwner}, createdAt: s.now()}
 		s.groups[g.id] = g
 		return g.id
 	}
@@ -48,23 +48,19 @@ func (s *Server) AddGroup(ownerID int, name, path string, visibility Visibility)
 
 // AddGroupMember gives userID a level in a group. An unknown group or
 // user, or a level other than the five, is a mistake (see Err).
-func (s *Server) AddGroupMember(groupID, userID int, level AccessLevel) {
+func (s *Server) AddGroupMember(groupID, userID, level int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.groups[groupID]
-	switch {
-	case g == nil || s.users[userID] == nil:
-		s.misuse("AddGroupMember: no group %d or no user %d", groupID, userID)
-	case !level.valid():
-		s.misuse("AddGroupMember: access level %d is not one of Guest..Owner", level)
-	default:
-		g.members[userID] = int(level)
+	var members map[int]int
+	if g := s.groups[groupID]; g != nil {
+		members = g.members
 	}
+	s.seedMember("AddGroupMember", "group", groupID, members, userID, level)
 }
 
 // AddGroupProject creates a project in a group, like AddProject, and
 // returns its id (0 and a mistake, see Err, for a bad argument).
-func (s *Server) AddGroupProject(groupID, creatorID int, name string, visibility Visibility) int {
+func (s *Server) AddGroupProject(groupID, creatorID int, name string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -72,8 +68,8 @@ func (s *Server) AddGroupProject(groupID, creatorID int, name string, visibility
 		s.misuse("AddGroupProject: no group %d or no user %d", groupID, creatorID)
 	case !validPath(slug(name)) || s.pathTaken(0, groupID, slug(name), 0):
 		s.misuse("AddGroupProject: name %q makes no valid path or is taken", name)
-	case !visibility.valid():
-		s.misuse("AddGroupProject: visibility %d is not Private, Internal or Public", visibility)
+	case !validVisibility(visibility):
+		s.misuse("AddGroupProject: visibility %d is not 0, 10 or 20 (private, internal or public)", visibility)
 	default:
 		return s.createProject(creatorID, groupID, name, int(visibility)).id
 	}
@@ -161,12 +157,12 @@ func (s *Server) createGroup(c *call) error {
 		return err
 	}
 	if !validPath(path) {
-		return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
+		return errBadPath
 	}
 	if s.lookupGroup(path) != nil || s.findUser(path) != nil {
 		return errInvalid("path", "has already been taken")
 	}
-	g := &group{id: s.newID(), name: name, path: path, visibility: vis, members: map[int]int{c.user.id: int(Owner)}, createdAt: s.now()}
+	g := &group{id: s.newID(), name: name, path: path, visibility: vis, members: map[int]int{c.user.id: levelOwner}, createdAt: s.now()}
 	c.setStr("description", &g.description)
 	s.groups[g.id] = g
 	return c.json(http.StatusCreated, s.groupJSON(g, false, c.user))
@@ -174,29 +170,15 @@ func (s *Server) createGroup(c *call) error {
 
 func (s *Server) updateGroup(c *call) error {
 	g := c.group
-	vis, err := s.visibilityParam(c, g.visibility)
+	np, err := s.namedParams(c, g.visibility, func(path string) bool {
+		other := s.lookupGroup(path)
+		return other != nil && other != g
+	})
 	if err != nil {
 		return err
 	}
-	name, hasName, err := c.nameParam("name", "name", false)
-	if err != nil {
-		return err
-	}
-	if c.has("path") {
-		path := c.str("path")
-		if !validPath(path) {
-			return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
-		}
-		if other := s.lookupGroup(path); other != nil && other != g {
-			return errInvalid("path", "has already been taken")
-		}
-		g.path = path
-	}
-	if hasName {
-		g.name = name
-	}
+	np.apply(&g.name, &g.path, &g.visibility)
 	c.setStr("description", &g.description)
-	g.visibility = vis
 	return c.json(http.StatusOK, s.groupJSON(g, true, c.user))
 }
 

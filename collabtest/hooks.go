@@ -16,11 +16,11 @@ type hook struct {
 }
 
 func (s *Server) hookRoutes() {
-	s.api("GET /projects/{id}/hooks", rule{level: Master}, s.listHooks)
-	s.api("GET /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.getHook)
-	s.api("POST /projects/{id}/hooks", rule{level: Master}, s.saveHook)
-	s.api("PUT /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.saveHook)
-	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: Master}, s.deleteHook)
+	s.api("GET /projects/{id}/hooks", rule{level: levelMaster}, s.listHooks)
+	s.api("GET /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.getHook)
+	s.api("POST /projects/{id}/hooks", rule{level: levelMaster}, s.saveHook)
+	s.api("PUT /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.saveHook)
+	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.deleteHook)
 }
 
 // hookJSON renders the flags as the strings "true"/"false", as the API documentation shows them.
@@ -37,16 +37,7 @@ func hookJSON(h *hook) any {
 // loadHook resolves {hook_id} within the project: "404 Not found", also
 // for DELETE, as deployed servers answer.
 func (c *call) loadHook() error {
-	id, err := c.pathID("hook_id")
-	if err != nil {
-		return err
-	}
-	h := c.s.hooks[id]
-	if h == nil || h.projectID != c.project.id {
-		return errNotFound("")
-	}
-	c.hook = h
-	return nil
+	return loadRecord(c, "hook_id", "", c.s.hooks, func(h *hook) bool { return h.projectID == c.project.id }, &c.hook)
 }
 
 func (s *Server) listHooks(c *call) error {
@@ -77,13 +68,11 @@ func (s *Server) saveHook(c *call) error {
 		return errError(http.StatusUnprocessableEntity, "Invalid url given")
 	}
 	h.url = c.str("url")
-	c.setBool("push_events", &h.pushEvents)
-	c.setBool("issues_events", &h.issuesEvents)
-	c.setBool("merge_requests_events", &h.mergeRequestsEvents)
-	c.setBool("tag_push_events", &h.tagPushEvents)
-	c.setBool("note_events", &h.noteEvents)
-	c.setBool("build_events", &h.buildEvents)
-	c.setBool("enable_ssl_verification", &h.enableSSLVerification)
+	c.setBools(map[string]*bool{
+		"push_events": &h.pushEvents, "issues_events": &h.issuesEvents, "merge_requests_events": &h.mergeRequestsEvents,
+		"tag_push_events": &h.tagPushEvents, "note_events": &h.noteEvents, "build_events": &h.buildEvents,
+		"enable_ssl_verification": &h.enableSSLVerification,
+	})
 	if h.id == 0 {
 		h.id = s.newID()
 		s.hooks[h.id] = h

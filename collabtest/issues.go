@@ -40,24 +40,19 @@ func (s *Server) AddIssue(projectID, authorID int, title string, labels ...strin
 
 // insertIssue numbers and stores a new issue and records the event.
 func (s *Server) insertIssue(is *issue, by int) {
-	is.id, is.iid = s.newID(), s.nextIID("Issue", is.projectID)
+	s.numberTicket(&is.ticket, by)
 	s.issues[is.id] = is
-	s.addEvent(is.projectID, by, actionOpened, "Issue", is.id, is.title, 0)
 	s.emitIssue(is, by, "open")
 }
 
 // loadIssue resolves {issue_id} within the project: "404 Issue Not Found".
 func (c *call) loadIssue() error {
-	id, err := c.pathID("issue_id")
-	if err != nil {
-		return err
+	err := loadRecord(c, "issue_id", "Issue", c.s.issues,
+		func(is *issue) bool { return !is.deleted && is.projectID == c.project.id }, &c.issue)
+	if err == nil {
+		c.ticket = &c.issue.ticket
 	}
-	is := c.s.issues[id]
-	if is == nil || is.deleted || is.projectID != c.project.id {
-		return errNotFound("Issue")
-	}
-	c.issue, c.ticket = is, &is.ticket
-	return nil
+	return err
 }
 
 // issueJSON renders an issue for caller u. Move and subscribe answers
@@ -138,7 +133,7 @@ func (s *Server) getIssue(c *call) error {
 func (s *Server) createIssue(c *call) error {
 	p := c.project
 	// Anyone who can see an internal or public project may open issues in it.
-	if p.visibility == 0 && !c.user.admin && s.accessLevel(c.user, p) < int(Guest) {
+	if p.visibility == 0 && !c.user.admin && s.accessLevel(c.user, p) < levelGuest {
 		return errForbidden
 	}
 	title, _, err := c.nameParam("title", "title", true)
@@ -162,7 +157,7 @@ func (s *Server) createIssue(c *call) error {
 
 func (s *Server) updateIssue(c *call) error {
 	p, is := c.project, c.issue
-	if is.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < int(Reporter) {
+	if is.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < levelReporter {
 		return errForbidden
 	}
 	event := c.str("state_event")
@@ -211,7 +206,7 @@ func (s *Server) moveIssue(c *call) error {
 	if target.id == p.id {
 		return errBadRequest("Cannot move issue to project it originates from!")
 	}
-	if s.accessLevel(c.user, target) < int(Reporter) && !c.user.admin {
+	if s.accessLevel(c.user, target) < levelReporter && !c.user.admin {
 		return errBadRequest("Cannot move issue due to insufficient permissions!")
 	}
 	moved := &issue{ticket: s.newTicket("Issue", target.id, is.authorID, is.title), dueDate: is.dueDate}

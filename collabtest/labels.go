@@ -21,9 +21,9 @@ var colorRE = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 // which take an id or a name in the path.
 func (s *Server) labelRoutes() {
 	s.api("GET /projects/{id}/labels", rule{}, s.listLabels)
-	s.api("POST /projects/{id}/labels", rule{level: Reporter}, s.createLabel)
-	s.api("PUT /projects/{id}/labels", rule{level: Reporter}, s.updateLabel)
-	s.api("DELETE /projects/{id}/labels", rule{level: Reporter}, s.deleteLabel)
+	s.api("POST /projects/{id}/labels", rule{level: levelReporter}, s.createLabel)
+	s.api("PUT /projects/{id}/labels", rule{level: levelReporter}, s.updateLabel)
+	s.api("DELETE /projects/{id}/labels", rule{level: levelReporter}, s.deleteLabel)
 	s.api("POST /projects/{id}/labels/{label_id}/subscription", rule{}, s.subscribeLabel(true))
 	s.api("DELETE /projects/{id}/labels/{label_id}/subscription", rule{}, s.subscribeLabel(false))
 }

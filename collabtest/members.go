@@ -8,9 +8,9 @@ import (
 func (s *Server) memberRoutes() {
 	s.api("GET /projects/{id}/members", rule{}, s.listProjectMembers)
 	s.api("GET /projects/{id}/members/{user_id}", rule{}, s.getProjectMember)
-	s.api("POST /projects/{id}/members", rule{level: Master}, s.addProjectMember)
-	s.api("PUT /projects/{id}/members/{user_id}", rule{level: Master}, s.updateProjectMember)
-	s.api("DELETE /projects/{id}/members/{user_id}", rule{level: Master}, s.removeProjectMember)
+	s.api("POST /projects/{id}/members", rule{level: levelMaster}, s.addProjectMember)
+	s.api("PUT /projects/{id}/members/{user_id}", rule{level: levelMaster}, s.updateProjectMember)
+	s.api("DELETE /projects/{id}/members/{user_id}", rule{level: levelMaster}, s.removeProjectMember)
 	s.api("GET /groups/{gid}/members", rule{}, s.listGroupMembers)
 	s.api("POST /groups/{gid}/members", rule{groupOwner: true}, s.addGroupMember)
 	s.api("PUT /groups/{gid}/members/{user_id}", rule{groupOwner: true}, s.updateGroupMember)
@@ -55,7 +55,7 @@ func (c *call) memberChange(badLevel *apiError) (*user, int, error) {
 	if !present {
 		return nil, 0, errMissing("access_level")
 	}
-	if !AccessLevel(level).valid() {
+	if !validLevel(level) {
 		return nil, 0, badLevel
 	}
 	return u, level, nil

@@ -65,9 +65,8 @@ func (s *Server) AddMergeRequest(projectID, authorID int, source, target, title 
 // insertMergeRequest numbers and stores a new merge request and records
 // the event.
 func (s *Server) insertMergeRequest(mr *mergeRequest, by int) {
-	mr.id, mr.iid = s.newID(), s.nextIID("MergeRequest", mr.projectID)
+	s.numberTicket(&mr.ticket, by)
 	s.mergeRequests[mr.id] = mr
-	s.addEvent(mr.projectID, by, actionOpened, "MergeRequest", mr.id, mr.title, 0)
 	s.emitMergeRequest(mr, by, "open")
 }
 
@@ -90,32 +89,48 @@ func (mr *mergeRequest) isOpen() bool { return mr.state == "opened" || mr.state 
 func (s *Server) mergeRequestRoutes() {
 	base := "/projects/{id}/merge_requests"
 	s.api("GET "+base, rule{}, s.listMergeRequests)
-	s.api("POST "+base, rule{level: Developer}, s.createMergeRequest)
-	s.api("GET "+base+"/{mr_id}", rule{}, s.getMergeRequest)
-	s.api("PUT "+base+"/{mr_id}", rule{}, s.updateMergeRequest)
+	s.api("POST "+base, rule{level: levelDeveloper}, s.createMergeRequest)
 	s.api("DELETE "+base+"/{mr_id}", rule{}, s.deleteTicket)
-	s.api("GET "+base+"/{mr_id}/commits", rule{}, s.mergeRequestCommits)
-	s.api("GET "+base+"/{mr_id}/changes", rule{}, s.mergeRequestChanges)
-	s.api("PUT "+base+"/{mr_id}/merge", rule{}, s.acceptMergeRequest)
-	s.api("PUT "+base+"/{mr_id}/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
-	s.api("POST "+base+"/{mr_id}/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
-	s.api("GET "+base+"/{mr_id}/closes_issues", rule{}, s.closesIssues)
-	s.api("POST "+base+"/{mr_id}/subscription", rule{}, s.subscribe(true))
-	s.api("DELETE "+base+"/{mr_id}/subscription", rule{}, s.subscribe(false))
+	s.mergeRequestItemRoutes(base + "/{mr_id}")
+}
+
+// mergeRequestItemRoutes registers the routes on one merge request at item,
+// which deployed servers serve under both /merge_requests/{mr_id} and the
+// deprecated /merge_request/{mr_id}.
+func (s *Server) mergeRequestItemRoutes(item string) {
+	s.api("GET "+item, rule{}, s.getMergeRequest)
+	s.api("PUT "+item, rule{}, s.updateMergeRequest)
+	s.api("GET "+item+"/commits", rule{}, s.mergeRequestCommits)
+	s.api("GET "+item+"/changes", rule{}, s.mergeRequestChanges)
+	s.api("PUT "+item+"/merge", rule{}, s.acceptMergeRequest)
+	s.api("PUT "+item+"/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
+	s.api("POST "+item+"/cancel_merge_when_build_succeeds", rule{}, s.cancelMergeWhenBuildSucceeds)
+	s.api("GET "+item+"/closes_issues", rule{}, s.closesIssues)
+	s.api("POST "+item+"/subscription", rule{}, s.subscribe(true))
+	s.api("DELETE "+item+"/subscription", rule{}, s.subscribe(false))
+}
+
+// deprecatedMergeRequestRoutes registers what deployed servers mark "will
+// be removed in 9.0" and still serve, for the clients that use it: every
+// merge request route under the singular /merge_request/{mr_id}, and the
+// comments routes, which show a note as {note, author}.
+func (s *Server) deprecatedMergeRequestRoutes() {
+	singular := "/projects/{id}/merge_request/{mr_id}"
+	s.mergeRequestItemRoutes(singular)
+	for _, item := range []string{"/projects/{id}/merge_requests/{mr_id}", singular} {
+		s.api("GET "+item+"/comments", rule{}, s.listComments)
+		s.api("POST "+item+"/comments", rule{}, s.createNoteFrom("note", s.commentJSON))
+	}
 }
 
 // loadMergeRequest resolves {mr_id} within the project: "404 Merge Request Not Found".
 func (c *call) loadMergeRequest() error {
-	id, err := c.pathID("mr_id")
-	if err != nil {
-		return err
+	err := loadRecord(c, "mr_id", "Merge Request", c.s.mergeRequests,
+		func(mr *mergeRequest) bool { return !mr.deleted && mr.projectID == c.project.id }, &c.mr)
+	if err == nil {
+		c.ticket = &c.mr.ticket
 	}
-	mr := c.s.mergeRequests[id]
-	if mr == nil || mr.deleted || mr.projectID != c.project.id {
-		return errNotFound("Merge Request")
-	}
-	c.mr, c.ticket = mr, &mr.ticket
-	return nil
+	return err
 }
 
 func (mr *mergeRequest) workInProgress() bool {
@@ -220,7 +235,7 @@ func (s *Server) createMergeRequest(c *call) error {
 
 func (s *Server) updateMergeRequest(c *call) error {
 	p, mr := c.project, c.mr
-	if mr.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < int(Developer) {
+	if mr.authorID != c.user.id && !c.user.admin && s.accessLevel(c.user, p) < levelDeveloper {
 		return errForbidden
 	}
 	event := c.str("state_event")
@@ -282,7 +297,7 @@ func (s *Server) mergeRequestChanges(c *call) error {
 // source branch's latest build unless that build already succeeded.
 func (s *Server) acceptMergeRequest(c *call) error {
 	p, mr := c.project, c.mr
-	if s.accessLevel(c.user, p) < int(Developer) && !c.user.admin {
+	if s.accessLevel(c.user, p) < levelDeveloper && !c.user.admin {
 		return errUnauthorized
 	}
 	if !mr.isOpen() || mr.workInProgress() {
@@ -357,7 +372,7 @@ func (s *Server) closedBy(mr *mergeRequest) []*issue {
 func (s *Server) cancelMergeWhenBuildSucceeds(c *call) error {
 	mr := c.mr
 	switch {
-	case s.accessLevel(c.user, c.project) < int(Developer) && !c.user.admin:
+	case s.accessLevel(c.user, c.project) < levelDeveloper && !c.user.admin:
 		return errUnauthorized
 	case !mr.isOpen():
 		return errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed")

@@ -14,24 +14,16 @@ type milestone struct {
 
 func (s *Server) milestoneRoutes() {
 	s.api("GET /projects/{id}/milestones", rule{}, s.listMilestones)
-	s.api("POST /projects/{id}/milestones", rule{level: Developer}, s.createMilestone)
+	s.api("POST /projects/{id}/milestones", rule{level: levelDeveloper}, s.createMilestone)
 	s.api("GET /projects/{id}/milestones/{milestone_id}", rule{}, s.getMilestone)
-	s.api("PUT /projects/{id}/milestones/{milestone_id}", rule{level: Developer}, s.updateMilestone)
+	s.api("PUT /projects/{id}/milestones/{milestone_id}", rule{level: levelDeveloper}, s.updateMilestone)
 	s.api("GET /projects/{id}/milestones/{milestone_id}/issues", rule{}, s.listMilestoneIssues)
 }
 
 // loadMilestone resolves {milestone_id} within the project.
 func (c *call) loadMilestone() error {
-	id, err := c.pathID("milestone_id")
-	if err != nil {
-		return err
-	}
-	ms := c.s.milestones[id]
-	if ms == nil || ms.projectID != c.project.id {
-		return errNotFound("Milestone")
-	}
-	c.milestone = ms
-	return nil
+	return loadRecord(c, "milestone_id", "Milestone", c.s.milestones,
+		func(ms *milestone) bool { return ms.projectID == c.project.id }, &c.milestone)
 }
 
 // milestoneJSON renders a milestone, or null.
@@ -71,10 +63,8 @@ func (c *call) dueDate(dst *string) error {
 		return nil
 	}
 	v := c.str("due_date")
-	if v != "" {
-		if _, err := time.Parse("2006-01-02", v); err != nil {
-			return errInvalid("due_date", "is invalid")
-		}
+	if _, err := time.Parse("2006-01-02", v); err != nil {
+		return errInvalid("due_date", "is invalid")
 	}
 	*dst = v
 	return nil
@@ -118,7 +108,7 @@ func (s *Server) updateMilestone(c *call) error {
 		return errInvalid("state_event", "does not have a valid value")
 	}
 	title, hasTitle, err := c.nameParam("title", "title", false)
-	if err != nil && c.str("title") != "" {
+	if err != nil {
 		return err
 	}
 	due := ms.dueDate

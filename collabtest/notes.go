@@ -20,7 +20,7 @@ type note struct {
 func (s *Server) noteRoutes() {
 	for _, base := range []string{"/projects/{id}/issues/{issue_id}/notes", "/projects/{id}/merge_requests/{mr_id}/notes"} {
 		s.api("GET "+base, rule{}, s.listNotes)
-		s.api("POST "+base, rule{}, s.createNote)
+		s.api("POST "+base, rule{}, s.createNoteFrom("body", func(n *note) any { return s.noteJSON(n) }))
 		s.api("GET "+base+"/{note_id}", rule{}, s.getNote)
 		s.api("PUT "+base+"/{note_id}", rule{}, s.updateNote)
 		s.api("DELETE "+base+"/{note_id}", rule{}, s.deleteNote)
@@ -64,16 +64,8 @@ func (s *Server) insertNote(t *ticket, authorID int, body string) *note {
 
 // loadNote resolves {note_id} on the loaded issue or merge request.
 func (c *call) loadNote() error {
-	id, err := c.pathID("note_id")
-	if err != nil {
-		return err
-	}
-	n := c.s.notes[id]
-	if n == nil || n.noteableType != c.ticket.kind || n.noteableID != c.ticket.id {
-		return errNotFound("Note")
-	}
-	c.note = n
-	return nil
+	return loadRecord(c, "note_id", "Note", c.s.notes,
+		func(n *note) bool { return n.noteableType == c.ticket.kind && n.noteableID == c.ticket.id }, &c.note)
 }
 
 // noteJSON renders a note with the vote flags under the server's literal keys.
@@ -85,25 +77,42 @@ func (s *Server) noteJSON(n *note) map[string]any {
 	}
 }
 
-func (s *Server) listNotes(c *call) error {
+// ticketNotes lists the notes on an issue or merge request, oldest first.
+func (s *Server) ticketNotes(t *ticket) []*note {
 	var out []*note
 	for _, nid := range sortedKeys(s.notes) {
-		if n := s.notes[nid]; n.noteableType == c.ticket.kind && n.noteableID == c.ticket.id {
+		if n := s.notes[nid]; n.noteableType == t.kind && n.noteableID == t.id {
 			out = append(out, n)
 		}
 	}
-	return page(c, out, func(n *note) any { return s.noteJSON(n) })
+	return out
+}
+
+func (s *Server) listNotes(c *call) error {
+	return page(c, s.ticketNotes(c.ticket), func(n *note) any { return s.noteJSON(n) })
 }
 
 func (s *Server) getNote(c *call) error { return c.json(http.StatusOK, s.noteJSON(c.note)) }
 
-func (s *Server) createNote(c *call) error {
-	body := c.str("body")
-	if strings.TrimSpace(body) == "" {
-		return errMissing("body")
+// createNoteFrom serves a POST that adds a note whose text is the required
+// parameter param, answering 201 with render's record.
+func (s *Server) createNoteFrom(param string, render func(*note) any) handler {
+	return func(c *call) error {
+		text := c.str(param)
+		if strings.TrimSpace(text) == "" {
+			return errMissing(param)
+		}
+		return c.json(http.StatusCreated, render(s.insertNote(c.ticket, c.user.id, text)))
 	}
-	return c.json(http.StatusCreated, s.noteJSON(s.insertNote(c.ticket, c.user.id, body)))
 }
+
+// commentJSON renders a note as the deprecated merge request comments
+// routes do: only its text and author.
+func (s *Server) commentJSON(n *note) any {
+	return map[string]any{"note": n.body, "author": s.userJSON(n.authorID)}
+}
+
+func (s *Server) listComments(c *call) error { return page(c, s.ticketNotes(c.ticket), s.commentJSON) }
 
 // checkNoteAuthor: the author or an admin may change a note.
 func (c *call) checkNoteAuthor() error {

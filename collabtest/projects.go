@@ -45,15 +45,15 @@ func (s *Server) projectRoutes() {
 	s.api("POST /projects/user/{user_id}", rule{admin: true}, s.postProject)
 	s.api("POST /projects/fork/{id}", rule{}, s.forkProject)
 	s.api("GET /projects/{id}", rule{}, s.getProject)
-	s.api("PUT /projects/{id}", rule{level: Master}, s.updateProject)
-	s.api("DELETE /projects/{id}", rule{level: Owner}, s.deleteProject)
+	s.api("PUT /projects/{id}", rule{level: levelMaster}, s.updateProject)
+	s.api("DELETE /projects/{id}", rule{level: levelOwner}, s.deleteProject)
 	s.api("GET /projects/{id}/events", rule{}, s.listEvents)
 	s.api("POST /projects/{id}/star", rule{}, s.starProject(true))
 	s.api("DELETE /projects/{id}/star", rule{}, s.starProject(false))
-	s.api("POST /projects/{id}/archive", rule{level: Owner}, s.archiveProject(true))
-	s.api("POST /projects/{id}/unarchive", rule{level: Owner}, s.archiveProject(false))
-	s.api("POST /projects/{id}/uploads", rule{level: Reporter, upload: true}, s.uploadFile)
-	s.api("POST /projects/{id}/share", rule{level: Master}, s.shareProject)
+	s.api("POST /projects/{id}/archive", rule{level: levelOwner}, s.archiveProject(true))
+	s.api("POST /projects/{id}/unarchive", rule{level: levelOwner}, s.archiveProject(false))
+	s.api("POST /projects/{id}/uploads", rule{level: levelReporter, upload: true}, s.uploadFile)
+	s.api("POST /projects/{id}/share", rule{level: levelMaster}, s.shareProject)
 	s.api("POST /projects/{id}/fork/{forked_from_id}", rule{admin: true}, s.createForkRelation)
 	s.api("DELETE /projects/{id}/fork", rule{admin: true}, s.deleteForkRelation)
 }
@@ -119,7 +119,7 @@ func (s *Server) isOwner(u *user, p *project) bool {
 // with a master branch and a runners token, and returns its id. An unknown
 // owner, a blank name or a bad visibility is a mistake (see Err) and
 // returns 0.
-func (s *Server) AddProject(ownerID int, name string, visibility Visibility) int {
+func (s *Server) AddProject(ownerID int, name string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -127,8 +127,8 @@ func (s *Server) AddProject(ownerID int, name string, visibility Visibility) int
 		s.misuse("AddProject: no user %d", ownerID)
 	case !validPath(slug(name)):
 		s.misuse("AddProject: name %q makes no valid path", name)
-	case !visibility.valid():
-		s.misuse("AddProject: visibility %d is not Private, Internal or Public", visibility)
+	case !validVisibility(visibility):
+		s.misuse("AddProject: visibility %d is not 0, 10 or 20 (private, internal or public)", visibility)
 	case s.pathTaken(ownerID, 0, slug(name), 0):
 		s.misuse("AddProject: %q is taken", name)
 	default:
@@ -176,17 +176,26 @@ func slug(name string) string {
 
 // AddMember gives userID a level on a project. An unknown project or user,
 // or a level other than the five, is a mistake (see Err).
-func (s *Server) AddMember(projectID, userID int, level AccessLevel) {
+func (s *Server) AddMember(projectID, userID, level int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.projects[projectID]
+	var members map[int]int
+	if p := s.projects[projectID]; p != nil {
+		members = p.members
+	}
+	s.seedMember("AddMember", "project", projectID, members, userID, level)
+}
+
+// seedMember is AddMember and AddGroupMember once the project's or group's
+// members are found (nil: there is no such project or group). s.mu is held.
+func (s *Server) seedMember(helper, kind string, id int, members map[int]int, userID, level int) {
 	switch {
-	case p == nil || s.users[userID] == nil:
-		s.misuse("AddMember: no project %d or no user %d", projectID, userID)
-	case !level.valid():
-		s.misuse("AddMember: access level %d is not one of Guest..Owner", level)
+	case members == nil || s.users[userID] == nil:
+		s.misuse("%s: no %s %d or no user %d", helper, kind, id, userID)
+	case !validLevel(level):
+		s.misuse("%s: access level %d is not 10, 20, 30, 40 or 50 (guest..owner)", helper, level)
 	default:
-		p.members[userID] = int(level)
+		members[userID] = level
 	}
 }
 
@@ -424,7 +433,7 @@ func (s *Server) postProject(c *call) error {
 		return err
 	} else if present && nsID != owner.namespaceID {
 		g := s.groups[nsID]
-		if g == nil || (!c.user.admin && g.members[c.user.id] < int(Master)) {
+		if g == nil || (!c.user.admin && g.members[c.user.id] < levelMaster) {
 			return errNotFound("Namespace")
 		}
 		groupID = g.id
@@ -436,7 +445,7 @@ func (s *Server) postProject(c *call) error {
 	path := slug(name)
 	c.setStr("path", &path)
 	if !validPath(path) {
-		return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
+		return errBadPath
 	}
 	if s.pathTaken(owner.id, groupID, path, 0) {
 		return errList(http.StatusBadRequest, "Path has already been taken", "Name has already been taken")
@@ -458,13 +467,54 @@ func (s *Server) visibilityParam(c *call, def int) (int, error) {
 		return 0, err
 	}
 	if present {
-		if !Visibility(n).valid() {
+		if !validVisibility(n) {
 			return 0, errInvalid("visibility_level", "is not included in the list")
 		}
 		vis = n
 	}
 	return vis, nil
 }
+
+// named is what updating a group or a project reads alike.
+type named struct {
+	visibility int
+	name, path string // "" when not sent
+}
+
+// namedParams reads visibility_level or public (default vis), name and
+// path; a new path must be valid and not taken.
+func (s *Server) namedParams(c *call, vis int, taken func(path string) bool) (named, error) {
+	var np named
+	var err error
+	if np.visibility, err = s.visibilityParam(c, vis); err != nil {
+		return np, err
+	}
+	if np.name, _, err = c.nameParam("name", "name", false); err != nil {
+		return np, err
+	}
+	if np.path = c.str("path"); np.path != "" {
+		if !validPath(np.path) {
+			return np, errBadPath
+		}
+		if taken(np.path) {
+			return np, errInvalid("path", "has already been taken")
+		}
+	}
+	return np, nil
+}
+
+// apply stores what was sent.
+func (np named) apply(name, path *string, visibility *int) {
+	if np.name != "" {
+		*name = np.name
+	}
+	if np.path != "" {
+		*path = np.path
+	}
+	*visibility = np.visibility
+}
+
+var errBadPath = errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
 
 func validPath(p string) bool {
 	return p != "" && !strings.HasPrefix(p, ".") && !strings.HasSuffix(p, ".git") && slug(p) == strings.ToLower(p)
@@ -483,35 +533,19 @@ func (s *Server) pathTaken(ownerID, groupID int, path string, except int) bool {
 func (s *Server) applyProjectParams(c *call, p *project) {
 	c.setStr("description", &p.description)
 	c.setStr("import_url", &p.importURL)
-	c.setBool("issues_enabled", &p.issuesEnabled)
-	c.setBool("merge_requests_enabled", &p.mergeRequestsEnabled)
-	c.setBool("builds_enabled", &p.buildsEnabled)
-	c.setBool("wiki_enabled", &p.wikiEnabled)
-	c.setBool("snippets_enabled", &p.snippetsEnabled)
-	c.setBool("container_registry_enabled", &p.containerRegistry)
-	c.setBool("public_builds", &p.publicBuilds)
+	c.setBools(map[string]*bool{
+		"issues_enabled": &p.issuesEnabled, "merge_requests_enabled": &p.mergeRequestsEnabled,
+		"builds_enabled": &p.buildsEnabled, "wiki_enabled": &p.wikiEnabled, "snippets_enabled": &p.snippetsEnabled,
+		"container_registry_enabled": &p.containerRegistry, "public_builds": &p.publicBuilds,
+	})
 	p.lastActivityAt = s.now()
 }
 
 func (s *Server) updateProject(c *call) error {
 	p := c.project
-	vis, err := s.visibilityParam(c, p.visibility)
+	np, err := s.namedParams(c, p.visibility, func(path string) bool { return s.pathTaken(p.ownerID, p.groupID, path, p.id) })
 	if err != nil {
 		return err
-	}
-	name, hasName, err := c.nameParam("name", "name", false)
-	if err != nil {
-		return err
-	}
-	if c.has("path") {
-		path := c.str("path")
-		if !validPath(path) {
-			return errInvalid("path", "can contain only letters, digits, '_', '-' and '.'")
-		}
-		if s.pathTaken(p.ownerID, p.groupID, path, p.id) {
-			return errInvalid("path", "has already been taken")
-		}
-		p.path = path
 	}
 	if c.has("default_branch") {
 		if p.branches[c.str("default_branch")] == nil {
@@ -519,10 +553,7 @@ func (s *Server) updateProject(c *call) error {
 		}
 		p.defaultBranch = c.str("default_branch")
 	}
-	if hasName {
-		p.name = name
-	}
-	p.visibility = vis
+	np.apply(&p.name, &p.path, &p.visibility)
 	s.applyProjectParams(c, p)
 	s.addEvent(p.id, c.user.id, actionUpdated, "", 0, "", 0)
 	return c.json(http.StatusOK, s.projectJSON(p, c.user))
@@ -689,7 +720,7 @@ func (s *Server) shareProject(c *call) error {
 	if !present {
 		return errMissing("group_access")
 	}
-	if !AccessLevel(level).valid() || level == int(Owner) {
+	if !validLevel(level) || level == levelOwner {
 		return errConflict("Group access is not included in the list")
 	}
 	if s.groups[gid] == nil {

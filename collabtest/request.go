@@ -53,18 +53,49 @@ func (c *call) readParams(rt *route) error {
 			limit += c.s.maxUploadBytes()
 			c.s.mu.Unlock()
 		}
-		body, err := c.readBody(limit)
-		if err != nil {
+		if err := c.mergeBody(limit); err != nil {
 			return err
 		}
-		for k, v := range body {
-			c.form[k] = v
-		}
+	}
+	if rt.consumer {
+		dropBlank(c.form)
 	}
 	for _, name := range rt.wild {
 		c.form[name] = []string{c.r.PathValue(name)}
 	}
 	return nil
+}
+
+// mergeBody adds the body's parameters to c.form; they win over the query.
+func (c *call) mergeBody(limit int64) error {
+	body, err := c.readBody(limit)
+	for k, v := range body {
+		c.form[k] = v
+	}
+	return err
+}
+
+// dropBlank removes the parameters whose every value is blank (empty or
+// all space), because the consumer API copies only present, non-blank
+// attributes: a blank optional value leaves the record as it was, and a
+// blank required one is missing. labels is read directly, so an empty
+// labels stays and clears them (a JSON null was already left out).
+func dropBlank(form url.Values) {
+	for k, vs := range form {
+		if k == "labels" && len(vs) > 0 {
+			continue
+		}
+		blank := true
+		for _, v := range vs {
+			if strings.TrimSpace(v) != "" {
+				blank = false
+				break
+			}
+		}
+		if blank {
+			delete(form, k)
+		}
+	}
 }
 
 // readBody reads the body's parameters by its content type; other types
@@ -108,8 +139,10 @@ func (c *call) readBody(limit int64) (url.Values, error) {
 
 // jsonParams turns a JSON object body into parameters the way the server
 // reads the equivalent form: strings, numbers and booleans as their text
-// ("5", "true"), null as "", arrays as name[] (several values), and nested
-// objects as name[key]. An empty body has no parameters.
+// ("5", "true"), arrays as name[] (several values), and nested objects as
+// name[key]; null is left out, as if not sent. An empty body, or one whose
+// value is not an object (clients send null when they have no options),
+// has no parameters.
 func jsonParams(raw []byte) (url.Values, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
@@ -125,7 +158,7 @@ func jsonParams(raw []byte) (url.Values, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, errBadRequest("400 (Bad request) JSON body must be an object")
+		return nil, nil
 	}
 	out := url.Values{}
 	keys := make([]string, 0, len(obj))
@@ -152,8 +185,6 @@ func flatten(out url.Values, key string, v any) {
 		for _, sub := range v {
 			flatten(out, key+"[]", sub)
 		}
-	case nil:
-		out.Add(key, "")
 	case string:
 		out.Add(key, v)
 	case bool:
@@ -222,6 +253,13 @@ func (c *call) setBool(name string, dst *bool) {
 	}
 }
 
+// setBools updates each flag whose parameter was sent.
+func (c *call) setBools(flags map[string]*bool) {
+	for name, dst := range flags {
+		c.setBool(name, dst)
+	}
+}
+
 // setStr updates *dst when the parameter was sent.
 func (c *call) setStr(name string, dst *string) {
 	if _, ok := c.form[name]; ok {
@@ -247,16 +285,14 @@ func (c *call) listParam(name string) []string {
 const maxNameLength = 255
 
 // nameParam reads a title or name: required ones answer 400 "not given"
-// when absent or blank, others "can't be blank" when sent blank; longer
-// than 255 characters is a validation error under errKey (the record's
+// when absent or blank, and a blank optional one is not sent; longer than
+// 255 characters is a validation error under errKey (the record's
 // attribute, which may differ from the parameter).
 func (c *call) nameParam(name, errKey string, required bool) (v string, present bool, err error) {
 	v = strings.TrimSpace(c.str(name))
 	switch {
 	case v == "" && required:
 		return "", false, errMissing(name)
-	case v == "" && c.has(name):
-		return "", false, errInvalid(errKey, "can't be blank")
 	case v == "":
 		return "", false, nil
 	case utf8.RuneCountInString(v) > maxNameLength:

@@ -113,7 +113,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		w = lw
 	}
-	if status := s.injectedFault(); status != 0 {
+	control := strings.HasPrefix(r.URL.Path, ControlPrefix) // never faulted: it sets the faults
+	if status := s.faultFor(control); status != 0 {
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "0")
 		}
@@ -129,6 +130,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	if control {
+		s.control.ServeHTTP(tw, r)
+		return
+	}
 	r = s.withoutFormatSuffix(r)
 	if mux := s.router.find(r); mux != nil {
 		mux.ServeHTTP(tw, r)
@@ -161,26 +166,36 @@ func (s *Server) withoutFormatSuffix(r *http.Request) *http.Request {
 }
 
 // noRoute answers 405 when the path has a route for another method and 404
-// otherwise; under /api/v3 only an authenticated caller learns which.
+// otherwise; under /api/v3 only an authenticated caller learns which. The
+// token may be in the body, as on a routed path; a body that cannot be
+// read supplies none.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+		c := &call{s: s, w: w, r: r, form: r.URL.Query()}
+		defer c.cleanup()
+		_ = c.mergeBody(maxBody) // the route's absence is the answer, not the body's faults
 		s.mu.Lock()
-		err := s.authenticate(&call{s: s, r: r, form: r.URL.Query()})
+		err := s.authenticate(c)
 		s.mu.Unlock()
 		if err != nil {
 			writeError(w, err)
 			return
 		}
 	}
+	writeError(w, errNoRoute(r, func(r *http.Request) bool { return s.router.find(r) != nil }))
+}
+
+// errNoRoute is the answer to r, which has no route: 405 when routed(r)
+// holds for another method, 404 otherwise.
+func errNoRoute(r *http.Request, routed func(*http.Request) bool) *apiError {
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		other := r.Clone(r.Context())
 		other.Method = m
-		if s.router.find(other) != nil {
-			writeError(w, errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed"))
-			return
+		if routed(other) {
+			return errStatus(http.StatusMethodNotAllowed, "405 Method Not Allowed")
 		}
 	}
-	writeError(w, errStatus(http.StatusNotFound, "404 Not Found"))
+	return errStatus(http.StatusNotFound, "404 Not Found")
 }
 
 // trackWriter remembers whether anything was written, so that a panic
@@ -227,7 +242,7 @@ func setLogUser(w http.ResponseWriter, name string) {
 // {milestone_id}).
 type rule struct {
 	admin      bool        // administrators only: 403
-	level      AccessLevel // least level on the project: 403
+	level      int         // least level on the project: 403
 	groupOwner bool        // group owner or administrator: 403
 	builds     buildAccess // builds enabled and readable or actable
 	public     bool        // no consumer-API authentication (the runner API checks its own token)
@@ -242,10 +257,13 @@ type handler func(c *call) error
 
 // route is one registered endpoint.
 type route struct {
-	s     *Server
-	wild  []string // the pattern's wildcard names
-	rule  rule
-	serve handler
+	s    *Server
+	wild []string // the pattern's wildcard names
+	// consumer marks the /api/v3 routes, where blank parameters count as
+	// not sent.
+	consumer bool
+	rule     rule
+	serve    handler
 }
 
 var wildcardRE = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
@@ -254,7 +272,7 @@ var wildcardRE = regexp.MustCompile(`\{(\w+)(?:\.\.\.)?\}`)
 // path relative to /api/v3.
 func (s *Server) api(pattern string, r rule, h handler) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.addRoute(method+" /api/v3"+path, r, h)
+	s.addRoute(method+" /api/v3"+path, r, h).consumer = true
 }
 
 // runnerAPI registers a runner-API endpoint relative to /ci/api/v1. Its
@@ -265,7 +283,7 @@ func (s *Server) runnerAPI(pattern string, r rule, h handler) {
 	s.addRoute(method+" /ci/api/v1"+path, r, h)
 }
 
-func (s *Server) addRoute(pattern string, r rule, h handler) {
+func (s *Server) addRoute(pattern string, r rule, h handler) *route {
 	rt := &route{s: s, rule: r, serve: h}
 	for _, m := range wildcardRE.FindAllStringSubmatch(pattern, -1) {
 		rt.wild = append(rt.wild, m[1])
@@ -273,6 +291,7 @@ func (s *Server) addRoute(pattern string, r rule, h handler) {
 	if err := s.router.handle(pattern, rt); err != nil {
 		panic(err) // a mistake in the fake's own route table, caught by every test
 	}
+	return rt
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -342,7 +361,7 @@ func (c *call) checkRights(r rule) error {
 	if r.level > 0 && !c.user.admin && c.s.accessLevel(c.user, c.project) < int(r.level) {
 		return errForbidden
 	}
-	if r.groupOwner && !c.user.admin && c.group.members[c.user.id] < int(Owner) {
+	if r.groupOwner && !c.user.admin && c.group.members[c.user.id] < levelOwner {
 		return errForbidden
 	}
 	if r.builds != 0 {
@@ -361,6 +380,22 @@ var recordLoaders = map[string]func(*call) error{
 	"build_id":     (*call).loadBuild,
 	"hook_id":      (*call).loadHook,
 	"milestone_id": (*call).loadMilestone,
+}
+
+// loadRecord resolves the path wildcard name to the record of m that
+// belongs to the records loaded before it, into *dst; otherwise it answers
+// 404 "<thing> Not Found" ("Not found" when thing is "").
+func loadRecord[V any](c *call, name, thing string, m map[int]V, belongs func(V) bool, dst *V) error {
+	id, err := c.pathID(name)
+	if err != nil {
+		return err
+	}
+	v, ok := m[id]
+	if !ok || !belongs(v) {
+		return errNotFound(thing)
+	}
+	*dst = v
+	return nil
 }
 
 // pathID reads an integer path value; anything else is 404 "Not found".

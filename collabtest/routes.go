@@ -19,4 +19,8 @@ func (s *Server) registerRoutes() {
 	s.awardRoutes()
 	s.buildRoutes()
 	s.runnerRoutes()
+
+	// Deprecated routes, kept for the clients of deployed servers that still
+	// call them; nothing in this module does.
+	s.deprecatedMergeRequestRoutes()
 }

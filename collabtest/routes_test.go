@@ -2,6 +2,7 @@ package collabtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -74,7 +75,7 @@ func TestHeadAnswersEveryGetRoute(t *testing.T) {
 
 func TestRawSlashBranchRoutes(t *testing.T) {
 	s := newTestServer(t)
-	pid := s.AddProject(s.AdminID, "Repo", Private)
+	pid := s.AddProject(s.AdminID, "Repo", visPrivate)
 	s.AddBranch(pid, "feature/deep/x", "")
 	auth := http.Header{"Private-Token": {s.AdminToken}}
 	base := "/api/v3/projects/root%2Frepo/repository/branches/"
@@ -158,7 +159,7 @@ func flat(v url.Values) map[string]any {
 
 func TestBodyOverTheLimitIs413(t *testing.T) {
 	s := newTestServer(t)
-	pid := s.AddProject(s.AdminID, "Big", Private)
+	pid := s.AddProject(s.AdminID, "Big", visPrivate)
 	big := strings.Repeat("x", maxBody+1)
 	for _, ct := range []string{"application/x-www-form-urlencoded", "application/json"} {
 		body := "title=" + big
@@ -175,7 +176,7 @@ func TestBodyOverTheLimitIs413(t *testing.T) {
 func TestLinkClampedOverHTTP(t *testing.T) {
 	s := newTestServer(t)
 	for i := 0; i < 3; i++ {
-		s.AddProject(s.AdminID, "p"+strconv.Itoa(i), Public)
+		s.AddProject(s.AdminID, "p"+strconv.Itoa(i), visPublic)
 	}
 	for query, want := range map[string]string{"per_page=100000": "100", "per_page=abc": "20", "per_page=-5": "20"} {
 		status, h, _ := do(t, s, "GET", "/api/v3/projects?"+query+"&page=-3", http.Header{"Private-Token": {s.AdminToken}}, nil)
@@ -189,7 +190,7 @@ func TestLinkClampedOverHTTP(t *testing.T) {
 
 func TestCloneURLs(t *testing.T) {
 	s := newTestServer(t)
-	pid := s.AddProject(s.AdminID, "Demo", Private)
+	pid := s.AddProject(s.AdminID, "Demo", visPrivate)
 	status, _, body := do(t, s, "GET", "/api/v3/projects/"+strconv.Itoa(pid), http.Header{"Private-Token": {s.AdminToken}}, nil)
 	require.Equal(t, http.StatusOK, status)
 	var p struct{ SSH, HTTP string }
@@ -203,9 +204,9 @@ func TestCloneURLs(t *testing.T) {
 func TestSeedingMistakesAreReported(t *testing.T) {
 	s := newTestServer(t)
 	assert.Empty(t, s.AddToken(s.AdminID, TokenKind(7)), "an unknown kind")
-	assert.Zero(t, s.AddProject(999, "x", Private))
-	assert.Zero(t, s.AddProject(s.AdminID, "x", Visibility(5)))
-	s.AddMember(999, s.AdminID, Developer)
+	assert.Zero(t, s.AddProject(999, "x", visPrivate))
+	assert.Zero(t, s.AddProject(s.AdminID, "x", 5))
+	s.AddMember(999, s.AdminID, levelDeveloper)
 	assert.Zero(t, s.AddIssue(999, s.AdminID, "t"))
 	assert.Zero(t, s.AddBuild(999, BuildSpec{}))
 	assert.Zero(t, s.AddUser("", false).ID)
@@ -218,8 +219,8 @@ func TestSeedingMistakesAreReported(t *testing.T) {
 
 	rec := &recordingTB{TB: t}
 	bound := NewTestServer(rec)
-	bound.AddMember(bound.AddProject(bound.AdminID, "p", Public), bound.AdminID, AccessLevel(35))
-	assert.Equal(t, []string{"collabtest: AddMember: access level 35 is not one of Guest..Owner"}, rec.errors)
+	bound.AddMember(bound.AddProject(bound.AdminID, "p", visPublic), bound.AdminID, 35)
+	assert.Equal(t, []string{"collabtest: AddMember: access level 35 is not 10, 20, 30, 40 or 50 (guest..owner)"}, rec.errors)
 }
 
 // recordingTB keeps the errors a NewTestServer reports instead of failing.
@@ -228,16 +229,14 @@ type recordingTB struct {
 	errors []string
 }
 
-func (r *recordingTB) Error(args ...any) {
-	for _, a := range args {
-		r.errors = append(r.errors, a.(error).Error())
-	}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
 func TestEscapedProjectAndGroupPaths(t *testing.T) {
 	s := newTestServer(t)
-	gid := s.AddGroup(s.AdminID, "My Team", "my.team", Public)
-	pid := s.AddGroupProject(gid, s.AdminID, "my.site", Public)
+	gid := s.AddGroup(s.AdminID, "My Team", "my.team", visPublic)
+	pid := s.AddGroupProject(gid, s.AdminID, "my.site", visPublic)
 	s.AddIssue(pid, s.AdminID, "Dots")
 	require.NoError(t, s.Err())
 	auth := http.Header{"Private-Token": {s.AdminToken}}

@@ -51,7 +51,7 @@ func runnerExpect(t *testing.T, gotStatus int, gotBody string, wantStatus int, w
 
 func newRunnerFake(t *testing.T) *Server {
 	t.Helper()
-	s := NewServer()
+	s := mustServer(t)
 	t.Cleanup(func() {
 		if s.Panics() != 0 {
 			t.Errorf("%d handler panics", s.Panics())

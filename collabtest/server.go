@@ -15,7 +15,12 @@
 // The fake is safe for concurrent use and answers bad input with the
 // server's 400 shapes instead of failing. Seeding helpers (AddUser,
 // AddProject, ...) never panic: a bad argument fails the test of a server
-// made by NewTestServer, and is kept for Err otherwise.
+// made by NewTestServer, and is kept for Err otherwise. They take
+// visibility and access levels as the API's numbers, which the collab
+// package names: int(collab.InternalVisibility), int(collab.DeveloperAccess).
+//
+// Tests written in other languages reach the same powers (hook tokens,
+// faults, deliveries, reset and seeding) over HTTP, under ControlPrefix.
 package collabtest
 
 import (
@@ -30,7 +35,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 )
 
@@ -45,10 +49,14 @@ type Server struct {
 	// AdminOAuthToken is an OAuth 2 token of the same administrator.
 	AdminOAuthToken string
 
-	srv    *httptest.Server
-	log    *slog.Logger
-	panics atomic.Int64
-	router router
+	srv     *httptest.Server
+	log     *slog.Logger
+	panics  atomic.Int64
+	router  router
+	control http.Handler // the control API, under ControlPrefix
+	// freshLastID is the last id a new server has used, where reset
+	// starts again.
+	freshLastID int
 
 	webhooks *deliverer // webhook delivery, with its own lock
 
@@ -57,45 +65,53 @@ type Server struct {
 	faultsLeft  int
 
 	reportMu sync.Mutex
-	t        testing.TB
+	t        TB // set by NewTestServer
 	seedErrs []error
 
 	mu sync.Mutex // guards everything below; handlers run with it held
 	db
 }
 
-// Config sets up a server started with Start.
-type Config struct {
-	// Addr is the address to listen on; "" picks a free loopback port.
-	Addr string
-	// AdminToken, when not empty, is the administrator's private token
-	// instead of a random one.
-	AdminToken string
-	// Log, when not nil, receives one line per request: method, path
-	// (without the query), status, the caller's username and the time
-	// taken; and one per webhook delivery attempt: hook, event, attempt,
-	// status or error. Tokens are never logged.
-	Log *slog.Logger
+// config is what the options set.
+type config struct {
+	addr       string
+	adminToken string
+	log        *slog.Logger
 }
 
-// NewServer starts a fake server on a random loopback port. It panics if no
-// port can be had, as httptest.NewServer does.
-func NewServer() *Server {
-	s, err := Start(Config{})
-	if err != nil {
-		panic(fmt.Sprintf("collabtest: %v", err))
-	}
-	return s
+// Option configures a server made by NewServer or NewTestServer.
+type Option func(*config)
+
+// WithAddr listens on addr (host:port) instead of a free loopback port.
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
+// WithAdminToken makes token the administrator's private token instead of
+// a random one.
+func WithAdminToken(token string) Option { return func(c *config) { c.adminToken = token } }
+
+// WithLog sends l one line per request: method, path (without the query),
+// status, the caller's username and the time taken; and one per webhook
+// delivery attempt: hook, event, attempt, status or error. Tokens are
+// never logged.
+func WithLog(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// TB is the part of *testing.T, *testing.B and *testing.F that
+// NewTestServer uses.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
 }
 
 // NewTestServer starts a fake server for t and closes it when the test
 // ends. A seeding helper given a bad argument fails t with a message, and
 // so does a handler panic.
-func NewTestServer(t testing.TB) *Server {
+func NewTestServer(t TB, opts ...Option) *Server {
 	t.Helper()
-	s, err := Start(Config{})
+	s, err := NewServer(opts...)
 	if err != nil {
-		t.Fatalf("collabtest: %v", err)
+		t.Fatalf("%v", err)
 	}
 	s.t = t
 	t.Cleanup(func() {
@@ -107,21 +123,21 @@ func NewTestServer(t testing.TB) *Server {
 	return s
 }
 
-// Listen starts a fake server on addr, for cmd/collabfake and manual tries.
-func Listen(addr string) (*Server, error) { return Start(Config{Addr: addr}) }
-
-// Start starts a fake server as cfg says.
-func Start(cfg Config) (*Server, error) {
-	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1:0"
+// NewServer starts a fake server, on a free loopback port unless WithAddr
+// says otherwise. Close it when done.
+func NewServer(opts ...Option) (*Server, error) {
+	cfg := config{addr: "127.0.0.1:0"}
+	for _, o := range opts {
+		o(&cfg)
 	}
-	l, err := net.Listen("tcp", cfg.Addr)
+	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("collabtest: %w", err)
 	}
-	s := &Server{log: cfg.Log, webhooks: newDeliverer(cfg.Log)}
+	s := &Server{log: cfg.log, webhooks: newDeliverer(cfg.log)}
 	s.db.init()
 	s.registerRoutes()
+	s.control = s.controlMux()
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
 	s.srv.Listener.Close()
 	s.srv.Listener = l
@@ -130,14 +146,15 @@ func Start(cfg Config) (*Server, error) {
 	admin := s.AddUser("root", true)
 	s.AdminID = admin.ID
 	s.AdminToken = admin.Token
-	if cfg.AdminToken != "" {
+	if cfg.adminToken != "" {
 		s.mu.Lock()
 		delete(s.tokens, admin.Token)
-		s.tokens[cfg.AdminToken] = &token{userID: admin.ID, kind: PrivateToken}
+		s.tokens[cfg.adminToken] = &token{userID: admin.ID, kind: PrivateToken}
 		s.mu.Unlock()
-		s.AdminToken = cfg.AdminToken
+		s.AdminToken = cfg.adminToken
 	}
 	s.AdminOAuthToken = s.AddToken(admin.ID, OAuthToken)
+	s.freshLastID = s.lastID
 	return s, nil
 }
 
@@ -176,7 +193,7 @@ func (s *Server) misuse(format string, args ...any) {
 	s.reportMu.Unlock()
 	if t != nil {
 		t.Helper()
-		t.Error(err)
+		t.Errorf("%v", err)
 	}
 }
 
@@ -192,31 +209,18 @@ const (
 
 var tokenPrefix = map[TokenKind]string{PrivateToken: "ptok-", OAuthToken: "oauth-", PersonalAccessToken: "pat-"}
 
-// Visibility is a project's or group's visibility level.
-type Visibility int
-
-// The three visibility levels.
+// Visibility levels and access levels are the API's numbers, which the
+// root package names (collab.PrivateVisibility..., collab.GuestAccess...).
+// The seeding helpers take them as plain ints: the root package's own tests
+// use this fake, so it cannot import the root package for its types.
 const (
-	Private  Visibility = 0
-	Internal Visibility = 10
-	Public   Visibility = 20
+	visPrivate, visInternal, visPublic                                 = 0, 10, 20
+	levelGuest, levelReporter, levelDeveloper, levelMaster, levelOwner = 10, 20, 30, 40, 50
 )
 
-func (v Visibility) valid() bool { return v == Private || v == Internal || v == Public }
+func validVisibility(v int) bool { return v == visPrivate || v == visInternal || v == visPublic }
 
-// AccessLevel is a member's role in a project or group.
-type AccessLevel int
-
-// The five access levels.
-const (
-	Guest     AccessLevel = 10
-	Reporter  AccessLevel = 20
-	Developer AccessLevel = 30
-	Master    AccessLevel = 40
-	Owner     AccessLevel = 50
-)
-
-func (l AccessLevel) valid() bool { return l >= Guest && l <= Owner && l%10 == 0 }
+func validLevel(l int) bool { return l >= levelGuest && l <= levelOwner && l%10 == 0 }
 
 // User is what AddUser returns: the new user's id, name and private token.
 type User struct {
@@ -285,11 +289,12 @@ func (s *Server) FailNext(n, status int) {
 	s.faultsLeft, s.faultStatus = n, status
 }
 
-// injectedFault consumes one FailNext failure, if any is left.
-func (s *Server) injectedFault() int {
+// faultFor consumes one FailNext failure, if any is left, for a request
+// that is not to the control API.
+func (s *Server) faultFor(control bool) int {
 	s.faultMu.Lock()
 	defer s.faultMu.Unlock()
-	if s.faultsLeft <= 0 {
+	if control || s.faultsLeft <= 0 {
 		return 0
 	}
 	s.faultsLeft--

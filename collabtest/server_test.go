@@ -20,9 +20,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newTestServer starts a server and closes it after the test, asserting no
 // handler panicked.
+// mustServer starts a server the test closes itself.
+func mustServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := NewServer()
+	require.NoError(t, err)
+	return s
+}
+
 func newTestServer(t *testing.T) *Server {
 	t.Helper()
-	s := NewServer()
+	s := mustServer(t)
 	t.Cleanup(func() {
 		assert.Zero(t, s.Panics(), "recovered panics")
 		s.Close()
@@ -179,7 +187,7 @@ func TestFailNext(t *testing.T) {
 }
 
 func TestPanicsBecome500(t *testing.T) {
-	s := NewServer()
+	s := mustServer(t)
 	defer s.Close()
 	s.api("GET /boom", rule{}, func(*call) error { panic("boom") })
 	status, _, body := do(t, s, "GET", "/api/v3/boom", http.Header{"Private-Token": {s.AdminToken}}, nil)
@@ -357,8 +365,9 @@ func TestNameParamLimits(t *testing.T) {
 	assert.Len(t, []rune(v), 255, "255 characters, not bytes")
 	_, _, err = c.nameParam("long", "title", false)
 	assert.Equal(t, errInvalid("title", "is too long (maximum is 255 characters)"), err)
-	_, _, err = c.nameParam("blank", "name", false)
-	assert.Equal(t, errInvalid("name", "can't be blank"), err)
+	_, present, err = c.nameParam("blank", "name", false)
+	assert.NoError(t, err, "a blank optional name is not sent")
+	assert.False(t, present)
 	_, _, err = c.nameParam("blank", "name", true)
 	assert.Equal(t, errMissing("blank"), err)
 	_, present, err = c.nameParam("absent", "name", false)
@@ -384,22 +393,24 @@ func TestBodyParameters(t *testing.T) {
 		`{"a":"3","n":5,"f":1.5,"t":true,"no":false,"nil":null,"labels":["x","y"],"empty":[],"info":{"name":"r","deep":{"k":[1]}}}`)
 	require.NoError(t, err)
 	assert.Equal(t, url.Values{
-		"a": {"3"}, "q": {"query"}, "n": {"5"}, "f": {"1.5"}, "t": {"true"}, "no": {"false"}, "nil": {""},
+		"a": {"3"}, "q": {"query"}, "n": {"5"}, "f": {"1.5"}, "t": {"true"}, "no": {"false"},
 		"labels[]": {"x", "y"}, "empty[]": nil, "info[name]": {"r"}, "info[deep][k][]": {"1"},
 	}, form)
 
 	for body, msg := range map[string]string{
 		`{"a":`:  "400 (Bad request) invalid JSON body: unexpected EOF",
-		`[1,2]`:  "400 (Bad request) JSON body must be an object",
-		`"text"`: "400 (Bad request) JSON body must be an object",
+		`[1,2`:   "400 (Bad request) invalid JSON body: unexpected EOF",
 		`{} {}`:  "400 (Bad request) invalid JSON body: data after the value",
+		`null x`: "400 (Bad request) invalid JSON body: data after the value",
 	} {
 		_, err = read("application/json", body)
 		assert.Equal(t, errBadRequest(msg), err, body)
 	}
-	form, err = read("application/json", "  ")
-	require.NoError(t, err, "an empty body has no parameters")
-	assert.Equal(t, "1", form.Get("a"))
+	for _, body := range []string{"  ", "null", "[1,2]", `"text"`, "5"} {
+		form, err = read("application/json", body)
+		require.NoError(t, err, "a body that is not an object has no parameters: %s", body)
+		assert.Equal(t, url.Values{"a": {"1"}, "q": {"query"}}, form, body)
+	}
 
 	_, err = read("application/x-www-form-urlencoded", "%zz=%")
 	assert.Equal(t, errBadRequest("400 (Bad request) malformed form body"), err)

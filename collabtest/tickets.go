@@ -54,6 +54,13 @@ func (s *Server) tickets(kind string) []*ticket {
 	return out
 }
 
+// numberTicket gives a new issue or merge request its id and iid, and
+// records that by opened it.
+func (s *Server) numberTicket(t *ticket, by int) {
+	t.id, t.iid = s.newID(), s.nextIID(t.kind, t.projectID)
+	s.addEvent(t.projectID, by, actionOpened, t.kind, t.id, t.title, 0)
+}
+
 // ticketParams applies title, description, labels, assignee_id and
 // milestone_id, each only when sent; every value is checked before any is
 // stored.

@@ -1061,7 +1061,7 @@ func TestCloseStopsWebhookDelivery(t *testing.T) {
 		}
 		hangUntilGone(n, w, r)
 	})
-	s := NewServer()
+	s := mustServer(t)
 	pid := s.AddProject(s.AdminID, "p", 0)
 	addHook(t, s, pid, rc.URL, "issues_events", "true")
 	s.InjectDeliveryFault(DeliveryFault{Delay: time.Hour})

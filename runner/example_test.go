@@ -15,7 +15,10 @@ import (
 // fakeWithBuild starts a fake service holding one pending build and one
 // runner, and returns the runner token.
 func fakeWithBuild() (srv *collabtest.Server, runnerToken string) {
-	srv = collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	pid := srv.AddProject(srv.AdminID, "Widget Factory", 0)
 	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "bundle install\nbundle exec rspec"})
 	_, runnerToken = srv.AddRunner("shared runner")

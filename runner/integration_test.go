@@ -15,11 +15,7 @@ import (
 
 func newFake(t *testing.T) (*Client, *collabtest.Server) {
 	t.Helper()
-	srv := collabtest.NewServer()
-	t.Cleanup(func() {
-		assert.Zero(t, srv.Panics(), "collabtest recovered panics")
-		srv.Close()
-	})
+	srv := collabtest.NewTestServer(t) // closed, and checked for handler panics, when the test ends
 	c, err := NewClient(srv.URL, collab.WithHTTPClient(srv.Client()), collab.WithoutRetries(), collab.WithLogger(testLogger))
 	require.NoError(t, err)
 	return c, srv

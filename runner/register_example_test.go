@@ -15,7 +15,10 @@ import (
 // knows it, and unregisters when it stops. The runner token prints
 // redacted.
 func ExampleClient_RegisterRunner() {
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	rc, err := runner.NewClient(srv.URL)
 	if err != nil {

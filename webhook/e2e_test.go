@@ -21,8 +21,7 @@ import (
 // client for it; the server closes when the test ends.
 func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
 	t.Helper()
-	srv := collabtest.NewServer()
-	t.Cleanup(srv.Close)
+	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
 	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)

@@ -31,7 +31,10 @@ func run() error {
 	base, token := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN")
 	memberID := 0
 	if base == "" || token == "" {
-		srv := collabtest.NewServer()
+		srv, err := collabtest.NewServer()
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
 		base, token = srv.URL, srv.AdminToken
 		memberID = srv.AddUser("alice", false).ID

@@ -62,7 +62,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	token, regToken := os.Getenv("COLLAB_RUNNER_TOKEN"), os.Getenv("COLLAB_REGISTRATION_TOKEN")
 	var srv *collabtest.Server
 	if base == "" || token == "" && regToken == "" {
-		srv = collabtest.NewServer()
+		var err error
+		if srv, err = collabtest.NewServer(); err != nil {
+			fmt.Fprintln(stderr, "runner-agent:", err)
+			return 1
+		}
 		defer srv.Close()
 		pid := srv.AddProject(srv.AdminID, "widget", 0)
 		srv.AddBuild(pid, collabtest.BuildSpec{Name: "build", Commands: demoCommands})

@@ -32,8 +32,7 @@ func TestRunnerAgent(t *testing.T) {
 // TestRunnerAgentRegisters runs the agent against a server of the test's
 // own: it registers, takes the build, and leaves no runner behind.
 func TestRunnerAgentRegisters(t *testing.T) {
-	srv := collabtest.NewServer()
-	defer srv.Close()
+	srv := collabtest.NewTestServer(t)
 	pid := srv.AddProject(srv.AdminID, "app", 0)
 	bid := srv.AddBuild(pid, collabtest.BuildSpec{Commands: "echo hi"})
 	t.Setenv("COLLAB_URL", srv.URL)

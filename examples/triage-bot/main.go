@@ -37,7 +37,10 @@ func run() error {
 	defer cancel()
 	base, token, project := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"), os.Getenv("COLLAB_PROJECT")
 	if base == "" || token == "" || project == "" {
-		srv := collabtest.NewServer()
+		srv, err := collabtest.NewServer()
+		if err != nil {
+			return err
+		}
 		defer srv.Close()
 		base, token = srv.URL, srv.AdminToken
 		pid := srv.AddProject(srv.AdminID, "Webshop", 10)

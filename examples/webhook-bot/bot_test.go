@@ -20,8 +20,7 @@ import (
 func TestBotReactions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := collabtest.NewServer()
-	defer srv.Close()
+	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
 	pid := srv.AddProject(srv.AdminID, "Webshop", 10)

@@ -98,7 +98,10 @@ func (r *receiver) stop() error {
 
 func scenario(ctx context.Context, w io.Writer) error {
 	out := &lockedWriter{w: w} // the bot's workers print too
-	srv := collabtest.NewServer()
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		return err
+	}
 	defer srv.Close()
 	fmt.Fprintln(out, "using the embedded fake server at", srv.URL)
 	alice := srv.AddUser("alice", false)

@@ -41,8 +41,7 @@ func TestScenario(t *testing.T) {
 // TestLiveMode runs the bot as against a real server (the fake stands in),
 // until its context ends; it must then remove its hook.
 func TestLiveMode(t *testing.T) {
-	srv := collabtest.NewServer()
-	defer srv.Close()
+	srv := collabtest.NewTestServer(t)
 	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
 	t.Setenv("COLLAB_URL", srv.URL)
 	t.Setenv("COLLAB_TOKEN", srv.AdminToken)

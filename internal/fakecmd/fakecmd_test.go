@@ -1,4 +1,4 @@
-package main
+package fakecmd
 
 import (
 	"bufio"
@@ -113,7 +113,7 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, options{addr: ":0", token: "from-env", seed: true}, o)
 	o, err = parseFlags([]string{"-token", "from-flag", "-log"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, options{addr: "127.0.0.1:8080", token: "from-flag", log: true}, o)
+	assert.Equal(t, options{addr: DefaultAddr, token: "from-flag", log: true}, o)
 	_, err = parseFlags([]string{"extra"}, io.Discard)
 	assert.Error(t, err)
 }
@@ -125,7 +125,7 @@ func TestBinary(t *testing.T) {
 		t.Skip("builds a binary")
 	}
 	bin := filepath.Join(t.TempDir(), "collabfake")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/collabfake")
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
@@ -159,7 +159,7 @@ func TestBinary(t *testing.T) {
 	assert.Equal(t, "closed", updated["state"])
 	var bad map[string]any
 	require.Equal(t, http.StatusBadRequest, call(t, "POST", base+"/projects/acme%2Fwebshop/issues", "env-secret", `["not an object"]`, &bad))
-	assert.Equal(t, "400 (Bad request) JSON body must be an object", bad["message"])
+	assert.Equal(t, `400 (Bad request) "title" not given`, bad["message"], "a body that is not an object supplies nothing")
 	http.DefaultClient.CloseIdleConnections()
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
@@ -215,4 +215,32 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	cancel()
 	require.NoError(t, <-done)
+}
+
+func TestMainExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		status  int
+		errText string
+	}{
+		{[]string{"-h"}, 0, "Usage: collabfake"},
+		{[]string{"-nosuchflag"}, 2, "flag provided but not defined"},
+		{[]string{"extra"}, 2, "unexpected arguments"},
+		{[]string{"-addr", "256.0.0.1:bad"}, 1, "collabfake: "},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, tc.status, Main(tc.args, &out, &errOut), tc.args)
+		assert.Contains(t, errOut.String(), tc.errText, tc.args)
+	}
+}
+
+// TestSignalDuringStartIsKept sends SIGINT the moment the handler is in,
+// before the flags are read and the port is open: the fake still starts,
+// then stops cleanly with status 0.
+func TestSignalDuringStartIsKept(t *testing.T) {
+	handlerInstalled = func() { require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT)) }
+	defer func() { handlerInstalled = nil }()
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 0, Main([]string{"-addr", "127.0.0.1:0"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "collabfake stopped")
 }

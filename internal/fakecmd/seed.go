@@ -1,7 +1,8 @@
-package main
+package fakecmd
 
 import (
 	"fmt"
+	"github.com/collabsvc/collab"
 	"io"
 
 	"github.com/collabsvc/collab/collabtest"
@@ -11,10 +12,10 @@ import (
 func seed(srv *collabtest.Server, out io.Writer) error {
 	alice := srv.AddUser("alice", false)
 	bob := srv.AddUser("bob", false)
-	acme := srv.AddGroup(alice.ID, "Acme", "acme", collabtest.Internal)
-	srv.AddGroupMember(acme, bob.ID, collabtest.Reporter)
-	shop := srv.AddGroupProject(acme, alice.ID, "Webshop", collabtest.Internal)
-	notes := srv.AddProject(alice.ID, "Notes", collabtest.Private)
+	acme := srv.AddGroup(alice.ID, "Acme", "acme", int(collab.InternalVisibility))
+	srv.AddGroupMember(acme, bob.ID, int(collab.ReporterAccess))
+	shop := srv.AddGroupProject(acme, alice.ID, "Webshop", int(collab.InternalVisibility))
+	notes := srv.AddProject(alice.ID, "Notes", int(collab.PrivateVisibility))
 	srv.AddBranch(shop, "feature/login", "")
 	bug := srv.AddIssue(shop, bob.ID, "Checkout fails with an empty cart", "bug")
 	srv.AddIssue(shop, alice.ID, "Add a login page", "feature")
