@@ -121,7 +121,11 @@ func (c *Client) DeleteRunner(ctx context.Context, runnerToken string) error {
 //
 // API: PUT /builds/-1 (runner)
 func (c *Client) VerifyRunner(ctx context.Context, runnerToken string) error {
-	if err := c.UpdateBuild(ctx, -1, runnerToken, "", nil); !errors.Is(err, collab.ErrNotFound) {
+	if runnerToken == "" {
+		return &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
+	}
+	// -1 is a build id no server has; the path is fixed, not built from an argument.
+	if err := c.putBuild(ctx, "builds/-1", &updateOptions{Token: runnerToken}); !errors.Is(err, collab.ErrNotFound) {
 		return err
 	}
 	return nil

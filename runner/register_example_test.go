@@ -41,7 +41,7 @@ func ExampleClient_RegisterRunner() {
 	err = rc.VerifyRunner(ctx, string(reg.Token))
 	fmt.Println("removed:", errors.Is(err, collab.ErrForbidden))
 	// Output:
-	// registered, token [REDACTED]
+	// registered, token [redacted]
 	// alive: true
 	// removed: true
 }

@@ -236,7 +236,12 @@ func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, st
 	if err != nil {
 		return err
 	}
-	req, err := c.c.NewRequest(ctx, http.MethodPut, path, &updateOptions{Token: runnerToken, State: state, Trace: trace})
+	return c.putBuild(ctx, path, &updateOptions{Token: runnerToken, State: state, Trace: trace})
+}
+
+// putBuild sends a build update to path.
+func (c *Client) putBuild(ctx context.Context, path string, opt *updateOptions) error {
+	req, err := c.c.NewRequest(ctx, http.MethodPut, path, opt)
 	if err != nil {
 		return err
 	}
