@@ -8,17 +8,19 @@
 //     flags sent as "true", 1, "yes" or "on", and null or "" for no value;
 //   - a value that does not fit its field is reported with its path and kept
 //     in Extra, while the rest of the object still decodes;
-//   - an unexported field of type Fields remembers which keys were present,
-//     so that Encode writes back what the value holds now: every field that
-//     was present or has been set since, and no field that was absent and is
-//     still zero.
+//   - a blank field of type Fields (`_ jsonkeep.Fields`) remembers which
+//     keys were present, so that Encode writes back what the value holds
+//     now: every field that was present or has been set since, and no field
+//     that was absent and is still zero.
 //
 // A struct opts in with two one-line methods:
 //
 //	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
 //	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
 //
-// Structs nested in such a struct are decoded in the same pass.
+// Structs nested in such a struct are decoded in the same pass. A field
+// tagged alias:"name" also reads the key name, for servers that spell a key
+// two ways.
 package jsonkeep
 
 import (
