@@ -187,6 +187,9 @@ func (c *codec) build() {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
 		k := sf.Type.Kind()
 		c.fields = append(c.fields, field{
 			name: name, index: i, bit: len(c.fields), omitEmpty: strings.Contains(opts, "omitempty"),
@@ -206,17 +209,19 @@ func (c *codec) build() {
 
 // isRecord reports whether struct type t decodes in the same pass as the
 // object holding it: it keeps its own keys (a Fields field), or it is a
-// plain struct without a decoder of its own and without embedded fields.
+// plain struct without a decoder of its own whose exported fields all carry
+// a JSON name, so that reading it here finds what encoding/json would.
 func isRecord(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
 	plain := !reflect.PointerTo(t).Implements(unmarshalerType)
 	for i := range t.NumField() {
-		if t.Field(i).Type == fieldsType {
+		f := t.Field(i)
+		if f.Type == fieldsType {
 			return true
 		}
-		if t.Field(i).Anonymous {
+		if f.Anonymous || f.IsExported() && f.Tag.Get("json") == "" {
 			plain = false
 		}
 	}
@@ -341,7 +346,10 @@ func Encode(v any) ([]byte, error) {
 	}
 	buf := make([]byte, 0, 256)
 	buf = append(buf, '{')
-	written := map[string]bool{}
+	var written map[string]bool // the fields that replace a kept value
+	if len(extra) > 0 {
+		written = make(map[string]bool, len(c.fields))
+	}
 	for i := range c.fields {
 		f := &c.fields[i]
 		fv := rv.Field(f.index)
@@ -358,7 +366,9 @@ func Encode(v any) ([]byte, error) {
 		}
 		buf = appendKey(buf, f.name)
 		buf = append(buf, b...)
-		written[f.name] = true
+		if written != nil {
+			written[f.name] = true
+		}
 	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
