@@ -41,8 +41,8 @@ type PushData struct {
 	Repository *HookRepository `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // HookProject is the project as webhooks describe it.
@@ -65,8 +65,8 @@ type HookProject struct {
 	HTTPURL  string `json:"http_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // HookRepository is the older, smaller description of a project. Issue,
@@ -82,8 +82,8 @@ type HookRepository struct {
 	VisibilityLevel VisibilityLevel `json:"visibility_level,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // PushCommit is a commit as pushes, merge requests and commit notes describe
@@ -100,8 +100,8 @@ type PushCommit struct {
 	Removed   []string      `json:"removed,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // CommitAuthor is the author of a pushed commit.
@@ -110,8 +110,8 @@ type CommitAuthor struct {
 	Email string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does

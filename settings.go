@@ -43,8 +43,8 @@ type ApplicationSettings struct {
 	RepositoryStorage                 string   `json:"repository_storage"`
 
 	// Extra holds the fields this struct does not name, by JSON name.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // UnmarshalJSON decodes the named fields and keeps the rest in Extra.

@@ -51,7 +51,7 @@ func floorType(t reflect.Type, open map[reflect.Type]bool) reflect.Type {
 		return reflect.TypeFor[time.Time]()
 	case t.Kind() != reflect.Struct:
 		if b, ok := basicTypes[t.Kind()]; ok {
-			return b // FlexBool → bool, FlexInt and the levels → int…
+			return b // the levels → int…
 		}
 		panic(fmt.Sprintf("bench: no standard type for %v", t))
 	case open[t]:

@@ -104,8 +104,8 @@ type BuildOptions struct {
 	AfterScript  []string          `json:"after_script,omitempty"`
 
 	// Extra holds the options this package does not read, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // ArtifactsOptions says which files to collect as artifacts and when.
@@ -117,8 +117,8 @@ type ArtifactsOptions struct {
 	ExpireIn  string   `json:"expire_in,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // CacheOptions says which files to keep between builds.
@@ -128,8 +128,8 @@ type CacheOptions struct {
 	Paths     []string `json:"paths,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // UnmarshalJSON never fails on the content of an option: a value whose shape

@@ -31,8 +31,8 @@ type User struct {
 	AvatarURL *string `json:"avatar_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // PushEvent is a push to a branch (Push Hook). It is the same record as the
@@ -55,8 +55,8 @@ type IssueEvent struct {
 	Assignee *User `json:"assignee,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // IssueAttributes is the issue record of an issue event, and the issue a
@@ -84,8 +84,8 @@ type IssueAttributes struct {
 	Action       string       `json:"action,omitempty"` // "open", "update", "close" or "reopen"
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // MergeRequestEvent is a merge request opened, updated, closed, reopened or
@@ -101,8 +101,8 @@ type MergeRequestEvent struct {
 	Assignee *User `json:"assignee,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // MergeRequestAttributes is the merge request record of a merge request
@@ -141,8 +141,8 @@ type MergeRequestAttributes struct {
 	Action                   string       `json:"action,omitempty"` // "open", "update", "close", "reopen" or "merge"
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // MergeParams are the merge options of a merge request, such as
@@ -167,8 +167,8 @@ type NoteEvent struct {
 	Snippet      *Snippet                `json:"snippet,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // The noteable types of NoteAttributes.NoteableType.
@@ -203,8 +203,8 @@ type NoteAttributes struct {
 	URL              string        `json:"url"` // the target's URL with #note_<id>
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // StDiff is the diff a line comment was made on.
@@ -219,8 +219,8 @@ type StDiff struct {
 	DeletedFile bool   `json:"deleted_file"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // NotePosition is where a diff comment sits.
@@ -234,8 +234,8 @@ type NotePosition struct {
 	HeadSHA  string `json:"head_sha"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // Snippet is the project snippet a note is about.
@@ -252,8 +252,8 @@ type Snippet struct {
 	UpdatedAt       *collab.Time           `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // BuildEvent is a CI build created, started or finished (Build Hook). A
@@ -279,8 +279,8 @@ type BuildEvent struct {
 	Repository        *Repository     `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // BuildEventUser is who triggered a build; every field is nil when nobody
@@ -291,8 +291,8 @@ type BuildEventUser struct {
 	Email *string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // Pipeline is the pipeline a build belongs to, sent under the key "commit".
@@ -308,8 +308,8 @@ type Pipeline struct {
 	FinishedAt  *collab.Time `json:"finished_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // WikiPageEvent is a wiki page created or edited (Wiki Page Hook).
@@ -321,8 +321,8 @@ type WikiPageEvent struct {
 	ObjectAttributes *WikiPageAttributes `json:"object_attributes"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // Wiki is the wiki repository of a project.
@@ -334,8 +334,8 @@ type Wiki struct {
 	DefaultBranch     string `json:"default_branch"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // WikiPageAttributes is the page of a wiki page event.
@@ -349,8 +349,8 @@ type WikiPageAttributes struct {
 	Action  string  `json:"action"` // "create" or "update"
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra  map[string]json.RawMessage `json:"-"`
-	fields jsonkeep.Fields
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // RawEvent is an event of a kind this package does not know, such as the

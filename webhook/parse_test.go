@@ -366,3 +366,29 @@ func TestValidToken(t *testing.T) {
 	h.Set(HeaderToken, "")
 	assert.False(t, ValidToken(h, "s"))
 }
+
+// TestLenientFlagsAsRecordsRead: an event reads a flag sent as 1 or "yes"
+// as records do, with no field error.
+func TestLenientFlagsAsRecordsRead(t *testing.T) {
+	for _, flag := range []string{`1`, `"yes"`, `"true"`, `"on"`} {
+		body := strings.Replace(string(readFile(t, "spec/issue.json")), `"confidential":false`, `"confidential":`+flag, 1)
+		require.NotEqual(t, string(readFile(t, "spec/issue.json")), body, "the payload has the flag")
+		ev, err := ParsePayload(header(KindIssue), []byte(body))
+		require.NoError(t, err, flag)
+		assert.True(t, ev.(*IssueEvent).ObjectAttributes.Confidential, flag)
+	}
+}
+
+// TestEditedEventIsWritten: a field set on a decoded event is encoded along
+// with the keys the event came with.
+func TestEditedEventIsWritten(t *testing.T) {
+	ev, err := ParsePayload(header(KindIssue), []byte(`{"object_kind":"issue","object_attributes":{"id":1}}`))
+	require.NoError(t, err)
+	issue := ev.(*IssueEvent)
+	issue.ObjectAttributes.Title = "Renamed"
+	issue.Assignee = &User{Username: "praman"}
+	out, err := json.Marshal(issue)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"object_kind":"issue","object_attributes":{"id":1,"title":"Renamed"},
+		"assignee":{"name":"","username":"praman","avatar_url":null}}`, string(out))
+}

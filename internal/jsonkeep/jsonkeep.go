@@ -8,17 +8,19 @@
 //     flags sent as "true", 1, "yes" or "on", and null or "" for no value;
 //   - a value that does not fit its field is reported with its path and kept
 //     in Extra, while the rest of the object still decodes;
-//   - an unexported field of type Fields remembers which keys were present,
-//     so that Encode writes back what the value holds now: every field that
-//     was present or has been set since, and no field that was absent and is
-//     still zero.
+//   - a blank field of type Fields (`_ jsonkeep.Fields`) remembers which
+//     keys were present, so that Encode writes back what the value holds
+//     now: every field that was present or has been set since, and no field
+//     that was absent and is still zero.
 //
 // A struct opts in with two one-line methods:
 //
 //	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
 //	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
 //
-// Structs nested in such a struct are decoded in the same pass.
+// Structs nested in such a struct are decoded in the same pass. A field
+// tagged alias:"name" also reads the key name, for servers that spell a key
+// two ways.
 package jsonkeep
 
 import (
@@ -185,6 +187,9 @@ func (c *codec) build() {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
 		k := sf.Type.Kind()
 		c.fields = append(c.fields, field{
 			name: name, index: i, bit: len(c.fields), omitEmpty: strings.Contains(opts, "omitempty"),
@@ -204,17 +209,19 @@ func (c *codec) build() {
 
 // isRecord reports whether struct type t decodes in the same pass as the
 // object holding it: it keeps its own keys (a Fields field), or it is a
-// plain struct without a decoder of its own and without embedded fields.
+// plain struct without a decoder of its own whose exported fields all carry
+// a JSON name, so that reading it here finds what encoding/json would.
 func isRecord(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
 	plain := !reflect.PointerTo(t).Implements(unmarshalerType)
 	for i := range t.NumField() {
-		if t.Field(i).Type == fieldsType {
+		f := t.Field(i)
+		if f.Type == fieldsType {
 			return true
 		}
-		if t.Field(i).Anonymous {
+		if f.Anonymous || f.IsExported() && f.Tag.Get("json") == "" {
 			plain = false
 		}
 	}
@@ -339,7 +346,10 @@ func Encode(v any) ([]byte, error) {
 	}
 	buf := make([]byte, 0, 256)
 	buf = append(buf, '{')
-	written := map[string]bool{}
+	var written map[string]bool // the fields that replace a kept value
+	if len(extra) > 0 {
+		written = make(map[string]bool, len(c.fields))
+	}
 	for i := range c.fields {
 		f := &c.fields[i]
 		fv := rv.Field(f.index)
@@ -356,7 +366,9 @@ func Encode(v any) ([]byte, error) {
 		}
 		buf = appendKey(buf, f.name)
 		buf = append(buf, b...)
-		written[f.name] = true
+		if written != nil {
+			written[f.name] = true
+		}
 	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {

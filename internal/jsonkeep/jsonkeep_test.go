@@ -15,7 +15,7 @@ import (
 type inner struct {
 	N     int                        `json:"n"`
 	Extra map[string]json.RawMessage `json:"-"`
-	seen  Fields
+	_     Fields
 }
 
 func (v *inner) UnmarshalJSON(b []byte) error { return Decode(b, v) }
@@ -28,7 +28,7 @@ type outer struct {
 	Items []*inner                   `json:"items"`
 	One   *inner                     `json:"one"`
 	Extra map[string]json.RawMessage `json:"-"`
-	seen  Fields
+	_     Fields
 }
 
 func (v *outer) UnmarshalJSON(b []byte) error { return Decode(b, v) }
