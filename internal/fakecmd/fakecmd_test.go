@@ -1,4 +1,4 @@
-package main
+package fakecmd
 
 import (
 	"bufio"
@@ -113,7 +113,7 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, options{addr: ":0", token: "from-env", seed: true}, o)
 	o, err = parseFlags([]string{"-token", "from-flag", "-log"}, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, options{addr: "127.0.0.1:8080", token: "from-flag", log: true}, o)
+	assert.Equal(t, options{addr: DefaultAddr, token: "from-flag", log: true}, o)
 	_, err = parseFlags([]string{"extra"}, io.Discard)
 	assert.Error(t, err)
 }
@@ -125,7 +125,7 @@ func TestBinary(t *testing.T) {
 		t.Skip("builds a binary")
 	}
 	bin := filepath.Join(t.TempDir(), "collabfake")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/collabfake")
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
@@ -215,4 +215,21 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	cancel()
 	require.NoError(t, <-done)
+}
+
+func TestMainExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		status  int
+		errText string
+	}{
+		{[]string{"-h"}, 0, "Usage: collabfake"},
+		{[]string{"-nosuchflag"}, 2, "flag provided but not defined"},
+		{[]string{"extra"}, 2, "unexpected arguments"},
+		{[]string{"-addr", "256.0.0.1:bad"}, 1, "collabfake: "},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, tc.status, Main(tc.args, &out, &errOut), tc.args)
+		assert.Contains(t, errOut.String(), tc.errText, tc.args)
+	}
 }

@@ -1,0 +1,115 @@
+// Package fakecmd is the collabfake command: it serves the collabtest fake
+// Collaboration Service on an address for scripts, clients in other
+// languages and manual tries. Both cmd/collabfake and "collab fake" run it.
+package fakecmd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/collabsvc/collab/collabtest"
+)
+
+// tokenEnv names the environment variable that sets the admin token when
+// -token is not given.
+const tokenEnv = "COLLABFAKE_TOKEN"
+
+// options are the parsed flags.
+type options struct {
+	addr  string
+	token string
+	log   bool
+	seed  bool
+	// webhookTimeout is how long a webhook delivery waits (0: the default).
+	webhookTimeout time.Duration
+}
+
+// DefaultAddr is where the fake listens without -addr. It is not 8080, so
+// a webhook receiver on the usual port can run beside it.
+const DefaultAddr = "127.0.0.1:8081"
+
+// Main runs the command with args (without the program name), writing its
+// URL, token and messages to stdout and usage, errors and the request log
+// to stderr. It serves until SIGINT or SIGTERM and returns the exit status:
+// 0 after a clean stop or -h, 1 when the server cannot start, 2 on bad flags.
+func Main(args []string, stdout, stderr io.Writer) int {
+	// The handler goes in first: a signal sent while the flags are read or
+	// the listener opens would otherwise kill the process uncleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts, err := parseFlags(args, stderr)
+	if err == flag.ErrHelp {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if err := serve(ctx, opts, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "collabfake:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseFlags reads the command line; -h prints the usage to errOut.
+func parseFlags(args []string, errOut io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("collabfake", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.StringVar(&o.addr, "addr", DefaultAddr, "`address` to listen on (host:port; port 0 picks a free one)")
+	fs.StringVar(&o.token, "token", "",
+		"fixed private `token` of the administrator \"root\" (default: $"+tokenEnv+", else a random one)")
+	fs.BoolVar(&o.log, "log", false, "log one line per request to stderr: method, path without the query, status, user (never a token)")
+	fs.BoolVar(&o.seed, "seed", false, "start with a demo world: users alice and bob, group acme, projects acme/webshop and alice/notes,\nissues, a note, a merge request and builds")
+	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 0, "how long a webhook delivery waits to connect, then for the answer,\n"+
+		"before it sends the same body again (0: 10s, as deployed servers)")
+	fs.Usage = func() {
+		fmt.Fprintf(errOut, "Usage: collabfake [flags]\n\n"+
+			"collabfake serves a fake Collaboration Service (/api/v3 and the runner API /ci/api/v1)\n"+
+			"in memory until SIGINT or SIGTERM. It reads query, form, multipart and JSON bodies.\n"+
+			"Project hooks registered through the API receive webhooks; -log also logs each delivery.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	err := fs.Parse(args)
+	if o.token == "" {
+		o.token = os.Getenv(tokenEnv)
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected arguments: %q", fs.Args())
+		fmt.Fprintln(errOut, "collabfake:", err)
+		fs.Usage()
+	}
+	return o, err
+}
+
+// serve runs the fake until ctx ends, printing its URL and admin token to
+// out and, with -log, the request log to logOut.
+func serve(ctx context.Context, o options, out, logOut io.Writer) error {
+	cfg := collabtest.Config{Addr: o.addr, AdminToken: o.token}
+	if o.log {
+		cfg.Log = slog.New(slog.NewTextHandler(logOut, nil))
+	}
+	srv, err := collabtest.Start(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	srv.SetWebhookTimeout(o.webhookTimeout)
+	if o.seed {
+		if err := seed(srv, out); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "collabfake serving %s/api/v3\nadmin private token: %s\n", srv.URL, srv.AdminToken)
+	<-ctx.Done()
+	srv.Close()
+	fmt.Fprintln(out, "collabfake stopped")
+	return nil
+}
