@@ -116,6 +116,7 @@ func newRootCmd(std stdio) *cobra.Command {
 	cfg.bind(root)
 	root.AddCommand(
 		newAPICmd(&cfg, std),
+		newFakeCmd(std),
 		newVersionCmd(std),
 	)
 	return root
