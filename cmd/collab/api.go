@@ -47,7 +47,8 @@ the response body.
 -f key=value sends a string and -F key=value a typed value: a number, true, false,
 null, or @FILE for a file's contents (@- for standard input). A key ending in []
 builds an array. Parameters go in the query string for GET, HEAD and DELETE, and
-in a JSON body otherwise. The method is GET, or POST when parameters are given.
+in a JSON body otherwise. The method is GET, or POST when parameters are given
+without --paginate.
 
 --paginate follows every page and prints one JSON array of all items, so --jq
 sees the whole list: "collab api --paginate projects/1/issues --jq length" prints
@@ -88,7 +89,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if a.method == "" && len(args) == 1 && (len(fields) > 0 || a.input != "") {
+	if a.method == "" && len(args) == 1 && !a.paginate && (len(fields) > 0 || a.input != "") {
 		method = http.MethodPost
 	}
 	if a.paginate && method != http.MethodGet {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/collabsvc/collab/collabtest"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"collab": main})
+}
+
+// serverKey finds the script's fake server among the testscript values.
+type serverKey struct{}
+
+// TestScripts runs testdata/script/*.txtar against a fresh fake server each.
+// A script finds COLLAB_URL and COLLAB_TOKEN set, and a project at
+// $PROJECT owned by the administrator.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			srv := collabtest.NewServer()
+			env.Defer(srv.Close)
+			pid := srv.AddProject(srv.AdminID, "demo", collabtest.Private)
+			if err := srv.Err(); err != nil {
+				return err
+			}
+			env.Values[serverKey{}] = srv
+			env.Setenv("COLLAB_URL", srv.URL)
+			env.Setenv("COLLAB_TOKEN", srv.AdminToken)
+			env.Setenv("PROJECT", strconv.Itoa(pid))
+			// Token files for --token-file: the private and the OAuth token.
+			for name, tok := range map[string]string{"token.txt": srv.AdminToken, "oauth.txt": srv.AdminOAuthToken} {
+				if err := os.WriteFile(filepath.Join(env.WorkDir, name), []byte(tok+"\n"), 0o600); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"seed-issues":     cmdSeedIssues,
+			"freeport":        cmdFreePort,
+			"wait-listening":  cmdWaitListening,
+			"wait-deliveries": cmdWaitDeliveries,
+			"lines":           cmdLines,
+			"capture":         cmdCapture,
+		},
+	})
+}
+
+func server(ts *testscript.TestScript) *collabtest.Server {
+	return ts.Value(serverKey{}).(*collabtest.Server)
+}
+
+// seed-issues N adds N issues, titled "issue 1" to "issue N", to $PROJECT.
+func cmdSeedIssues(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: seed-issues N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	pid, err := strconv.Atoi(ts.Getenv("PROJECT"))
+	ts.Check(err)
+	srv := server(ts)
+	for i := 1; i <= n; i++ {
+		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i))
+	}
+	ts.Check(srv.Err())
+}
+
+// freeport VAR sets VAR to a loopback address with a free port.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	addr := l.Addr().String()
+	ts.Check(l.Close())
+	ts.Setenv(args[0], addr)
+}
+
+// waitLimit bounds how long a script waits for something to happen; it is
+// a guard against a hang, not a speed check.
+const waitLimit = 60 * time.Second
+
+// wait-listening ADDR waits until something accepts connections at ADDR.
+func cmdWaitListening(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-listening ADDR")
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		c, err := net.Dial("tcp", args[0])
+		if err == nil {
+			ts.Check(c.Close())
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens at %s: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// wait-deliveries N waits until the fake server has made N webhook
+// deliveries that were answered, and for its delivery queue to be empty.
+func cmdWaitDeliveries(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-deliveries N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	srv := server(ts)
+	_, err = srv.WaitDeliveries(ctx, n)
+	ts.Check(err)
+	ts.Check(srv.WaitIdle(ctx))
+}
+
+// lines N FILE checks that FILE (or stdout, stderr) has exactly N lines.
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: lines N FILE")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := strings.Count(ts.ReadFile(args[1]), "\n")
+	if (got == want) == neg {
+		ts.Fatalf("%s has %d lines; want %d (negated: %v)", args[1], got, want, neg)
+	}
+}
+
+// capture VAR sets VAR to the last command's standard output, trimmed.
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: capture VAR")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
