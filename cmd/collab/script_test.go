@@ -16,6 +16,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if n := os.Getenv(fakeIssuesEnv); n != "" {
+		os.Exit(serveFakeIssues(n))
+	}
 	testscript.Main(m, map[string]func(){"collab": main})
 }
 
