@@ -1,6 +1,6 @@
 module github.com/collabsvc/collab
 
-go 1.23
+go 1.25.0
 
 require (
 	github.com/google/go-querystring v1.2.0
@@ -12,5 +12,7 @@ require (
 
 require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.45.0 // indirect
 )
