@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -278,7 +280,12 @@ func includePrinter(errOut io.Writer, token string) func(*http.Response) {
 	return func(resp *http.Response) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s %s\n", resp.Proto, resp.Status)
-		_ = resp.Header.Write(&b)
+		keys := slices.Sorted(maps.Keys(resp.Header))
+		for _, k := range keys {
+			for _, v := range resp.Header[k] {
+				fmt.Fprintf(&b, "%s: %s\n", k, v)
+			}
+		}
 		b.WriteString("\n")
 		mu.Lock()
 		defer mu.Unlock()

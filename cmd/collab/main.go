@@ -117,6 +117,7 @@ func newRootCmd(std stdio) *cobra.Command {
 	root.AddCommand(
 		newAPICmd(&cfg, std),
 		newFakeCmd(std),
+		newHookCmd(std),
 		newVersionCmd(std),
 	)
 	return root

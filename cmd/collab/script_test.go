@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -58,6 +59,9 @@ func TestScripts(t *testing.T) {
 			"wait-deliveries": cmdWaitDeliveries,
 			"lines":           cmdLines,
 			"capture":         cmdCapture,
+			"hook-token":      cmdHookToken,
+			"add-user":        cmdAddUser,
+			"same-deliveries": cmdSameDeliveries,
 		},
 	})
 }
@@ -152,4 +156,49 @@ func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: capture VAR")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
+
+// hook-token ID TOKEN gives the fake's hook ID a secret token.
+func cmdHookToken(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hook-token ID TOKEN")
+	}
+	id, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ts.Check(server(ts).SetHookToken(id, args[1]))
+}
+
+// same-deliveries A B checks that two files of collab hook listen lines
+// hold the same deliveries in the same order: kind, event header and body
+// byte for byte. It fails on an empty file.
+func cmdSameDeliveries(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: same-deliveries A B")
+	}
+	read := func(name string) []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(ts.ReadFile(name)), "\n") {
+			var ev eventLine
+			if err := json.Unmarshal([]byte(l), &ev); err != nil {
+				ts.Fatalf("%s: %v in %q", name, err, l)
+			}
+			out = append(out, string(ev.Kind)+" | "+ev.Headers.Get("X-Gitlab-Event")+" | "+string(ev.Body))
+		}
+		return out
+	}
+	a, b := read(args[0]), read(args[1])
+	if len(a) == 0 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		ts.Fatalf("%s and %s differ:\n%s\n---\n%s", args[0], args[1], strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+}
+
+// add-user NAME VAR adds a user who is not an administrator, and sets VAR
+// to the user's id.
+func cmdAddUser(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: add-user NAME VAR")
+	}
+	u := server(ts).AddUser(args[0], false)
+	ts.Check(server(ts).Err())
+	ts.Setenv(args[1], strconv.Itoa(u.ID))
 }
