@@ -240,7 +240,9 @@ type stateError struct {
 	want string
 }
 
-func (e *stateError) Error() string { return fmt.Sprintf("webhook: delivery %d is not %s", e.id, e.want) }
+func (e *stateError) Error() string {
+	return fmt.Sprintf("webhook: delivery %d is not %s", e.id, e.want)
+}
 
 func notLeased(id uint64) error { return &stateError{id, "leased"} }
 func notDead(id uint64) error   { return &stateError{id, "dead-lettered"} }
