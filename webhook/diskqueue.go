@@ -160,12 +160,11 @@ func (q *DiskQueue) load() (err error) {
 			}
 		}
 		return tx.Bucket(bPending).ForEach(func(k, v []byte) error {
-			var d Delivery
-			if len(k) != 8 || json.Unmarshal(v, &d) != nil || d.ID != binary.BigEndian.Uint64(k) {
-				return fmt.Errorf("pending delivery %x does not decode", k)
+			d, err := decodeDelivery(k, v)
+			if err == nil {
+				q.s.add(d.ID, d.Partition)
 			}
-			q.s.add(d.ID, d.Partition)
-			return nil
+			return err
 		})
 	})
 }
@@ -360,16 +359,21 @@ func putDelivery(b *bolt.Bucket, d *Delivery) error {
 	return b.Put(idKey(d.ID), v)
 }
 
+// getDelivery reads delivery id from b, or nil.
 func getDelivery(b *bolt.Bucket, id uint64) (*Delivery, error) {
 	v := b.Get(idKey(id))
 	if v == nil {
 		return nil, nil
 	}
-	var d Delivery
-	if err := json.Unmarshal(v, &d); err != nil {
-		return nil, fmt.Errorf("webhook: stored delivery %d does not decode: %w", id, err)
+	return decodeDelivery(idKey(id), v)
+}
+
+func decodeDelivery(k, v []byte) (*Delivery, error) {
+	d := new(Delivery)
+	if err := json.Unmarshal(v, d); err != nil || len(k) != 8 || d.ID != binary.BigEndian.Uint64(k) {
+		return nil, fmt.Errorf("webhook: stored delivery %x does not decode", k)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // Take implements Queue. The attempt is counted on disk before the delivery
@@ -454,12 +458,11 @@ func (q *DiskQueue) DeadLetters(context.Context) ([]*Delivery, error) {
 	var out []*Delivery
 	err := q.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bDead).ForEach(func(k, v []byte) error {
-			d := new(Delivery)
-			if err := json.Unmarshal(v, d); err != nil {
-				return fmt.Errorf("webhook: dead letter %x does not decode: %w", k, err)
+			d, err := decodeDelivery(k, v)
+			if err == nil {
+				out = append(out, d)
 			}
-			out = append(out, d)
-			return nil
+			return err
 		})
 	})
 	return out, err
