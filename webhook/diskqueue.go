@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -54,7 +55,8 @@ type DiskQueue struct {
 	ops     chan *dbOp
 	done    chan struct{}
 
-	nextSweep time.Time // used by the writer only
+	nextSweep time.Time    // used by the writer only
+	commits   atomic.Int64 // transactions committed, for the tests
 }
 
 // dbOp is one write of a group commit.
@@ -211,6 +213,8 @@ func (q *DiskQueue) commit(group []*dbOp) {
 	}
 	if err != nil {
 		group[0].err = err
+	} else {
+		q.commits.Add(1)
 	}
 	q.mu.Lock()
 	for _, op := range group {

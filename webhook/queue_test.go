@@ -388,6 +388,5 @@ func TestDiskQueueGroupCommit(t *testing.T) {
 }
 
 func txWrites(q *DiskQueue) int64 {
-	st := q.db.Stats()
-	return st.TxStats.GetWrite()
+	return q.commits.Load()
 }
