@@ -59,6 +59,7 @@ type listenCmd struct {
 	addr       string
 	secretFile string
 	forwardTo  string
+	queueDir   string
 }
 
 func newListenCmd(std stdio) *cobra.Command {
@@ -88,6 +89,7 @@ It stops on SIGINT or SIGTERM.`,
 	f.StringVar(&l.addr, "addr", "127.0.0.1:8080", "`ADDRESS` to listen on (host:port; port 0 picks a free one)")
 	f.StringVar(&l.secretFile, "secret-file", "", "read the hook's secret token from `FILE`")
 	f.StringVar(&l.forwardTo, "forward-to", "", "also send each delivery to `URL`")
+	f.StringVar(&l.queueDir, "queue", "", "store deliveries in `DIR`, so that none is lost across a restart")
 	return cmd
 }
 
@@ -101,9 +103,19 @@ func (l *listenCmd) run(ctx context.Context) error {
 			return err
 		}
 	}
+	var queue webhook.Queue
+	if l.queueDir != "" {
+		dq, err := webhook.OpenDiskQueue(l.queueDir, webhook.DiskQueueOptions{})
+		if err != nil {
+			return err
+		}
+		defer dq.Close()
+		queue = dq
+	}
 	p := &linePrinter{w: bufio.NewWriter(l.std.out), forwardTo: l.forwardTo, secret: secret, hc: &http.Client{Timeout: webhook.SenderTimeout}}
 	h, err := webhook.NewHandler(webhook.Options{
 		Secret:     secret,
+		Queue:      queue,
 		Workers:    1, // lines come out in the order the deliveries were stored
 		OnDelivery: p.deliver,
 		Logger:     slog.New(slog.NewTextHandler(l.std.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -116,16 +128,26 @@ func (l *listenCmd) run(ctx context.Context) error {
 		return usagef("--addr: %v", err)
 	}
 	fmt.Fprintf(l.std.err, "collab: listening on http://%s\n", ln.Addr())
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: webhook.SenderTimeout}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
 	go func() {
+		served <- srv.Serve(ln)
+		cancel() // the listener failed: stop the workers too
+	}()
+	// The queue stays open until the last delivery in flight is stored.
+	shut := make(chan struct{})
+	go func() {
+		defer close(shut)
 		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), webhook.SenderTimeout)
-		defer cancel()
-		_ = srv.Shutdown(shut)
+		sctx, scancel := context.WithTimeout(context.Background(), webhook.SenderTimeout)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
 	}()
 	runErr := h.Run(ctx)
+	<-shut
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

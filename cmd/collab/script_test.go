@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Values[serverKey{}] = srv
+			env.Values[blockedKey{}] = &blockedListener{}
 			env.Setenv("COLLAB_URL", srv.URL)
 			env.Setenv("COLLAB_TOKEN", srv.AdminToken)
 			env.Setenv("PROJECT", strconv.Itoa(pid))
@@ -52,18 +53,29 @@ func TestScripts(t *testing.T) {
 			}
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"seed-issues":     cmdSeedIssues,
-			"freeport":        cmdFreePort,
-			"wait-listening":  cmdWaitListening,
-			"wait-deliveries": cmdWaitDeliveries,
-			"lines":           cmdLines,
-			"capture":         cmdCapture,
-			"hook-token":      cmdHookToken,
-			"add-user":        cmdAddUser,
-			"same-deliveries": cmdSameDeliveries,
-		},
+		Cmds: scriptCmds(),
 	})
+}
+
+// extraCmds are script commands that only some platforms have.
+var extraCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"seed-issues":     cmdSeedIssues,
+		"freeport":        cmdFreePort,
+		"wait-listening":  cmdWaitListening,
+		"wait-deliveries": cmdWaitDeliveries,
+		"lines":           cmdLines,
+		"capture":         cmdCapture,
+		"hook-token":      cmdHookToken,
+		"add-user":        cmdAddUser,
+		"same-deliveries": cmdSameDeliveries,
+	}
+	for name, f := range extraCmds {
+		cmds[name] = f
+	}
+	return cmds
 }
 
 func server(ts *testscript.TestScript) *collabtest.Server {
@@ -121,11 +133,12 @@ func cmdWaitListening(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// wait-deliveries N waits until the fake server has made N webhook
-// deliveries that were answered, and for its delivery queue to be empty.
+// wait-deliveries N [STATUS] waits until the fake server has made N
+// webhook delivery attempts and its delivery queue is empty. With STATUS,
+// every attempt must have been answered with it.
 func cmdWaitDeliveries(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: wait-deliveries N")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: wait-deliveries N [STATUS]")
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
@@ -135,6 +148,13 @@ func cmdWaitDeliveries(ts *testscript.TestScript, neg bool, args []string) {
 	_, err = srv.WaitDeliveries(ctx, n)
 	ts.Check(err)
 	ts.Check(srv.WaitIdle(ctx))
+	if len(args) == 2 {
+		for _, d := range srv.Deliveries() {
+			if strconv.Itoa(d.Status) != args[1] {
+				ts.Fatalf("a delivery was answered %d %s, not %s", d.Status, d.Err, args[1])
+			}
+		}
+	}
 }
 
 // lines N FILE checks that FILE (or stdout, stderr) has exactly N lines.
