@@ -192,7 +192,9 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 // isTerminal reports whether w is a terminal; tests replace it.
-var isTerminal = func(w io.Writer) bool {
+var isTerminal = defaultIsTerminal
+
+func defaultIsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
