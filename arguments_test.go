@@ -79,8 +79,14 @@ func TestArgumentErrors(t *testing.T) {
 			_, _, err := c.Milestones.Update(ctx, 1, 2, &UpdateMilestoneOptions{DueDate: Ptr("31.01.2030")})
 			return err
 		}},
-		{"userID", func() error { _, _, err := c.ProjectMembers.Add(ctx, 1, 0, DeveloperAccess); return err }},
-		{"userID", func() error { _, _, err := c.GroupMembers.Add(ctx, 1, -2, DeveloperAccess); return err }},
+		{"opt.UserID", func() error {
+			_, _, err := c.ProjectMembers.Add(ctx, 1, &AddMemberOptions{UserID: 0, AccessLevel: DeveloperAccess})
+			return err
+		}},
+		{"opt.UserID", func() error {
+			_, _, err := c.GroupMembers.Add(ctx, 1, &AddMemberOptions{UserID: -2, AccessLevel: DeveloperAccess})
+			return err
+		}},
 		{"toProjectID", func() error { _, _, err := c.Issues.Move(ctx, 1, 2, 0); return err }},
 		{"opt", func() error { _, _, err := c.Projects.Create(ctx, nil); return err }},
 		{"opt.Name", func() error { _, _, err := c.Projects.Create(ctx, &CreateProjectOptions{}); return err }},

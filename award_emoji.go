@@ -30,11 +30,11 @@ const noNote = -1
 
 // awardable builds the award path of an issue or merge request (noteID
 // noNote) or of one of their notes, and of one award when awardID is not 0.
-func awardable(pid any, kind string, id, noteID, awardID int) apiPath {
+func awardable(pid any, kind string, id, noteID, awardID int) endpoint {
 	format, args := "projects/%s/"+kind+"/%s", []any{pid, id}
 	if noteID != noNote {
 		if noteID <= 0 {
-			return apiPath{err: invalidArg("noteID", "must be positive, got %d", noteID)}
+			return endpoint{err: invalidArg("noteID", "must be positive, got %d", noteID)}
 		}
 		format, args = format+"/notes/%s", append(args, noteID)
 	}
@@ -49,8 +49,8 @@ func (s *AwardEmojiService) list(ctx context.Context, kind string, pid any, id, 
 	return doList[AwardEmoji](ctx, s.client, http.MethodGet, awardable(pid, kind, id, noteID, 0), opt)
 }
 
-func (s *AwardEmojiService) iterate(ctx context.Context, kind string, pid any, id, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
-	return all[AwardEmoji](ctx, s.client, awardable(pid, kind, id, noteID, 0), opt)
+func (s *AwardEmojiService) iterate(ctx context.Context, kind string, pid any, id, noteID int, opt *ListOptions, iopts []IterOption) iter.Seq2[*AwardEmoji, error] {
+	return all[AwardEmoji](ctx, s.client, awardable(pid, kind, id, noteID, 0), opt, iopts)
 }
 
 func (s *AwardEmojiService) get(ctx context.Context, kind string, pid any, id, noteID, awardID int) (*AwardEmoji, *Response, error) {
@@ -91,8 +91,8 @@ func (s *AwardEmojiService) ListIssueAwards(ctx context.Context, pid any, issueI
 // #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/award_emoji
-func (s *AwardEmojiService) AllIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
-	return s.iterate(ctx, "issues", pid, issueID, noNote, opt)
+func (s *AwardEmojiService) AllIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
+	return s.iterate(ctx, "issues", pid, issueID, noNote, opt, iopts)
 }
 
 // GetIssueAward returns one award on an issue. issueID is the issue's global
@@ -136,8 +136,8 @@ func (s *AwardEmojiService) ListMergeRequestAwards(ctx context.Context, pid any,
 // global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
-func (s *AwardEmojiService) AllMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
-	return s.iterate(ctx, "merge_requests", pid, mrID, noNote, opt)
+func (s *AwardEmojiService) AllMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
+	return s.iterate(ctx, "merge_requests", pid, mrID, noNote, opt, iopts)
 }
 
 // GetMergeRequestAward returns one award on a merge request. mrID is the merge
@@ -181,8 +181,8 @@ func (s *AwardEmojiService) ListIssueNoteAwards(ctx context.Context, pid any, is
 // not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
-func (s *AwardEmojiService) AllIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
-	return s.iterate(ctx, "issues", pid, issueID, noteID, opt)
+func (s *AwardEmojiService) AllIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
+	return s.iterate(ctx, "issues", pid, issueID, noteID, opt, iopts)
 }
 
 // GetIssueNoteAward returns one award on a comment on an issue. issueID is the
@@ -227,8 +227,8 @@ func (s *AwardEmojiService) ListMergeRequestNoteAwards(ctx context.Context, pid 
 // mrID is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
-func (s *AwardEmojiService) AllMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions) iter.Seq2[*AwardEmoji, error] {
-	return s.iterate(ctx, "merge_requests", pid, mrID, noteID, opt)
+func (s *AwardEmojiService) AllMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
+	return s.iterate(ctx, "merge_requests", pid, mrID, noteID, opt, iopts)
 }
 
 // GetMergeRequestNoteAward returns one award on a comment on a merge request.

@@ -41,11 +41,17 @@ type CommitParent struct {
 	ID string `json:"id"`
 }
 
-// List returns every branch of a project. The list is not paginated.
+// ListBranchesOptions are the parameters of Branches.List. This server
+// version reads none and sends every branch, so there are no fields yet; the
+// argument keeps the method's signature stable for later versions, which
+// page and filter the list.
+type ListBranchesOptions struct{}
+
+// List returns every branch of a project in one answer; opt may be nil.
 //
 // API: GET /projects/:id/repository/branches
-func (s *BranchesService) List(ctx context.Context, pid any) ([]*Branch, *Response, error) {
-	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), nil)
+func (s *BranchesService) List(ctx context.Context, pid any, opt *ListBranchesOptions) ([]*Branch, *Response, error) {
+	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), opt)
 }
 
 // Get returns one branch. A name such as "feature/x" is escaped into one
@@ -72,9 +78,9 @@ func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string)
 
 // branchPath is the path of one branch, refusing an empty name by its own
 // argument name.
-func branchPath(pid any, branch, suffix string) apiPath {
+func branchPath(pid any, branch, suffix string) endpoint {
 	if branch == "" {
-		return apiPath{err: errRequired("branch")}
+		return endpoint{err: errRequired("branch")}
 	}
 	return route("projects/%s/repository/branches/%s"+suffix, pid, branch)
 }

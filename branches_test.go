@@ -23,7 +23,7 @@ func TestBranchesUnit(t *testing.T) {
 		AuthoredDate: ts("2012-06-27T05:51:39-07:00"), CommittedDate: ts("2012-06-28T03:44:20-07:00")}}
 
 	m.Reply(200, "["+branchJSON+"]")
-	list, _, err := c.Branches.List(ctx, "g/p")
+	list, _, err := c.Branches.List(ctx, "g/p", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/repository/branches", nil)
 	assert.Equal(t, []*Branch{want}, list)
@@ -75,7 +75,7 @@ func TestBranchesAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, u.Protected)
 	}
-	list, _, err := c.Branches.List(ctx, pid)
+	list, _, err := c.Branches.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 	assert.Equal(t, "feature/x.y", list[0].Name)

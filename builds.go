@@ -149,8 +149,8 @@ func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOption
 // before any request.
 //
 // API: GET /projects/:id/builds
-func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions) iter.Seq2[*Build, error] {
-	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt)
+func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions, iopts ...IterOption) iter.Seq2[*Build, error] {
+	return all[Build](ctx, s.client, route("projects/%s/builds", pid), opt, iopts)
 }
 
 // ListForCommit returns one page of the builds that ran on commit sha. An
@@ -172,14 +172,14 @@ func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, 
 // before any request.
 //
 // API: GET /projects/:id/repository/commits/:sha/builds
-func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions) iter.Seq2[*Build, error] {
-	return all[Build](ctx, s.client, commitBuildsPath(pid, sha), opt)
+func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions, iopts ...IterOption) iter.Seq2[*Build, error] {
+	return all[Build](ctx, s.client, commitBuildsPath(pid, sha), opt, iopts)
 }
 
 // commitBuildsPath refuses an empty sha by its own argument name.
-func commitBuildsPath(pid any, sha string) apiPath {
+func commitBuildsPath(pid any, sha string) endpoint {
 	if sha == "" {
-		return apiPath{err: errRequired("sha")}
+		return endpoint{err: errRequired("sha")}
 	}
 	return route("projects/%s/repository/commits/%s/builds", pid, sha)
 }
@@ -272,7 +272,7 @@ func (s *BuildsService) KeepArtifacts(ctx context.Context, pid any, buildID int)
 }
 
 // downloadTo copies a download into w as it arrives.
-func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Response, error) {
+func (c *Client) downloadTo(ctx context.Context, p endpoint, w io.Writer) (*Response, error) {
 	if w == nil {
 		return nil, errRequired("w")
 	}
@@ -284,7 +284,7 @@ func (c *Client) downloadTo(ctx context.Context, p apiPath, w io.Writer) (*Respo
 }
 
 // open starts a download and hands its body to the caller.
-func (c *Client) open(ctx context.Context, p apiPath) (*Download, *Response, error) {
+func (c *Client) open(ctx context.Context, p endpoint) (*Download, *Response, error) {
 	req, err := c.downloadRequest(ctx, p)
 	if err != nil {
 		return nil, nil, err
@@ -302,7 +302,7 @@ func (c *Client) open(ctx context.Context, p apiPath) (*Download, *Response, err
 	}, resp, nil
 }
 
-func (c *Client) downloadRequest(ctx context.Context, p apiPath) (*http.Request, error) {
+func (c *Client) downloadRequest(ctx context.Context, p endpoint) (*http.Request, error) {
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -13,10 +13,10 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/collabsvc/collab/internal/wire"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -70,7 +70,7 @@ type clientConfig struct {
 	userAgent  string
 	authKey    string
 	authValue  string
-	apiPath    string
+	apiPrefix  string
 	jobQueue   string
 	retry      RetryPolicy
 	maxBody    int64
@@ -102,8 +102,13 @@ type RetryPolicy struct {
 	MaxWait    time.Duration // cap on any single wait, Retry-After included
 }
 
-// DefaultRetryPolicy is used unless WithRetry or WithoutRetries is given.
-var DefaultRetryPolicy = RetryPolicy{MaxRetries: 3, MinWait: 500 * time.Millisecond, MaxWait: 30 * time.Second}
+// DefaultRetryPolicy returns the policy a client uses unless WithRetry or
+// WithoutRetries is given: 3 retries, waits from 500 ms doubling with
+// jitter, at most 30 s each. It is a function so that no program can change
+// the default of every client in the process.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxRetries: 3, MinWait: 500 * time.Millisecond, MaxWait: 30 * time.Second}
+}
 
 // WithPrivateToken authenticates with a private token (header PRIVATE-TOKEN).
 func WithPrivateToken(token string) ClientOption { return withAuth("PRIVATE-TOKEN", token) }
@@ -146,7 +151,7 @@ func WithLogger(l *slog.Logger) ClientOption {
 	return func(c *clientConfig) error { c.logger = l; return nil }
 }
 
-// WithRetry replaces DefaultRetryPolicy.
+// WithRetry replaces DefaultRetryPolicy().
 func WithRetry(p RetryPolicy) ClientOption {
 	return func(c *clientConfig) error {
 		if p.MaxRetries < 0 || p.MinWait < 0 || p.MaxWait < p.MinWait {
@@ -175,7 +180,7 @@ func WithJobQueuePath(segment string) ClientOption {
 // WithAPIPath sets the API prefix appended to the base URL. The default is
 // "api/v3"; the runner package uses "ci/api/v1".
 func WithAPIPath(p string) ClientOption {
-	return func(c *clientConfig) error { c.apiPath = strings.Trim(p, "/"); return nil }
+	return func(c *clientConfig) error { c.apiPrefix = strings.Trim(p, "/"); return nil }
 }
 
 // NewClient returns a client for the service at baseURL, which may be given
@@ -187,13 +192,13 @@ func WithAPIPath(p string) ClientOption {
 // context (context.WithTimeout), or give WithHTTPClient a client whose
 // Timeout suits every call you make.
 func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
-	cfg := clientConfig{userAgent: defaultUserAgent, apiPath: apiV3Path, jobQueue: "jobqueue", retry: DefaultRetryPolicy, maxBody: DefaultMaxResponseSize}
+	cfg := clientConfig{userAgent: defaultUserAgent, apiPrefix: apiV3Path, jobQueue: "jobqueue", retry: DefaultRetryPolicy(), maxBody: DefaultMaxResponseSize}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, err
 		}
 	}
-	base, err := parseBaseURL(baseURL, cfg.apiPath)
+	base, err := parseBaseURL(baseURL, cfg.apiPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -217,11 +222,6 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	c.initServices()
 	return c, nil
 }
-
-// credentialHeaders are removed from a request redirected off the client's
-// origin. net/http itself drops only Authorization and Cookie, and only for
-// another domain; it would copy PRIVATE-TOKEN and BUILD-TOKEN to any host.
-var credentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "JOB-TOKEN", "Cookie"}
 
 // ErrUnsafeRedirect matches the error of a call whose redirect was refused
 // because following it would send the request body to another origin (a
@@ -251,7 +251,9 @@ func (c *Client) safeRedirects(next func(*http.Request, []*http.Request) error) 
 			if req.Body != nil && req.Body != http.NoBody {
 				return &redirectError{fmt.Errorf("%w (to %s)", ErrUnsafeRedirect, originOf(req.URL))}
 			}
-			for _, h := range credentialHeaders {
+			// net/http itself drops only Authorization and Cookie, and only
+			// for another domain; it would copy PRIVATE-TOKEN to any host.
+			for _, h := range wire.CredentialHeaders {
 				req.Header.Del(h)
 			}
 		}
@@ -293,13 +295,13 @@ func defaultTransport() *http.Transport {
 // the headers of a response once the request is sent.
 const DefaultResponseHeaderTimeout = 60 * time.Second
 
-func parseBaseURL(raw, apiPath string) (*url.URL, error) {
+func parseBaseURL(raw, prefix string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return nil, invalidArg("baseURL", "%v", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, invalidArg("baseURL", "must be an absolute http or https URL, got %q", redactURL(u))
+		return nil, invalidArg("baseURL", "must be an absolute http or https URL, got %q", wire.RedactURL(u))
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, invalidArg("baseURL", "must not carry credentials, a query or a fragment")
@@ -308,7 +310,7 @@ func parseBaseURL(raw, apiPath string) (*url.URL, error) {
 	for _, known := range []string{"/" + apiV3Path, "/" + runnerAPIPath} {
 		p = strings.TrimSuffix(p, known)
 	}
-	u.Path = p + "/" + apiPath + "/"
+	u.Path = p + "/" + prefix + "/"
 	u.RawPath = ""
 	return u, nil
 }
@@ -476,7 +478,7 @@ func (c *Client) decode(req *http.Request, resp *Response, v any) error {
 }
 
 func (c *Client) decodeError(req *http.Request, err error) error {
-	return &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
+	return &DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
 }
 
 // readBody reads a whole body of at most limit bytes, decompressing a gzip
@@ -636,58 +638,18 @@ func (c *Client) transportError(req *http.Request, err error) error {
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	return &RequestError{Method: req.Method, URL: redactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
+	return &RequestError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
 }
-
-// secretParams are query and form parameters that carry credentials.
-var secretParams = []string{"private_token", "access_token", "token", "build_token", "runner_token", "job_token", "password"}
-
-// maxFormScan bounds how much of a form body is searched for credentials.
-const maxFormScan = 1 << 20
 
 // secretsOf lists every credential the client holds or req carries: token
 // headers, credential parameters in the query and in a form body. An error
 // about req replaces each of them wherever the server repeated it.
 func (c *Client) secretsOf(req *http.Request) []string {
 	var out []string
-	add := func(s string) {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
+	if v := strings.TrimSpace(c.authValue); v != "" {
+		out = append(out, v)
 	}
-	add(c.authValue)
-	for _, h := range credentialHeaders {
-		if h == "SUDO" {
-			continue // a user name, not a secret
-		}
-		for _, v := range req.Header.Values(h) {
-			add(v)
-			if _, tok, ok := strings.Cut(v, " "); ok { // "Bearer <token>"
-				add(tok)
-			}
-		}
-	}
-	addParams := func(q url.Values) {
-		for k, vs := range q {
-			for _, p := range secretParams {
-				if strings.EqualFold(k, p) {
-					for _, v := range vs {
-						add(v)
-					}
-				}
-			}
-		}
-	}
-	addParams(req.URL.Query())
-	if req.GetBody != nil && strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		if body, err := req.GetBody(); err == nil {
-			b, _ := io.ReadAll(io.LimitReader(body, maxFormScan))
-			_ = body.Close()
-			q, _ := url.ParseQuery(string(b)) // what parsed, even if the end did not
-			addParams(q)
-		}
-	}
-	return out
+	return append(out, wire.RequestSecrets(req)...)
 }
 
 // closeBody drains a little of what is left so the connection can be reused.
@@ -696,9 +658,9 @@ func closeBody(b io.ReadCloser) {
 	_ = b.Close()
 }
 
-// apiPath is an escaped request path, or the error met while building it, so
-// that a method can hand route's result straight to do.
-type apiPath struct {
+// endpoint is an escaped request path, or the error met while building it,
+// so that a method can hand route's result straight to do.
+type endpoint struct {
 	s   string
 	err error
 }
@@ -707,83 +669,26 @@ type apiPath struct {
 // any integer type (an id, which must be positive) or a string (an id or a
 // "namespace/name" path); any other type, an empty string or an id below 1
 // is an *ArgumentError named after the path segment before it.
-func route(format string, args ...any) apiPath {
-	segs := make([]any, len(args))
-	for i, a := range args {
-		s, err := pathSegment(a)
-		if err != nil {
-			var ae *ArgumentError
-			if errors.As(err, &ae) {
-				ae.Arg = segmentName(format, i)
-			}
-			return apiPath{err: err}
-		}
-		segs[i] = s
+func route(format string, args ...any) endpoint {
+	s, err := wire.Route(format, args...)
+	if err != nil {
+		return endpoint{err: argumentError(err)}
 	}
-	return apiPath{s: fmt.Sprintf(format, segs...)}
+	return endpoint{s: s}
 }
 
-// segmentName names the i-th %s of format after the literal segment before
-// it: "projects/%s/issues/%s" gives "projects id" and "issues id".
-func segmentName(format string, i int) string {
-	parts := strings.SplitN(format, "%s", i+2)
-	if i >= len(parts)-1 {
-		return "path value"
+// argumentError gives a value the route builder refused its exported type.
+func argumentError(err error) error {
+	var ae *wire.ArgError
+	if errors.As(err, &ae) {
+		return &ArgumentError{Arg: ae.Arg, Reason: ae.Reason}
 	}
-	before := strings.Trim(parts[i], "/")
-	if j := strings.LastIndexByte(before, '/'); j >= 0 {
-		before = before[j+1:]
-	}
-	if before == "" {
-		return "path value"
-	}
-	return before + " id"
-}
-
-// pathSegment escapes one path value so that it can never change the
-// endpoint: "/" becomes %2F and "." becomes %2E (the server reads a trailing
-// ".json" as a format suffix).
-func pathSegment(v any) (string, error) {
-	switch t := v.(type) {
-	case int:
-		return positiveID(int64(t))
-	case int64:
-		return positiveID(t)
-	case string:
-		return stringSegment(t)
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return positiveID(rv.Int())
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if u := rv.Uint(); u > 0 {
-			return strconv.FormatUint(u, 10), nil
-		}
-		return "", invalidArg("path value", "must be a positive id, got 0")
-	case reflect.String:
-		return stringSegment(rv.String())
-	}
-	return "", invalidArg("path value", "must be an integer id or a string path, got %T", v)
-}
-
-func positiveID(n int64) (string, error) {
-	if n < 1 {
-		return "", invalidArg("path value", "must be a positive id, got %d", n)
-	}
-	return strconv.FormatInt(n, 10), nil
-}
-
-func stringSegment(s string) (string, error) {
-	if s == "" {
-		return "", invalidArg("path value", "is empty")
-	}
-	return strings.ReplaceAll(url.PathEscape(s), ".", "%2E"), nil
+	return err
 }
 
 // do sends one request and decodes the record it returns. A JSON null where
 // a record was expected is an error, never a nil result.
-func do[T any](ctx context.Context, c *Client, method string, p apiPath, opt any) (*T, *Response, error) {
+func do[T any](ctx context.Context, c *Client, method string, p endpoint, opt any) (*T, *Response, error) {
 	var v *T
 	resp, err := send(ctx, c, method, p, opt, &v)
 	if err != nil {
@@ -797,14 +702,14 @@ func do[T any](ctx context.Context, c *Client, method string, p apiPath, opt any
 
 // doList sends one request and decodes the array it returns, without the
 // null elements a server may put in it.
-func doList[T any](ctx context.Context, c *Client, method string, p apiPath, opt any) ([]*T, *Response, error) {
+func doList[T any](ctx context.Context, c *Client, method string, p endpoint, opt any) ([]*T, *Response, error) {
 	var v []*T
 	resp, err := send(ctx, c, method, p, opt, &v)
 	return dropNil(v), resp, err
 }
 
 // send builds, sends and decodes into v (which may be nil to discard the body).
-func send(ctx context.Context, c *Client, method string, p apiPath, opt, v any) (*Response, error) {
+func send(ctx context.Context, c *Client, method string, p endpoint, opt, v any) (*Response, error) {
 	if p.err != nil {
 		return nil, p.err
 	}

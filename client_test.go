@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/wire"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -291,7 +292,7 @@ func TestRedirectsNeverCarryCredentialsOffOrigin(t *testing.T) {
 	is, _, err := do[Issue](context.Background(), c, http.MethodGet, route("projects/1"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 9, is.ID)
-	for _, h := range credentialHeaders {
+	for _, h := range wire.CredentialHeaders {
 		assert.Empty(t, seen.Get(h), h)
 	}
 	assert.Nil(t, hc.CheckRedirect, "the caller's client is not modified")

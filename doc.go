@@ -33,11 +33,11 @@
 //	&collab.ListIssuesOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortAsc)}
 //	&collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildFailed}}
 //
-// Label lists are a Labels value, sent as one comma-separated parameter. In
-// create options a plain Labels sets the labels of the new record. In update
-// options it is a *Labels, because an update needs three meanings: nil keeps
-// the labels, a pointer to an empty list clears them, and a pointer to names
-// sets exactly those.
+// Label lists are a LabelNames value, sent as one comma-separated parameter.
+// In create options a plain LabelNames sets the labels of the new record. In
+// update options it is a *LabelNames, because an update needs three meanings:
+// nil keeps the labels, a pointer to an empty list clears them, and a pointer
+// to names sets exactly those.
 //
 // # IDs and IIDs
 //
@@ -89,8 +89,9 @@
 // last, asking for PerPage items a request (100, the most the server gives,
 // when 0). It follows Link next only on the client's own origin (page numbers
 // otherwise), makes no request after the loop breaks, and yields an error as
-// its last element. ListOptions.Prefetch fetches later pages concurrently,
-// still yielding items in order.
+// its last element. The Prefetch iterator option, as in
+// c.Issues.All(ctx, pid, opt, collab.Prefetch(8)), fetches later pages
+// concurrently, still yielding items in order.
 //
 // Neither a List method nor an iterator hands over a nil record: a JSON null
 // among a list's elements is skipped. An iterator always ends: it never asks

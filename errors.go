@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // Sentinel errors, matched with errors.Is against any error the SDK returns
@@ -85,7 +85,7 @@ type ErrorResponse struct {
 // characters escaped.
 func (e *ErrorResponse) Error() string {
 	s := requestName(e.Method, e.URL) + ": " + strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode)
-	if msg := trimStatusPrefix(cleanText(e.Message, maxMessage), e.StatusCode); msg != "" {
+	if msg := trimStatusPrefix(wire.CleanText(e.Message, wire.MaxMessage), e.StatusCode); msg != "" {
 		s += ": " + msg
 	}
 	return s
@@ -98,7 +98,7 @@ func requestName(method, rawURL string) string {
 	if u, err := url.Parse(rawURL); err == nil {
 		path = u.EscapedPath()
 	}
-	return cleanText(method, 32) + " " + cleanText(path, 1024)
+	return wire.CleanText(method, 32) + " " + wire.CleanText(path, 1024)
 }
 
 // Is matches the sentinel for e's status.
@@ -134,15 +134,15 @@ func newErrorResponse(resp *http.Response, method string, u *url.URL, secrets []
 	if len(body) == maxErrorBody {
 		body = dropSecretPrefix(body, secrets)
 	}
-	body = []byte(redact(string(body), secrets))
-	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: redactURL(u), Body: body, Header: redactHeader(resp.Header, secrets)}
+	body = []byte(wire.Redact(string(body), secrets))
+	e := &ErrorResponse{StatusCode: resp.StatusCode, Method: method, URL: wire.RedactURL(u), Body: body, Header: redactHeader(resp.Header, secrets)}
 	e.Message, e.Fields = parseErrorBody(body)
-	e.Message = safeText(e.Message, secrets, maxMessage)
+	e.Message = wire.SafeText(e.Message, secrets, wire.MaxMessage)
 	for k, vs := range e.Fields {
 		for i, v := range vs {
-			vs[i] = safeText(v, secrets, maxMessage)
+			vs[i] = wire.SafeText(v, secrets, wire.MaxMessage)
 		}
-		if ck := safeText(k, secrets, 128); ck != k {
+		if ck := wire.SafeText(k, secrets, 128); ck != k {
 			delete(e.Fields, k)
 			e.Fields[ck] = append(e.Fields[ck], vs...)
 		}
@@ -300,7 +300,7 @@ type RequestError struct {
 
 // Error reads "METHOD /path: cause", on one line, credentials replaced.
 func (e *RequestError) Error() string {
-	return requestName(e.Method, e.URL) + ": " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
+	return requestName(e.Method, e.URL) + ": " + wire.SafeText(fmt.Sprint(e.Err), e.secrets, wire.MaxMessage)
 }
 
 // Unwrap returns the underlying network or context error.
@@ -319,137 +319,11 @@ type DecodeError struct {
 // Error reads "METHOD /path: decoding response: cause", on one line,
 // credentials replaced.
 func (e *DecodeError) Error() string {
-	return requestName(e.Method, e.URL) + ": decoding response: " + safeText(fmt.Sprint(e.Err), e.secrets, maxMessage)
+	return requestName(e.Method, e.URL) + ": decoding response: " + wire.SafeText(fmt.Sprint(e.Err), e.secrets, wire.MaxMessage)
 }
 
 // Unwrap returns the JSON or I/O error.
 func (e *DecodeError) Unwrap() error { return e.Err }
-
-// redactURL renders u with user info and credential parameters removed, so
-// that a token a caller put in a URL never reaches an error or a log.
-func redactURL(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	cp := *u
-	cp.User = nil
-	if cp.RawQuery != "" {
-		q, err := url.ParseQuery(cp.RawQuery)
-		if err != nil {
-			cp.RawQuery = "REDACTED"
-		} else {
-			for key := range q {
-				for _, s := range secretParams {
-					if strings.EqualFold(key, s) {
-						q[key] = []string{"REDACTED"}
-					}
-				}
-			}
-			cp.RawQuery = q.Encode()
-		}
-	}
-	return cp.String()
-}
-
-// maxMessage bounds the server's part of an error's text, in bytes.
-const maxMessage = 300
-
-// redacted replaces a credential in text the server sent back.
-const redacted = "[redacted]"
-
-// redact replaces every secret in s, also in the URL-, form- and
-// HTML-escaped forms a server may echo it in.
-func redact(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if sec == "" {
-			continue
-		}
-		for _, form := range [...]string{sec, url.QueryEscape(sec), url.PathEscape(sec), html.EscapeString(sec)} {
-			if strings.Contains(s, form) {
-				s = strings.ReplaceAll(s, form, redacted)
-			}
-		}
-	}
-	return s
-}
-
-// safeText cleans s and replaces secrets in it, before and after cleaning:
-// escaping a control character writes hex digits that could complete a
-// secret the server split around it.
-func safeText(s string, secrets []string, max int) string {
-	return redact(cleanText(redact(s, secrets), max), secrets)
-}
-
-// cleanText makes text from the server safe to print on one line: runs of
-// white space (line breaks included) become one space, control and
-// direction-changing characters and invalid UTF-8 are escaped, and the result
-// is cut to about max bytes, with "…" marking the cut.
-func cleanText(s string, max int) string {
-	if isClean(s, max) {
-		return s
-	}
-	var b strings.Builder
-	space := false
-	for i, r := range s {
-		if b.Len() >= max {
-			b.WriteString("…")
-			break
-		}
-		if r == utf8.RuneError {
-			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
-				fmt.Fprintf(&b, `\x%02x`, s[i])
-				space = false
-				continue
-			}
-		}
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		if unsafeRune(r) {
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// isClean reports whether cleanText would return s unchanged, the common case.
-func isClean(s string, max int) bool {
-	if len(s) > max || !utf8.ValidString(s) {
-		return false
-	}
-	prevSpace := true
-	for _, r := range s {
-		sp := unicode.IsSpace(r)
-		if (sp && (r != ' ' || prevSpace)) || unsafeRune(r) {
-			return false
-		}
-		prevSpace = sp
-	}
-	return !prevSpace || s == ""
-}
-
-// unsafeRune reports control characters and those that reorder text on a
-// terminal or a web page.
-func unsafeRune(r rune) bool {
-	switch {
-	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
 
 // dropSecretPrefix removes the start of a secret that the read limit cut
 // off at the end of body.
@@ -470,7 +344,7 @@ func redactHeader(h http.Header, secrets []string) http.Header {
 	out, copied := h, false
 	for k, vs := range h {
 		for i, v := range vs {
-			if r := redact(v, secrets); r != v {
+			if r := wire.Redact(v, secrets); r != v {
 				if !copied {
 					out, copied = h.Clone(), true
 				}

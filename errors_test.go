@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/internal/suite"
+	"github.com/collabsvc/collab/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -108,7 +109,7 @@ func TestErrorMessageReadsWell(t *testing.T) {
 	for _, tt := range tests {
 		c, m := newMockClient(t)
 		m.Reply(tt.status, tt.body)
-		_, err := send(context.Background(), c, tt.method, apiPath{s: tt.path}, nil, nil)
+		_, err := send(context.Background(), c, tt.method, endpoint{s: tt.path}, nil, nil)
 		require.Error(t, err)
 		assert.Equal(t, tt.want, err.Error())
 		assert.NotContains(t, err.Error(), "\n")
@@ -143,15 +144,15 @@ func TestErrorsNeverCarryTokens(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
-	assert.Equal(t, "", redactURL(nil))
+	assert.Equal(t, "", wire.RedactURL(nil))
 	u := mustParse(t, "https://user:pass@h.example/p?PRIVATE_TOKEN=a&x=1")
-	got := redactURL(u)
+	got := wire.RedactURL(u)
 	assert.NotContains(t, got, "pass")
 	assert.NotContains(t, got, "=a")
 	assert.Contains(t, got, "x=1")
 	bad := mustParse(t, "https://h.example/p")
 	bad.RawQuery = "private_token=%zz"
-	assert.Equal(t, "https://h.example/p?REDACTED", redactURL(bad))
+	assert.Equal(t, "https://h.example/p?[redacted]", wire.RedactURL(bad))
 }
 
 func TestDecodeErrors(t *testing.T) {

@@ -113,7 +113,7 @@ func ExampleProjectMembersService_Add() {
 	c, srv, pid := newExampleClient()
 	defer srv.Close()
 	bob := srv.AddUser("bob", false)
-	m, _, err := c.ProjectMembers.Add(context.Background(), pid, bob.ID, collab.DeveloperAccess)
+	m, _, err := c.ProjectMembers.Add(context.Background(), pid, &collab.AddMemberOptions{UserID: bob.ID, AccessLevel: collab.DeveloperAccess})
 	if err != nil {
 		panic(err)
 	}
@@ -127,8 +127,8 @@ func ExampleGroupMembersService_Add() {
 	ctx := context.Background()
 	g, _, _ := c.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Ops", Path: "ops"})
 	bob := srv.AddUser("bob", false)
-	_, _, _ = c.GroupMembers.Add(ctx, g.ID, bob.ID, collab.ReporterAccess)
-	_, _, err := c.GroupMembers.Add(ctx, g.ID, bob.ID, collab.ReporterAccess)
+	_, _, _ = c.GroupMembers.Add(ctx, g.ID, &collab.AddMemberOptions{UserID: bob.ID, AccessLevel: collab.ReporterAccess})
+	_, _, err := c.GroupMembers.Add(ctx, g.ID, &collab.AddMemberOptions{UserID: bob.ID, AccessLevel: collab.ReporterAccess})
 	fmt.Println(errors.Is(err, collab.ErrConflict))
 	// Output: true
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // The fuzz targets run their seed corpus (here and in testdata/fuzz) as
@@ -99,7 +101,7 @@ func FuzzPathSegment(f *testing.F) {
 	}
 	base, _ := url.Parse("https://h.example/api/v3/")
 	f.Fuzz(func(t *testing.T, in string) {
-		seg, err := pathSegment(in)
+		seg, err := wire.Segment(in)
 		if in == "" {
 			if err == nil {
 				t.Fatal("empty value accepted")
@@ -107,7 +109,7 @@ func FuzzPathSegment(f *testing.F) {
 			return
 		}
 		if err != nil {
-			t.Fatalf("pathSegment(%q): %v", in, err)
+			t.Fatalf("wire.Segment(%q): %v", in, err)
 		}
 		if strings.ContainsAny(seg, "/?#.") {
 			t.Fatalf("segment %q of %q holds a separator or a dot", seg, in)
@@ -218,9 +220,9 @@ func FuzzErrorText(f *testing.F) {
 		resp := &http.Response{StatusCode: 400 + int(shape)%100, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
 		u, _ := url.Parse("https://h.example/api/v3/projects?private_token=" + url.QueryEscape(token))
 		e := newErrorResponse(resp, "GET", u, []string{token})
-		for _, s := range []string{e.Error(), e.Message, string(e.Body), cleanText(text, maxMessage)} {
-			if s == cleanText(text, maxMessage) {
-				if strings.ContainsAny(s, "\n\r") || !utf8.ValidString(s) || len(s) > maxMessage+12 {
+		for _, s := range []string{e.Error(), e.Message, string(e.Body), wire.CleanText(text, wire.MaxMessage)} {
+			if s == wire.CleanText(text, wire.MaxMessage) {
+				if strings.ContainsAny(s, "\n\r") || !utf8.ValidString(s) || len(s) > wire.MaxMessage+12 {
 					t.Fatalf("cleanText gave %q", s)
 				}
 				continue
@@ -234,7 +236,7 @@ func FuzzErrorText(f *testing.F) {
 			t.Fatalf("error text %q", got)
 		}
 		for _, r := range got {
-			if unsafeRune(r) {
+			if wire.UnsafeRune(r) {
 				t.Fatalf("unsafe rune %U in %q", r, got)
 			}
 		}

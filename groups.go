@@ -51,8 +51,8 @@ func (s *GroupsService) List(ctx context.Context, opt *ListGroupsOptions) ([]*Gr
 // request (100 when 0).
 //
 // API: GET /groups
-func (s *GroupsService) All(ctx context.Context, opt *ListGroupsOptions) iter.Seq2[*Group, error] {
-	return all[Group](ctx, s.client, route("groups"), opt)
+func (s *GroupsService) All(ctx context.Context, opt *ListGroupsOptions, iopts ...IterOption) iter.Seq2[*Group, error] {
+	return all[Group](ctx, s.client, route("groups"), opt, iopts)
 }
 
 // Get returns a group, by id or path, with its projects.
@@ -126,8 +126,8 @@ func (s *GroupsService) ListProjects(ctx context.Context, gid any, opt *ListGrou
 // request (100 when 0).
 //
 // API: GET /groups/:id/projects
-func (s *GroupsService) AllProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("groups/%s/projects", gid), opt)
+func (s *GroupsService) AllProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("groups/%s/projects", gid), opt, iopts)
 }
 
 // TransferProject moves a project into a group. Administrators only.

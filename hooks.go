@@ -59,8 +59,8 @@ func (s *HooksService) List(ctx context.Context, pid any, opt *ListOptions) ([]*
 // first when 0) to the last, asking for opt.PerPage hooks a request (100 when 0).
 //
 // API: GET /projects/:id/hooks
-func (s *HooksService) All(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectHook, error] {
-	return all[ProjectHook](ctx, s.client, route("projects/%s/hooks", pid), opt)
+func (s *HooksService) All(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectHook, error] {
+	return all[ProjectHook](ctx, s.client, route("projects/%s/hooks", pid), opt, iopts)
 }
 
 // Get returns one hook.

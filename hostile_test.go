@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/internal/suite"
+	"github.com/collabsvc/collab/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,7 +73,7 @@ func TestHostileBodiesStopAtTheCeiling(t *testing.T) {
 	calls := map[string]func(c *Client) error{
 		"single record": func(c *Client) error { _, _, err := c.Projects.Get(context.Background(), 1); return err },
 		"iterator page": func(c *Client) error {
-			for _, err := range c.Projects.All(context.Background(), &ListProjectsOptions{ListOptions: ListOptions{Prefetch: 4}}) {
+			for _, err := range c.Projects.All(context.Background(), nil, Prefetch(4)) {
 				if err != nil {
 					return err
 				}
@@ -315,9 +316,10 @@ func TestIterationsAlwaysEnd(t *testing.T) {
 			err: "GET /api/v3/projects: collab: pagination loop: asked for page 2, the server answered page 1",
 		},
 		{
-			name:     "X-Page stuck at 1 with prefetch",
-			serve:    stuckAtPage1,
-			prefetch: 4, ids: []int{1}, requests: 2,
+			name:  "X-Page stuck at 1 with prefetch",
+			serve: stuckAtPage1,
+			// Pages 2 to 5 go out together; the first answer ends the walk.
+			prefetch: 4, ids: []int{1}, requests: -5,
 			err: "GET /api/v3/projects: collab: pagination loop: asked for page 2, the server answered page 1",
 		},
 		{
@@ -332,16 +334,17 @@ func TestIterationsAlwaysEnd(t *testing.T) {
 			err: "GET /api/v3/projects: collab: pagination loop: next page 1 after page 2",
 		},
 		{
-			name:     "absurd total, empty after page 1",
-			serve:    absurdTotal(1),
-			prefetch: 4, ids: []int{1}, requests: 2,
+			name:  "absurd total, empty after page 1",
+			serve: absurdTotal(1),
+			// At most pages + Prefetch: page 1, then pages 2 to 5 at once.
+			prefetch: 4, ids: []int{1}, requests: -5,
 		},
 		{
 			name:  "absurd total, three real pages",
 			serve: absurdTotal(3),
-			// A sequential walk sends 4; the window may run min(Prefetch,
-			// pages confirmed) = 3 past page 3: at most pages 4 to 6.
-			prefetch: 4, ids: []int{1, 2, 3}, requests: -6,
+			// A sequential walk sends 4; the window runs Prefetch pages
+			// past page 3: at most pages + Prefetch = 7.
+			prefetch: 4, ids: []int{1, 2, 3}, requests: -7,
 		},
 		{
 			name: "pages of nulls only",
@@ -378,7 +381,7 @@ func TestIterationsAlwaysEnd(t *testing.T) {
 			require.NoError(t, err)
 			var ids []int
 			var last error
-			for p, err := range c.Projects.All(context.Background(), &ListProjectsOptions{ListOptions: ListOptions{Prefetch: tc.prefetch}}) {
+			for p, err := range c.Projects.All(context.Background(), nil, Prefetch(tc.prefetch)) {
 				if err != nil {
 					last = err
 					continue
@@ -516,7 +519,7 @@ func TestRedirectsNeverCarrySecrets(t *testing.T) {
 			_, _, err = c.Projects.Get(context.Background(), 1)
 			require.NoError(t, err, name)
 			require.Len(t, p.otherGot, 1)
-			for _, h := range credentialHeaders {
+			for _, h := range wire.CredentialHeaders {
 				assert.Empty(t, p.otherGot[0].Header.Get(h), "%s: %s", name, h)
 			}
 		}
@@ -637,7 +640,7 @@ func TestOneCallAtMostThePolicysAttempts(t *testing.T) {
 		{"GET", func(c *Client) error { _, _, err := c.Projects.Get(ctx, 1); return err }, true, false},
 		{"list", func(c *Client) error { _, _, err := c.Projects.List(ctx, nil); return err }, true, false},
 		{"iterator page", func(c *Client) error {
-			for _, err := range c.Projects.All(ctx, &ListProjectsOptions{ListOptions: ListOptions{Prefetch: 4}}) {
+			for _, err := range c.Projects.All(ctx, nil, Prefetch(4)) {
 				if err != nil {
 					return err
 				}

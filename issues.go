@@ -44,7 +44,7 @@ type ListIssuesOptions struct {
 	ListOptions
 	IID       *int        `url:"iid,omitempty"`       // the #number shown in the project
 	State     *IssueState `url:"state,omitempty"`     // both states when nil
-	Labels    Labels      `url:"labels,omitempty"`    // label names
+	Labels    LabelNames  `url:"labels,omitempty"`    // label names
 	Milestone *string     `url:"milestone,omitempty"` // milestone title
 	OrderBy   *OrderBy    `url:"order_by,omitempty"`  // created_at when nil
 	Sort      *SortOrder  `url:"sort,omitempty"`      // descending when nil
@@ -63,8 +63,8 @@ func (s *IssuesService) ListMine(ctx context.Context, opt *ListIssuesOptions) ([
 // request (100 when 0).
 //
 // API: GET /issues
-func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions) iter.Seq2[*Issue, error] {
-	return all[Issue](ctx, s.client, route("issues"), opt)
+func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
+	return all[Issue](ctx, s.client, route("issues"), opt, iopts)
 }
 
 // List returns one page of a project's issues.
@@ -79,8 +79,8 @@ func (s *IssuesService) List(ctx context.Context, pid any, opt *ListIssuesOption
 // (100 when 0).
 //
 // API: GET /projects/:id/issues
-func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions) iter.Seq2[*Issue, error] {
-	return all[Issue](ctx, s.client, route("projects/%s/issues", pid), opt)
+func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
+	return all[Issue](ctx, s.client, route("projects/%s/issues", pid), opt, iopts)
 }
 
 // Get returns one issue. issueID is the issue's global ID, not the #IID the
@@ -110,10 +110,10 @@ type CreateIssueOptions struct {
 	Description *string `url:"description,omitempty"`
 	AssigneeID  *int    `url:"assignee_id,omitempty"`  // a user id
 	MilestoneID *int    `url:"milestone_id,omitempty"` // a milestone's global id
-	// Labels are the names to set. It is a plain list, unlike the *Labels of
+	// Labels are the names to set. It is a plain list, unlike the *LabelNames of
 	// UpdateIssueOptions: a new issue has no labels to keep or to clear, so
 	// nil and empty both mean none.
-	Labels    Labels     `url:"labels,omitempty"`
+	Labels    LabelNames `url:"labels,omitempty"`
 	CreatedAt *time.Time `url:"created_at,omitempty"` // admins and project owners may backdate an issue
 }
 
@@ -139,7 +139,7 @@ type UpdateIssueOptions struct {
 	// Labels replaces the issue's labels. It is a pointer so that it has
 	// three meanings: nil keeps the labels, a pointer to an empty list clears
 	// them, and a pointer to names sets exactly those.
-	Labels     *Labels          `url:"labels,omitempty"`
+	Labels     *LabelNames      `url:"labels,omitempty"`
 	StateEvent *IssueStateEvent `url:"state_event,omitempty"`
 	UpdatedAt  *time.Time       `url:"updated_at,omitempty"`
 }

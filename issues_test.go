@@ -43,7 +43,7 @@ func TestIssuesUnit(t *testing.T) {
 			"milestone_id": {"2"}, "labels": {"bug,ui"}, "created_at": {"2016-03-01T10:00:00Z"}}, false},
 		{"Update", func(c *Client) (any, error) {
 			return one(c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Title: Ptr("T"), Description: Ptr("D"), AssigneeID: Ptr(3),
-				MilestoneID: Ptr(0), Labels: &Labels{"x"}, StateEvent: Ptr(IssueClose), UpdatedAt: &created}))
+				MilestoneID: Ptr(0), Labels: &LabelNames{"x"}, StateEvent: Ptr(IssueClose), UpdatedAt: &created}))
 		}, "PUT", "projects/4/issues/77", url.Values{"title": {"T"}, "description": {"D"}, "assignee_id": {"3"}, "milestone_id": {"0"},
 			"labels": {"x"}, "state_event": {"close"}, "updated_at": {"2016-03-01T10:00:00Z"}}, false},
 		{"Move", func(c *Client) (any, error) { return one(c.Issues.Move(ctx, 4, 77, 9)) }, "POST", "projects/4/issues/77/move", url.Values{"to_project_id": {"9"}}, false},
@@ -58,7 +58,7 @@ func TestIssuesUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/4/issues/77", nil)
 	m.Reply(200, string(fixture))
-	_, _, err = c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Labels: &Labels{}})
+	_, _, err = c.Issues.Update(ctx, 4, 77, &UpdateIssueOptions{Labels: &LabelNames{}})
 	require.NoError(t, err)
 	m.assertCall("PUT", "projects/4/issues/77", url.Values{"labels": {""}})
 	m.Reply(304, ``)
@@ -182,7 +182,7 @@ func TestIssuesAgainstFake(t *testing.T) {
 	assert.Equal(t, []string{"closed", "opened", "closed", "opened", "opened"}, actions, "newest first")
 
 	n := 0
-	for _, err := range ac.Issues.All(ctx, pid, &ListIssuesOptions{ListOptions: ListOptions{Prefetch: 2}}) {
+	for _, err := range ac.Issues.All(ctx, pid, nil, Prefetch(2)) {
 		require.NoError(t, err)
 		n++
 	}

@@ -85,6 +85,6 @@ func (s *JobQueueService) CompoundMetrics(ctx context.Context) (*CompoundMetrics
 	return do[CompoundMetrics](ctx, s.client, http.MethodGet, s.path("compound_metrics"), nil)
 }
 
-func (s *JobQueueService) path(endpoint string) apiPath {
+func (s *JobQueueService) path(endpoint string) endpoint {
 	return route("%s/"+endpoint, s.client.jobQueue)
 }

@@ -71,11 +71,17 @@ type labelUpdate struct {
 	*UpdateLabelOptions
 }
 
-// List returns a project's labels. The list is not paginated.
+// ListLabelsOptions are the parameters of Labels.List. This server version
+// reads none and sends every label, so there are no fields yet; the argument
+// keeps the method's signature stable for later versions, which page and
+// filter the list.
+type ListLabelsOptions struct{}
+
+// List returns every label of a project in one answer; opt may be nil.
 //
 // API: GET /projects/:id/labels
-func (s *LabelsService) List(ctx context.Context, pid any) ([]*Label, *Response, error) {
-	return doList[Label](ctx, s.client, http.MethodGet, route("projects/%s/labels", pid), nil)
+func (s *LabelsService) List(ctx context.Context, pid any, opt *ListLabelsOptions) ([]*Label, *Response, error) {
+	return doList[Label](ctx, s.client, http.MethodGet, route("projects/%s/labels", pid), opt)
 }
 
 // Create makes a label. A duplicate name is ErrConflict. A nil opt, an empty

@@ -14,7 +14,7 @@ func TestLabelsUnit(t *testing.T) {
 	c, m := newMockClient(t)
 	m.Reply(200, `[{"name": "bug", "color": "#d9534f", "description": "Bug reported by user", "open_issues_count": 1,
 	  "closed_issues_count": 2, "open_merge_requests_count": 3, "subscribed": false}]`)
-	list, _, err := c.Labels.List(ctx, "g/p")
+	list, _, err := c.Labels.List(ctx, "g/p", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/labels", nil)
 	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: Ptr("Bug reported by user"), OpenIssuesCount: 1,
@@ -91,15 +91,15 @@ func TestLabelsAgainstFake(t *testing.T) {
 	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	assert.ErrorIs(t, err, ErrConflict)
 
-	open, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "a", Labels: Labels{"bug"}})
+	open, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "a", Labels: LabelNames{"bug"}})
 	require.NoError(t, err)
-	closed, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "b", Labels: Labels{"bug"}})
+	closed, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "b", Labels: LabelNames{"bug"}})
 	require.NoError(t, err)
 	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose)})
 	require.NoError(t, err)
 	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
 	_ = mr
-	list, _, err := c.Labels.List(ctx, pid)
+	list, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, 1, list[0].OpenIssuesCount)

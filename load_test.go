@@ -37,7 +37,7 @@ func TestFakeUnderLoad(t *testing.T) {
 			if _, _, err := c.Projects.Star(ctx, pid); fail(err) {
 				return
 			}
-			keep, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: fmt.Sprintf("keep %d", i), Labels: Labels{"load"}})
+			keep, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: fmt.Sprintf("keep %d", i), Labels: LabelNames{"load"}})
 			if fail(err) {
 				return
 			}
@@ -74,7 +74,7 @@ func TestFakeUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, workers/2, p.StarCount)
 	assert.Equal(t, workers, p.OpenIssuesCount)
-	open, resp, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueOpened), Labels: Labels{"load"}, ListOptions: ListOptions{PerPage: 100}})
+	open, resp, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueOpened), Labels: LabelNames{"load"}, ListOptions: ListOptions{PerPage: 100}})
 	require.NoError(t, err)
 	assert.Len(t, open, workers)
 	assert.Equal(t, workers, resp.TotalItems)

@@ -31,11 +31,22 @@ type ListProjectMembersOptions struct {
 	Query *string `url:"query,omitempty"` // search string
 }
 
-// MemberOptions are the parameters of Add and Update.
-type MemberOptions struct {
+// AddMemberOptions are the parameters of Add. Both are required.
+type AddMemberOptions struct {
 	UserID      int         `url:"user_id"`
 	AccessLevel AccessLevel `url:"access_level"`
 }
+
+// UpdateMemberOptions are the parameters of Update. AccessLevel is required.
+type UpdateMemberOptions struct {
+	AccessLevel AccessLevel `url:"access_level"`
+}
+
+// ListGroupMembersOptions are the parameters of GroupMembers.List. This
+// server version reads none and sends the whole list, so there are no fields
+// yet; the argument keeps the method's signature stable for later versions,
+// which page and filter the list.
+type ListGroupMembersOptions struct{}
 
 // List returns one page of a project's members.
 //
@@ -49,8 +60,8 @@ func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProj
 // request (100 when 0).
 //
 // API: GET /projects/:id/members
-func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions) iter.Seq2[*Member, error] {
-	return all[Member](ctx, s.client, route("projects/%s/members", pid), opt)
+func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions, iopts ...IterOption) iter.Seq2[*Member, error] {
+	return all[Member](ctx, s.client, route("projects/%s/members", pid), opt, iopts)
 }
 
 // Get returns one project member.
@@ -61,22 +72,25 @@ func (s *ProjectMembersService) Get(ctx context.Context, pid any, userID int) (*
 }
 
 // Add makes a user a member. It is idempotent: adding an existing member
-// returns it unchanged. A userID below 1 is an *ArgumentError.
+// returns it unchanged. A nil opt, a UserID below 1 or a zero AccessLevel is
+// an *ArgumentError.
 //
 // API: POST /projects/:id/members
-func (s *ProjectMembersService) Add(ctx context.Context, pid any, userID int, level AccessLevel) (*Member, *Response, error) {
-	opt, err := memberForm(userID, level)
-	if err != nil {
+func (s *ProjectMembersService) Add(ctx context.Context, pid any, opt *AddMemberOptions) (*Member, *Response, error) {
+	if err := checkAddMember(opt); err != nil {
 		return nil, nil, err
 	}
 	return do[Member](ctx, s.client, http.MethodPost, route("projects/%s/members", pid), opt)
 }
 
-// Update changes a member's access level.
+// Update changes a member's access level. A nil opt or a zero AccessLevel
+// is an *ArgumentError.
 //
 // API: PUT /projects/:id/members/:user_id
-func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int, level AccessLevel) (*Member, *Response, error) {
-	opt := &MemberOptions{UserID: userID, AccessLevel: level}
+func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
+	if err := checkUpdateMember(opt); err != nil {
+		return nil, nil, err
+	}
 	return do[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt)
 }
 
@@ -89,39 +103,61 @@ func (s *ProjectMembersService) Remove(ctx context.Context, pid any, userID int)
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/members/%s", pid, userID), nil, nil)
 }
 
-// List returns a group's members. The list is not paginated.
+// List returns a group's members. This server version sends the whole list
+// in one answer; opt may be nil.
 //
 // API: GET /groups/:id/members
-func (s *GroupMembersService) List(ctx context.Context, gid any) ([]*Member, *Response, error) {
-	return doList[Member](ctx, s.client, http.MethodGet, route("groups/%s/members", gid), nil)
+func (s *GroupMembersService) List(ctx context.Context, gid any, opt *ListGroupMembersOptions) ([]*Member, *Response, error) {
+	return doList[Member](ctx, s.client, http.MethodGet, route("groups/%s/members", gid), opt)
 }
 
-// Add makes a user a group member. An existing member is ErrConflict. A
-// userID below 1 is an *ArgumentError.
+// Add makes a user a group member. An existing member is ErrConflict. A nil
+// opt, a UserID below 1 or a zero AccessLevel is an *ArgumentError.
 //
 // API: POST /groups/:id/members
-func (s *GroupMembersService) Add(ctx context.Context, gid any, userID int, level AccessLevel) (*Member, *Response, error) {
-	opt, err := memberForm(userID, level)
-	if err != nil {
+func (s *GroupMembersService) Add(ctx context.Context, gid any, opt *AddMemberOptions) (*Member, *Response, error) {
+	if err := checkAddMember(opt); err != nil {
 		return nil, nil, err
 	}
 	return do[Member](ctx, s.client, http.MethodPost, route("groups/%s/members", gid), opt)
 }
 
-// memberForm is the body of the Add calls, where the user id is not a path
-// value and so is checked here.
-func memberForm(userID int, level AccessLevel) (*MemberOptions, error) {
-	if userID < 1 {
-		return nil, invalidArg("userID", "must be a positive id, got %d", userID)
+// checkAddMember checks the body of the Add calls, where the user id is not
+// a path value and so is not checked by the route.
+func checkAddMember(opt *AddMemberOptions) error {
+	switch {
+	case opt == nil:
+		return errRequired("opt")
+	case opt.UserID < 1:
+		return invalidArg("opt.UserID", "must be a positive id, got %d", opt.UserID)
 	}
-	return &MemberOptions{UserID: userID, AccessLevel: level}, nil
+	return checkLevel(opt.AccessLevel)
 }
 
-// Update changes a group member's access level.
+func checkUpdateMember(opt *UpdateMemberOptions) error {
+	if opt == nil {
+		return errRequired("opt")
+	}
+	return checkLevel(opt.AccessLevel)
+}
+
+// checkLevel refuses the zero level, which is an option left unset: no
+// server accepts it. Other values go to the server, which names its own set.
+func checkLevel(l AccessLevel) error {
+	if l == NoAccess {
+		return errRequired("opt.AccessLevel")
+	}
+	return nil
+}
+
+// Update changes a group member's access level. A nil opt or a zero
+// AccessLevel is an *ArgumentError.
 //
 // API: PUT /groups/:id/members/:user_id
-func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, level AccessLevel) (*Member, *Response, error) {
-	opt := &MemberOptions{UserID: userID, AccessLevel: level}
+func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
+	if err := checkUpdateMember(opt); err != nil {
+		return nil, nil, err
+	}
 	return do[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt)
 }
 

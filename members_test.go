@@ -31,14 +31,14 @@ func TestMembersUnit(t *testing.T) {
 	assert.Equal(t, want, got)
 
 	m.Reply(201, memberJSON)
-	_, _, err = c.ProjectMembers.Add(ctx, 5, 1, DeveloperAccess)
+	_, _, err = c.ProjectMembers.Add(ctx, 5, &AddMemberOptions{UserID: 1, AccessLevel: DeveloperAccess})
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/5/members", url.Values{"user_id": {"1"}, "access_level": {"30"}})
 
 	m.Reply(200, memberJSON)
-	_, _, err = c.ProjectMembers.Update(ctx, 5, 1, MasterAccess)
+	_, _, err = c.ProjectMembers.Update(ctx, 5, 1, &UpdateMemberOptions{AccessLevel: MasterAccess})
 	require.NoError(t, err)
-	m.assertCall("PUT", "projects/5/members/1", url.Values{"user_id": {"1"}, "access_level": {"40"}})
+	m.assertCall("PUT", "projects/5/members/1", url.Values{"access_level": {"40"}})
 
 	m.Reply(200, `{"message": "Access revoked", "id": 1}`)
 	_, err = c.ProjectMembers.Remove(ctx, 5, 1)
@@ -47,19 +47,19 @@ func TestMembersUnit(t *testing.T) {
 
 	groupMember := `{"id": 1, "username": "raymond_smith", "name": "Raymond Smith", "state": "active", "created_at": "2012-10-22T14:13:35Z", "access_level": 50}`
 	m.Reply(200, "["+groupMember+"]")
-	glist, _, err := c.GroupMembers.List(ctx, "my.group")
+	glist, _, err := c.GroupMembers.List(ctx, "my.group", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/my%2Egroup/members", nil)
 	assert.Equal(t, []*Member{{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: "active", CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: OwnerAccess}}, glist)
 
 	m.Reply(201, groupMember)
-	_, _, err = c.GroupMembers.Add(ctx, 3, 1, OwnerAccess)
+	_, _, err = c.GroupMembers.Add(ctx, 3, &AddMemberOptions{UserID: 1, AccessLevel: OwnerAccess})
 	require.NoError(t, err)
 	m.assertCall("POST", "groups/3/members", url.Values{"user_id": {"1"}, "access_level": {"50"}})
 	m.Reply(200, groupMember)
-	_, _, err = c.GroupMembers.Update(ctx, 3, 1, GuestAccess)
+	_, _, err = c.GroupMembers.Update(ctx, 3, 1, &UpdateMemberOptions{AccessLevel: GuestAccess})
 	require.NoError(t, err)
-	m.assertCall("PUT", "groups/3/members/1", url.Values{"user_id": {"1"}, "access_level": {"10"}})
+	m.assertCall("PUT", "groups/3/members/1", url.Values{"access_level": {"10"}})
 	m.Reply(200, groupMember)
 	_, err = c.GroupMembers.Remove(ctx, 3, 1)
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestMembersUnit(t *testing.T) {
 
 	for status, sentinel := range map[int]error{403: ErrForbidden, 404: ErrNotFound, 409: ErrConflict, 422: ErrUnprocessable} {
 		m.Reply(status, `{"message":"x"}`)
-		_, _, err = c.GroupMembers.Add(ctx, 3, 1, OwnerAccess)
+		_, _, err = c.GroupMembers.Add(ctx, 3, &AddMemberOptions{UserID: 1, AccessLevel: OwnerAccess})
 		assert.ErrorIs(t, err, sentinel)
 	}
 }
@@ -80,18 +80,18 @@ func TestMembersAgainstFake(t *testing.T) {
 	ac, bc := clientAs(t, srv, alice.Token), clientAs(t, srv, bob.Token)
 	pid := srv.AddProject(alice.ID, "Team", 0)
 
-	m, _, err := ac.ProjectMembers.Add(ctx, pid, bob.ID, DeveloperAccess)
+	m, _, err := ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: DeveloperAccess})
 	require.NoError(t, err)
 	assert.Equal(t, "bob", m.Username)
 	assert.Equal(t, "bob@example.com", m.Email)
-	again, _, err := ac.ProjectMembers.Add(ctx, pid, bob.ID, MasterAccess)
+	again, _, err := ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: MasterAccess})
 	require.NoError(t, err)
 	assert.Equal(t, DeveloperAccess, again.AccessLevel, "adding an existing member changes nothing")
-	_, _, err = ac.ProjectMembers.Add(ctx, pid, bob.ID+1000, DeveloperAccess)
+	_, _, err = ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID + 1000, AccessLevel: DeveloperAccess})
 	assert.ErrorIs(t, err, ErrNotFound)
-	_, _, err = ac.ProjectMembers.Add(ctx, pid, bob.ID, 35)
+	_, _, err = ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: 35})
 	assert.ErrorIs(t, err, ErrBadRequest)
-	_, _, err = bc.ProjectMembers.Add(ctx, pid, bob.ID, MasterAccess)
+	_, _, err = bc.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: MasterAccess})
 	assert.ErrorIs(t, err, ErrForbidden, "developers cannot manage members")
 
 	list, _, err := bc.ProjectMembers.List(ctx, pid, &ListProjectMembersOptions{Query: Ptr("bo")})
@@ -103,7 +103,7 @@ func TestMembersAgainstFake(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 2, n)
-	upd, _, err := ac.ProjectMembers.Update(ctx, pid, bob.ID, ReporterAccess)
+	upd, _, err := ac.ProjectMembers.Update(ctx, pid, bob.ID, &UpdateMemberOptions{AccessLevel: ReporterAccess})
 	require.NoError(t, err)
 	assert.Equal(t, ReporterAccess, upd.AccessLevel)
 	got, _, err := c.ProjectMembers.Get(ctx, pid, bob.ID)
@@ -121,24 +121,76 @@ func TestMembersAgainstFake(t *testing.T) {
 
 	g, _, err := ac.Groups.Create(ctx, &CreateGroupOptions{Name: "G", Path: "g"})
 	require.NoError(t, err)
-	gm, _, err := ac.GroupMembers.Add(ctx, g.ID, bob.ID, ReporterAccess)
+	gm, _, err := ac.GroupMembers.Add(ctx, g.ID, &AddMemberOptions{UserID: bob.ID, AccessLevel: ReporterAccess})
 	require.NoError(t, err)
 	assert.Empty(t, gm.Email, "group members carry no email")
-	_, _, err = ac.GroupMembers.Add(ctx, g.ID, bob.ID, ReporterAccess)
+	_, _, err = ac.GroupMembers.Add(ctx, g.ID, &AddMemberOptions{UserID: bob.ID, AccessLevel: ReporterAccess})
 	assert.ErrorIs(t, err, ErrConflict)
-	_, _, err = ac.GroupMembers.Add(ctx, g.ID, alice.ID+500, ReporterAccess)
+	_, _, err = ac.GroupMembers.Add(ctx, g.ID, &AddMemberOptions{UserID: alice.ID + 500, AccessLevel: ReporterAccess})
 	assert.ErrorIs(t, err, ErrNotFound)
-	_, _, err = ac.GroupMembers.Update(ctx, g.ID, bob.ID, 99)
+	_, _, err = ac.GroupMembers.Update(ctx, g.ID, bob.ID, &UpdateMemberOptions{AccessLevel: 99})
 	assert.ErrorIs(t, err, ErrUnprocessable)
-	_, _, err = ac.GroupMembers.Update(ctx, g.ID, bob.ID, MasterAccess)
+	_, _, err = ac.GroupMembers.Update(ctx, g.ID, bob.ID, &UpdateMemberOptions{AccessLevel: MasterAccess})
 	require.NoError(t, err)
-	members, _, err := bc.GroupMembers.List(ctx, g.ID)
+	members, _, err := bc.GroupMembers.List(ctx, g.ID, nil)
 	require.NoError(t, err)
 	assert.Len(t, members, 2)
 	_, err = ac.GroupMembers.Remove(ctx, g.ID, bob.ID)
 	require.NoError(t, err)
 	_, err = ac.GroupMembers.Remove(ctx, g.ID, bob.ID)
 	assert.ErrorIs(t, err, ErrNotFound, "a non-member is 404 for groups")
-	_, _, err = bc.GroupMembers.List(ctx, g.ID)
+	_, _, err = bc.GroupMembers.List(ctx, g.ID, nil)
 	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+// TestMemberOptionsAreChecked: Add and Update refuse a missing options
+// struct, a user id below 1 and an unset access level before any request.
+func TestMemberOptionsAreChecked(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	calls := map[string]func() error{
+		"project add nil":      func() error { _, _, err := c.ProjectMembers.Add(ctx, 1, nil); return err },
+		"group add nil":        func() error { _, _, err := c.GroupMembers.Add(ctx, 1, nil); return err },
+		"project update nil":   func() error { _, _, err := c.ProjectMembers.Update(ctx, 1, 2, nil); return err },
+		"group update nil":     func() error { _, _, err := c.GroupMembers.Update(ctx, 1, 2, nil); return err },
+		"project add no level": func() error { _, _, err := c.ProjectMembers.Add(ctx, 1, &AddMemberOptions{UserID: 2}); return err },
+		"group update no level": func() error {
+			_, _, err := c.GroupMembers.Update(ctx, 1, 2, &UpdateMemberOptions{})
+			return err
+		},
+		"project update user 0": func() error {
+			_, _, err := c.ProjectMembers.Update(ctx, 1, 0, &UpdateMemberOptions{AccessLevel: GuestAccess})
+			return err
+		},
+	}
+	want := map[string]string{
+		"project add nil": "opt", "group add nil": "opt", "project update nil": "opt", "group update nil": "opt",
+		"project add no level": "opt.AccessLevel", "group update no level": "opt.AccessLevel", "project update user 0": "members id",
+	}
+	for name, call := range calls {
+		err := call()
+		var ae *ArgumentError
+		require.ErrorAs(t, err, &ae, name)
+		assert.Equal(t, want[name], ae.Arg, name)
+	}
+	assert.Zero(t, m.Count(), "no request was sent")
+}
+
+// TestUnpagedListsTakeOptions: the lists this server sends whole take an
+// options argument that may be nil, and send no parameter for it.
+func TestUnpagedListsTakeOptions(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	m.Reply(200, `[]`)
+	_, _, err := c.Labels.List(ctx, 1, &ListLabelsOptions{})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/1/labels", nil)
+	m.Reply(200, `[]`)
+	_, _, err = c.Branches.List(ctx, 1, &ListBranchesOptions{})
+	require.NoError(t, err)
+	m.assertCall("GET", "projects/1/repository/branches", nil)
+	m.Reply(200, `[]`)
+	_, _, err = c.GroupMembers.List(ctx, 1, &ListGroupMembersOptions{})
+	require.NoError(t, err)
+	m.assertCall("GET", "groups/1/members", nil)
 }

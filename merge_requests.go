@@ -78,10 +78,11 @@ type MergeRequestCommit struct {
 	Message     string `json:"message"`
 }
 
-// ClosingIssue is an item of ClosesIssues: an issue of this service, or,
-// with an external tracker, just ExternalID and Title (then Issue is nil).
+// ClosingIssue is an item of ClosesIssues: an issue of this service in
+// Issue, or, with an external tracker, only ExternalID and Title (then Issue
+// is nil, so check it before reading its fields). Title is set in both cases.
 type ClosingIssue struct {
-	*Issue
+	Issue      *Issue
 	ExternalID string
 	Title      string
 }
@@ -95,7 +96,7 @@ func (ci *ClosingIssue) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return err
 	}
-	ci.Title = probe.Title
+	*ci = ClosingIssue{Title: probe.Title} // nothing of a previous value survives
 	if len(probe.ID) > 0 && probe.ID[0] == '"' {
 		return json.Unmarshal(probe.ID, &ci.ExternalID)
 	}
@@ -132,11 +133,11 @@ type CreateMergeRequestOptions struct {
 	AssigneeID      *int    `url:"assignee_id,omitempty"`
 	Description     *string `url:"description,omitempty"`
 	TargetProjectID *int    `url:"target_project_id,omitempty"`
-	// Labels are the names to set. It is a plain list, unlike the *Labels of
+	// Labels are the names to set. It is a plain list, unlike the *LabelNames of
 	// UpdateMergeRequestOptions: a new merge request has no labels to keep or
 	// to clear, so nil and empty both mean none.
-	Labels      Labels `url:"labels,omitempty"`
-	MilestoneID *int   `url:"milestone_id,omitempty"`
+	Labels      LabelNames `url:"labels,omitempty"`
+	MilestoneID *int       `url:"milestone_id,omitempty"`
 }
 
 // UpdateMergeRequestOptions are the parameters of Update; nil fields are unchanged.
@@ -149,8 +150,8 @@ type UpdateMergeRequestOptions struct {
 	// Labels replaces the merge request's labels. It is a pointer so that it
 	// has three meanings: nil keeps the labels, a pointer to an empty list
 	// clears them, and a pointer to names sets exactly those.
-	Labels      *Labels `url:"labels,omitempty"`
-	MilestoneID *int    `url:"milestone_id,omitempty"`
+	Labels      *LabelNames `url:"labels,omitempty"`
+	MilestoneID *int        `url:"milestone_id,omitempty"`
 }
 
 // MergeOptions are the parameters of Merge.
@@ -177,7 +178,7 @@ type mergeForm struct {
 	SHA                      *string `url:"sha,omitempty"`
 }
 
-func mrPath(pid any, mrID int, suffix string) apiPath {
+func mrPath(pid any, mrID int, suffix string) endpoint {
 	return route("projects/%s/merge_requests/%s"+suffix, pid, mrID)
 }
 
@@ -193,8 +194,8 @@ func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMerge
 // requests a request (100 when 0).
 //
 // API: GET /projects/:id/merge_requests
-func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions) iter.Seq2[*MergeRequest, error] {
-	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt)
+func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions, iopts ...IterOption) iter.Seq2[*MergeRequest, error] {
+	return all[MergeRequest](ctx, s.client, route("projects/%s/merge_requests", pid), opt, iopts)
 }
 
 // Get returns one merge request. mrID is its global ID, not the !IID the
@@ -307,8 +308,8 @@ func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID i
 // the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
-func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*ClosingIssue, error] {
-	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt)
+func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ClosingIssue, error] {
+	return all[ClosingIssue](ctx, s.client, mrPath(pid, mrID, "/closes_issues"), opt, iopts)
 }
 
 // Subscribe subscribes the caller to a merge request; again is

@@ -38,12 +38,12 @@ func TestMergeRequestsUnit(t *testing.T) {
 		{"Changes", func(c *Client) (any, error) { return one(c.MergeRequests.Changes(ctx, 3, 1)) }, "GET", "projects/3/merge_requests/1/changes", nil, false},
 		{"Create", func(c *Client) (any, error) {
 			return one(c.MergeRequests.Create(ctx, 3, &CreateMergeRequestOptions{SourceBranch: "test1", TargetBranch: "master", Title: "test1",
-				AssigneeID: Ptr(1), Description: Ptr("d"), TargetProjectID: Ptr(3), Labels: Labels{"community", "docs"}, MilestoneID: Ptr(5)}))
+				AssigneeID: Ptr(1), Description: Ptr("d"), TargetProjectID: Ptr(3), Labels: LabelNames{"community", "docs"}, MilestoneID: Ptr(5)}))
 		}, "POST", "projects/3/merge_requests", url.Values{"source_branch": {"test1"}, "target_branch": {"master"}, "title": {"test1"},
 			"assignee_id": {"1"}, "description": {"d"}, "target_project_id": {"3"}, "labels": {"community,docs"}, "milestone_id": {"5"}}, false},
 		{"Update", func(c *Client) (any, error) {
 			return one(c.MergeRequests.Update(ctx, 3, 1, &UpdateMergeRequestOptions{TargetBranch: Ptr("main"), AssigneeID: Ptr(2), Title: Ptr("t"),
-				Description: Ptr("d"), StateEvent: Ptr(MergeRequestClose), Labels: &Labels{}, MilestoneID: Ptr(0)}))
+				Description: Ptr("d"), StateEvent: Ptr(MergeRequestClose), Labels: &LabelNames{}, MilestoneID: Ptr(0)}))
 		}, "PUT", "projects/3/merge_requests/1", url.Values{"target_branch": {"main"}, "assignee_id": {"2"}, "title": {"t"}, "description": {"d"},
 			"state_event": {"close"}, "labels": {""}, "milestone_id": {"0"}}, false},
 		{"Merge", func(c *Client) (any, error) {
@@ -77,6 +77,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 	m.assertCall("GET", "projects/3/merge_requests/1/closes_issues", url.Values{"per_page": {"5"}})
 	require.Len(t, closes, 2)
 	assert.Equal(t, wantIssue(), closes[0].Issue)
+	assert.Equal(t, wantIssue().Title, closes[0].Title, "the title is read for both shapes")
 	assert.Empty(t, closes[0].ExternalID)
 	assert.Nil(t, closes[1].Issue)
 	assert.Equal(t, "PROJ-123", closes[1].ExternalID)
@@ -116,7 +117,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 
 	mr, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master",
-		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: Labels{"feature"}})
+		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: LabelNames{"feature"}})
 	require.NoError(t, err)
 	assert.Equal(t, "opened", mr.State)
 	assert.EqualValues(t, pid, mr.SourceProjectID)
@@ -125,7 +126,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master", Title: "dup"})
 	assert.ErrorIs(t, err, ErrConflict)
 
-	labels, _, err := c.Labels.List(ctx, pid)
+	labels, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, labels, 1)
 	assert.Equal(t, 1, labels[0].OpenMergeRequestsCount)
@@ -133,7 +134,9 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	closes, _, err := c.MergeRequests.ClosesIssues(ctx, pid, mr.ID, nil)
 	require.NoError(t, err)
 	require.Len(t, closes, 1)
-	assert.Equal(t, fixes.ID, closes[0].ID)
+	require.NotNil(t, closes[0].Issue)
+	assert.Equal(t, fixes.ID, closes[0].Issue.ID)
+	assert.Equal(t, fixes.Title, closes[0].Title)
 	commits, _, err := c.MergeRequests.Commits(ctx, pid, mr.ID)
 	require.NoError(t, err)
 	require.Len(t, commits, 1)
@@ -231,4 +234,26 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	for _, err := range c.MergeRequests.AllClosesIssues(ctx, pid, mr.ID, nil) {
 		require.NoError(t, err)
 	}
+}
+
+// TestClosingIssueExternalEntryReadsSafely: an external-tracker entry has no
+// Issue, and reading what it has must not panic; JSON goes back out in the
+// shape it came in.
+func TestClosingIssueExternalEntryReadsSafely(t *testing.T) {
+	var ci ClosingIssue
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"PROJ-7","title":"Broken"}`), &ci))
+	assert.NotPanics(t, func() {
+		assert.Nil(t, ci.Issue)
+		assert.Equal(t, "PROJ-7", ci.ExternalID)
+		assert.Equal(t, "Broken", ci.Title)
+	})
+	out, err := json.Marshal(ci)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"PROJ-7","title":"Broken"}`, string(out))
+
+	require.NoError(t, json.Unmarshal([]byte(`{"id":5,"iid":2,"title":"Ours"}`), &ci))
+	require.NotNil(t, ci.Issue)
+	assert.Equal(t, 5, ci.Issue.ID)
+	assert.Equal(t, "Ours", ci.Title)
+	assert.Empty(t, ci.ExternalID, "decoding replaces the whole value")
 }

@@ -57,8 +57,8 @@ func (s *MilestonesService) List(ctx context.Context, pid any, opt *ListMileston
 // a request (100 when 0).
 //
 // API: GET /projects/:id/milestones
-func (s *MilestonesService) All(ctx context.Context, pid any, opt *ListMilestonesOptions) iter.Seq2[*Milestone, error] {
-	return all[Milestone](ctx, s.client, route("projects/%s/milestones", pid), opt)
+func (s *MilestonesService) All(ctx context.Context, pid any, opt *ListMilestonesOptions, iopts ...IterOption) iter.Seq2[*Milestone, error] {
+	return all[Milestone](ctx, s.client, route("projects/%s/milestones", pid), opt, iopts)
 }
 
 // Get returns one milestone. milestoneID is the milestone's global ID, not its
@@ -113,6 +113,6 @@ func (s *MilestonesService) ListIssues(ctx context.Context, pid any, milestoneID
 // request (100 when 0). milestoneID is the milestone's global ID, not its IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id/issues
-func (s *MilestonesService) AllIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions) iter.Seq2[*Issue, error] {
-	return all[Issue](ctx, s.client, route("projects/%s/milestones/%s/issues", pid, milestoneID), opt)
+func (s *MilestonesService) AllIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
+	return all[Issue](ctx, s.client, route("projects/%s/milestones/%s/issues", pid, milestoneID), opt, iopts)
 }

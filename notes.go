@@ -83,8 +83,8 @@ func (s *NotesService) list(ctx context.Context, kind string, pid any, id int, o
 	return doList[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes", pid, id), opt)
 }
 
-func (s *NotesService) iterate(ctx context.Context, kind string, pid any, id int, opt *ListOptions) iter.Seq2[*Note, error] {
-	return all[Note](ctx, s.client, route("projects/%s/"+kind+"/%s/notes", pid, id), opt)
+func (s *NotesService) iterate(ctx context.Context, kind string, pid any, id int, opt *ListOptions, iopts []IterOption) iter.Seq2[*Note, error] {
+	return all[Note](ctx, s.client, route("projects/%s/"+kind+"/%s/notes", pid, id), opt, iopts)
 }
 
 func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID int) (*Note, *Response, error) {
@@ -123,8 +123,8 @@ func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int,
 // #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
-func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions) iter.Seq2[*Note, error] {
-	return s.iterate(ctx, "issues", pid, issueID, opt)
+func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Note, error] {
+	return s.iterate(ctx, "issues", pid, issueID, opt, iopts)
 }
 
 // GetIssueNote returns one comment on an issue. issueID is the issue's global
@@ -173,8 +173,8 @@ func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID 
 // global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
-func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions) iter.Seq2[*Note, error] {
-	return s.iterate(ctx, "merge_requests", pid, mrID, opt)
+func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Note, error] {
+	return s.iterate(ctx, "merge_requests", pid, mrID, opt, iopts)
 }
 
 // GetMergeRequestNote returns one comment on a merge request. mrID is the

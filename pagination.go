@@ -6,7 +6,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,16 +29,28 @@ import (
 type ListOptions struct {
 	Page    int `url:"page,omitempty"`
 	PerPage int `url:"per_page,omitempty"`
+}
 
-	// Prefetch is read only by the All iterators: when the server reports the
-	// page number and a total page count they fetch up to Prefetch later
-	// pages concurrently, and
-	// still yield items in order. The total is only a hint: the window opens
-	// one page at a time as pages arrive full (one page ahead after the first
-	// page, two after the second, up to Prefetch), it never reaches past the
-	// total, and it closes at the first empty or last page. Zero or one fetches
-	// one page at a time.
-	Prefetch int `url:"-"`
+// An IterOption tunes how an All iterator walks the pages of a list. It has
+// no effect on the List methods, which fetch one page.
+type IterOption func(*iterConfig)
+
+type iterConfig struct {
+	prefetch int
+}
+
+// Prefetch lets an All iterator fetch up to n later pages concurrently once
+// the first page reports its own number and the total page count (the
+// X-Page and X-Total-Pages headers). Items still arrive in order.
+//
+// The total is only a hint: the iterator never asks past it, and it stops at
+// the first empty page or at a page that names no next one. So a server that
+// overstates its total costs at most n wasted requests: a walk makes at most
+// pages+n requests. Breaking out of the loop cancels the requests in flight.
+// n of 0 or 1 fetches one page at a time; a negative n is an *ArgumentError,
+// yielded by the iterator before any request.
+func Prefetch(n int) IterOption {
+	return func(c *iterConfig) { c.prefetch = n }
 }
 
 // Response wraps the HTTP response with the pagination the server reported.
@@ -136,9 +147,9 @@ const allPageSize = 100
 // when it points at the same list on the client's own origin and falls back
 // to X-Next-Page otherwise; it makes no request after the loop breaks; an
 // error is the last thing it yields.
-func all[T any](ctx context.Context, c *Client, p apiPath, opt any) iter.Seq2[*T, error] {
+func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []IterOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		pg, err := newPager(c, p, opt)
+		pg, err := newPager(c, p, opt, iopts)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -191,41 +202,34 @@ type pager struct {
 	last     int             // highest page number fetched
 }
 
-func newPager(c *Client, p apiPath, opt any) (*pager, error) {
+func newPager(c *Client, p endpoint, opt any, iopts []IterOption) (*pager, error) {
 	if p.err != nil {
 		return nil, p.err
+	}
+	var cfg iterConfig
+	for _, o := range iopts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.prefetch < 0 {
+		return nil, invalidArg("Prefetch", "must not be negative, got %d", cfg.prefetch)
 	}
 	q, err := encodeOpts(opt)
 	if err != nil {
 		return nil, err
 	}
-	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), seen: map[string]bool{}}
+	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), prefetch: cfg.prefetch, seen: map[string]bool{}}
 	if u, err := c.resolve(p.s); err == nil {
 		pg.listPath = u.EscapedPath()
 	}
 	if q.Get("per_page") == "" {
 		q.Set("per_page", strconv.Itoa(allPageSize))
 	}
-	if lo := listOptionsOf(opt); lo != nil {
-		pg.prefetch = lo.Prefetch
-	}
 	return pg, nil
 }
 
 func atoiOrZero(s string) int { n, _ := strconv.Atoi(s); return n }
-
-// listOptionsOf finds the ListOptions embedded in an options struct.
-func listOptionsOf(opt any) *ListOptions {
-	if v := reflect.ValueOf(opt); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
-		return nil
-	}
-	if h, ok := opt.(interface{ listOptions() *ListOptions }); ok {
-		return h.listOptions()
-	}
-	return nil
-}
-
-func (o *ListOptions) listOptions() *ListOptions { return o }
 
 func (p *pager) pageURL(page int) string {
 	q := make(url.Values, len(p.query))
@@ -301,7 +305,7 @@ func hasNext(resp *Response) bool { return resp.NextPage > 0 || resp.NextURL != 
 
 // fetchPage gets one page by its path and query (or same-origin URL).
 func fetchPage[T any](ctx context.Context, c *Client, path string) ([]*T, *Response, error) {
-	return doList[T](ctx, c, http.MethodGet, apiPath{s: path}, nil)
+	return doList[T](ctx, c, http.MethodGet, endpoint{s: path}, nil)
 }
 
 // dropNil removes nil records in place.
@@ -325,11 +329,12 @@ type pageResult[T any] struct {
 }
 
 // prefetchPages yields the items of page cur, already fetched, and those of
-// the pages after it up to total, with requests in flight ahead of the last
-// page confirmed: at most one per page confirmed so far, and never more than
-// Prefetch. It stops at the first empty page, or at a page that names no
-// next one. When the loop breaks it cancels what is in flight and waits for
-// it, so no goroutine outlives the iterator.
+// the pages after it up to total, with up to Prefetch requests in flight
+// ahead of the last page confirmed. The window opens at full width at once:
+// the server's own headers named the total, and a server that lies about it
+// costs at most Prefetch requests, since the walk stops at the first empty
+// page or at a page that names no next one. When the loop breaks it cancels
+// what is in flight and waits for it, so no goroutine outlives the iterator.
 func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total int, items []*T, yield func(*T, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -338,8 +343,7 @@ func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total i
 	var pending []chan pageResult[T]
 	launched := cur
 	launch := func(confirmed int) {
-		window := min(p.prefetch, confirmed-p.first+1)
-		for launched < total && launched < confirmed+window {
+		for launched < total && launched < confirmed+p.prefetch {
 			launched++
 			ch := make(chan pageResult[T], 1)
 			pending = append(pending, ch)

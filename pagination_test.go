@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -156,7 +158,7 @@ func TestAllFollowsEveryPage(t *testing.T) {
 		srv := pagedServer(t, 250, "", &requests)
 		c, err := NewClient(srv.URL, WithoutRetries())
 		require.NoError(t, err)
-		ids, err := collect(t, all[item](context.Background(), c, route("items"), &itemOptions{State: "opened", ListOptions: ListOptions{Prefetch: prefetch}}))
+		ids, err := collect(t, all[item](context.Background(), c, route("items"), &itemOptions{State: "opened"}, []IterOption{Prefetch(prefetch)}))
 		require.NoError(t, err)
 		assert.Equal(t, seqIDs(250), ids, "prefetch %d: all items, in order", prefetch)
 		assert.EqualValues(t, 3, requests.Load(), "per_page=100 means three requests")
@@ -180,8 +182,8 @@ func TestAllFallsBackToPageNumbersForForeignLinks(t *testing.T) {
 	assert.EqualValues(t, 2, requests.Load())
 }
 
-func (c *Client) allItems(opt *itemOptions) func(func(*item, error) bool) {
-	return all[item](context.Background(), c, route("items"), opt)
+func (c *Client) allItems(opt *itemOptions, iopts ...IterOption) func(func(*item, error) bool) {
+	return all[item](context.Background(), c, route("items"), opt, iopts)
 }
 
 func TestAllStopsWhenTheLoopBreaks(t *testing.T) {
@@ -191,7 +193,7 @@ func TestAllStopsWhenTheLoopBreaks(t *testing.T) {
 		c, err := NewClient(srv.URL, WithoutRetries())
 		require.NoError(t, err)
 		n := 0
-		for it, err := range c.allItems(&itemOptions{ListOptions: ListOptions{Prefetch: prefetch}}) {
+		for it, err := range c.allItems(nil, Prefetch(prefetch)) {
 			require.NoError(t, err)
 			n++
 			if it.ID == 150 {
@@ -231,7 +233,7 @@ func TestAllYieldsErrorLast(t *testing.T) {
 
 	// A path error surfaces without any request.
 	c, m = newMockClient(t)
-	for _, err := range all[item](context.Background(), c, route("projects/%s/items", 1.5), nil) {
+	for _, err := range all[item](context.Background(), c, route("projects/%s/items", 1.5), nil, nil) {
 		assert.Error(t, err)
 	}
 	assert.Zero(t, m.Count())
@@ -255,7 +257,7 @@ func TestAllPrefetchErrorStopsInOrder(t *testing.T) {
 	defer srv.Close()
 	c, err := NewClient(srv.URL, WithoutRetries())
 	require.NoError(t, err)
-	ids, err := collect(t, c.allItems(&itemOptions{ListOptions: ListOptions{Prefetch: 2}}))
+	ids, err := collect(t, c.allItems(nil, Prefetch(2)))
 	assert.Equal(t, []int{1, 2}, ids, "pages before the failed one, in order")
 	assert.ErrorIs(t, err, ErrNotFound)
 }
@@ -279,7 +281,7 @@ func TestAllContextCancelled(t *testing.T) {
 	defer cancel()
 	var last error
 	n := 0
-	for it, err := range all[item](ctx, c, route("items"), &itemOptions{ListOptions: ListOptions{Prefetch: 3}}) {
+	for it, err := range all[item](ctx, c, route("items"), nil, []IterOption{Prefetch(3)}) {
 		if err != nil {
 			last = err
 			break
@@ -291,4 +293,56 @@ func TestAllContextCancelled(t *testing.T) {
 	}
 	assert.True(t, errors.Is(last, context.Canceled), "got %v", last)
 	assert.Equal(t, 100, n)
+}
+
+// TestPrefetchOpensFullWidthAtOnce: once page 1 names the total, the next
+// Prefetch pages are all asked for before any of them is answered. The
+// server holds every later page until that many requests wait at once.
+func TestPrefetchOpensFullWidthAtOnce(t *testing.T) {
+	const prefetch, pages = 4, 10
+	var waiting, early atomic.Int64
+	all4 := make(chan struct{})
+	srv, n := newCountingServer(t, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		p := pageParam(r)
+		if p > 1 && waiting.Add(1) == prefetch {
+			close(all4)
+		}
+		if p > 1 {
+			select {
+			case <-all4:
+			case <-time.After(5 * time.Second): // not a measurement: a narrower window would hang here
+				early.Add(1)
+			}
+		}
+		w.Header().Set("X-Page", strconv.Itoa(p))
+		w.Header().Set("X-Total-Pages", strconv.Itoa(pages))
+		if p < pages {
+			w.Header().Set("X-Next-Page", strconv.Itoa(p+1))
+		}
+		fmt.Fprintf(w, `[{"id":%d}]`, p)
+	})
+	c, err := NewClient(srv.URL, WithoutRetries())
+	require.NoError(t, err)
+	ids, err := collect(t, c.allItems(nil, Prefetch(prefetch)))
+	require.NoError(t, err)
+	assert.Equal(t, seqIDs(pages), ids)
+	assert.EqualValues(t, pages, n.Load(), "one request a page")
+	assert.Zero(t, early.Load(), "a page was answered before %d were asked for together", prefetch)
+}
+
+func TestPrefetchNegativeIsAnArgumentError(t *testing.T) {
+	srv, n := newCountingServer(t, func(w http.ResponseWriter, r *http.Request, _ int64) { io.WriteString(w, `[]`) })
+	c, err := NewClient(srv.URL, WithoutRetries())
+	require.NoError(t, err)
+	_, err = collect(t, c.allItems(nil, Prefetch(-1)))
+	var ae *ArgumentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "Prefetch", ae.Arg)
+	assert.Zero(t, n.Load(), "no request")
+
+	// A nil option is skipped, as is Prefetch(0): one page at a time.
+	ids, err := collect(t, c.allItems(nil, nil, Prefetch(0)))
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+	assert.EqualValues(t, 1, n.Load())
 }

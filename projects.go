@@ -5,6 +5,8 @@ import (
 	"io"
 	"iter"
 	"net/http"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // ProjectsService handles the project endpoints.
@@ -134,8 +136,8 @@ func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([
 // request (100 when 0).
 //
 // API: GET /projects
-func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects"), opt)
+func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects"), opt, iopts)
 }
 
 // ListOwned returns one page of the projects the caller owns.
@@ -150,8 +152,8 @@ func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOption
 // request (100 when 0).
 //
 // API: GET /projects/owned
-func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/owned"), opt)
+func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/owned"), opt, iopts)
 }
 
 // ListStarred returns one page of the projects the caller starred.
@@ -166,25 +168,26 @@ func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOpti
 // request (100 when 0).
 //
 // API: GET /projects/starred
-func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/starred"), opt)
+func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/starred"), opt, iopts)
 }
 
-// ListInstance returns one page of the projects of the whole instance, not
-// only those the caller can access. Administrators only.
+// ListEvery returns one page of every project on the server, not only those
+// the caller can access. Administrators only. (The endpoint's "all" is
+// "every" here because All, in this package, names the iterators.)
 //
 // API: GET /projects/all
-func (s *ProjectsService) ListInstance(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
+func (s *ProjectsService) ListEvery(ctx context.Context, opt *ListProjectsOptions) ([]*Project, *Response, error) {
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
 }
 
-// AllInstance iterates over the projects ListInstance returns, on every page from
+// AllEvery iterates over the projects ListEvery returns, on every page from
 // opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
 // request (100 when 0).
 //
 // API: GET /projects/all
-func (s *ProjectsService) AllInstance(ctx context.Context, opt *ListProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, route("projects/all"), opt)
+func (s *ProjectsService) AllEvery(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, route("projects/all"), opt, iopts)
 }
 
 // Get returns one project, by id or "namespace/name".
@@ -238,8 +241,8 @@ func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOpti
 // request (100 when 0).
 //
 // API: GET /projects/:id/events
-func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions) iter.Seq2[*ProjectEvent, error] {
-	return all[ProjectEvent](ctx, s.client, route("projects/%s/events", pid), opt)
+func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectEvent, error] {
+	return all[ProjectEvent](ctx, s.client, route("projects/%s/events", pid), opt, iopts)
 }
 
 // CreateProjectOptions are the parameters of Create and CreateForUser.
@@ -396,7 +399,7 @@ func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, 
 	var f *ProjectFile
 	resp, err := s.client.Do(req, &f)
 	if err == nil && f == nil {
-		err = &DecodeError{Method: req.Method, URL: redactURL(req.URL), Err: errUploadRejected}
+		err = &DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: errUploadRejected}
 	}
 	if err != nil {
 		return nil, resp, err
@@ -469,14 +472,14 @@ func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchP
 // request (100 when 0).
 //
 // API: GET /projects/search/:query
-func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions) iter.Seq2[*Project, error] {
-	return all[Project](ctx, s.client, searchPath(query), opt)
+func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
+	return all[Project](ctx, s.client, searchPath(query), opt, iopts)
 }
 
 // searchPath refuses an empty query by its own argument name.
-func searchPath(query string) apiPath {
+func searchPath(query string) endpoint {
 	if query == "" {
-		return apiPath{err: errRequired("query")}
+		return endpoint{err: errRequired("query")}
 	}
 	return route("projects/search/%s", query)
 }

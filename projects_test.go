@@ -76,7 +76,7 @@ func TestProjectsUnit(t *testing.T) {
 		{"List", func(c *Client) (any, error) { return many(c.Projects.List(ctx, listOpt)) }, "GET", "projects", listWant, true},
 		{"ListOwned", func(c *Client) (any, error) { return many(c.Projects.ListOwned(ctx, listOpt)) }, "GET", "projects/owned", listWant, true},
 		{"ListStarred", func(c *Client) (any, error) { return many(c.Projects.ListStarred(ctx, listOpt)) }, "GET", "projects/starred", listWant, true},
-		{"ListInstance", func(c *Client) (any, error) { return many(c.Projects.ListInstance(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
+		{"ListEvery", func(c *Client) (any, error) { return many(c.Projects.ListEvery(ctx, listOpt)) }, "GET", "projects/all", listWant, true},
 		{"Search", func(c *Client) (any, error) {
 			return many(c.Projects.Search(ctx, "dia/x", &SearchProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortDesc)}))
 		}, "GET", "projects/search/dia%2Fx", url.Values{"order_by": {"id"}, "sort": {"desc"}}, true},
@@ -112,7 +112,7 @@ func TestProjectsUnit(t *testing.T) {
 	_, _, err = c.Projects.Star(ctx, 3)
 	assert.ErrorIs(t, err, ErrNotModified)
 	m.Reply(403, `{"message":"403 Forbidden"}`)
-	_, _, err = c.Projects.ListInstance(ctx, nil)
+	_, _, err = c.Projects.ListEvery(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
 	m.Reply(409, `{"message":{"name":["has already been taken"]}}`)
 	_, _, err = c.Projects.Fork(ctx, 3)
@@ -289,9 +289,9 @@ func TestProjectsAgainstFake(t *testing.T) {
 	list, _, err = ac.Projects.ListOwned(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{p.ID}, ids(list))
-	_, _, err = ac.Projects.ListInstance(ctx, nil)
+	_, _, err = ac.Projects.ListEvery(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
-	list, _, err = c.Projects.ListInstance(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)})
+	list, _, err = c.Projects.ListEvery(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"My Site", "Public Thing"}, names(list))
 	list, _, err = ac.Projects.Search(ctx, "thing", nil)
@@ -420,14 +420,14 @@ func TestProjectIteratorsAgainstFake(t *testing.T) {
 		srv.AddProject(srv.AdminID, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), 20)
 	}
 	seen := map[int]bool{}
-	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), ListOptions: ListOptions{Prefetch: 3}}) {
+	for p, err := range c.Projects.All(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc)}, Prefetch(3)) {
 		require.NoError(t, err)
 		assert.False(t, seen[p.ID], "no duplicates")
 		seen[p.ID] = true
 	}
 	assert.Len(t, seen, 230)
 	for _, seq := range []func(yield func(*Project, error) bool){
-		c.Projects.AllOwned(ctx, nil), c.Projects.AllInstance(ctx, nil), c.Projects.AllSearch(ctx, "p", nil),
+		c.Projects.AllOwned(ctx, nil), c.Projects.AllEvery(ctx, nil), c.Projects.AllSearch(ctx, "p", nil),
 	} {
 		n := 0
 		for _, err := range seq {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/collabsvc/collab/internal/wire"
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -38,7 +39,7 @@ func newRetryClient(hc *http.Client, p RetryPolicy, logger *slog.Logger) *retrya
 		PrepareRetry: rewindBody,
 		RequestLogHook: func(_ retryablehttp.Logger, r *http.Request, n int) {
 			if logger != nil && logger.Enabled(r.Context(), slog.LevelDebug) {
-				logger.DebugContext(r.Context(), "collab: request", "method", r.Method, "url", redactURL(r.URL), "attempt", n+1)
+				logger.DebugContext(r.Context(), "collab: request", "method", r.Method, "url", wire.RedactURL(r.URL), "attempt", n+1)
 			}
 		},
 	}
@@ -72,7 +73,7 @@ func retryCheck(logger *slog.Logger) retryablehttp.CheckRetry {
 			if resp != nil {
 				reason = strconv.Itoa(resp.StatusCode) // not Status: its text is the server's
 			}
-			logger.DebugContext(ctx, "collab: retrying", "method", info.method, "url", redactURL(info.url), "reason", reason)
+			logger.DebugContext(ctx, "collab: retrying", "method", info.method, "url", wire.RedactURL(info.url), "reason", reason)
 		}
 		return retry, nil
 	}

@@ -245,3 +245,15 @@ func TestShouldRetryWithoutAttemptInfo(t *testing.T) {
 	assert.NoError(t, rewindBody(&http.Request{}))
 	assert.Error(t, rewindBody(&http.Request{GetBody: func() (io.ReadCloser, error) { return nil, errors.New("gone") }}))
 }
+
+// TestDefaultRetryPolicyCannotBeChanged: each call returns a fresh value,
+// so editing one changes no client's default.
+func TestDefaultRetryPolicyCannotBeChanged(t *testing.T) {
+	p := DefaultRetryPolicy()
+	assert.Equal(t, RetryPolicy{MaxRetries: 3, MinWait: 500 * time.Millisecond, MaxWait: 30 * time.Second}, p)
+	p.MaxRetries = 99
+	assert.Equal(t, 3, DefaultRetryPolicy().MaxRetries)
+	c, err := NewClient("https://collab.example.com")
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.http.RetryMax, "a new client retries by the default")
+}

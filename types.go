@@ -423,12 +423,13 @@ func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
 	return nil
 }
 
-// Labels is a list of label names, sent joined with commas as the API
-// asks. In update options a non-nil pointer to an empty Labels clears them.
-type Labels []string
+// LabelNames is a list of label names, sent joined with commas as the API
+// asks. In update options a non-nil pointer to an empty LabelNames clears
+// them. (A Label is the record the Labels service manages.)
+type LabelNames []string
 
 // EncodeValues joins the names with commas.
-func (l Labels) EncodeValues(key string, v *url.Values) error {
+func (l LabelNames) EncodeValues(key string, v *url.Values) error {
 	v.Set(key, strings.Join(l, ","))
 	return nil
 }

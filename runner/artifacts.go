@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -44,7 +43,10 @@ func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name s
 	if name == "" {
 		name = "artifacts.zip"
 	}
-	path := fmt.Sprintf("builds/%d/artifacts", id)
+	path, err := buildPath(id, "/artifacts")
+	if err != nil {
+		return nil, err
+	}
 	if opts != nil && opts.ExpireIn != "" {
 		path += "?" + url.Values{"expire_in": {opts.ExpireIn}}.Encode()
 	}
@@ -67,7 +69,7 @@ func (c *Client) DownloadArtifacts(ctx context.Context, id int, buildToken strin
 	if w == nil {
 		return 0, &collab.ArgumentError{Arg: "w", Reason: "is nil"}
 	}
-	req, err := c.buildRequest(ctx, http.MethodGet, fmt.Sprintf("builds/%d/artifacts", id), buildToken, nil)
+	req, err := c.buildRequest(ctx, http.MethodGet, id, "/artifacts", buildToken, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -92,7 +94,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 //
 // API: DELETE /builds/:id/artifacts (runner)
 func (c *Client) DeleteArtifacts(ctx context.Context, id int, buildToken string) error {
-	req, err := c.buildRequest(ctx, http.MethodDelete, fmt.Sprintf("builds/%d/artifacts", id), buildToken, nil)
+	req, err := c.buildRequest(ctx, http.MethodDelete, id, "/artifacts", buildToken, nil)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"reflect"
 
 	"github.com/collabsvc/collab"
@@ -189,22 +188,20 @@ func (o BuildOptions) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-const redacted = "[REDACTED]"
-
-// Token is a secret credential. It prints and logs as [REDACTED] with every
+// Token is a secret credential. It prints and logs as [redacted] with every
 // fmt verb and with slog; string(t) and JSON encoding keep the value.
 type Token string
 
-// String returns [REDACTED], never the token.
+// String returns [redacted], never the token.
 func (t Token) String() string { return redacted }
 
-// GoString returns [REDACTED], never the token.
+// GoString returns [redacted], never the token.
 func (t Token) GoString() string { return redacted }
 
-// Format writes [REDACTED] for every verb.
+// Format writes [redacted] for every verb.
 func (t Token) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
 
-// LogValue logs [REDACTED].
+// LogValue logs [redacted].
 func (t Token) LogValue() slog.Value { return slog.StringValue(redacted) }
 
 // MarshalJSON keeps the value, so a Build can be saved and reloaded.
@@ -215,14 +212,9 @@ func (t Token) MarshalJSON() ([]byte, error) { return json.Marshal(string(t)) }
 // so it prints and logs with the password redacted; string(u) keeps it.
 type RepoURL string
 
-// String returns the URL with any password redacted.
-func (u RepoURL) String() string {
-	p, err := url.Parse(string(u))
-	if err != nil {
-		return redacted
-	}
-	return p.Redacted()
-}
+// String returns the URL with any password and credential parameter
+// redacted.
+func (u RepoURL) String() string { return redactRepoURL(string(u)) }
 
 // Format writes the redacted URL for every verb.
 func (u RepoURL) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, u.String()) }

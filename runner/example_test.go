@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/runner"
 )
@@ -60,7 +61,7 @@ func ExampleClient_RequestBuild() {
 	// Output:
 	// rspec (test) of Widget Factory: running
 	// commands: "bundle install\nbundle exec rspec"
-	// token: [REDACTED]
+	// token: [redacted]
 	// next: <nil> <nil>
 }
 
@@ -77,7 +78,7 @@ func ExampleClient_NewTraceWriter() {
 	if err := tw.Close(); err != nil {
 		log.Fatal(err)
 	}
-	if err := rc.UpdateBuild(ctx, b.ID, runnerToken, runner.StateSuccess, nil); err != nil {
+	if err := rc.UpdateBuild(ctx, b.ID, runnerToken, collab.BuildSuccess, nil); err != nil {
 		log.Fatal(err)
 	}
 

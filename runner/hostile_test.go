@@ -109,7 +109,7 @@ func TestRedirectOfTheRunnerTokenIsRefused(t *testing.T) {
 					return err
 				},
 				"UpdateBuild": func(c *Client) error {
-					return c.UpdateBuild(context.Background(), 7, testRunnerToken, StateSuccess, nil)
+					return c.UpdateBuild(context.Background(), 7, testRunnerToken, collab.BuildSuccess, nil)
 				},
 				"AppendTrace": func(c *Client) error {
 					_, _, err := c.AppendTrace(context.Background(), 7, testBuildToken, 0, []byte("log"))
@@ -177,7 +177,7 @@ func TestNoTokenInRunnerErrorsOrLogs(t *testing.T) {
 
 		_, err = c.RequestBuild(ctx, runnerTok, &Info{Name: "r"})
 		add(err)
-		add(c.UpdateBuild(ctx, 1, runnerTok, StateFailed, collab.Ptr("the whole log")))
+		add(c.UpdateBuild(ctx, 1, runnerTok, collab.BuildFailed, collab.Ptr("the whole log")))
 		_, _, err = c.AppendTrace(ctx, 1, buildTok, 0, []byte("log"))
 		add(err)
 		tw := c.NewTraceWriter(ctx, 1, buildTok, TraceWriterOptions{Tick: never, MaxFailures: 1, Logger: logger})

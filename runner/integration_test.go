@@ -107,8 +107,8 @@ func TestRunnerLoop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, log.String(), trace.String())
 
-	require.ErrorIs(t, c.UpdateBuild(ctx, b.ID, "not-a-runner", StateSuccess, nil), collab.ErrForbidden)
-	require.NoError(t, c.UpdateBuild(ctx, b.ID, rtok, StateSuccess, nil))
+	require.ErrorIs(t, c.UpdateBuild(ctx, b.ID, "not-a-runner", collab.BuildSuccess, nil), collab.ErrForbidden)
+	require.NoError(t, c.UpdateBuild(ctx, b.ID, rtok, collab.BuildSuccess, nil))
 	seen, _, err = api.Builds.Get(ctx, pid, b.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "success", seen.Status)
@@ -118,7 +118,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.Equal(t, log.String(), string(srv.BuildTrace(b.ID)), "a state update without a trace keeps it")
 
 	// The build is over: updates are 404, uploads and appends 403.
-	assert.ErrorIs(t, c.UpdateBuild(ctx, b.ID, rtok, StateFailed, nil), collab.ErrNotFound)
+	assert.ErrorIs(t, c.UpdateBuild(ctx, b.ID, rtok, collab.BuildFailed, nil), collab.ErrNotFound)
 	_, err = c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", bytes.NewReader(zip), nil)
 	assert.ErrorIs(t, err, collab.ErrForbidden)
 	_, _, err = c.AppendTrace(ctx, b.ID, string(b.Token), int64(log.Len()), []byte("late"))
@@ -157,7 +157,7 @@ func TestRunnerLoopCanceled(t *testing.T) {
 	<-tw.Canceled()
 	require.NoError(t, tw.Close())
 	assert.Equal(t, "starting\nstill running\n", string(srv.BuildTrace(b.ID)))
-	assert.ErrorIs(t, c.UpdateBuild(ctx, b.ID, rtok, StateFailed, nil), collab.ErrNotFound, "a canceled build is no longer running")
+	assert.ErrorIs(t, c.UpdateBuild(ctx, b.ID, rtok, collab.BuildFailed, nil), collab.ErrNotFound, "a canceled build is no longer running")
 }
 
 func TestRunnerArtifactsTooLarge(t *testing.T) {

@@ -36,7 +36,7 @@ func TestOneRetryLayer(t *testing.T) {
 			return err
 		}, attempts, 1, collab.ErrServer},
 		{"UpdateBuild", func(ctx context.Context, c *Client) error {
-			return c.UpdateBuild(ctx, 1, testRunnerToken, StateSuccess, nil)
+			return c.UpdateBuild(ctx, 1, testRunnerToken, collab.BuildSuccess, nil)
 		}, attempts, attempts, collab.ErrServer},
 		{"AppendTrace", func(ctx context.Context, c *Client) error {
 			_, _, err := c.AppendTrace(ctx, 1, testBuildToken, 0, []byte("log"))

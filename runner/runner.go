@@ -15,7 +15,7 @@
 //	tw := rc.NewTraceWriter(ctx, b.ID, string(b.Token), runner.TraceWriterOptions{})
 //	// run b.Commands with tw as stdout and stderr; stop when tw.Canceled() closes
 //	err = tw.Close()
-//	err = rc.UpdateBuild(ctx, b.ID, runnerToken, runner.StateSuccess, nil)
+//	err = rc.UpdateBuild(ctx, b.ID, runnerToken, collab.BuildSuccess, nil)
 //
 // Retries and limits. The client's collab.RetryPolicy is the only retry
 // layer: each call of this package sends at most the policy's attempts. As
@@ -26,33 +26,31 @@
 // the client's response ceiling (collab.WithMaxResponseSize); artifacts and
 // traces stream without it and are never held in memory.
 //
+// Ids. A build id below 1 is refused with a *collab.ArgumentError before
+// any request is sent, as every id is in the root package.
+//
 // Secrets. The runner token travels in the form body of register and update
 // calls; the build token in the BUILD-TOKEN header. Neither is ever put in a
 // URL, an error or a log line, and neither follows a redirect to another
-// origin. Token, RepoURL and Variable redact themselves when printed with
-// fmt or logged with slog, so a *Build can be logged whole.
+// origin: every error this package returns has both replaced by [redacted],
+// as the root package's errors have. Token, RepoURL and Variable redact
+// themselves the same way when printed with fmt or logged with slog, so a
+// *Build can be logged whole.
 package runner
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // APIPath is the runner API's prefix under the service's base URL.
 const APIPath = "ci/api/v1"
-
-// Build states a runner reports with UpdateBuild.
-const (
-	StateRunning  = "running"
-	StateSuccess  = "success"
-	StateFailed   = "failed"
-	StateCanceled = "canceled"
-)
 
 // Client talks to the runner API. It is safe for concurrent use.
 type Client struct {
@@ -130,6 +128,33 @@ func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Inf
 	return b, err
 }
 
+// redacted replaces a secret wherever this package shows one: the root
+// package's marker, so that every error and log line reads the same.
+const redacted = wire.Marker
+
+// redactRepoURL shows a clone address with its user name but with the
+// password and any credential parameter replaced by the marker, or only the
+// marker when it does not parse.
+func redactRepoURL(raw string) string {
+	p, err := url.Parse(raw)
+	if err != nil {
+		return redacted
+	}
+	user := p.User
+	s := wire.RedactURL(p) // without user info
+	if user == nil {
+		return s
+	}
+	name := url.User(user.Username()).String()
+	if _, ok := user.Password(); ok {
+		name += ":" + redacted
+	}
+	if i := strings.Index(s, "//"); i >= 0 {
+		return s[:i+2] + name + "@" + s[i+2:]
+	}
+	return s
+}
+
 // errNoBuild is a 204 answer where a build record was expected.
 var errNoBuild = errors.New("server answered 204 No Content instead of a build")
 
@@ -151,7 +176,36 @@ func (c *Client) doBuild(req *http.Request) (*Build, error) {
 	default:
 		return b, nil
 	}
-	return nil, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
+	return nil, decodeError(req, err)
+}
+
+// decodeError reports an answer to req that is not what was expected, with
+// every credential req carries hidden from its text.
+func decodeError(req *http.Request, err error) error {
+	return &collab.DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: wire.Redacted(err, wire.RequestSecrets(req))}
+}
+
+// route builds a runner API path with the root package's route builder:
+// each %s is one escaped path value, and an id below 1 or an empty value is
+// a *collab.ArgumentError, before any request.
+func route(format string, args ...any) (string, error) {
+	p, err := wire.Route(format, args...)
+	var ae *wire.ArgError
+	if errors.As(err, &ae) {
+		return "", &collab.ArgumentError{Arg: ae.Arg, Reason: ae.Reason}
+	}
+	return p, err
+}
+
+// buildPath is the path of one build's endpoint; a bad id is named "id",
+// the argument of every method that takes one.
+func buildPath(id int, suffix string) (string, error) {
+	p, err := route("builds/%s"+suffix, id)
+	var ae *collab.ArgumentError
+	if errors.As(err, &ae) {
+		ae.Arg = "id"
+	}
+	return p, err
 }
 
 type updateOptions struct {
@@ -160,8 +214,9 @@ type updateOptions struct {
 	Trace *string `url:"trace,omitempty"`
 }
 
-// UpdateBuild reports a build's state (StateRunning, StateSuccess,
-// StateFailed, ...) with the runner token. A non-nil trace REPLACES the whole
+// UpdateBuild reports a build's state (collab.BuildRunning, BuildSuccess,
+// BuildFailed or BuildCanceled; "" to send only the trace) with the runner
+// token. Any other state is an *collab.ArgumentError. A non-nil trace REPLACES the whole
 // trace stored on the server, so do not mix it with appends from a
 // TraceWriter unless trace is the complete log. A 404 means the build is no
 // longer running or is not this runner's (for example it was canceled); a
@@ -172,7 +227,16 @@ func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, st
 	if runnerToken == "" {
 		return &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
 	}
-	req, err := c.c.NewRequest(ctx, http.MethodPut, fmt.Sprintf("builds/%d", id), &updateOptions{Token: runnerToken, State: state, Trace: trace})
+	switch state {
+	case "", collab.BuildRunning, collab.BuildSuccess, collab.BuildFailed, collab.BuildCanceled:
+	default:
+		return &collab.ArgumentError{Arg: "state", Reason: "must be running, success, failed, canceled or empty"} // the value is not echoed: it could be a secret passed by mistake
+	}
+	path, err := buildPath(id, "")
+	if err != nil {
+		return err
+	}
+	req, err := c.c.NewRequest(ctx, http.MethodPut, path, &updateOptions{Token: runnerToken, State: state, Trace: trace})
 	if err != nil {
 		return err
 	}
@@ -180,9 +244,14 @@ func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, st
 	return err
 }
 
-// buildRequest builds a request authenticated with the BUILD-TOKEN header.
-func (c *Client) buildRequest(ctx context.Context, method, path, buildToken string, body any) (*http.Request, error) {
+// buildRequest builds a request to the endpoint of build id named by
+// suffix, authenticated with the BUILD-TOKEN header.
+func (c *Client) buildRequest(ctx context.Context, method string, id int, suffix, buildToken string, body any) (*http.Request, error) {
 	if err := checkBuildToken(buildToken); err != nil {
+		return nil, err
+	}
+	path, err := buildPath(id, suffix)
+	if err != nil {
 		return nil, err
 	}
 	req, err := c.c.NewRequest(ctx, method, path, body)

@@ -186,7 +186,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 		}
 	}
 	assert.Contains(t, fmt.Sprintf("%v", b.Variables), "{Key:CI Value:true Public:true}", "public values print")
-	assert.Equal(t, "https://gitlab-ci-token:xxxxx@collab.example.com/acme/widget-factory.git", b.RepoURL.String())
+	assert.Equal(t, "https://gitlab-ci-token:[redacted]@collab.example.com/acme/widget-factory.git", b.RepoURL.String())
 	assert.Equal(t, redacted, RepoURL("http://[::1").String())
 	assert.Equal(t, redacted, b.Token.GoString())
 	assert.Equal(t, redacted, b.Token.String())
@@ -215,11 +215,11 @@ func TestSecretsAreRedacted(t *testing.T) {
 func TestUpdateBuild(t *testing.T) {
 	c, m := newMockClient(t)
 	m.Reply(http.StatusOK, `{"id": 5, "status": "success"}`)
-	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateSuccess, nil))
+	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, collab.BuildSuccess, nil))
 	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "state": {"success"}})
 
 	trace := "line 1\nline 2\n"
-	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateRunning, &trace))
+	require.NoError(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, collab.BuildRunning, &trace))
 	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "state": {"running"}, "trace": {trace}})
 
 	empty := ""
@@ -227,14 +227,14 @@ func TestUpdateBuild(t *testing.T) {
 	m.assertCall(http.MethodPut, "builds/5", url.Values{"token": {testRunnerToken}, "trace": {""}})
 
 	m.Reply(http.StatusNotFound, `{"message":"404 Not found"}`)
-	err := c.UpdateBuild(context.Background(), 5, testRunnerToken, StateFailed, nil)
+	err := c.UpdateBuild(context.Background(), 5, testRunnerToken, collab.BuildFailed, nil)
 	assert.ErrorIs(t, err, collab.ErrNotFound)
 	assert.NotContains(t, err.Error(), testRunnerToken)
 	m.Reply(http.StatusForbidden, `{"message":"403 Forbidden - Build has been erased!"}`)
-	assert.ErrorIs(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, StateFailed, nil), collab.ErrForbidden)
+	assert.ErrorIs(t, c.UpdateBuild(context.Background(), 5, testRunnerToken, collab.BuildFailed, nil), collab.ErrForbidden)
 
 	n := m.Count()
-	assert.Error(t, c.UpdateBuild(context.Background(), 5, "", StateFailed, nil))
+	assert.Error(t, c.UpdateBuild(context.Background(), 5, "", collab.BuildFailed, nil))
 	assert.Equal(t, n, m.Count())
 }
 
@@ -255,7 +255,7 @@ func TestAppendTrace(t *testing.T) {
 	m.Reply(http.StatusAccepted, "", "Build-Status", "canceled", "Range", "0-17")
 	status, n, err = c.AppendTrace(context.Background(), 9, testBuildToken, 17, nil)
 	require.NoError(t, err)
-	assert.Equal(t, StateCanceled, status)
+	assert.Equal(t, collab.BuildCanceled, status)
 	assert.Equal(t, int64(17), n)
 	assert.Equal(t, "17-17", m.Last().Header.Get("Content-Range"))
 	assert.Empty(t, m.Last().Body)

@@ -33,7 +33,7 @@ func (e *RangeError) Unwrap() error { return e.Err }
 
 // AppendTrace sends part as the bytes of the build's trace starting at
 // offset, which must equal the trace's current length on the server. It
-// returns the build status the server reports (StateCanceled means: stop the
+// returns the build status the server reports (collab.BuildCanceled means: stop the
 // build) and the trace's new length. A wrong offset gives a *RangeError
 // carrying the server's length, to resume from. An empty part is sent as a
 // one-byte range at offset (the server checks only the start): it changes
@@ -47,7 +47,7 @@ func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, off
 	if offset < 0 {
 		return "", 0, &collab.ArgumentError{Arg: "offset", Reason: fmt.Sprintf("is negative (%d)", offset)}
 	}
-	req, err := c.buildRequest(ctx, http.MethodPatch, fmt.Sprintf("builds/%d/trace.txt", id), buildToken, bytes.NewReader(part))
+	req, err := c.buildRequest(ctx, http.MethodPatch, id, "/trace.txt", buildToken, bytes.NewReader(part))
 	if err != nil {
 		return "", 0, err
 	}
@@ -73,7 +73,7 @@ func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, off
 	}
 	n, err := parseRange(h)
 	if err != nil {
-		return status, 0, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
+		return status, 0, decodeError(req, err)
 	}
 	return status, n, nil
 }
@@ -506,7 +506,7 @@ func (w *TraceWriter) setStatus(s string) {
 	w.mu.Lock()
 	w.status = s
 	w.mu.Unlock()
-	if s == StateCanceled {
+	if s == collab.BuildCanceled {
 		select {
 		case <-w.canceled:
 		default:

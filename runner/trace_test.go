@@ -356,7 +356,7 @@ func TestTraceWriterTickAndStatus(t *testing.T) {
 	require.NoError(t, err)
 	tw.Flush()
 	<-tw.Canceled()
-	assert.Equal(t, StateCanceled, tw.Status())
+	assert.Equal(t, collab.BuildCanceled, tw.Status())
 	_, err = io.WriteString(tw, "killed\n")
 	require.NoError(t, err)
 	require.NoError(t, tw.Close())

@@ -49,7 +49,7 @@ func TestEndToEnd(t *testing.T) {
 			mu.Lock()
 			opened++
 			mu.Unlock()
-			labels := collab.Labels{"triage"}
+			labels := collab.LabelNames{"triage"}
 			if _, _, err := c.Issues.Update(ctx, a.ProjectID, a.ID, &collab.UpdateIssueOptions{Labels: &labels}); err != nil {
 				return err
 			}

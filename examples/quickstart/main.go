@@ -58,7 +58,7 @@ func run() error {
 
 	// 2. A member and a hook.
 	if memberID != 0 {
-		m, _, err := c.ProjectMembers.Add(ctx, p.ID, memberID, collab.DeveloperAccess)
+		m, _, err := c.ProjectMembers.Add(ctx, p.ID, &collab.AddMemberOptions{UserID: memberID, AccessLevel: collab.DeveloperAccess})
 		if err != nil {
 			return fmt.Errorf("adding a member: %w", err)
 		}

@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if srv != nil && state != "" {
 		fmt.Fprintf(stdout, "the server's trace of build %d:\n%s", a.buildID, srv.BuildTrace(a.buildID))
 	}
-	if state == runner.StateSuccess || state == "" {
+	if state == collab.BuildSuccess || state == "" {
 		return 0
 	}
 	return 1
@@ -118,13 +118,13 @@ func (a *agent) runOnce(ctx context.Context) (string, error) {
 	jobErr := a.runJob(ctx, b, dir, tw)
 	canceled := isClosed(tw.Canceled())
 
-	state := runner.StateSuccess
+	state := collab.BuildSuccess
 	switch {
 	case canceled:
-		state = runner.StateCanceled
+		state = collab.BuildCanceled
 		fmt.Fprintln(a.out, "2. the build was canceled: job killed")
 	case jobErr != nil:
-		state = runner.StateFailed
+		state = collab.BuildFailed
 		fmt.Fprintf(tw, "\nERROR: job failed: %v\n", jobErr)
 		fmt.Fprintf(a.out, "2. job failed: %v\n", jobErr)
 	default:
@@ -140,8 +140,8 @@ func (a *agent) runOnce(ctx context.Context) (string, error) {
 	if !canceled {
 		if err := a.uploadArtifacts(ctx, b, dir); err != nil {
 			fmt.Fprintf(a.out, "3. artifacts not uploaded: %v\n", err)
-			if state == runner.StateSuccess {
-				state = runner.StateFailed
+			if state == collab.BuildSuccess {
+				state = collab.BuildFailed
 			}
 		}
 	}

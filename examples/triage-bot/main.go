@@ -58,7 +58,7 @@ func run() error {
 	}
 
 	existing := map[string]bool{}
-	labels, _, err := c.Labels.List(ctx, pid)
+	labels, _, err := c.Labels.List(ctx, pid, nil)
 	if err != nil {
 		return fmt.Errorf("listing labels: %w", err)
 	}
@@ -88,7 +88,7 @@ func run() error {
 			}
 			existing[rule.label] = true
 		}
-		if _, _, err := c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{Labels: &collab.Labels{rule.label}}); err != nil {
+		if _, _, err := c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{Labels: &collab.LabelNames{rule.label}}); err != nil {
 			return fmt.Errorf("labelling %s: %w", name, err)
 		}
 		note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)

@@ -45,7 +45,7 @@ func (b *bot) onIssue(ctx context.Context, e *webhook.IssueEvent) error {
 		b.report(fmt.Sprintf("#%d %q already has labels %s: left alone", a.IID, a.Title, strings.Join(issue.Labels, ", ")))
 		return nil
 	}
-	labels := collab.Labels{b.label}
+	labels := collab.LabelNames{b.label}
 	if _, _, err := b.c.Issues.Update(ctx, a.ProjectID, a.ID, &collab.UpdateIssueOptions{Labels: &labels}); err != nil {
 		return fmt.Errorf("labelling #%d: %w", a.IID, err)
 	}

@@ -153,7 +153,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 	if err := waitReport("a new issue"); err != nil {
 		return err
 	}
-	slow, _, err := user.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Search is slow", Labels: collab.Labels{"performance"}})
+	slow, _, err := user.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Search is slow", Labels: collab.LabelNames{"performance"}})
 	if err != nil {
 		return err
 	}

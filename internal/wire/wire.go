@@ -1,0 +1,339 @@
+// Package wire holds what the collab and runner packages share on the way to
+// the server and back: request paths built from caller values, and the
+// redaction that keeps credentials out of error text and logs. Both packages
+// use it, so a path is checked and a secret is hidden the same way
+// whichever client sends the request.
+package wire
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ArgError is a path value refused before any request. The collab and
+// runner packages turn it into their exported *collab.ArgumentError.
+type ArgError struct {
+	Arg    string
+	Reason string
+}
+
+func (e *ArgError) Error() string { return e.Arg + ": " + e.Reason }
+
+func argError(arg, format string, a ...any) *ArgError {
+	return &ArgError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
+}
+
+// Route fills each %s in format with one escaped path segment. Values may be
+// any integer type (an id, which must be positive) or a string (an id or a
+// "namespace/name" path); any other type, an empty string or an id below 1
+// is an *ArgError named after the path segment before it.
+func Route(format string, args ...any) (string, error) {
+	segs := make([]any, len(args))
+	for i, a := range args {
+		s, err := segment(a)
+		if err != nil {
+			err.Arg = segmentName(format, i)
+			return "", err
+		}
+		segs[i] = s
+	}
+	return fmt.Sprintf(format, segs...), nil
+}
+
+// segmentName names the i-th %s of format after the literal segment before
+// it: "projects/%s/issues/%s" gives "projects id" and "issues id".
+func segmentName(format string, i int) string {
+	parts := strings.SplitN(format, "%s", i+2)
+	if i >= len(parts)-1 {
+		return "path value"
+	}
+	before := strings.Trim(parts[i], "/")
+	if j := strings.LastIndexByte(before, '/'); j >= 0 {
+		before = before[j+1:]
+	}
+	if before == "" {
+		return "path value"
+	}
+	return before + " id"
+}
+
+// Segment escapes one path value so that it can never change the endpoint:
+// "/" becomes %2F and "." becomes %2E (the server reads a trailing ".json"
+// as a format suffix). A value Route would refuse is an *ArgError.
+func Segment(v any) (string, error) {
+	s, err := segment(v)
+	if err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+func segment(v any) (string, *ArgError) {
+	switch t := v.(type) {
+	case int:
+		return positiveID(int64(t))
+	case int64:
+		return positiveID(t)
+	case string:
+		return stringSegment(t)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return positiveID(rv.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if u := rv.Uint(); u > 0 {
+			return strconv.FormatUint(u, 10), nil
+		}
+		return "", argError("path value", "must be a positive id, got 0")
+	case reflect.String:
+		return stringSegment(rv.String())
+	}
+	return "", argError("path value", "must be an integer id or a string path, got %T", v)
+}
+
+func positiveID(n int64) (string, *ArgError) {
+	if n < 1 {
+		return "", argError("path value", "must be a positive id, got %d", n)
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+func stringSegment(s string) (string, *ArgError) {
+	if s == "" {
+		return "", argError("path value", "is empty")
+	}
+	return strings.ReplaceAll(url.PathEscape(s), ".", "%2E"), nil
+}
+
+// Marker replaces a credential wherever one would be shown.
+const Marker = "[redacted]"
+
+// SecretParams are query and form parameters that carry credentials.
+var SecretParams = []string{"private_token", "access_token", "token", "build_token", "runner_token", "job_token", "password"}
+
+// CredentialHeaders carry credentials, or act as a user (SUDO); they never
+// follow a redirect to another origin.
+var CredentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "JOB-TOKEN", "Cookie"}
+
+// IsSecretParam reports whether a query or form key carries a credential.
+func IsSecretParam(key string) bool {
+	for _, p := range SecretParams {
+		if strings.EqualFold(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxFormScan bounds how much of a form body is searched for credentials.
+const maxFormScan = 1 << 20
+
+// RequestSecrets lists every credential req carries: token headers and their
+// bearer part, credential parameters in the query and in a rewindable form
+// body. The SUDO header names a user and is not a secret.
+func RequestSecrets(req *http.Request) []string {
+	var out []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	for _, h := range CredentialHeaders {
+		if h == "SUDO" {
+			continue
+		}
+		for _, v := range req.Header.Values(h) {
+			add(v)
+			if _, tok, ok := strings.Cut(v, " "); ok { // "Bearer <token>"
+				add(tok)
+			}
+		}
+	}
+	addParams := func(q url.Values) {
+		for k, vs := range q {
+			if IsSecretParam(k) {
+				for _, v := range vs {
+					add(v)
+				}
+			}
+		}
+	}
+	addParams(req.URL.Query())
+	if req.GetBody != nil && strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if body, err := req.GetBody(); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(body, maxFormScan))
+			_ = body.Close()
+			q, _ := url.ParseQuery(string(b)) // what parsed, even if the end did not
+			addParams(q)
+		}
+	}
+	return out
+}
+
+// RedactURL renders u with user info removed and the value of every
+// credential parameter replaced by Marker, so that a token a caller put in a
+// URL never reaches an error or a log. A query that does not parse is
+// replaced whole.
+func RedactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	cp := *u
+	cp.User = nil
+	if cp.RawQuery != "" {
+		q, err := url.ParseQuery(cp.RawQuery)
+		if err != nil {
+			cp.RawQuery = Marker
+			return cp.String()
+		}
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			for _, v := range q[k] {
+				if b.Len() > 0 {
+					b.WriteByte('&')
+				}
+				b.WriteString(url.QueryEscape(k))
+				b.WriteByte('=')
+				if IsSecretParam(k) {
+					b.WriteString(Marker) // literal, so it reads the same as elsewhere
+				} else {
+					b.WriteString(url.QueryEscape(v))
+				}
+			}
+		}
+		cp.RawQuery = b.String()
+	}
+	return cp.String()
+}
+
+// Redact replaces every secret in s, also in the URL-, form- and
+// HTML-escaped forms a server may echo it in.
+func Redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec == "" {
+			continue
+		}
+		for _, form := range [...]string{sec, url.QueryEscape(sec), url.PathEscape(sec), html.EscapeString(sec)} {
+			if strings.Contains(s, form) {
+				s = strings.ReplaceAll(s, form, Marker)
+			}
+		}
+	}
+	return s
+}
+
+// MaxMessage bounds the server's part of an error's text, in bytes.
+const MaxMessage = 300
+
+// SafeText cleans s and replaces secrets in it, before and after cleaning:
+// escaping a control character writes hex digits that could complete a
+// secret the server split around it.
+func SafeText(s string, secrets []string, max int) string {
+	return Redact(CleanText(Redact(s, secrets), max), secrets)
+}
+
+// CleanText makes text from the server safe to print on one line: runs of
+// white space (line breaks included) become one space, control and
+// direction-changing characters and invalid UTF-8 are escaped, and the result
+// is cut to about max bytes, with "…" marking the cut.
+func CleanText(s string, max int) string {
+	if isClean(s, max) {
+		return s
+	}
+	var b strings.Builder
+	space := false
+	for i, r := range s {
+		if b.Len() >= max {
+			b.WriteString("…")
+			break
+		}
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+				space = false
+				continue
+			}
+		}
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if UnsafeRune(r) {
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isClean reports whether CleanText would return s unchanged, the common case.
+func isClean(s string, max int) bool {
+	if len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	prevSpace := true
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if (sp && (r != ' ' || prevSpace)) || UnsafeRune(r) {
+			return false
+		}
+		prevSpace = sp
+	}
+	return !prevSpace || s == ""
+}
+
+// UnsafeRune reports control characters and those that reorder text on a
+// terminal or a web page.
+func UnsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// RedactedError is an error whose text has secrets replaced and is cleaned
+// to one line, and which still unwraps to the original error.
+type RedactedError struct {
+	msg string
+	err error
+}
+
+// Redacted wraps err so that its text hides secrets; nil stays nil.
+func Redacted(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	return &RedactedError{msg: SafeText(err.Error(), secrets, MaxMessage), err: err}
+}
+
+func (e *RedactedError) Error() string { return e.msg }
+
+// Unwrap returns the original error, whose own text is not cleaned.
+func (e *RedactedError) Unwrap() error { return e.err }
