@@ -14,14 +14,13 @@ import (
 // ("projects/1/issues?state=opened"); its page and per_page set where the
 // walk starts and the page size (100 when absent).
 //
-// It walks the pages exactly as the All iterators do: it never fetches a page
-// twice, stops when the loop breaks and yields an error last. With prefetch
-// above one it fetches up to that many later pages concurrently once the
-// server reports its page count, and still yields items in order. Only one
-// page of items is held at a time.
+// It walks the pages exactly as the All iterators do, and takes the same
+// options (Prefetch): it never fetches a page twice, stops when the loop
+// breaks and yields an error last. Only the pages in flight are held in
+// memory.
 //
 // API: GET /:path (any paginated list)
-func (c *Client) AllRaw(ctx context.Context, path string, prefetch int) iter.Seq2[json.RawMessage, error] {
+func (c *Client) AllRaw(ctx context.Context, path string, opts ...IterOption) iter.Seq2[json.RawMessage, error] {
 	path, rawQuery, _ := strings.Cut(path, "?")
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
@@ -29,8 +28,7 @@ func (c *Client) AllRaw(ctx context.Context, path string, prefetch int) iter.Seq
 			yield(nil, invalidArg("path", "bad query: %v", err))
 		}
 	}
-	opt := &rawListOptions{ListOptions: ListOptions{Prefetch: prefetch}, Query: queryParams(q)}
-	items := all[json.RawMessage](ctx, c, apiPath{s: path}, opt)
+	items := all[json.RawMessage](ctx, c, endpoint{s: path}, &rawListOptions{Query: queryParams(q)}, opts)
 	return func(yield func(json.RawMessage, error) bool) {
 		for it, err := range items {
 			var m json.RawMessage
@@ -44,10 +42,8 @@ func (c *Client) AllRaw(ctx context.Context, path string, prefetch int) iter.Seq
 	}
 }
 
-// rawListOptions carries a caller's query through the pager, which reads
-// the prefetch width from the embedded ListOptions.
+// rawListOptions carries a caller's query through the pager.
 type rawListOptions struct {
-	ListOptions
 	Query queryParams `url:"q"`
 }
 

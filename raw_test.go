@@ -15,7 +15,7 @@ import (
 func rawIDs(t *testing.T, c *Client, path string, prefetch int) ([]int, error) {
 	t.Helper()
 	var ids []int
-	for raw, err := range c.AllRaw(context.Background(), path, prefetch) {
+	for raw, err := range c.AllRaw(context.Background(), path, Prefetch(prefetch)) {
 		if err != nil {
 			return ids, err
 		}

@@ -228,7 +228,7 @@ func (a *apiCmd) paginateAll(ctx context.Context, client *collab.Client, path st
 	if err := w.begin(); err != nil {
 		return err
 	}
-	for item, err := range client.AllRaw(ctx, path, a.prefetch) {
+	for item, err := range client.AllRaw(ctx, path, collab.Prefetch(a.prefetch)) {
 		if err != nil {
 			return err
 		}
