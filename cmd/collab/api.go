@@ -97,6 +97,9 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if a.paginate && method != http.MethodGet {
 		return usagef("--paginate needs GET, not %s", method)
 	}
+	if a.paginate && a.input != "" {
+		return usagef("--input cannot be used with --paginate")
+	}
 	if a.prefetch < 1 {
 		return usagef("--prefetch must be at least 1")
 	}
