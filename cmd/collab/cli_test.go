@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/collabsvc/collab/collabtest"
+)
+
+// runCollab runs the command in-process and returns its status and output.
+func runCollab(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code = run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	srv := collabtest.NewTestServer(t)
+	pid := srv.AddProject(srv.AdminID, "p", 0)
+	for i := range 250 {
+		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i))
+	}
+	t.Setenv("COLLAB_URL", srv.URL)
+	t.Setenv("COLLAB_TOKEN", srv.AdminToken)
+	args := []string{"api", "--paginate", "projects/" + strconv.Itoa(pid) + "/issues?per_page=50", "--jq", "length"}
+
+	code, out, errOut := runCollab(t, args...)
+	if code != 0 || out != "250\n" || errOut != "" {
+		t.Fatalf("not a terminal: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	isTerminal = func(io.Writer) bool { return true }
+	defer func() { isTerminal = defaultIsTerminal }()
+	code, out, errOut = runCollab(t, args...)
+	if code != 0 || out != "250\n" {
+		t.Fatalf("terminal: exit %d, stdout %q", code, out)
+	}
+	if !strings.HasSuffix(errOut, "collab: 5 pages, 250 items\n") {
+		t.Errorf("terminal: stderr %q, want the final count of pages and items", errOut)
+	}
+}
+
+// TestTokenRedacted uses a server that repeats the token everywhere it can.
+func TestTokenRedacted(t *testing.T) {
+	const token = "tok-0123456789abcdef"
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := r.Header.Get("PRIVATE-TOKEN")
+		w.Header().Set("X-Echo", "you sent "+got)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/fail") {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"message":"401 Unauthorized: bad token `+got+`"}`)
+			return
+		}
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer ts.Close()
+	t.Setenv("COLLAB_URL", ts.URL)
+	t.Setenv("COLLAB_TOKEN", token)
+
+	code, out, errOut := runCollab(t, "api", "-i", "ok")
+	if code != 0 || !strings.Contains(errOut, "X-Echo: you sent [redacted]") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code2, out2, errOut2 := runCollab(t, "api", "-i", "fail")
+	if code2 != 1 || !strings.Contains(errOut2, "401 Unauthorized") {
+		t.Errorf("exit %d, stderr %q", code2, errOut2)
+	}
+	for _, s := range []string{out, errOut, out2, errOut2} {
+		if strings.Contains(s, token) {
+			t.Errorf("the token shows in %q", s)
+		}
+	}
+}
+
+// TestWritesNotRetried: a 502 after a POST may mean the write happened,
+// so it is not sent again; a GET is.
+func TestWritesNotRetried(t *testing.T) {
+	var posts, gets atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int32
+		if r.Method == http.MethodPost {
+			n = posts.Add(1)
+		} else {
+			n = gets.Add(1)
+		}
+		if n == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer ts.Close()
+	t.Setenv("COLLAB_URL", ts.URL)
+	t.Setenv("COLLAB_TOKEN", "x")
+
+	if code, _, errOut := runCollab(t, "api", "POST", "things", "-f", "a=b"); code != 1 || !strings.Contains(errOut, "502") {
+		t.Errorf("POST: exit %d, stderr %q", code, errOut)
+	}
+	if posts.Load() != 1 {
+		t.Errorf("the POST was sent %d times", posts.Load())
+	}
+	if code, out, _ := runCollab(t, "api", "things"); code != 0 || out != `{"ok":true}` {
+		t.Errorf("GET: exit %d, stdout %q", code, out)
+	}
+	if gets.Load() != 2 {
+		t.Errorf("the GET was sent %d times, want 2", gets.Load())
+	}
+}

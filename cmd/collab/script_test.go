@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/collabsvc/collab/collabtest"
+)
+
+func TestMain(m *testing.M) {
+	if n := os.Getenv(fakeIssuesEnv); n != "" {
+		os.Exit(serveFakeIssues(n))
+	}
+	testscript.Main(m, map[string]func(){"collab": main})
+}
+
+// serverKey finds the script's fake server among the testscript values.
+type serverKey struct{}
+
+// TestScripts runs testdata/script/*.txtar against a fresh fake server each.
+// A script finds COLLAB_URL and COLLAB_TOKEN set, and a project at
+// $PROJECT owned by the administrator.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			srv, err := collabtest.NewServer()
+			if err != nil {
+				return err
+			}
+			env.Defer(srv.Close)
+			pid := srv.AddProject(srv.AdminID, "demo", 0)
+			if err := srv.Err(); err != nil {
+				return err
+			}
+			env.Values[serverKey{}] = srv
+			env.Values[blockedKey{}] = &blockedListener{}
+			env.Setenv("COLLAB_URL", srv.URL)
+			env.Setenv("COLLAB_TOKEN", srv.AdminToken)
+			env.Setenv("PROJECT", strconv.Itoa(pid))
+			// Token files for --token-file: the private and the OAuth token.
+			for name, tok := range map[string]string{"token.txt": srv.AdminToken, "oauth.txt": srv.AdminOAuthToken} {
+				if err := os.WriteFile(filepath.Join(env.WorkDir, name), []byte(tok+"\n"), 0o600); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Cmds: scriptCmds(),
+	})
+}
+
+// extraCmds are script commands that only some platforms have.
+var extraCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"seed-issues":     cmdSeedIssues,
+		"freeport":        cmdFreePort,
+		"wait-listening":  cmdWaitListening,
+		"wait-deliveries": cmdWaitDeliveries,
+		"lines":           cmdLines,
+		"capture":         cmdCapture,
+		"hook-token":      cmdHookToken,
+		"add-user":        cmdAddUser,
+		"same-deliveries": cmdSameDeliveries,
+	}
+	for name, f := range extraCmds {
+		cmds[name] = f
+	}
+	return cmds
+}
+
+func server(ts *testscript.TestScript) *collabtest.Server {
+	return ts.Value(serverKey{}).(*collabtest.Server)
+}
+
+// seed-issues N adds N issues, titled "issue 1" to "issue N", to $PROJECT.
+func cmdSeedIssues(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: seed-issues N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	pid, err := strconv.Atoi(ts.Getenv("PROJECT"))
+	ts.Check(err)
+	srv := server(ts)
+	for i := 1; i <= n; i++ {
+		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i))
+	}
+	ts.Check(srv.Err())
+}
+
+// freeport VAR sets VAR to a loopback address with a free port.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	addr := l.Addr().String()
+	ts.Check(l.Close())
+	ts.Setenv(args[0], addr)
+}
+
+// waitLimit bounds how long a script waits for something to happen; it is
+// a guard against a hang, not a speed check.
+const waitLimit = 60 * time.Second
+
+// wait-listening ADDR waits until something accepts connections at ADDR.
+func cmdWaitListening(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-listening ADDR")
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		c, err := net.Dial("tcp", args[0])
+		if err == nil {
+			ts.Check(c.Close())
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens at %s: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// wait-deliveries N [STATUS] waits until the fake server has made N
+// webhook delivery attempts and its delivery queue is empty. With STATUS,
+// every attempt must have been answered with it.
+func cmdWaitDeliveries(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: wait-deliveries N [STATUS]")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	srv := server(ts)
+	_, err = srv.WaitDeliveries(ctx, n)
+	ts.Check(err)
+	ts.Check(srv.WaitIdle(ctx))
+	if len(args) == 2 {
+		for _, d := range srv.Deliveries() {
+			if strconv.Itoa(d.Status) != args[1] {
+				ts.Fatalf("a delivery was answered %d %s, not %s", d.Status, d.Err, args[1])
+			}
+		}
+	}
+}
+
+// lines N FILE checks that FILE (or stdout, stderr) has exactly N lines.
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: lines N FILE")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := strings.Count(ts.ReadFile(args[1]), "\n")
+	if (got == want) == neg {
+		ts.Fatalf("%s has %d lines; want %d (negated: %v)", args[1], got, want, neg)
+	}
+}
+
+// capture VAR sets VAR to the last command's standard output, trimmed.
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: capture VAR")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
+
+// hook-token ID TOKEN gives the fake's hook ID a secret token.
+func cmdHookToken(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hook-token ID TOKEN")
+	}
+	id, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ts.Check(server(ts).SetHookToken(id, args[1]))
+}
+
+// same-deliveries A B checks that two files of collab hook listen lines
+// hold the same deliveries in the same order: kind, event header and body
+// byte for byte. It fails on an empty file.
+func cmdSameDeliveries(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: same-deliveries A B")
+	}
+	read := func(name string) []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(ts.ReadFile(name)), "\n") {
+			var ev eventLine
+			if err := json.Unmarshal([]byte(l), &ev); err != nil {
+				ts.Fatalf("%s: %v in %q", name, err, l)
+			}
+			out = append(out, string(ev.Kind)+" | "+ev.Headers.Get("X-Gitlab-Event")+" | "+string(ev.Body))
+		}
+		return out
+	}
+	a, b := read(args[0]), read(args[1])
+	if len(a) == 0 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		ts.Fatalf("%s and %s differ:\n%s\n---\n%s", args[0], args[1], strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+}
+
+// add-user NAME VAR adds a user who is not an administrator, and sets VAR
+// to the user's id.
+func cmdAddUser(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: add-user NAME VAR")
+	}
+	u := server(ts).AddUser(args[0], false)
+	ts.Check(server(ts).Err())
+	ts.Setenv(args[1], strconv.Itoa(u.ID))
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/collabsvc/collab"
+)
+
+func newVersionCmd(std stdio) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the module version and the Go version it was built with",
+		Args:  rangeArgs(0, 0),
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(std.out, "collab %s\n%s\n", moduleVersion(), runtime.Version())
+			return err
+		},
+	}
+}
+
+// moduleVersion is the version go install recorded, such as v1.4.0, or the
+// SDK's own version with "-devel" for a build from a source tree.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return collab.Version + "-devel"
+}
