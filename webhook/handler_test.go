@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(receiverChild())
 	}
+	if os.Getenv(fullDiskEnv) != "" {
+		os.Exit(fullDiskChild())
+	}
 	goleak.VerifyTestMain(m)
 }
 
