@@ -269,8 +269,8 @@ func (q *DiskQueue) write(fn func(tx *bolt.Tx) error, after func()) error {
 	return op.err
 }
 
-// sweep forgets dedup keys past their window, a bounded number at a time,
-// about once a minute.
+// sweep forgets dedup keys past their window, a bounded number per commit:
+// about once a minute, or at every commit while more are due.
 func (q *DiskQueue) sweep(tx *bolt.Tx) {
 	now := time.Now()
 	if now.Before(q.nextSweep) {
@@ -279,7 +279,7 @@ func (q *DiskQueue) sweep(tx *bolt.Tx) {
 	q.nextSweep = now.Add(time.Minute)
 	keys, exp := tx.Bucket(bKeys), tx.Bucket(bExpiry)
 	c := exp.Cursor()
-	for n := 0; n < maxGroup; n++ {
+	for range maxGroup {
 		k, _ := c.First()
 		if len(k) < 8 || int64(binary.BigEndian.Uint64(k)) > now.UnixNano() {
 			return
@@ -288,6 +288,7 @@ func (q *DiskQueue) sweep(tx *bolt.Tx) {
 			return
 		}
 	}
+	q.nextSweep = now
 }
 
 // Put implements Queue.
