@@ -37,7 +37,7 @@ func TestBurstIsStoredNotDropped(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			codes[i] = post(client, srv.URL, issueBody(t, template, i+1))
+			codes[i] = post(client, srv.URL, issueBody(template, i+1))
 		}()
 	}
 	close(start)
@@ -64,7 +64,7 @@ func TestFullDiskQueueAnswers503(t *testing.T) {
 	ok, full := 0, 0
 	for id := 1; full == 0 && id < 10000; id++ {
 		r := delivery(t, KindIssue, "spec/issue.json", "")
-		r.Body = readCloser(string(issueBody(t, template, id)))
+		r.Body = readCloser(string(issueBody(template, id)))
 		switch code := serve(h, r).Code; code {
 		case http.StatusOK:
 			ok++

@@ -100,7 +100,7 @@ func startReceiver(t *testing.T, qdir, handledLog, run string, drain bool) (*exe
 }
 
 // issueBody is the spec's issue payload with another id.
-func issueBody(t testing.TB, template []byte, id int) []byte {
+func issueBody(template []byte, id int) []byte {
 	return bytes.Replace(template, []byte(`"id":4417`), []byte(fmt.Sprintf(`"id":%d`, id)), 1)
 }
 
@@ -119,7 +119,7 @@ func sendIssues(t *testing.T, url string, n, conc int) map[int]int {
 		go func() {
 			defer wg.Done()
 			for id := range ids {
-				code := post(client, url, issueBody(t, template, id))
+				code := post(client, url, issueBody(template, id))
 				mu.Lock()
 				status[id] = code
 				mu.Unlock()

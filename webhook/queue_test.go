@@ -390,3 +390,24 @@ func TestDiskQueueGroupCommit(t *testing.T) {
 func txWrites(q *DiskQueue) int64 {
 	return q.commits.Load()
 }
+
+// TestDiskQueueSweepsExpiredKeys: keys past the window leave the file.
+func TestDiskQueueSweepsExpiredKeys(t *testing.T) {
+	q := openDisk(t, t.TempDir(), DiskQueueOptions{DedupWindow: time.Millisecond})
+	defer q.Close()
+	for i := range 3 {
+		put(t, q, fmt.Sprint("k", i), "")
+	}
+	time.Sleep(5 * time.Millisecond)
+	keys := func() (n int) {
+		require.NoError(t, q.db.View(func(tx *bolt.Tx) error {
+			n = tx.Bucket(bKeys).Stats().KeyN + tx.Bucket(bExpiry).Stats().KeyN
+			return nil
+		}))
+		return n
+	}
+	assert.Equal(t, 6, keys())
+	// The writer sweeps at the next commit once it is due.
+	require.NoError(t, q.write(func(*bolt.Tx) error { q.nextSweep = time.Time{}; return nil }, nil))
+	assert.Zero(t, keys())
+}

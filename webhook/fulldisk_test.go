@@ -1,0 +1,107 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The test binary fills its queue's disk when this variable is set; see
+// fullDiskChild.
+const fullDiskEnv = "WEBHOOK_TEST_FULL_DISK"
+
+// fullDiskChild limits the size of the files it may write, as a full disk
+// would, and delivers issues to a Handler on a DiskQueue in
+// $WEBHOOK_TEST_FULL_DISK until one is answered 503. It prints the ids
+// answered 200 and the handler's counters.
+func fullDiskChild() int {
+	dir := os.Getenv(fullDiskEnv)
+	q, err := OpenDiskQueue(dir, DiskQueueOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer q.Close()
+	fi, err := os.Stat(filepath.Join(dir, "queue.db"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Past the limit a write fails with EFBIG instead of killing the process.
+	signal.Ignore(syscall.SIGXFSZ)
+	limit := uint64(fi.Size()) + 256<<10
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	h, err := NewHandler(Options{Queue: q, OnIssue: func(context.Context, *IssueEvent) error { return nil }})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	template, err := os.ReadFile("testdata/spec/issue.json")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for id := 1; id < 100000; id++ {
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(issueBody(template, id)))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set(HeaderEvent, string(KindIssue))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			st := h.Stats()
+			fmt.Printf("last %d status %d accepted %d dropped %d\n", id, w.Code, st.Accepted, st.Dropped)
+			return 0
+		}
+	}
+	fmt.Println("never full")
+	return 1
+}
+
+// TestFullDiskAnswers503: when the queue's file cannot grow (a real write
+// error from the kernel), the delivery is answered 503 and counted, and the
+// deliveries stored before are intact at the next open.
+func TestFullDiskAnswers503(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	q := openDisk(t, dir, DiskQueueOptions{})
+	require.NoError(t, q.Close())
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fullDiskEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var last, status, accepted, dropped int
+	_, err = fmt.Sscanf(strings.TrimSpace(string(out)), "last %d status %d accepted %d dropped %d", &last, &status, &accepted, &dropped)
+	require.NoError(t, err, "child said %q", out)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, 1, dropped)
+	assert.Equal(t, last-1, accepted)
+	t.Logf("%d deliveries stored, then %d answered 503 when the file could not grow", accepted, dropped)
+
+	q = openDisk(t, dir, DiskQueueOptions{})
+	defer q.Close()
+	assert.Equal(t, accepted, q.Len(), "what was stored is intact")
+	for id := 1; id <= last; id++ {
+		seen, err := q.Seen(t.Context(), issueKey(id))
+		require.NoError(t, err)
+		assert.Equal(t, id < last, seen, "issue %d", id)
+	}
+}
