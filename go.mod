@@ -1,6 +1,6 @@
 module github.com/collabsvc/collab
 
-go 1.24
+go 1.25.0
 
 require (
 	github.com/google/go-querystring v1.2.0
@@ -16,5 +16,5 @@ require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
 )

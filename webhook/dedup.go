@@ -1,80 +1,32 @@
 package webhook
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sync"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/collabsvc/collab"
 )
 
-// DedupStore remembers the deliveries a Handler has accepted, to suppress
-// the same event delivered again. The server sends no delivery id, and sends
-// the same body again when a receiver took longer than its timeout to
-// answer. Receivers behind one load balancer can share a store (a database
-// or cache of your choice) so that a repeat reaching another instance is
-// also suppressed.
-type DedupStore interface {
-	// Seen records key for window and reports whether it was already
-	// recorded and has not expired. Of two concurrent calls with one key,
-	// only one may report false.
-	Seen(ctx context.Context, key string, window time.Duration) (bool, error)
-}
-
-// MemoryStore is a DedupStore in memory, safe for concurrent use. Expired
-// keys are swept as new ones arrive, so it holds about one window's worth of
-// deliveries.
-type MemoryStore struct {
-	mu        sync.Mutex
-	until     map[string]time.Time
-	nextSweep time.Time
-	now       func() time.Time
-}
-
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{until: map[string]time.Time{}, now: time.Now}
-}
-
-// Seen implements DedupStore.
-func (s *MemoryStore) Seen(_ context.Context, key string, window time.Duration) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if now.After(s.nextSweep) {
-		for k, until := range s.until {
-			if !now.Before(until) {
-				delete(s.until, k)
-			}
-		}
-		s.nextSweep = now.Add(window)
-	}
-	if until, ok := s.until[key]; ok && now.Before(until) {
-		return true, nil
-	}
-	s.until[key] = now.Add(window)
-	return false, nil
-}
-
-// Len returns the number of keys held, expired ones included until the
-// next sweep.
-func (s *MemoryStore) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.until)
-}
-
 // DedupKey returns the identity of a delivery: the same for the same event
-// delivered twice, different for different events. It is built from the
-// payload's own identifiers: for a push or tag push the project, ref, before
-// and after; for an issue or merge request its id, action and updated_at;
-// for a note its id; for a build its id and status. Other events, and
-// payloads missing those values, are keyed by a hash of the body.
+// delivered twice, different for different events, and the same for an
+// event that catch-up synthesizes from the API record of the same change.
+// It is built from the payload's own identifiers:
 //
-// updated_at has one-second resolution, so two edits of one issue or merge
+//	issue/<id>/<updated_at>          an issue event (updated_at in UTC, RFC 3339)
+//	merge_request/<id>/<updated_at>  a merge request event
+//	note/<id>                        a note event
+//	build/<id>/<status>              a build event
+//	push/<project>/<ref>/<before>/<after>      a push
+//	tag_push/<project>/<ref>/<before>/<after>  a tag push
+//
+// Other events, and payloads missing those values, are keyed by a hash of
+// the body.
+//
+// updated_at has one-second resolution, so two changes of one issue or merge
 // request within the same second share a key, and the second is taken for a
 // repeat.
 func DedupKey(ev Event, body []byte) string {
@@ -88,12 +40,12 @@ func DedupKey(ev Event, body []byte) string {
 			return fmt.Sprintf("tag_push/%d/%s/%s/%s", e.ProjectID, e.Ref, e.Before, e.After)
 		}
 	case *IssueEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
-			return fmt.Sprintf("issue/%d/%s/%s", a.ID, a.Action, instant(a.UpdatedAt))
+		if a := e.ObjectAttributes; a != nil && a.ID != 0 && a.UpdatedAt != nil {
+			return fmt.Sprintf("issue/%d/%s", a.ID, instant(a.UpdatedAt))
 		}
 	case *MergeRequestEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
-			return fmt.Sprintf("merge_request/%d/%s/%s", a.ID, a.Action, instant(a.UpdatedAt))
+		if a := e.ObjectAttributes; a != nil && a.ID != 0 && a.UpdatedAt != nil {
+			return fmt.Sprintf("merge_request/%d/%s", a.ID, instant(a.UpdatedAt))
 		}
 	case *NoteEvent:
 		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
@@ -109,8 +61,58 @@ func DedupKey(ev Event, body []byte) string {
 }
 
 func instant(t *collab.Time) string {
-	if t == nil {
-		return ""
+	return t.UTC().Format(time.RFC3339)
+}
+
+// partitionOf names the object whose events must keep their order: the
+// issue or merge request (a note's included), the build, or the pushed
+// branch; "" when order does not matter.
+func partitionOf(ev Event) string {
+	switch e := ev.(type) {
+	case *IssueEvent:
+		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
+			return "issue/" + strconv.Itoa(a.ID)
+		}
+	case *MergeRequestEvent:
+		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
+			return "merge_request/" + strconv.Itoa(a.ID)
+		}
+	case *NoteEvent:
+		switch {
+		case e.Issue != nil && e.Issue.ID != 0:
+			return "issue/" + strconv.Itoa(e.Issue.ID)
+		case e.MergeRequest != nil && e.MergeRequest.ID != 0:
+			return "merge_request/" + strconv.Itoa(e.MergeRequest.ID)
+		}
+		if a := e.ObjectAttributes; a != nil && a.NoteableID != nil {
+			switch a.NoteableType {
+			case NoteableIssue:
+				return "issue/" + strconv.Itoa(*a.NoteableID)
+			case NoteableMergeRequest:
+				return "merge_request/" + strconv.Itoa(*a.NoteableID)
+			}
+		}
+	case *BuildEvent:
+		if e.BuildID != 0 {
+			return "build/" + strconv.Itoa(e.BuildID)
+		}
+	case *PushEvent:
+		return "push/" + strconv.Itoa(e.ProjectID) + "/" + e.Ref
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return ""
+}
+
+// newDelivery builds the record of a delivery that arrived at now (or that
+// catch-up synthesized): its key, partition and kind, its headers without
+// secrets, and its body.
+func newDelivery(header http.Header, body []byte, ev Event, now time.Time) *Delivery {
+	return &Delivery{
+		Key:        DedupKey(ev, body),
+		Partition:  partitionOf(ev),
+		Kind:       ev.Kind(),
+		ReceivedAt: now,
+		Header:     safeHeader(header),
+		Body:       body,
+		event:      ev,
+	}
 }

@@ -52,5 +52,5 @@ func Example() {
 	// answered 200
 	// open #58 "ETA off by one minute" by praman at 09:14
 	// stopped: <nil>
-	// {Received:1 Rejected:0 Dropped:0 Duplicates:0 Ignored:0 Handled:1 Failed:0 Queued:0}
+	// {Received:1 Rejected:0 Dropped:0 Duplicates:0 Ignored:0 Accepted:1 Handled:1 Retried:0 DeadLettered:0}
 }

@@ -17,8 +17,8 @@ import (
 // it gives up and, later, delivers the same body again.
 const SenderTimeout = 10 * time.Second
 
-// Options configure a Handler. Only the callbacks of the kinds you want are
-// needed; events of other kinds are answered and ignored.
+// Options configure a Handler. Set OnDelivery, or the callbacks of the
+// kinds you want; events of other kinds are answered and ignored.
 type Options struct {
 	// Secret is the hook's secret token. When set, a delivery whose
 	// X-Gitlab-Token header differs (or is missing) is answered 401.
@@ -26,30 +26,34 @@ type Options struct {
 	// MaxBodySize caps a delivery's body; a larger one is answered 413.
 	// Default DefaultMaxBodySize.
 	MaxBodySize int64
+	// Queue keeps the accepted deliveries until their callbacks succeed.
+	// Default a new MemoryQueue, which loses them on a crash or restart; use
+	// a DiskQueue to keep them.
+	Queue Queue
 	// Workers is the number of goroutines running callbacks. Default 4.
 	Workers int
-	// QueueSize is how many accepted events may wait for a worker. Default 100.
-	QueueSize int
-	// QueueWait is how long a delivery waits for room in a full queue before
-	// it is answered 503 and counted as dropped. It must stay below
-	// SenderTimeout. Default 2 s.
-	QueueWait time.Duration
-	// DrainTimeout is how long Run keeps handling queued events after its
-	// context ends; then the callbacks' context is cancelled and what is
-	// still queued is dropped. Default 5 s.
+	// MaxAttempts is how many times a delivery is handled before it is
+	// dead-lettered. Default 10.
+	MaxAttempts int
+	// RetryMin and RetryMax bound the wait before the next attempt: it
+	// starts at RetryMin and doubles after each failure, up to RetryMax.
+	// Defaults 1 s and 5 min.
+	RetryMin, RetryMax time.Duration
+	// DrainTimeout is how long Run lets running callbacks finish after its
+	// context ends; then their context is cancelled. Default 5 s.
 	DrainTimeout time.Duration
-	// DedupWindow turns on duplicate suppression: a delivery whose DedupKey
-	// was accepted within the window is answered 200 and not handed on.
-	DedupWindow time.Duration
-	// DedupStore holds the keys; default a new MemoryStore.
-	DedupStore DedupStore
 	// Logger, when set, receives one record per rejected, dropped, failed or
 	// partly decoded delivery. Tokens are never logged.
 	Logger *slog.Logger
 
-	// The callbacks, run by the workers. Their context is cancelled when a
-	// stop gives up draining (see Run). An error or a panic counts the event
-	// as failed and is logged; the sender has already been answered.
+	// OnDelivery, when set, receives every delivery of every kind, as
+	// stored; the typed callbacks below must then be nil.
+	OnDelivery func(context.Context, *Delivery) error
+
+	// The callbacks, run by the workers. Their context carries the delivery
+	// (see DeliveryFrom) and is cancelled when a stop gives up waiting (see
+	// Run). An error or a panic fails the attempt; the delivery is tried
+	// again later, up to MaxAttempts.
 	OnPush         func(context.Context, *PushEvent) error
 	OnTagPush      func(context.Context, *TagPushEvent) error
 	OnIssue        func(context.Context, *IssueEvent) error
@@ -61,53 +65,56 @@ type Options struct {
 	OnRaw func(context.Context, *RawEvent) error
 }
 
-// Stats are a Handler's counters. Every delivery counts as Received and, once
-// settled, as exactly one of Rejected, Dropped, Duplicates, Ignored, Handled
-// or Failed; Queued are accepted and not yet settled.
+// Stats are a Handler's counters since it was made. A delivery that reaches
+// the handler counts as Received and as one of Rejected, Dropped,
+// Duplicates, Ignored or Accepted; an accepted delivery ends as Handled or
+// DeadLettered. Retried counts failed attempts that will be tried again.
 type Stats struct {
-	Received   int64 // deliveries that reached the handler
-	Rejected   int64 // answered 4xx: wrong method, content type, token, size, or not a JSON object
-	Dropped    int64 // answered 503 (queue full or stopping), or queued when a stop gave up on them
-	Duplicates int64 // repeats suppressed by DedupWindow
-	Ignored    int64 // accepted with no callback for their kind
-	Handled    int64 // callback returned nil
-	Failed     int64 // callback returned an error or panicked
-	Queued     int64 // accepted and waiting for, or running in, a worker
+	Received     int64 // deliveries that reached the handler
+	Rejected     int64 // answered 4xx: wrong method, content type, token, size, or not a JSON object
+	Dropped      int64 // answered 503: the queue could not store them
+	Duplicates   int64 // answered 200 and not stored: the queue holds their dedup key
+	Ignored      int64 // answered 200 and not stored: no callback for their kind
+	Accepted     int64 // stored and answered 200
+	Handled      int64 // callback returned nil and the delivery left the queue
+	Retried      int64 // attempts that failed or panicked and will be tried again
+	DeadLettered int64 // deliveries that failed their last attempt
 }
 
 // Handler is an http.Handler receiving the server's webhooks. It answers a
-// delivery as soon as the event is queued, and runs the callbacks on a fixed
-// number of workers, started by Run.
+// delivery 200 once the delivery is stored in its Queue, and runs the
+// callbacks on a fixed number of workers, started by Run. A delivery leaves
+// the queue only when its callback returns nil: a failed or panicking
+// callback is tried again with a growing wait, and after MaxAttempts the
+// delivery is dead-lettered (see DeadLetters).
 //
-// The server never delivers again after an error answer, so a 503 loses the
-// event: Handler answers 503 only when the queue stays full for QueueWait,
-// and counts it in Stats.Dropped. Size Workers and QueueSize so that does not
-// happen, or have the callbacks hand slow work to a durable queue. Waiting
-// longer than the server's 10 s timeout is no remedy: the server would count
-// the delivery as failed and send it again later, much later after repeated
-// failures.
+// The server never delivers again after an error answer, so the handler
+// answers 503 only when the queue cannot store the event (a disk error, or
+// a bound you set), and counts it in Stats.Dropped.
+//
+// Order: deliveries of the same issue or merge request (their notes
+// included), of the same build, or pushes to the same branch are handled one
+// at a time in the order they arrived, even with several workers; a
+// delivery waiting for a retry holds back the later ones of its object
+// until it succeeds or is dead-lettered. Other deliveries run in parallel,
+// oldest first.
 type Handler struct {
-	opts  Options
-	queue chan Event
+	opts    Options
+	queue   Queue
+	ownQ    bool // queue made by NewHandler, closed by Run
+	started atomic.Bool
 
-	mu       sync.RWMutex // held for reading while enqueueing; Run takes it to close the queue
-	closed   bool
-	stopping chan struct{}
-	started  atomic.Bool
-
-	received, rejected, dropped, duplicates, ignored, handled, failed, queued atomic.Int64
-
-	// timer makes a timer; tests replace it to control waiting.
-	timer func(time.Duration) (<-chan time.Time, func() bool)
+	received, rejected, dropped, duplicates, ignored, accepted, handled, retried, deadLettered atomic.Int64
 }
 
-// NewHandler returns a Handler; call Run to start its workers.
+// NewHandler returns a Handler; call Run to start its workers. Deliveries
+// are stored from the start, and handled once Run runs.
 func NewHandler(opts Options) (*Handler, error) {
 	switch {
-	case opts.MaxBodySize < 0, opts.Workers < 0, opts.QueueSize < 0, opts.QueueWait < 0, opts.DrainTimeout < 0, opts.DedupWindow < 0:
+	case opts.MaxBodySize < 0, opts.Workers < 0, opts.MaxAttempts < 0, opts.RetryMin < 0, opts.RetryMax < 0, opts.DrainTimeout < 0:
 		return nil, errors.New("webhook: negative option")
-	case opts.QueueWait >= SenderTimeout:
-		return nil, fmt.Errorf("webhook: QueueWait %v must stay below the sender's %v timeout", opts.QueueWait, SenderTimeout)
+	case opts.OnDelivery != nil && opts.typed():
+		return nil, errors.New("webhook: OnDelivery and the typed callbacks exclude each other")
 	}
 	if opts.MaxBodySize == 0 {
 		opts.MaxBodySize = DefaultMaxBodySize
@@ -115,88 +122,111 @@ func NewHandler(opts Options) (*Handler, error) {
 	if opts.Workers == 0 {
 		opts.Workers = 4
 	}
-	if opts.QueueSize == 0 {
-		opts.QueueSize = 100
+	if opts.MaxAttempts == 0 {
+		opts.MaxAttempts = 10
 	}
-	if opts.QueueWait == 0 {
-		opts.QueueWait = 2 * time.Second
+	if opts.RetryMin == 0 {
+		opts.RetryMin = time.Second
+	}
+	if opts.RetryMax == 0 {
+		opts.RetryMax = 5 * time.Minute
+	}
+	if opts.RetryMax < opts.RetryMin {
+		return nil, fmt.Errorf("webhook: RetryMax %v is below RetryMin %v", opts.RetryMax, opts.RetryMin)
 	}
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
-	if opts.DedupWindow > 0 && opts.DedupStore == nil {
-		opts.DedupStore = NewMemoryStore()
+	h := &Handler{opts: opts, queue: opts.Queue}
+	if h.queue == nil {
+		h.queue, h.ownQ = NewMemoryQueue(MemoryQueueOptions{}), true
 	}
-	return &Handler{
-		opts:     opts,
-		queue:    make(chan Event, opts.QueueSize),
-		stopping: make(chan struct{}),
-		timer: func(d time.Duration) (<-chan time.Time, func() bool) {
-			t := time.NewTimer(d)
-			return t.C, t.Stop
-		},
-	}, nil
+	return h, nil
+}
+
+func (o *Options) typed() bool {
+	return o.OnPush != nil || o.OnTagPush != nil || o.OnIssue != nil || o.OnMergeRequest != nil ||
+		o.OnNote != nil || o.OnBuild != nil || o.OnWikiPage != nil || o.OnRaw != nil
 }
 
 // Stats returns the current counters.
 func (h *Handler) Stats() Stats {
 	return Stats{
 		Received: h.received.Load(), Rejected: h.rejected.Load(), Dropped: h.dropped.Load(),
-		Duplicates: h.duplicates.Load(), Ignored: h.ignored.Load(), Handled: h.handled.Load(),
-		Failed: h.failed.Load(), Queued: h.queued.Load(),
+		Duplicates: h.duplicates.Load(), Ignored: h.ignored.Load(), Accepted: h.accepted.Load(),
+		Handled: h.handled.Load(), Retried: h.retried.Load(), DeadLettered: h.deadLettered.Load(),
 	}
 }
 
 // Run starts the workers and blocks until ctx ends and they have stopped.
-// From then on deliveries are answered 503. Events still queued are handled
-// for up to DrainTimeout; then the callbacks' context is cancelled, events
-// not started are dropped, and Run returns when the running callbacks have
-// returned, with an error saying how many events were dropped. Run may be
-// called once.
+// Then no new delivery is taken from the queue; running callbacks get
+// DrainTimeout to finish before their context is cancelled. A delivery
+// whose callback did not succeed by then stays in the queue: a DiskQueue
+// hands it out again after a restart, a MemoryQueue loses it. Run returns
+// nil on such a stop, and an error only when the queue failed. When
+// NewHandler made the queue, Run closes it, and later deliveries are
+// answered 503. Run may be called once.
 func (h *Handler) Run(ctx context.Context) error {
 	if !h.started.CompareAndSwap(false, true) {
 		return errors.New("webhook: Run called twice")
 	}
 	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	var lost atomic.Int64
 	var wg sync.WaitGroup
+	errs := make(chan error, h.opts.Workers)
 	for range h.opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ev := range h.queue {
-				if work.Err() != nil {
-					h.settle(&h.dropped)
-					lost.Add(1)
-					continue
-				}
-				h.handle(work, ev)
+			if err := h.work(ctx, work); err != nil {
+				errs <- err
 			}
 		}()
 	}
 	<-ctx.Done()
-	close(h.stopping) // wakes deliveries waiting for room
-	h.mu.Lock()
-	h.closed = true
-	close(h.queue)
-	h.mu.Unlock()
-
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	expired, stop := h.timer(h.opts.DrainTimeout)
-	defer stop()
+	t := time.NewTimer(h.opts.DrainTimeout)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-expired:
+	case <-t.C:
 		cancel()
 		<-done
 	}
-	if n := lost.Load(); n > 0 {
-		h.log(slog.LevelError, "webhook: events dropped at shutdown", "count", n)
-		return fmt.Errorf("webhook: %d queued event(s) dropped at shutdown", n)
+	if h.ownQ {
+		_ = h.queue.Close()
 	}
-	return nil
+	close(errs)
+	return <-errs
+}
+
+// work takes deliveries until stop ends, and handles them under ctx.
+func (h *Handler) work(stop, ctx context.Context) error {
+	failures := 0
+	for {
+		d, err := h.queue.Take(stop)
+		switch {
+		case stop.Err() != nil:
+			return nil
+		case errors.Is(err, ErrQueueClosed):
+			return err
+		case err != nil:
+			// A store that fails now may recover; wait as for a retry.
+			failures++
+			h.log(slog.LevelError, "webhook: taking a delivery failed", "error", err)
+			t := time.NewTimer(h.backoff(failures))
+			select {
+			case <-t.C:
+			case <-stop.Done():
+				t.Stop()
+				return nil
+			}
+			continue
+		}
+		failures = 0
+		h.handle(ctx, d)
+	}
 }
 
 // ServeHTTP receives one delivery.
@@ -238,64 +268,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if h.opts.DedupWindow > 0 {
-		seen, err := h.opts.DedupStore.Seen(r.Context(), DedupKey(ev, body), h.opts.DedupWindow)
-		if err != nil {
-			// Better a repeat than a loss: hand the event on.
-			h.log(slog.LevelWarn, "webhook: duplicate check failed", "kind", ev.Kind(), "error", err)
-		}
-		if seen {
-			h.duplicates.Add(1)
-			w.WriteHeader(http.StatusOK)
-			return
-		}
+	// The sender going away must not cut a store short: the event would be
+	// half-admitted.
+	err = h.admit(context.WithoutCancel(r.Context()), newDelivery(r.Header, body, ev, time.Now()))
+	switch {
+	case errors.Is(err, ErrDuplicate):
+		w.WriteHeader(http.StatusOK)
+	case err != nil:
+		h.log(slog.LevelError, "webhook: event dropped with a 503; the sender will not deliver it again", "kind", ev.Kind(), "error", err)
+		http.Error(w, "event not stored", http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusOK)
 	}
-	if reason := h.enqueue(r.Context(), ev); reason != "" {
-		h.dropped.Add(1)
-		msg := "webhook: event dropped with a 503; the sender will not deliver it again"
-		if r.Context().Err() != nil {
-			msg = "webhook: event dropped; the sender went away and may deliver it again"
-		}
-		h.log(slog.LevelError, msg, "kind", ev.Kind(), "reason", reason)
-		http.Error(w, reason, http.StatusServiceUnavailable)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
 }
 
-// enqueue queues ev, waiting up to QueueWait for room. It returns why it
-// could not, or "".
-func (h *Handler) enqueue(ctx context.Context, ev Event) string {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if h.closed {
-		return "receiver stopping"
-	}
-	h.queued.Add(1)
-	select {
-	case h.queue <- ev:
-		return ""
+// admit stores d in the queue and counts it: accepted, a duplicate, or
+// dropped. The workers pick it up from the queue. Catch-up admits the events
+// it synthesizes here too.
+func (h *Handler) admit(ctx context.Context, d *Delivery) error {
+	err := h.queue.Put(ctx, d)
+	switch {
+	case err == nil:
+		h.accepted.Add(1)
+	case errors.Is(err, ErrDuplicate):
+		h.duplicates.Add(1)
 	default:
+		h.dropped.Add(1)
 	}
-	expired, stop := h.timer(h.opts.QueueWait)
-	defer stop()
-	select {
-	case h.queue <- ev:
-		return ""
-	case <-expired:
-		h.queued.Add(-1)
-		return "queue full"
-	case <-h.stopping:
-		h.queued.Add(-1)
-		return "receiver stopping"
-	case <-ctx.Done():
-		h.queued.Add(-1)
-		return "sender went away"
-	}
+	return err
 }
 
 func (h *Handler) wants(ev Event) bool {
 	o := &h.opts
+	if o.OnDelivery != nil {
+		return true
+	}
 	switch ev.(type) {
 	case *PushEvent:
 		return o.OnPush != nil
@@ -315,28 +322,72 @@ func (h *Handler) wants(ev Event) bool {
 	return o.OnRaw != nil
 }
 
-func (h *Handler) handle(ctx context.Context, ev Event) {
-	err := h.call(ctx, ev)
-	if err != nil {
-		h.log(slog.LevelError, "webhook: callback failed", "kind", ev.Kind(), "error", err)
-		h.settle(&h.failed)
-		return
+// handle runs d's callback and settles d: acked, retried later, or
+// dead-lettered. When a stop cancelled ctx, a failed d keeps its lease, so a
+// durable queue hands it out again after a restart.
+func (h *Handler) handle(ctx context.Context, d *Delivery) {
+	err := h.call(withDelivery(ctx, d), d)
+	// Settling must not fail because the stop cancelled ctx.
+	sctx := context.WithoutCancel(ctx)
+	// Counters move before the queue is told, so that they are up to date
+	// when WaitIdle returns.
+	switch {
+	case err == nil:
+		h.handled.Add(1)
+		if err := h.queue.Ack(sctx, d.ID); err != nil {
+			h.handled.Add(-1)
+			h.log(slog.LevelError, "webhook: ack failed; the delivery will be handled again", "key", d.Key, "error", err)
+		}
+	case ctx.Err() != nil:
+		h.log(slog.LevelWarn, "webhook: callback stopped by shutdown; the delivery stays queued", "key", d.Key, "error", err)
+	case d.Attempt >= h.opts.MaxAttempts:
+		h.log(slog.LevelError, "webhook: callback failed its last attempt; dead-lettered", "key", d.Key, "attempt", d.Attempt, "error", err)
+		h.deadLettered.Add(1)
+		if err := h.queue.DeadLetter(sctx, d.ID, err.Error()); err != nil {
+			h.deadLettered.Add(-1)
+			h.log(slog.LevelError, "webhook: dead-lettering failed", "key", d.Key, "error", err)
+		}
+	default:
+		wait := h.backoff(d.Attempt)
+		h.log(slog.LevelWarn, "webhook: callback failed; will retry", "key", d.Key, "attempt", d.Attempt, "in", wait, "error", err)
+		h.retried.Add(1)
+		if err := h.queue.Retry(sctx, d.ID, time.Now().Add(wait), err.Error()); err != nil {
+			h.retried.Add(-1)
+			h.log(slog.LevelError, "webhook: scheduling a retry failed", "key", d.Key, "error", err)
+		}
 	}
-	h.settle(&h.handled)
 }
 
-func (h *Handler) settle(counter *atomic.Int64) {
-	counter.Add(1)
-	h.queued.Add(-1)
+// backoff is the wait after the n-th failure: RetryMin doubled n-1 times,
+// capped at RetryMax.
+func (h *Handler) backoff(n int) time.Duration {
+	wait := h.opts.RetryMin
+	for i := 1; i < n && wait < h.opts.RetryMax; i++ {
+		wait *= 2
+	}
+	return min(wait, h.opts.RetryMax)
 }
 
-func (h *Handler) call(ctx context.Context, ev Event) (err error) {
+// call runs the callback for d, turning a panic into an error.
+func (h *Handler) call(ctx context.Context, d *Delivery) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
 		}
 	}()
 	o := &h.opts
+	if o.OnDelivery != nil {
+		return o.OnDelivery(ctx, d)
+	}
+	ev := d.event
+	if ev == nil {
+		if ev, _ = ParsePayload(d.Header, d.Body); ev == nil {
+			return errors.New("the stored body does not decode")
+		}
+	}
+	if !h.wants(ev) {
+		return nil
+	}
 	switch e := ev.(type) {
 	case *PushEvent:
 		return o.OnPush(ctx, e)
@@ -356,6 +407,34 @@ func (h *Handler) call(ctx context.Context, ev Event) (err error) {
 		return o.OnRaw(ctx, e)
 	}
 	return fmt.Errorf("unexpected event %T", ev)
+}
+
+// WaitIdle waits until every delivery in the queue is settled: handled, or
+// dead-lettered. It needs a queue that can tell, as MemoryQueue and
+// DiskQueue can (a WaitIdle method); with another queue it returns
+// errors.ErrUnsupported. Meant for tests: deliver, WaitIdle, then check.
+func (h *Handler) WaitIdle(ctx context.Context) error {
+	q, ok := h.queue.(interface{ WaitIdle(context.Context) error })
+	if !ok {
+		return fmt.Errorf("webhook: WaitIdle: %T cannot tell when it is idle: %w", h.queue, errors.ErrUnsupported)
+	}
+	return q.WaitIdle(ctx)
+}
+
+// DeadLetters lists the deliveries whose last attempt failed, oldest first.
+func (h *Handler) DeadLetters(ctx context.Context) ([]*Delivery, error) {
+	return h.queue.DeadLetters(ctx)
+}
+
+// Requeue puts a dead-lettered delivery back in the queue, with its attempts
+// reset, behind the pending deliveries of its object.
+func (h *Handler) Requeue(ctx context.Context, id uint64) error {
+	return h.queue.Requeue(ctx, id)
+}
+
+// DeleteDeadLetter removes a dead-lettered delivery for good.
+func (h *Handler) DeleteDeadLetter(ctx context.Context, id uint64) error {
+	return h.queue.Delete(ctx, id)
 }
 
 func (h *Handler) reject(w http.ResponseWriter, r *http.Request, status int, reason string) {

@@ -34,6 +34,10 @@ type Delivery struct {
 	// rather than received from the server; Record holds that record.
 	Synthesized bool   `json:"synthesized,omitempty"`
 	Record      []byte `json:"record,omitempty"`
+
+	// event is Body decoded, when the delivery has not left this process;
+	// it spares the workers a second decoding.
+	event Event
 }
 
 // Queue keeps accepted deliveries until their callbacks succeed. It hands

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/webhook"
@@ -24,11 +23,10 @@ type bot struct {
 // suppression makes a repeated delivery harmless.
 func (b *bot) options(secret string) webhook.Options {
 	return webhook.Options{
-		Secret:      secret,
-		DedupWindow: 10 * time.Minute,
-		OnIssue:     b.onIssue,
-		OnNote:      b.onNote,
-		OnBuild:     b.onBuild,
+		Secret:  secret,
+		OnIssue: b.onIssue,
+		OnNote:  b.onNote,
+		OnBuild: b.onBuild,
 	}
 }
 

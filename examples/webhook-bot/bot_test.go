@@ -96,5 +96,5 @@ func TestBotReactions(t *testing.T) {
 	st := h.Stats()
 	assert.Equal(t, int64(1), st.Duplicates)
 	assert.Equal(t, int64(5), st.Handled)
-	assert.Zero(t, st.Failed)
+	assert.Zero(t, st.DeadLettered)
 }

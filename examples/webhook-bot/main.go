@@ -198,9 +198,9 @@ func scenario(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	st := r.h.Stats()
-	fmt.Fprintf(out, "#%d is %s with labels %v; %d deliveries received, %d handled, %d duplicate suppressed, %d dropped, %d failed\n",
-		final.IID, final.State, final.Labels, st.Received, st.Handled, st.Duplicates, st.Dropped, st.Failed)
-	if st.Failed > 0 || st.Dropped > 0 {
+	fmt.Fprintf(out, "#%d is %s with labels %v; %d deliveries received, %d handled, %d duplicate suppressed, %d dropped, %d dead-lettered\n",
+		final.IID, final.State, final.Labels, st.Received, st.Handled, st.Duplicates, st.Dropped, st.DeadLettered)
+	if st.DeadLettered > 0 || st.Dropped > 0 {
 		return errors.New("some events were not handled")
 	}
 	return nil

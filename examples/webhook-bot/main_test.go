@@ -30,7 +30,7 @@ func TestScenario(t *testing.T) {
 		"bot: #1 closed on /close from @alice",
 		"bot: !1: build rspec (#",
 		"#1 is closed with labels [needs-triage]",
-		"1 duplicate suppressed, 0 dropped, 0 failed",
+		"0 dropped, 0 dead-lettered",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

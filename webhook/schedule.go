@@ -1,0 +1,209 @@
+package webhook
+
+import (
+	"container/heap"
+	"context"
+	"time"
+)
+
+// schedule decides which delivery a local queue hands out next: the oldest
+// ready one whose partition has nothing older still pending, leased or
+// waiting for a retry. It holds ids only; the queues keep the records.
+// Callers hold mu.
+type schedule struct {
+	entries map[uint64]*entry
+	parts   map[string][]*entry // the pending deliveries of each named partition, oldest first
+	ready   readyHeap           // partition heads ready now, lowest id first
+	later   laterHeap           // partition heads waiting for a retry time
+	changed chan struct{}       // closed and replaced when a delivery may have become ready
+	empty   chan struct{}       // closed and replaced when entries becomes empty
+	closed  bool
+}
+
+type entry struct {
+	id     uint64
+	part   string
+	at     time.Time // not handed out before
+	leased bool
+}
+
+func newSchedule() schedule {
+	return schedule{
+		entries: map[uint64]*entry{},
+		parts:   map[string][]*entry{},
+		changed: make(chan struct{}),
+		empty:   make(chan struct{}),
+	}
+}
+
+// add appends a delivery; ids must grow.
+func (s *schedule) add(id uint64, part string) {
+	e := &entry{id: id, part: part}
+	s.entries[id] = e
+	if part == "" {
+		s.enqueue(e)
+		return
+	}
+	s.parts[part] = append(s.parts[part], e)
+	if len(s.parts[part]) == 1 {
+		s.enqueue(e)
+	}
+}
+
+// enqueue makes a partition head eligible, now or at its retry time.
+func (s *schedule) enqueue(e *entry) {
+	if e.at.IsZero() {
+		heap.Push(&s.ready, e)
+	} else {
+		heap.Push(&s.later, e)
+	}
+	s.wake()
+}
+
+func (s *schedule) wake() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// next leases the next ready delivery. When there is none it returns the
+// time the earliest retry is due, or the zero time.
+func (s *schedule) next(now time.Time) (*entry, time.Time) {
+	for s.later.Len() > 0 && !s.later.readyHeap[0].at.After(now) {
+		e := heap.Pop(&s.later).(*entry)
+		e.at = time.Time{}
+		heap.Push(&s.ready, e)
+	}
+	if len(s.ready) > 0 {
+		e := heap.Pop(&s.ready).(*entry)
+		e.leased = true
+		return e, time.Time{}
+	}
+	if s.later.Len() > 0 {
+		return nil, s.later.readyHeap[0].at
+	}
+	return nil, time.Time{}
+}
+
+// leased reports whether id is held under a lease.
+func (s *schedule) leased(id uint64) bool {
+	e := s.entries[id]
+	return e != nil && e.leased
+}
+
+// remove drops a leased delivery (acked or dead-lettered) and lets the next
+// one of its partition go. It reports false when id is not leased.
+func (s *schedule) remove(id uint64) bool {
+	e := s.entries[id]
+	if e == nil || !e.leased {
+		return false
+	}
+	delete(s.entries, id)
+	if e.part != "" {
+		q := s.parts[e.part]
+		q[0] = nil
+		q = q[1:]
+		if len(q) == 0 {
+			delete(s.parts, e.part)
+		} else {
+			s.parts[e.part] = q
+			s.enqueue(q[0])
+		}
+	}
+	if len(s.entries) == 0 {
+		close(s.empty)
+		s.empty = make(chan struct{})
+	}
+	return true
+}
+
+// retry ends a lease; the delivery stays at the head of its partition. It
+// reports false when id is not leased.
+func (s *schedule) retry(id uint64, at time.Time) bool {
+	e := s.entries[id]
+	if e == nil || !e.leased {
+		return false
+	}
+	e.leased = false
+	e.at = at
+	s.enqueue(e)
+	return true
+}
+
+func (s *schedule) close() {
+	if !s.closed {
+		s.closed = true
+		s.wake()
+	}
+}
+
+// take waits for the next ready delivery and leases it. lock and unlock
+// guard s.
+func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		lock()
+		if s.closed {
+			unlock()
+			return 0, ErrQueueClosed
+		}
+		e, due := s.next(time.Now())
+		changed := s.changed
+		unlock()
+		if e != nil {
+			return e.id, nil
+		}
+		var timeout <-chan time.Time
+		stop := func() bool { return false }
+		if !due.IsZero() {
+			t := time.NewTimer(time.Until(due))
+			timeout, stop = t.C, t.Stop
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+		case <-ctx.Done():
+			stop()
+			return 0, ctx.Err()
+		}
+		stop()
+	}
+}
+
+// waitEmpty waits until no delivery is pending or leased.
+func (s *schedule) waitEmpty(ctx context.Context, lock, unlock func()) error {
+	lock()
+	n, empty := len(s.entries), s.empty
+	unlock()
+	if n == 0 {
+		return nil
+	}
+	select {
+	case <-empty:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type readyHeap []*entry
+
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(i, j int) bool { return h[i].id < h[j].id }
+func (h readyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *readyHeap) Push(x any)        { *h = append(*h, x.(*entry)) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
+
+type laterHeap struct{ readyHeap }
+
+func (h laterHeap) Less(i, j int) bool {
+	a, b := h.readyHeap[i], h.readyHeap[j]
+	return a.at.Before(b.at) || a.at.Equal(b.at) && a.id < b.id
+}
