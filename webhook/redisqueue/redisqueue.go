@@ -533,6 +533,27 @@ func (q *Queue) deadOp(ctx context.Context, s *redis.Script, what string, id uin
 	return nil
 }
 
+// WaitIdle waits until every delivery stored by any receiver is settled:
+// acked or dead-lettered. Handler.WaitIdle uses it; it is meant for tests.
+func (q *Queue) WaitIdle(ctx context.Context) error {
+	for {
+		n, err := q.rdb.XLen(ctx, q.stream).Result()
+		if err != nil {
+			return fmt.Errorf("redisqueue: counting pending deliveries: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		t := time.NewTimer(q.o.PollInterval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
 // Seen implements webhook.Queue.
 func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 	n, err := q.rdb.Exists(ctx, q.o.Prefix+"k:"+key).Result()
