@@ -8,6 +8,7 @@ require (
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/stretchr/testify v1.12.1
+	go.etcd.io/bbolt v1.5.0
 	go.uber.org/goleak v1.3.0
 )
 

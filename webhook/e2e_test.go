@@ -40,7 +40,7 @@ func TestEndToEnd(t *testing.T) {
 	opened := 0
 	acted := make(chan int, 4)
 	h, err := webhook.NewHandler(webhook.Options{
-		Secret:      "e2e-secret",
+		Secret: "e2e-secret",
 		OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
 			a := e.ObjectAttributes
 			if a.Action != "open" {

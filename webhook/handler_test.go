@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(receiverChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // delivery builds a request as the server sends it.
 func delivery(t *testing.T, kind Kind, file, token string) *http.Request {

@@ -234,5 +234,15 @@ func (q *MemoryQueue) Close() error {
 	return nil
 }
 
-func notLeased(id uint64) error { return fmt.Errorf("webhook: delivery %d is not leased", id) }
-func notDead(id uint64) error   { return fmt.Errorf("webhook: delivery %d is not dead-lettered", id) }
+// stateError says a delivery is not in the state an operation needs.
+type stateError struct {
+	id   uint64
+	want string
+}
+
+func (e *stateError) Error() string {
+	return fmt.Sprintf("webhook: delivery %d is not %s", e.id, e.want)
+}
+
+func notLeased(id uint64) error { return &stateError{id, "leased"} }
+func notDead(id uint64) error   { return &stateError{id, "dead-lettered"} }

@@ -18,6 +18,7 @@ type schedule struct {
 	changed chan struct{}       // closed and replaced when a delivery may have become ready
 	empty   chan struct{}       // closed and replaced when entries becomes empty
 	closed  bool
+	now     func() time.Time // tests turn the clock
 }
 
 type entry struct {
@@ -33,6 +34,7 @@ func newSchedule() schedule {
 		parts:   map[string][]*entry{},
 		changed: make(chan struct{}),
 		empty:   make(chan struct{}),
+		now:     time.Now,
 	}
 }
 
@@ -148,7 +150,8 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 			unlock()
 			return 0, ErrQueueClosed
 		}
-		e, due := s.next(time.Now())
+		now := s.now()
+		e, due := s.next(now)
 		changed := s.changed
 		unlock()
 		if e != nil {
@@ -157,7 +160,7 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		var timeout <-chan time.Time
 		stop := func() bool { return false }
 		if !due.IsZero() {
-			t := time.NewTimer(time.Until(due))
+			t := time.NewTimer(due.Sub(now))
 			timeout, stop = t.C, t.Stop
 		}
 		select {

@@ -1,0 +1,95 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/collabsvc/collab/webhook"
+)
+
+// BenchmarkDeliveries measures deliveries answered per second over loopback,
+// many at once, by a real http.Server: a plain handler that reads the body
+// and answers 200 (the floor), then the Handler on each queue, with a
+// callback that does nothing. Compare the deliveries/s of one run.
+func BenchmarkDeliveries(b *testing.B) {
+	template, err := os.ReadFile("testdata/spec/issue.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("floor", func(b *testing.B) {
+		deliver(b, template, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusOK)
+		}))
+	})
+	b.Run("memory", func(b *testing.B) {
+		benchHandler(b, template, webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}))
+	})
+	b.Run("disk", func(b *testing.B) {
+		q, err := webhook.OpenDiskQueue(b.TempDir(), webhook.DiskQueueOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchHandler(b, template, q)
+	})
+}
+
+func benchHandler(b *testing.B, template []byte, q webhook.Queue) {
+	defer q.Close()
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.Run(ctx) }()
+	deliver(b, template, h)
+	stop()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
+
+// deliver posts b.N distinct issue deliveries to h, 16 per CPU at a time.
+func deliver(b *testing.B, template []byte, h http.Handler) {
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var next atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body := bytes.Replace(template, []byte(`"id":4417`), fmt.Appendf(nil, `"id":%d`, next.Add(1)), 1)
+			req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Errorf("answered %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
