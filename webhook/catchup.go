@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -196,6 +197,9 @@ func (h *Handler) admitChange(ctx context.Context, ch change, stats *CatchUpStat
 	ev, err := ParsePayload(header, body)
 	if ev == nil {
 		return fmt.Errorf("a synthesized %s does not decode: %w", ch.kind, err)
+	}
+	if err != nil {
+		h.log(slog.LevelWarn, "webhook: catch-up: some values of a synthesized event not decoded", "kind", ch.kind, "error", err)
 	}
 	if !h.wants(ev) {
 		stats.Ignored++

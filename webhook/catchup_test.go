@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -24,10 +25,27 @@ type handledEvent struct {
 	record      string
 }
 
-// recorder is a receiver's callbacks, keeping what they saw.
+// recorder is a receiver's callbacks, keeping what they saw and what the
+// handler logged.
 type recorder struct {
 	mu   sync.Mutex
 	seen []handledEvent
+	logs strings.Builder
+	// workers for the handler; with one, events are handled in the order
+	// they were admitted.
+	workers int
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logs.Write(p)
+}
+
+func (r *recorder) logged() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logs.String()
 }
 
 func (r *recorder) note(ctx context.Context, object string) error {
@@ -40,7 +58,9 @@ func (r *recorder) note(ctx context.Context, object string) error {
 
 func (r *recorder) options(q webhook.Queue) webhook.Options {
 	return webhook.Options{
-		Queue: q,
+		Queue:   q,
+		Workers: r.workers,
+		Logger:  slog.New(slog.NewTextHandler(r, nil)),
 		OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
 			return r.note(ctx, fmt.Sprintf("issue %d %s", e.ObjectAttributes.ID, e.ObjectAttributes.Title))
 		},
@@ -183,33 +203,75 @@ func TestCatchUp(t *testing.T) {
 	assert.Empty(t, stats.Admitted)
 }
 
-// TestCatchUpSince: a project without a checkpoint is read from Since, and
-// the synthesized bodies decode as the webhooks do.
+// TestCatchUpSince: a project without a checkpoint is read from Since; the
+// events come oldest first, and their bodies decode as the webhooks do.
 func TestCatchUpSince(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, c, pid := newWebshop(t)
+	// The fake keeps times to the millisecond: a pause between changes
+	// gives each its own time, so that the order below is the order of
+	// the changes and not that of the reading.
+	tick := func() { time.Sleep(3 * time.Millisecond) }
 	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	tick()
 	srv.AddNote(pid, "Issue", issue, srv.AdminID, "Me too")
+	tick()
 	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: collab.BuildFailed})
+	tick()
+	_, err := srv.Push(pid, "fix", collabtest.PushCommit{Message: "Fix"})
+	require.NoError(t, err)
+	tick()
+	mr := srv.AddMergeRequest(pid, srv.AdminID, "fix", "master", "Fix")
+	tick()
+	srv.AddNote(pid, "MergeRequest", mr, srv.AdminID, "LGTM")
+	require.NoError(t, srv.Err())
 
-	r := &recorder{}
+	r := &recorder{workers: 1}
 	h, _, _ := receiverUp(t, r, nil)
 	stats, err := h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid}, Since: time.Now().Add(-time.Hour)})
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(ctx))
-	assert.Equal(t, map[webhook.Kind]int{webhook.KindIssue: 1, webhook.KindNote: 1, webhook.KindBuild: 1}, stats.Admitted)
+	assert.Equal(t, map[webhook.Kind]int{webhook.KindIssue: 1, webhook.KindNote: 2, webhook.KindBuild: 1,
+		webhook.KindPush: 1, webhook.KindMergeRequest: 1}, stats.Admitted)
 	var objects []string
 	for _, e := range r.events() {
 		objects = append(objects, e.object)
 	}
-	assert.Equal(t, []string{"issue " + fmt.Sprint(issue) + " Crash on save", "note", "build"}, firstWords(objects),
-		"oldest first: the issue, its comment, the build")
+	assert.Equal(t, []string{"issue " + fmt.Sprint(issue) + " Crash on save", "note", "build", "push", "merge_request", "note"},
+		firstWords(objects), "oldest first")
+	assert.NotContains(t, r.logged(), "not decoded", "synthesized bodies decode cleanly")
 
-	_, err = h.CatchUp(ctx, nil, webhook.CatchUpOptions{})
+	raw, err := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}).Checkpoint(ctx, "catchup/1")
+	require.NoError(t, err)
+	assert.Nil(t, raw, "a new queue holds no checkpoint")
+}
+
+// TestCatchUpErrors: bad options, an unknown project and a damaged
+// checkpoint are errors that name their cause; the other projects go on.
+func TestCatchUpErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	good := srv.AddProject(srv.AdminID, "Other", 10)
+	srv.AddIssue(good, srv.AdminID, "Still read")
+	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
+	t.Cleanup(func() { q.Close() })
+	h, _, _ := receiverUp(t, &recorder{}, q)
+
+	_, err := h.CatchUp(ctx, nil, webhook.CatchUpOptions{})
 	assert.ErrorContains(t, err, "nil client")
-	_, err = h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid + 1000}})
+	_, err = h.CatchUp(ctx, c, webhook.CatchUpOptions{Overlap: -time.Second})
+	assert.ErrorContains(t, err, "negative Overlap")
+
+	require.NoError(t, q.SetCheckpoint(ctx, fmt.Sprintf("catchup/%d", pid), []byte("{")))
+	stats, err := h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid, pid + 1000, good}, Since: time.Now().Add(-time.Hour)})
+	assert.ErrorContains(t, err, "damaged")
 	assert.ErrorContains(t, err, fmt.Sprint(pid+1000), "the error names the project")
+	assert.Equal(t, 1, stats.Admitted[webhook.KindIssue], "the good project is caught up")
+	raw, err := q.Checkpoint(ctx, fmt.Sprintf("catchup/%d", pid))
+	require.NoError(t, err)
+	assert.Equal(t, "{", string(raw), "a damaged checkpoint is left for the user to look at")
 }
 
 // firstWords keeps the kind of each entry, and the whole issue entry.

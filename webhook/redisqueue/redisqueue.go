@@ -28,6 +28,11 @@
 // may still be running while the next delivery of that partition starts; no
 // lease-based queue can rule that out.
 //
+// Durability is Redis's: Put returns once Redis has the delivery in memory.
+// Run Redis with appendonly yes (and appendfsync everysec or always) so that
+// a Redis restart keeps what the receivers answered 200; with snapshots
+// alone, a Redis crash loses the deliveries since the last snapshot.
+//
 // All keys share one hash tag (the Prefix), so the queue lives on one Redis
 // Cluster shard and its scripts stay atomic.
 package redisqueue
