@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -279,67 +280,67 @@ func (s *scan) old(t time.Time) bool { return t.Before(s.since) || !t.After(s.af
 func (s *scan) issues(ctx context.Context) error {
 	s.issueByID = map[int]*collab.Issue{}
 	opt := &collab.ListIssuesOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortDesc)}
-	for is, err := range s.c.Issues.All(ctx, s.pid, opt) {
-		if err != nil {
-			return err
-		}
-		if s.old(timeOf(is.UpdatedAt)) {
-			break
-		}
-		s.issueByID[is.ID] = is
-		s.add(timeOf(is.UpdatedAt), KindIssue, s.issueBody(is), is)
-		for n, err := range s.c.Notes.AllIssueNotes(ctx, s.pid, is.ID, nil) {
-			if err != nil {
-				return err
-			}
-			s.addNote(n, NoteableIssue, "issue", s.issueAttributes(is, false))
-		}
-	}
-	return nil
+	return newestFirst(s, s.c.Issues.All(ctx, s.pid, opt), func(is *collab.Issue) *collab.Time { return is.UpdatedAt },
+		func(is *collab.Issue) error {
+			s.issueByID[is.ID] = is
+			s.add(timeOf(is.UpdatedAt), KindIssue, s.issuableBody("issue", s.issueAttributes(is, true), is.Assignee), is)
+			return s.readNotes(s.c.Notes.AllIssueNotes(ctx, s.pid, is.ID, nil), NoteableIssue, "issue", s.issueAttributes(is, false))
+		})
 }
 
 func (s *scan) mergeRequests(ctx context.Context) error {
 	s.mrByID = map[int]*collab.MergeRequest{}
 	opt := &collab.ListMergeRequestsOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortDesc)}
-	for mr, err := range s.c.MergeRequests.All(ctx, s.pid, opt) {
-		if err != nil {
-			return err
-		}
-		if s.old(timeOf(mr.UpdatedAt)) {
-			break
-		}
-		s.mrByID[mr.ID] = mr
-		s.add(timeOf(mr.UpdatedAt), KindMergeRequest, s.mergeRequestBody(mr), mr)
-		for n, err := range s.c.Notes.AllMergeRequestNotes(ctx, s.pid, mr.ID, nil) {
-			if err != nil {
-				return err
-			}
-			s.addNote(n, NoteableMergeRequest, "merge_request", s.mergeRequestAttributes(mr, false))
-		}
-	}
-	return nil
+	return newestFirst(s, s.c.MergeRequests.All(ctx, s.pid, opt), func(mr *collab.MergeRequest) *collab.Time { return mr.UpdatedAt },
+		func(mr *collab.MergeRequest) error {
+			s.mrByID[mr.ID] = mr
+			s.add(timeOf(mr.UpdatedAt), KindMergeRequest, s.issuableBody("merge_request", s.mergeRequestAttributes(mr, true), mr.Assignee), mr)
+			return s.readNotes(s.c.Notes.AllMergeRequestNotes(ctx, s.pid, mr.ID, nil), NoteableMergeRequest, "merge_request",
+				s.mergeRequestAttributes(mr, false))
+		})
 }
 
 // events collects pushes, and comments on issues and merge requests that
 // were not updated since (deployed servers differ on whether a comment
 // touches its issue).
 func (s *scan) events(ctx context.Context) error {
-	for e, err := range s.c.Projects.AllEvents(ctx, s.pid, nil) {
+	return newestFirst(s, s.c.Projects.AllEvents(ctx, s.pid, nil), func(e *collab.ProjectEvent) *collab.Time { return e.CreatedAt },
+		func(e *collab.ProjectEvent) error {
+			switch {
+			case e.Data != nil && e.Data.After != "":
+				s.addPush(e, timeOf(e.CreatedAt))
+			case e.Note != nil && !s.notes[e.Note.ID]:
+				return s.eventNote(ctx, collab.Note(*e.Note))
+			}
+			return nil
+		})
+}
+
+// newestFirst hands take the records of a list sorted newest first, until
+// one is older than what the scan hands over.
+func newestFirst[T any](s *scan, list iter.Seq2[*T, error], at func(*T) *collab.Time, take func(*T) error) error {
+	for r, err := range list {
 		if err != nil {
 			return err
 		}
-		at := timeOf(e.CreatedAt)
-		if s.old(at) {
-			break
+		if s.old(timeOf(at(r))) {
+			return nil
 		}
-		switch {
-		case e.Data != nil && e.Data.After != "":
-			s.addPush(e, at)
-		case e.Note != nil && !s.notes[e.Note.ID]:
-			if err := s.eventNote(ctx, collab.Note(*e.Note)); err != nil {
-				return err
-			}
+		if err := take(r); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// readNotes collects the comments made since the checkpoint on one issue
+// or merge request.
+func (s *scan) readNotes(notes iter.Seq2[*collab.Note, error], noteableType, key string, noteable map[string]any) error {
+	for n, err := range notes {
+		if err != nil {
+			return err
+		}
+		s.addNote(n, noteableType, key, noteable)
 	}
 	return nil
 }
@@ -347,27 +348,37 @@ func (s *scan) events(ctx context.Context) error {
 func (s *scan) eventNote(ctx context.Context, n collab.Note) error {
 	switch n.NoteableType {
 	case NoteableIssue:
-		is := s.issueByID[n.NoteableID]
-		if is == nil {
-			var err error
-			if is, _, err = s.c.Issues.Get(ctx, s.pid, n.NoteableID); err != nil {
-				return ignoreGone(err)
-			}
-			s.issueByID[is.ID] = is
+		is, err := lookup(s.issueByID, n.NoteableID, func() (*collab.Issue, *collab.Response, error) {
+			return s.c.Issues.Get(ctx, s.pid, n.NoteableID)
+		})
+		if err != nil {
+			return ignoreGone(err)
 		}
 		s.addNote(&n, NoteableIssue, "issue", s.issueAttributes(is, false))
 	case NoteableMergeRequest:
-		mr := s.mrByID[n.NoteableID]
-		if mr == nil {
-			var err error
-			if mr, _, err = s.c.MergeRequests.Get(ctx, s.pid, n.NoteableID); err != nil {
-				return ignoreGone(err)
-			}
-			s.mrByID[mr.ID] = mr
+		mr, err := lookup(s.mrByID, n.NoteableID, func() (*collab.MergeRequest, *collab.Response, error) {
+			return s.c.MergeRequests.Get(ctx, s.pid, n.NoteableID)
+		})
+		if err != nil {
+			return ignoreGone(err)
 		}
 		s.addNote(&n, NoteableMergeRequest, "merge_request", s.mergeRequestAttributes(mr, false))
 	}
 	return nil
+}
+
+// lookup returns the record id from cache, or reads it with get and keeps
+// it there.
+func lookup[T any](cache map[int]*T, id int, get func() (*T, *collab.Response, error)) (*T, error) {
+	if r := cache[id]; r != nil {
+		return r, nil
+	}
+	r, _, err := get()
+	if err != nil {
+		return nil, err
+	}
+	cache[id] = r
+	return r, nil
 }
 
 // ignoreGone drops the error of a record deleted since: its events are gone.
@@ -439,15 +450,26 @@ func (s *scan) add(at time.Time, kind Kind, body map[string]any, record any) {
 // them, so that a synthesized event and the webhook of the same change share
 // a dedup key.
 
-func (s *scan) issueBody(is *collab.Issue) map[string]any {
+// issuableBody is the body of an issue or merge request event; objectKind
+// is "issue" or "merge_request".
+func (s *scan) issuableBody(objectKind string, attributes map[string]any, assignee *collab.User) map[string]any {
 	body := map[string]any{
-		"object_kind": "issue", "project": s.hookProject(), "repository": s.repository(false),
-		"object_attributes": s.issueAttributes(is, true),
+		"object_kind": objectKind, "project": s.hookProject(), "repository": s.repository(false),
+		"object_attributes": attributes,
 	}
-	if is.Assignee != nil {
-		body["assignee"] = hookUser(is.Assignee)
+	if assignee != nil {
+		body["assignee"] = hookUser(assignee)
 	}
 	return body
+}
+
+// ticketURL is the web page of an issue or merge request.
+func (s *scan) ticketURL(objectKind string, iid any) string {
+	path := "/issues/"
+	if objectKind == "merge_request" {
+		path = "/merge_requests/"
+	}
+	return s.project.WebURL + path + fmt.Sprint(iid)
 }
 
 // issueAttributes is an issue's object_attributes, or with full false the
@@ -460,21 +482,10 @@ func (s *scan) issueAttributes(is *collab.Issue, full bool) map[string]any {
 		"created_at": dbTime(is.CreatedAt), "updated_at": dbTime(is.UpdatedAt),
 	}
 	if full {
-		a["url"] = s.project.WebURL + "/issues/" + strconv.Itoa(is.IID)
+		a["url"] = s.ticketURL("issue", is.IID)
 		a["action"] = s.action(is.State, is.CreatedAt)
 	}
 	return a
-}
-
-func (s *scan) mergeRequestBody(mr *collab.MergeRequest) map[string]any {
-	body := map[string]any{
-		"object_kind": "merge_request", "project": s.hookProject(), "repository": s.repository(false),
-		"object_attributes": s.mergeRequestAttributes(mr, true),
-	}
-	if mr.Assignee != nil {
-		body["assignee"] = hookUser(mr.Assignee)
-	}
-	return body
 }
 
 func (s *scan) mergeRequestAttributes(mr *collab.MergeRequest, full bool) map[string]any {
@@ -487,7 +498,7 @@ func (s *scan) mergeRequestAttributes(mr *collab.MergeRequest, full bool) map[st
 		"created_at": dbTime(mr.CreatedAt), "updated_at": dbTime(mr.UpdatedAt), "target": s.hookProject(),
 	}
 	if full {
-		a["url"] = s.project.WebURL + "/merge_requests/" + strconv.Itoa(mr.IID)
+		a["url"] = s.ticketURL("merge_request", mr.IID)
 		a["action"] = s.action(mr.State, mr.CreatedAt)
 	}
 	return a
@@ -517,19 +528,13 @@ func (s *scan) addNote(n *collab.Note, noteableType, key string, noteable map[st
 		return
 	}
 	s.notes[n.ID] = true
-	url := fmt.Sprint(noteable["iid"])
-	if key == "issue" {
-		url = s.project.WebURL + "/issues/" + url
-	} else {
-		url = s.project.WebURL + "/merge_requests/" + url
-	}
 	body := map[string]any{
 		"object_kind": "note", "user": hookUser(n.Author), "project_id": s.project.ID, "project": s.hookProject(),
 		"repository": s.repository(false),
 		"object_attributes": map[string]any{
 			"id": n.ID, "note": n.Body, "noteable_type": noteableType, "noteable_id": n.NoteableID,
 			"author_id": userID(n.Author), "project_id": s.project.ID, "attachment": n.Attachment, "system": false,
-			"created_at": dbTime(n.CreatedAt), "updated_at": dbTime(n.UpdatedAt), "url": url + "#note_" + strconv.Itoa(n.ID),
+			"created_at": dbTime(n.CreatedAt), "updated_at": dbTime(n.UpdatedAt), "url": s.ticketURL(key, noteable["iid"]) + "#note_" + strconv.Itoa(n.ID),
 		},
 		key: noteable,
 	}

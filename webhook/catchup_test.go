@@ -122,7 +122,7 @@ func TestCatchUp(t *testing.T) {
 	// Up: the first catch-up only records where the project stands.
 	before := &recorder{}
 	h, url, stop := receiverUp(t, before, q)
-	srv.AddIssue(pid, srv.AdminID, "Old issue")
+	old := srv.AddIssue(pid, srv.AdminID, "Old issue")
 	stats, err := h.CatchUp(ctx, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted, "a first catch-up without Since hands nothing over")
@@ -158,6 +158,10 @@ func TestCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	mrNote, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, "Closing for now.")
 	require.NoError(t, err)
+	// A comment on an issue untouched since before the first catch-up is
+	// found among the project's events.
+	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, "Still happens.")
+	require.NoError(t, err)
 	srv.SetBuildStatus(build, collab.BuildSuccess)
 	build2 := srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint"})
 	head, err := srv.Push(pid, "master", collabtest.PushCommit{Message: "Hotfix"})
@@ -186,6 +190,7 @@ func TestCatchUp(t *testing.T) {
 		fmt.Sprintf("issue %d Slow search", other.ID),
 		fmt.Sprintf("merge_request %d closed", mr.ID),
 		fmt.Sprintf("note %d Closing for now.", mrNote.ID),
+		fmt.Sprintf("note %d Still happens.", oldNote.ID),
 		fmt.Sprintf("build %d success", build),
 		fmt.Sprintf("build %d pending", build2),
 		fmt.Sprintf("push refs/heads/master %s", head),
