@@ -34,8 +34,14 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv(envRedis); addr != "" {
 		os.Exit(receiverMain(addr, os.Getenv(envLog), os.Getenv(envName)))
 	}
+	// The client logs each failed dial; TestRedisDown fails many on purpose.
+	redis.SetLogger(quiet{})
 	os.Exit(m.Run())
 }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 func receiverMain(addr, logPath, name string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "receiver:", err); return 1 }

@@ -76,7 +76,8 @@ type Options struct {
 	LeaseTimeout time.Duration
 	// DedupWindow is how long a dedup key is kept. Catch-up after downtime
 	// relies on it to skip events already handled, so keep it longer than
-	// the downtime you want to survive. Default 7 days.
+	// the downtime you want to survive. Default webhook.DefaultDedupWindow;
+	// negative turns duplicate suppression off.
 	DedupWindow time.Duration
 	// MaxPending bounds the deliveries waiting or being handled; Put answers
 	// webhook.ErrQueueFull beyond it. Default 0, no bound.
@@ -126,13 +127,13 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	if rdb == nil {
 		return nil, errors.New("redisqueue: nil client")
 	}
-	if opts.LeaseTimeout < 0 || opts.DedupWindow < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 {
+	if opts.LeaseTimeout < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 {
 		return nil, errors.New("redisqueue: negative option")
 	}
 	setDefault(&opts.Prefix, "{collab:webhook}:")
 	setDefault(&opts.Group, "receivers")
 	setDefault(&opts.LeaseTimeout, 30*time.Second)
-	setDefault(&opts.DedupWindow, 7*24*time.Hour)
+	setDefault(&opts.DedupWindow, webhook.DefaultDedupWindow)
 	setDefault(&opts.Prefetch, 16)
 	setDefault(&opts.PollInterval, 100*time.Millisecond)
 	if opts.LeaseTimeout < 3*opts.PollInterval {
@@ -188,7 +189,11 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("redisqueue: encoding the delivery: %w", err)
 	}
-	id, err := putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, d.Key, q.o.DedupWindow.Milliseconds(),
+	key := d.Key
+	if q.o.DedupWindow < 0 {
+		key = ""
+	}
+	id, err := putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(),
 		q.o.MaxPending, d.Partition, j).Int64()
 	switch {
 	case err != nil:
@@ -516,7 +521,8 @@ func (q *Queue) DeadLetters(ctx context.Context) ([]*webhook.Delivery, error) {
 	return out, nil
 }
 
-// Requeue implements webhook.Queue.
+// Requeue implements webhook.Queue. The delivery gets a new ID, as if it
+// arrived now.
 func (q *Queue) Requeue(ctx context.Context, id uint64) error {
 	return q.deadOp(ctx, requeueScript, "requeueing", id)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,25 +182,129 @@ func TestDeadLetters(t *testing.T) {
 	if err := q.Ack(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if d := take(t, q); d.ID != a || d.Attempt != 1 {
-		t.Fatalf("Take = %d attempt %d, want %d attempt 1", d.ID, d.Attempt, a)
+	d := take(t, q)
+	if d.Key != "a" || d.ID <= b || d.Attempt != 1 {
+		t.Fatalf("Take = %s id %d attempt %d, want a, an id after %d, attempt 1", d.Key, d.ID, d.Attempt, b)
 	}
-	if err := q.DeadLetter(ctx, a, "again"); err != nil {
+	if err := q.DeadLetter(ctx, d.ID, "again"); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Delete(ctx, a); err != nil {
+	if err := q.Delete(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 	if dead, _ := q.DeadLetters(ctx); len(dead) != 0 {
 		t.Fatalf("DeadLetters after Delete = %d, want 0", len(dead))
 	}
 	for _, op := range []func(context.Context, uint64) error{q.Delete, q.Requeue} {
-		if err := op(ctx, a); err == nil || !strings.Contains(err.Error(), "no dead letter") {
+		if err := op(ctx, d.ID); err == nil || !strings.Contains(err.Error(), "no dead letter") {
 			t.Fatalf("on a deleted dead letter: %v", err)
 		}
 	}
 	if err := q.Ack(ctx, 999); err == nil {
 		t.Fatal("Ack of an unknown delivery: no error")
+	}
+}
+
+func TestDedupOff(t *testing.T) {
+	rdb := startRedis(t)
+	q := newQueue(t, rdb, redisqueue.Options{DedupWindow: -1})
+	put(t, q, delivery("a", ""))
+	put(t, q, delivery("a", ""))
+	if seen, err := q.Seen(context.Background(), "a"); err != nil || seen {
+		t.Fatalf("Seen = %v, %v with dedup off", seen, err)
+	}
+}
+
+// A Redis that went away is an error from every method, never a hang or a
+// panic; the handler answers such a delivery 503.
+func TestRedisDown(t *testing.T) {
+	server, kill := runRedis(t)
+	// No retries, so that each failure comes at once.
+	rdb := redis.NewClient(&redis.Options{Addr: server.Options().Addr, MaxRetries: -1, DialerRetries: 1})
+	defer rdb.Close()
+	q := newQueue(t, rdb, redisqueue.Options{})
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := q.Put(ctx, delivery("a", "")); err == nil {
+		t.Fatal("Put with Redis down: no error")
+	}
+	if _, err := q.Take(ctx); err == nil || ctx.Err() != nil {
+		t.Fatalf("Take with Redis down: %v, want an error before the deadline", err)
+	}
+	if _, err := q.DeadLetters(ctx); err == nil {
+		t.Fatal("DeadLetters with Redis down: no error")
+	}
+	if _, err := q.Checkpoint(ctx, "x"); err == nil {
+		t.Fatal("Checkpoint with Redis down: no error")
+	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(string(issueBody(1, 0))))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable || h.Stats().Dropped != 1 {
+		t.Fatalf("delivery with Redis down answered %d, dropped %d; want 503, 1", w.Code, h.Stats().Dropped)
+	}
+}
+
+// A failing callback is retried, then dead-lettered, through a Handler on
+// the Redis queue; the dead letter can be requeued and is handled then.
+func TestHandlerRetries(t *testing.T) {
+	rdb := startRedis(t)
+	q := newQueue(t, rdb, redisqueue.Options{})
+	var mu sync.Mutex
+	attempts, fail := 0, true
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, MaxAttempts: 3, RetryMin: time.Millisecond, RetryMax: time.Millisecond,
+		OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			attempts++
+			if webhook.DeliveryFrom(ctx).Attempt != attempts {
+				t.Errorf("attempt %d seen as %d", attempts, webhook.DeliveryFrom(ctx).Attempt)
+			}
+			if fail {
+				return errors.New("boom")
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	if err := send(strings.TrimPrefix(srv.URL, "http://"), issueBody(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := h.DeadLetters(ctx)
+	if err != nil || len(dead) != 1 || dead[0].LastError != "boom" || dead[0].Attempt != 3 {
+		t.Fatalf("DeadLetters = %+v, %v; want one after 3 attempts", dead, err)
+	}
+	mu.Lock()
+	fail, attempts = false, 0
+	mu.Unlock()
+	if err := h.Requeue(ctx, dead[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Stats(); st.Handled != 1 || st.DeadLettered != 1 || st.Retried != 2 {
+		t.Fatalf("stats %+v, want 2 retries, 1 dead letter, then handled", st)
 	}
 }
 

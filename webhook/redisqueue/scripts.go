@@ -121,19 +121,22 @@ settle(p, f[1], f[2])
 return 1
 `)
 
-// requeueScript: ARGV prefix, id. The delivery goes behind the pending
-// deliveries of its partition, with a new stream entry.
+// requeueScript: ARGV prefix, id. The delivery gets a new id and stream
+// entry, behind the pending deliveries of its partition, and keeps its dedup
+// key. Returns the new id, or 0 when id is no dead letter.
 var requeueScript = redis.NewScript(`
 local p = ARGV[1]
 if redis.call('ZREM', p..'dead', ARGV[2]) == 0 then return 0 end
-local k = p..'d:'..ARGV[2]
+local id = redis.call('INCR', p..'seq')
+local k = p..'d:'..id
+redis.call('RENAME', p..'d:'..ARGV[2], k)
 local part = redis.call('HGET', k, 'p')
 local ps = 0
 if part ~= '' then ps = redis.call('INCR', p..'ps:'..part) end
-local sid = redis.call('XADD', KEYS[1], '*', 'id', ARGV[2])
+local sid = redis.call('XADD', KEYS[1], '*', 'id', id)
 redis.call('HDEL', k, 'dead')
 redis.call('HSET', k, 'ps', ps, 'n', 0, 'at', 0, 'sid', sid)
-return 1
+return id
 `)
 
 // deleteScript: ARGV prefix, id.

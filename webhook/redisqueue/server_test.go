@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,13 @@ import (
 // startRedis starts a redis-server of its own on a free loopback port, with
 // its files in a temporary directory, and stops it when the test ends.
 func startRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	rdb, _ := runRedis(t)
+	return rdb
+}
+
+// runRedis is startRedis that also returns a function killing the server.
+func runRedis(t *testing.T) (*redis.Client, func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -31,12 +39,15 @@ func startRedis(t *testing.T) *redis.Client {
 		go func() { exited <- cmd.Wait() }()
 		rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
 		if ready(rdb, exited) {
-			t.Cleanup(func() {
-				rdb.Close()
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			return rdb
+			var once sync.Once
+			kill := func() {
+				once.Do(func() {
+					_ = cmd.Process.Kill()
+					<-exited
+				})
+			}
+			t.Cleanup(func() { rdb.Close(); kill() })
+			return rdb, kill
 		}
 		rdb.Close()
 		_ = cmd.Process.Kill()
