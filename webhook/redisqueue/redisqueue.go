@@ -373,10 +373,29 @@ func (q *Queue) claim(ctx context.Context) error {
 		}
 		q.hold(ctx, msgs)
 		if next == "0-0" || next == "" {
-			return nil
+			return q.forgetConsumers(ctx)
 		}
 		start = next
 	}
+}
+
+// forgetConsumers removes from the group the receivers that hold nothing
+// and have not been heard from for a lease timeout, so that receivers with
+// generated names do not pile up. A live receiver removed by mistake is
+// added again by its next read.
+func (q *Queue) forgetConsumers(ctx context.Context) error {
+	consumers, err := q.rdb.XInfoConsumers(ctx, q.stream, q.o.Group).Result()
+	if err != nil {
+		return fmt.Errorf("redisqueue: listing receivers: %w", err)
+	}
+	for _, c := range consumers {
+		if c.Name != q.o.Consumer && c.Pending == 0 && c.Idle > q.o.LeaseTimeout {
+			if err := q.rdb.XGroupDelConsumer(ctx, q.stream, q.o.Group, c.Name).Err(); err != nil {
+				return fmt.Errorf("redisqueue: removing receiver %q: %w", c.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // hold records entries now leased to this receiver. Entries with no id were

@@ -368,6 +368,31 @@ func TestTakeover(t *testing.T) {
 	}
 }
 
+// Receivers that stopped holding nothing leave the consumer group.
+func TestForgetsIdleReceivers(t *testing.T) {
+	rdb := startRedis(t)
+	opts := redisqueue.Options{LeaseTimeout: 150 * time.Millisecond}
+	gone := newQueue(t, rdb, opts)
+	put(t, gone, delivery("a", ""))
+	take(t, gone)
+	gone.Close()
+	ctx := context.Background()
+	alive := newQueue(t, rdb, opts)
+	d := take(t, alive) // taken over after the lease timeout
+	if err := alive.Ack(ctx, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // gone is idle past a lease timeout now
+	takeNone(t, alive)
+	consumers, err := rdb.XInfoConsumers(ctx, "{collab:webhook}:stream", "receivers").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(consumers) != 1 || consumers[0].Name != alive.Consumer() {
+		t.Fatalf("consumers %+v, want only %s", consumers, alive.Consumer())
+	}
+}
+
 // A receiver restarted under its old name resumes its leases at once.
 func TestRestartSameConsumer(t *testing.T) {
 	rdb := startRedis(t)
