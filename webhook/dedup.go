@@ -3,6 +3,7 @@ package webhook
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -30,89 +31,188 @@ import (
 // request within the same second share a key, and the second is taken for a
 // repeat.
 func DedupKey(ev Event, body []byte) string {
+	return identityOf(ev).key(body)
+}
+
+// identity holds what names an event and orders it: the values of its
+// dedup key and its partition.
+type identity struct {
+	kind               Kind
+	projectID          int
+	ref, before, after string
+	id                 int // of the issue, merge request or note
+	updatedAt          *collab.Time
+	buildID            int
+	buildStatus        string
+	parentKind         string // of a note: "issue" or "merge_request"
+	parentID           int
+}
+
+// identityOf reads the identity of a decoded event.
+func identityOf(ev Event) identity {
+	id := identity{kind: ev.Kind()}
 	switch e := ev.(type) {
 	case *PushEvent:
-		if e.After != "" {
-			return fmt.Sprintf("push/%d/%s/%s/%s", e.ProjectID, e.Ref, e.Before, e.After)
-		}
+		id.projectID, id.ref, id.before, id.after = e.ProjectID, e.Ref, e.Before, e.After
 	case *TagPushEvent:
-		if e.After != "" {
-			return fmt.Sprintf("tag_push/%d/%s/%s/%s", e.ProjectID, e.Ref, e.Before, e.After)
-		}
+		id.projectID, id.ref, id.before, id.after = e.ProjectID, e.Ref, e.Before, e.After
 	case *IssueEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 && a.UpdatedAt != nil {
-			return fmt.Sprintf("issue/%d/%s", a.ID, instant(a.UpdatedAt))
+		if a := e.ObjectAttributes; a != nil {
+			id.id, id.updatedAt = a.ID, a.UpdatedAt
 		}
 	case *MergeRequestEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 && a.UpdatedAt != nil {
-			return fmt.Sprintf("merge_request/%d/%s", a.ID, instant(a.UpdatedAt))
+		if a := e.ObjectAttributes; a != nil {
+			id.id, id.updatedAt = a.ID, a.UpdatedAt
 		}
 	case *NoteEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
-			return fmt.Sprintf("note/%d", a.ID)
+		if a := e.ObjectAttributes; a != nil {
+			id.id = a.ID
+			if a.NoteableID != nil {
+				id.parentKind, id.parentID = noteParents[a.NoteableType], *a.NoteableID
+			}
+		}
+		switch {
+		case e.Issue != nil && e.Issue.ID != 0:
+			id.parentKind, id.parentID = "issue", e.Issue.ID
+		case e.MergeRequest != nil && e.MergeRequest.ID != 0:
+			id.parentKind, id.parentID = "merge_request", e.MergeRequest.ID
 		}
 	case *BuildEvent:
-		if e.BuildID != 0 {
-			return fmt.Sprintf("build/%d/%s", e.BuildID, e.BuildStatus)
+		id.buildID, id.buildStatus = e.BuildID, e.BuildStatus
+	}
+	return id
+}
+
+// noteParents maps a note's noteable type to the kind of its partition.
+var noteParents = map[string]string{NoteableIssue: "issue", NoteableMergeRequest: "merge_request"}
+
+// objectNames are the key and partition prefixes of the kinds with objects.
+var objectNames = map[Kind]string{KindIssue: "issue", KindMergeRequest: "merge_request", KindPush: "push", KindTagPush: "tag_push"}
+
+func (id identity) key(body []byte) string {
+	switch id.kind {
+	case KindPush, KindTagPush:
+		if id.after != "" {
+			return fmt.Sprintf("%s/%d/%s/%s/%s", objectNames[id.kind], id.projectID, id.ref, id.before, id.after)
+		}
+	case KindIssue, KindMergeRequest:
+		if id.id != 0 && id.updatedAt != nil {
+			return fmt.Sprintf("%s/%d/%s", objectNames[id.kind], id.id, id.updatedAt.UTC().Format(time.RFC3339))
+		}
+	case KindNote:
+		if id.id != 0 {
+			return fmt.Sprintf("note/%d", id.id)
+		}
+	case KindBuild:
+		if id.buildID != 0 {
+			return fmt.Sprintf("build/%d/%s", id.buildID, id.buildStatus)
 		}
 	}
 	sum := sha256.Sum256(body)
 	return "body/" + hex.EncodeToString(sum[:])
 }
 
-func instant(t *collab.Time) string {
-	return t.UTC().Format(time.RFC3339)
-}
-
-// partitionOf names the object whose events must keep their order: the
-// issue or merge request (a note's included), the build, or the pushed
-// branch; "" when order does not matter.
-func partitionOf(ev Event) string {
-	switch e := ev.(type) {
-	case *IssueEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
-			return "issue/" + strconv.Itoa(a.ID)
+// partition names the object whose events must keep their order: the issue
+// or merge request (a note's included), the build, or the pushed branch; ""
+// when order does not matter.
+func (id identity) partition() string {
+	switch id.kind {
+	case KindIssue, KindMergeRequest:
+		if id.id != 0 {
+			return objectNames[id.kind] + "/" + strconv.Itoa(id.id)
 		}
-	case *MergeRequestEvent:
-		if a := e.ObjectAttributes; a != nil && a.ID != 0 {
-			return "merge_request/" + strconv.Itoa(a.ID)
+	case KindNote:
+		if id.parentKind != "" && id.parentID != 0 {
+			return id.parentKind + "/" + strconv.Itoa(id.parentID)
 		}
-	case *NoteEvent:
-		switch {
-		case e.Issue != nil && e.Issue.ID != 0:
-			return "issue/" + strconv.Itoa(e.Issue.ID)
-		case e.MergeRequest != nil && e.MergeRequest.ID != 0:
-			return "merge_request/" + strconv.Itoa(e.MergeRequest.ID)
+	case KindBuild:
+		if id.buildID != 0 {
+			return "build/" + strconv.Itoa(id.buildID)
 		}
-		if a := e.ObjectAttributes; a != nil && a.NoteableID != nil {
-			switch a.NoteableType {
-			case NoteableIssue:
-				return "issue/" + strconv.Itoa(*a.NoteableID)
-			case NoteableMergeRequest:
-				return "merge_request/" + strconv.Itoa(*a.NoteableID)
-			}
-		}
-	case *BuildEvent:
-		if e.BuildID != 0 {
-			return "build/" + strconv.Itoa(e.BuildID)
-		}
-	case *PushEvent:
-		return "push/" + strconv.Itoa(e.ProjectID) + "/" + e.Ref
+	case KindPush:
+		return "push/" + strconv.Itoa(id.projectID) + "/" + id.ref
 	}
 	return ""
+}
+
+// probe is the part of a payload that makes its identity. Decoding only it
+// costs a fraction of decoding the event, so that a delivery is stored and
+// answered sooner; the workers decode the rest.
+type probe struct {
+	ProjectID        collab.FlexInt `json:"project_id"`
+	Ref              string         `json:"ref"`
+	Before           string         `json:"before"`
+	After            string         `json:"after"`
+	BuildID          collab.FlexInt `json:"build_id"`
+	BuildStatus      string         `json:"build_status"`
+	ObjectAttributes *struct {
+		ID           collab.FlexInt  `json:"id"`
+		UpdatedAt    *collab.Time    `json:"updated_at"`
+		NoteableType string          `json:"noteable_type"`
+		NoteableID   *collab.FlexInt `json:"noteable_id"`
+	} `json:"object_attributes"`
+	Issue        *struct{ ID collab.FlexInt } `json:"issue"`
+	MergeRequest *struct{ ID collab.FlexInt } `json:"merge_request"`
+}
+
+// probeIdentity reads the identity of a body of a known kind. It reports
+// false when only the full decoder can tell (an unknown kind, or a value in
+// a form the probe does not take).
+func probeIdentity(kind Kind, body []byte) (identity, bool) {
+	switch kind {
+	case KindPush, KindTagPush, KindIssue, KindMergeRequest, KindNote, KindBuild, KindWikiPage:
+	default:
+		return identity{}, false
+	}
+	var p probe
+	if json.Unmarshal(body, &p) != nil {
+		return identity{}, false
+	}
+	id := identity{kind: kind}
+	a := p.ObjectAttributes
+	switch kind {
+	case KindPush, KindTagPush:
+		id.projectID, id.ref, id.before, id.after = int(p.ProjectID), p.Ref, p.Before, p.After
+	case KindIssue, KindMergeRequest:
+		if a != nil {
+			id.id, id.updatedAt = int(a.ID), a.UpdatedAt
+		}
+	case KindNote:
+		if a != nil {
+			id.id = int(a.ID)
+			if a.NoteableID != nil {
+				id.parentKind, id.parentID = noteParents[a.NoteableType], int(*a.NoteableID)
+			}
+		}
+		switch {
+		case p.Issue != nil && p.Issue.ID != 0:
+			id.parentKind, id.parentID = "issue", int(p.Issue.ID)
+		case p.MergeRequest != nil && p.MergeRequest.ID != 0:
+			id.parentKind, id.parentID = "merge_request", int(p.MergeRequest.ID)
+		}
+	case KindBuild:
+		id.buildID, id.buildStatus = int(p.BuildID), p.BuildStatus
+	}
+	return id, true
 }
 
 // newDelivery builds the record of a delivery that arrived at now (or that
 // catch-up synthesized): its key, partition and kind, its headers without
 // secrets, and its body.
 func newDelivery(header http.Header, body []byte, ev Event, now time.Time) *Delivery {
+	d := probedDelivery(header, body, identityOf(ev), now)
+	d.event = ev
+	return d
+}
+
+// probedDelivery is newDelivery for a body not decoded yet.
+func probedDelivery(header http.Header, body []byte, id identity, now time.Time) *Delivery {
 	return &Delivery{
-		Key:        DedupKey(ev, body),
-		Partition:  partitionOf(ev),
-		Kind:       ev.Kind(),
+		Key:        id.key(body),
+		Partition:  id.partition(),
+		Kind:       id.kind,
 		ReceivedAt: now,
 		Header:     safeHeader(header),
 		Body:       body,
-		event:      ev,
 	}
 }

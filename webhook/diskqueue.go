@@ -73,12 +73,13 @@ type dbOp struct {
 
 // The buckets of the queue's file.
 var (
-	bPending     = []byte("pending")     // id -> Delivery (JSON)
-	bDead        = []byte("dead")        // id -> Delivery (JSON)
+	bPending     = []byte("pending")     // id -> Delivery without its body (JSON)
+	bDead        = []byte("dead")        // id -> Delivery without its body (JSON)
+	bBodies      = []byte("bodies")      // id -> body, of pending and dead deliveries
 	bKeys        = []byte("keys")        // dedup key -> expiry (unix ns)
 	bExpiry      = []byte("expiry")      // expiry (unix ns) + dedup key -> nothing, for sweeping
 	bCheckpoints = []byte("checkpoints") // name -> value
-	buckets      = [][]byte{bPending, bDead, bKeys, bExpiry, bCheckpoints}
+	buckets      = [][]byte{bPending, bDead, bBodies, bKeys, bExpiry, bCheckpoints}
 )
 
 // maxGroup bounds the writes committed together.
@@ -315,7 +316,10 @@ func (q *DiskQueue) Put(_ context.Context, d *Delivery) error {
 		}
 		c := *d
 		c.ID = seq
-		if err := putDelivery(pending, &c); err != nil {
+		if err := putMeta(pending, &c); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bBodies).Put(idKey(seq), d.Body); err != nil {
 			return err
 		}
 		if d.Key != "" && q.opts.DedupWindow > 0 {
@@ -355,21 +359,34 @@ func (q *DiskQueue) remember(tx *bolt.Tx, key string, until time.Time) error {
 
 func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
-func putDelivery(b *bolt.Bucket, d *Delivery) error {
-	v, err := json.Marshal(d)
+// putMeta writes d without its body, which is written once, apart: an
+// attempt or an error then rewrites a few bytes.
+func putMeta(b *bolt.Bucket, d *Delivery) error {
+	m := *d
+	m.Body = nil
+	v, err := json.Marshal(&m)
 	if err != nil {
 		return err
 	}
 	return b.Put(idKey(d.ID), v)
 }
 
-// getDelivery reads delivery id from b, or nil.
-func getDelivery(b *bolt.Bucket, id uint64) (*Delivery, error) {
+// getMeta reads delivery id from b without its body, or nil.
+func getMeta(b *bolt.Bucket, id uint64) (*Delivery, error) {
 	v := b.Get(idKey(id))
 	if v == nil {
 		return nil, nil
 	}
 	return decodeDelivery(idKey(id), v)
+}
+
+// getDelivery reads delivery id from b with its body, or nil.
+func getDelivery(tx *bolt.Tx, b *bolt.Bucket, id uint64) (*Delivery, error) {
+	d, err := getMeta(b, id)
+	if d != nil {
+		d.Body = bytes.Clone(tx.Bucket(bBodies).Get(idKey(id)))
+	}
+	return d, err
 }
 
 func decodeDelivery(k, v []byte) (*Delivery, error) {
@@ -391,14 +408,14 @@ func (q *DiskQueue) Take(ctx context.Context) (*Delivery, error) {
 	err = q.write(func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bPending)
 		var err error
-		if d, err = getDelivery(pending, id); err != nil {
+		if d, err = getDelivery(tx, pending, id); err != nil {
 			return err
 		}
 		if d == nil {
 			return fmt.Errorf("webhook: delivery %d is missing from the queue file", id)
 		}
 		d.Attempt++
-		return putDelivery(pending, d)
+		return putMeta(pending, d)
 	}, nil)
 	if err != nil {
 		// Hand it out again later rather than hold it forever.
@@ -424,6 +441,9 @@ func (q *DiskQueue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()
 // Ack implements Queue.
 func (q *DiskQueue) Ack(_ context.Context, id uint64) error {
 	return q.leasedOp(id, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bBodies).Delete(idKey(id)); err != nil {
+			return err
+		}
 		return tx.Bucket(bPending).Delete(idKey(id))
 	}, func() { q.s.remove(id) })
 }
@@ -432,12 +452,12 @@ func (q *DiskQueue) Ack(_ context.Context, id uint64) error {
 func (q *DiskQueue) Retry(_ context.Context, id uint64, at time.Time, reason string) error {
 	return q.leasedOp(id, func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bPending)
-		d, err := getDelivery(pending, id)
+		d, err := getMeta(pending, id)
 		if err != nil || d == nil {
 			return err
 		}
 		d.LastError = reason
-		return putDelivery(pending, d)
+		return putMeta(pending, d)
 	}, func() { q.s.retry(id, at) })
 }
 
@@ -445,12 +465,12 @@ func (q *DiskQueue) Retry(_ context.Context, id uint64, at time.Time, reason str
 func (q *DiskQueue) DeadLetter(_ context.Context, id uint64, reason string) error {
 	return q.leasedOp(id, func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bPending)
-		d, err := getDelivery(pending, id)
+		d, err := getMeta(pending, id)
 		if err != nil || d == nil {
 			return err
 		}
 		d.LastError = reason
-		if err := putDelivery(tx.Bucket(bDead), d); err != nil {
+		if err := putMeta(tx.Bucket(bDead), d); err != nil {
 			return err
 		}
 		return pending.Delete(idKey(id))
@@ -461,9 +481,11 @@ func (q *DiskQueue) DeadLetter(_ context.Context, id uint64, reason string) erro
 func (q *DiskQueue) DeadLetters(context.Context) ([]*Delivery, error) {
 	var out []*Delivery
 	err := q.db.View(func(tx *bolt.Tx) error {
+		bodies := tx.Bucket(bBodies)
 		return tx.Bucket(bDead).ForEach(func(k, v []byte) error {
 			d, err := decodeDelivery(k, v)
 			if err == nil {
+				d.Body = bytes.Clone(bodies.Get(k))
 				out = append(out, d)
 			}
 			return err
@@ -476,9 +498,9 @@ func (q *DiskQueue) DeadLetters(context.Context) ([]*Delivery, error) {
 func (q *DiskQueue) Requeue(_ context.Context, id uint64) error {
 	var d *Delivery
 	return q.write(func(tx *bolt.Tx) error {
-		dead, pending := tx.Bucket(bDead), tx.Bucket(bPending)
+		dead, pending, bodies := tx.Bucket(bDead), tx.Bucket(bPending), tx.Bucket(bBodies)
 		var err error
-		if d, err = getDelivery(dead, id); err != nil {
+		if d, err = getDelivery(tx, dead, id); err != nil {
 			return err
 		}
 		if d == nil {
@@ -488,7 +510,13 @@ func (q *DiskQueue) Requeue(_ context.Context, id uint64) error {
 			return err
 		}
 		d.Attempt = 0
-		if err := putDelivery(pending, d); err != nil {
+		if err := putMeta(pending, d); err != nil {
+			return err
+		}
+		if err := bodies.Put(idKey(d.ID), d.Body); err != nil {
+			return err
+		}
+		if err := bodies.Delete(idKey(id)); err != nil {
 			return err
 		}
 		return dead.Delete(idKey(id))
@@ -501,6 +529,9 @@ func (q *DiskQueue) Delete(_ context.Context, id uint64) error {
 		dead := tx.Bucket(bDead)
 		if dead.Get(idKey(id)) == nil {
 			return notDead(id)
+		}
+		if err := tx.Bucket(bBodies).Delete(idKey(id)); err != nil {
+			return err
 		}
 		return dead.Delete(idKey(id))
 	}, nil)

@@ -1,7 +1,7 @@
 // Package webhook receives the webhooks of the Collaboration Service: it
 // decodes every event kind into typed events, and serves an http.Handler
-// that checks the hook's secret token, answers the sender at once, and runs
-// your callbacks on a bounded queue.
+// that checks the hook's secret token, stores each delivery before it
+// answers, and runs your callbacks until they succeed.
 //
 // # Events
 //
@@ -26,16 +26,37 @@
 // A Handler checks the method (POST), the content type (application/json),
 // the body size (413 past MaxBodySize) and, when Secret is set, the
 // X-Gitlab-Token header in constant time (401 when wrong or missing). It then
-// queues the event and answers 200; Run's workers call the callback for the
-// event's kind. The server gives a receiver 10 seconds to answer: later, it
-// counts the delivery as failed and sends the same body again, much later.
-// It never sends again after an error answer.
+// stores the delivery (body, headers without the token, arrival time) in its
+// Queue and answers 200; Run's workers call the callback for the event's
+// kind, or OnDelivery for every kind.
 //
-// So a full queue is a real loss: the Handler waits up to QueueWait for room,
-// then answers 503 and counts the event in Stats.Dropped; the server will not
-// retry it. Watch that counter, and size Workers and QueueSize for your load.
+// The server gives a receiver 10 seconds to answer and never sends a
+// delivery again after any answer, so a 200 must mean the event is kept. A
+// DiskQueue keeps it on local disk: it survives a crash or a restart and is
+// handed out again when the queue is opened next. The default MemoryQueue
+// loses what it holds when the process ends; it suits tests, and receivers
+// that accept the loss. The handler answers 503 only when the queue cannot
+// store the event (a disk error, or a bound you set), and counts it in
+// Stats.Dropped: the server will not send it again.
+//
+// Handling is at least once. A delivery leaves the queue when its callback
+// returns nil; an error or a panic is retried with a wait that doubles from
+// RetryMin up to RetryMax, and after MaxAttempts the delivery is
+// dead-lettered, for you to list (Handler.DeadLetters), requeue or delete.
+// A crash during a callback runs it again after the restart. DeliveryFrom
+// gives a callback its delivery's dedup key and attempt number, to make it
+// idempotent.
+//
+// Deliveries of one issue or merge request (their notes included), of one
+// build, or pushes to one branch are handled one at a time, in the order
+// they arrived, even with several workers; one waiting for a retry holds
+// back the later ones of its object. Other deliveries run in parallel,
+// oldest first. Handler.WaitIdle waits until every stored delivery is
+// handled or dead-lettered, which is what a test needs after delivering.
 //
 // Because the server sends no delivery id and repeats a body after a
-// timeout, DedupWindow turns on duplicate suppression, keyed by DedupKey, in
-// memory or in a DedupStore shared by several receivers.
+// timeout, the queue remembers each delivery's DedupKey for a window (7 days
+// by default) and does not store a repeat. A key is recorded only when its
+// delivery is stored, so a delivery answered 503 is not taken for a repeat
+// when it is sent again.
 package webhook

@@ -2,10 +2,13 @@ package webhook_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/collabsvc/collab/webhook"
 )
@@ -53,4 +56,65 @@ func Example() {
 	// open #58 "ETA off by one minute" by praman at 09:14
 	// stopped: <nil>
 	// {Received:1 Rejected:0 Dropped:0 Duplicates:0 Ignored:0 Accepted:1 Handled:1 Retried:0 DeadLettered:0}
+}
+
+// A receiver that keeps what it answered across crashes and restarts: the
+// queue lives in a directory, and a failing callback is retried.
+func ExampleOpenDiskQueue() {
+	dir, err := os.MkdirTemp("", "hooks") // in production: a directory of its own, such as /var/lib/mybot/queue
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	q, err := webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{})
+	if err != nil {
+		panic(err) // a damaged or locked queue is an error, never a silent reset
+	}
+	defer q.Close()
+
+	h, err := webhook.NewHandler(webhook.Options{
+		Queue:    q,
+		RetryMin: time.Millisecond, // in production the defaults: 1 s doubling up to 5 min
+		OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
+			d := webhook.DeliveryFrom(ctx)
+			fmt.Printf("attempt %d of %s\n", d.Attempt, d.Key)
+			if d.Attempt == 1 {
+				return errors.New("the issue tracker is down") // retried later
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.Run(ctx) }()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	body := `{"object_kind":"issue","object_attributes":{"id":4417,"iid":58,"updated_at":"2016-06-21 09:14:07 UTC","action":"open"}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Gitlab-Event", "Issue Hook")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println("answered", resp.StatusCode, "once stored")
+
+	if err := h.WaitIdle(context.Background()); err != nil {
+		panic(err)
+	}
+	stop()
+	fmt.Println("stopped:", <-done)
+	st := h.Stats()
+	fmt.Println("handled", st.Handled, "retried", st.Retried)
+	// Output:
+	// answered 200 once stored
+	// attempt 1 of issue/4417/2016-06-21T09:14:07Z
+	// attempt 2 of issue/4417/2016-06-21T09:14:07Z
+	// stopped: <nil>
+	// handled 1 retried 1
 }

@@ -255,31 +255,49 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.reject(w, r, http.StatusBadRequest, "reading the body failed")
 		return
 	}
-	ev, err := ParsePayload(r.Header, body)
-	if ev == nil {
-		h.reject(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	if err != nil {
-		h.log(slog.LevelWarn, "webhook: some values not decoded; the event is handed on with the rest", "kind", ev.Kind(), "error", err)
-	}
-	if !h.wants(ev) {
-		h.ignored.Add(1)
-		w.WriteHeader(http.StatusOK)
+	d, ok := h.delivery(w, r, body)
+	if !ok {
 		return
 	}
 	// The sender going away must not cut a store short: the event would be
 	// half-admitted.
-	err = h.admit(context.WithoutCancel(r.Context()), newDelivery(r.Header, body, ev, time.Now()))
+	err = h.admit(context.WithoutCancel(r.Context()), d)
 	switch {
 	case errors.Is(err, ErrDuplicate):
 		w.WriteHeader(http.StatusOK)
 	case err != nil:
-		h.log(slog.LevelError, "webhook: event dropped with a 503; the sender will not deliver it again", "kind", ev.Kind(), "error", err)
+		h.log(slog.LevelError, "webhook: event dropped with a 503; the sender will not deliver it again", "kind", d.Kind, "error", err)
 		http.Error(w, "event not stored", http.StatusServiceUnavailable)
 	default:
 		w.WriteHeader(http.StatusOK)
 	}
+}
+
+// delivery makes the record of a delivery to store, from the few values
+// that name it when that is enough, else from the decoded event. It answers
+// the deliveries it does not store and reports false for them.
+func (h *Handler) delivery(w http.ResponseWriter, r *http.Request, body []byte) (*Delivery, bool) {
+	kind := Kind(r.Header.Get(HeaderEvent))
+	if id, ok := probeIdentity(kind, body); ok {
+		if !h.wants(kind) {
+			h.ignored.Add(1)
+			w.WriteHeader(http.StatusOK)
+			return nil, false
+		}
+		return probedDelivery(r.Header, body, id, time.Now()), true
+	}
+	ev, err := ParsePayload(r.Header, body)
+	if ev == nil {
+		h.reject(w, r, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	h.partial(ev, err)
+	if !h.wants(ev.Kind()) {
+		h.ignored.Add(1)
+		w.WriteHeader(http.StatusOK)
+		return nil, false
+	}
+	return newDelivery(r.Header, body, ev, time.Now()), true
 }
 
 // admit stores d in the queue and counts it: accepted, a duplicate, or
@@ -298,25 +316,26 @@ func (h *Handler) admit(ctx context.Context, d *Delivery) error {
 	return err
 }
 
-func (h *Handler) wants(ev Event) bool {
+// wants reports whether a callback takes events of kind k.
+func (h *Handler) wants(k Kind) bool {
 	o := &h.opts
 	if o.OnDelivery != nil {
 		return true
 	}
-	switch ev.(type) {
-	case *PushEvent:
+	switch k {
+	case KindPush:
 		return o.OnPush != nil
-	case *TagPushEvent:
+	case KindTagPush:
 		return o.OnTagPush != nil
-	case *IssueEvent:
+	case KindIssue:
 		return o.OnIssue != nil
-	case *MergeRequestEvent:
+	case KindMergeRequest:
 		return o.OnMergeRequest != nil
-	case *NoteEvent:
+	case KindNote:
 		return o.OnNote != nil
-	case *BuildEvent:
+	case KindBuild:
 		return o.OnBuild != nil
-	case *WikiPageEvent:
+	case KindWikiPage:
 		return o.OnWikiPage != nil
 	}
 	return o.OnRaw != nil
@@ -381,11 +400,13 @@ func (h *Handler) call(ctx context.Context, d *Delivery) (err error) {
 	}
 	ev := d.event
 	if ev == nil {
-		if ev, _ = ParsePayload(d.Header, d.Body); ev == nil {
-			return errors.New("the stored body does not decode")
+		var err error
+		if ev, err = ParsePayload(d.Header, d.Body); ev == nil {
+			return err
 		}
+		h.partial(ev, err)
 	}
-	if !h.wants(ev) {
+	if !h.wants(ev.Kind()) {
 		return nil
 	}
 	switch e := ev.(type) {
@@ -435,6 +456,13 @@ func (h *Handler) Requeue(ctx context.Context, id uint64) error {
 // DeleteDeadLetter removes a dead-lettered delivery for good.
 func (h *Handler) DeleteDeadLetter(ctx context.Context, id uint64) error {
 	return h.queue.Delete(ctx, id)
+}
+
+// partial logs the values of ev that did not decode, if any.
+func (h *Handler) partial(ev Event, err error) {
+	if err != nil {
+		h.log(slog.LevelWarn, "webhook: some values not decoded; the event is handed on with the rest", "kind", ev.Kind(), "error", err)
+	}
 }
 
 func (h *Handler) reject(w http.ResponseWriter, r *http.Request, status int, reason string) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,7 +233,7 @@ func TestDedupKeysAndPartitions(t *testing.T) {
 		body := readFile(t, "spec/"+f+".json")
 		ev, err := ParsePayload(http.Header{}, body)
 		require.NoError(t, err)
-		parts[f] = partitionOf(ev)
+		parts[f] = identityOf(ev).partition()
 		if f == "note_issue" || f == "note_merge_request" {
 			continue // the spec's three note examples share one id
 		}
@@ -497,7 +498,7 @@ func TestOrderPerObject(t *testing.T) {
 				failedOnce = true
 				return errors.New("first attempt fails")
 			}
-			order[id] = append(order[id], instant(e.ObjectAttributes.UpdatedAt))
+			order[id] = append(order[id], e.ObjectAttributes.UpdatedAt.UTC().Format(time.RFC3339))
 			return nil
 		}})
 	var want []string
@@ -594,4 +595,30 @@ func TestWaitIdleNeedsAQueueThatCanTell(t *testing.T) {
 	defer q.Close()
 	h := newHandler(t, Options{Queue: otherQueue{q}})
 	assert.ErrorIs(t, h.WaitIdle(context.Background()), errors.ErrUnsupported)
+}
+
+// TestProbeAgreesWithDecoder: the identity read from the few values that
+// name a delivery is the one of the decoded event, for every payload at hand.
+func TestProbeAgreesWithDecoder(t *testing.T) {
+	files, err := filepath.Glob("testdata/*/*.json")
+	require.NoError(t, err)
+	probed := 0
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		require.NoError(t, err)
+		ev, _ := ParsePayload(http.Header{}, body)
+		if ev == nil {
+			continue
+		}
+		id, ok := probeIdentity(ev.Kind(), body)
+		if !ok {
+			continue
+		}
+		probed++
+		full := identityOf(ev)
+		assert.Equal(t, full.key(body), id.key(body), f)
+		assert.Equal(t, full.partition(), id.partition(), f)
+	}
+	t.Logf("%d of %d payloads probed", probed, len(files))
+	assert.Greater(t, probed, len(files)/2)
 }

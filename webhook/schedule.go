@@ -15,7 +15,8 @@ type schedule struct {
 	parts   map[string][]*entry // the pending deliveries of each named partition, oldest first
 	ready   readyHeap           // partition heads ready now, lowest id first
 	later   laterHeap           // partition heads waiting for a retry time
-	changed chan struct{}       // closed and replaced when a delivery may have become ready
+	signal  chan struct{}       // holds a token when a delivery may have become ready
+	done    chan struct{}       // closed by close
 	empty   chan struct{}       // closed and replaced when entries becomes empty
 	closed  bool
 	now     func() time.Time // tests turn the clock
@@ -32,7 +33,8 @@ func newSchedule() schedule {
 	return schedule{
 		entries: map[uint64]*entry{},
 		parts:   map[string][]*entry{},
-		changed: make(chan struct{}),
+		signal:  make(chan struct{}, 1),
+		done:    make(chan struct{}),
 		empty:   make(chan struct{}),
 		now:     time.Now,
 	}
@@ -62,9 +64,14 @@ func (s *schedule) enqueue(e *entry) {
 	s.wake()
 }
 
+// wake lets one waiting Take look again. Waking one rather than all keeps
+// a busy queue from stirring every worker for each delivery; a Take that
+// finds more ready passes the token on.
 func (s *schedule) wake() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
 }
 
 // next leases the next ready delivery. When there is none it returns the
@@ -134,7 +141,7 @@ func (s *schedule) retry(id uint64, at time.Time) bool {
 func (s *schedule) close() {
 	if !s.closed {
 		s.closed = true
-		s.wake()
+		close(s.done)
 	}
 }
 
@@ -152,7 +159,9 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		}
 		now := s.now()
 		e, due := s.next(now)
-		changed := s.changed
+		if e != nil && s.ready.Len() > 0 {
+			s.wake()
+		}
 		unlock()
 		if e != nil {
 			return e.id, nil
@@ -164,7 +173,8 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 			timeout, stop = t.C, t.Stop
 		}
 		select {
-		case <-changed:
+		case <-s.signal:
+		case <-s.done:
 		case <-timeout:
 		case <-ctx.Done():
 			stop()
