@@ -202,7 +202,7 @@ func (h *Handler) admitChange(ctx context.Context, ch change, stats *CatchUpStat
 	if err != nil {
 		h.log(slog.LevelWarn, "webhook: catch-up: some values of a synthesized event not decoded", "kind", ch.kind, "error", err)
 	}
-	if !h.wants(ev) {
+	if !h.wants(ev.Kind()) {
 		stats.Ignored++
 		return nil
 	}
