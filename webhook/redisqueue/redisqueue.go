@@ -300,7 +300,13 @@ func (q *Queue) lease(ctx context.Context) (d *webhook.Delivery, waiting int, er
 	d = new(webhook.Delivery)
 	j, _ := res[2].(string)
 	if err := json.Unmarshal([]byte(j), d); err != nil {
-		return nil, waiting, fmt.Errorf("redisqueue: delivery %d is damaged: %w", id, err)
+		// Out of the way, for a person to look at; the others go on.
+		reason := fmt.Sprintf("redisqueue: the stored delivery is damaged: %v", err)
+		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason).Err(); err != nil {
+			return nil, waiting, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
+		}
+		q.release(uint64(id))
+		return nil, waiting - 1, nil
 	}
 	n, _ := res[1].(int64)
 	d.ID, d.Attempt = uint64(id), int(n)
@@ -528,9 +534,8 @@ func (q *Queue) DeadLetters(ctx context.Context) ([]*webhook.Delivery, error) {
 			continue // deleted meanwhile
 		}
 		d := new(webhook.Delivery)
-		if err := json.Unmarshal([]byte(j), d); err != nil {
-			return nil, fmt.Errorf("redisqueue: dead letter %s is damaged: %w", ids[i], err)
-		}
+		// A damaged one is listed with what is known: its id and error.
+		_ = json.Unmarshal([]byte(j), d)
 		d.ID, _ = strconv.ParseUint(ids[i], 10, 64)
 		n, _ := v[1].(string)
 		d.Attempt, _ = strconv.Atoi(n)
