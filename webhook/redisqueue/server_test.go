@@ -15,14 +15,14 @@ import (
 
 // startRedis starts a redis-server of its own on a free loopback port, with
 // its files in a temporary directory, and stops it when the test ends.
-func startRedis(t *testing.T) *redis.Client {
+func startRedis(t testing.TB) *redis.Client {
 	t.Helper()
 	rdb, _ := runRedis(t)
 	return rdb
 }
 
 // runRedis is startRedis that also returns a function killing the server.
-func runRedis(t *testing.T) (*redis.Client, func()) {
+func runRedis(t testing.TB) (*redis.Client, func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -78,7 +78,7 @@ func ready(rdb *redis.Client, exited chan error) bool {
 	return false
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

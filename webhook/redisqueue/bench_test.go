@@ -1,0 +1,84 @@
+package redisqueue_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/redisqueue"
+)
+
+// BenchmarkDeliveries: deliveries per second answered over loopback, many at
+// once, by a plain handler that reads the body (the floor) and by a Handler
+// storing each delivery in Redis before it answers. Compare the two of one
+// run; they share the machine with the redis-server.
+func BenchmarkDeliveries(b *testing.B) {
+	b.Run("floor", func(b *testing.B) {
+		deliverMany(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusOK)
+		}))
+	})
+	b.Run("redis", func(b *testing.B) {
+		rdb := startRedis(b)
+		q, err := redisqueue.New(context.Background(), rdb, redisqueue.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer q.Close()
+		h, err := webhook.NewHandler(webhook.Options{Queue: q, OnDelivery: func(context.Context, *webhook.Delivery) error { return nil }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- h.Run(ctx) }()
+		deliverMany(b, h)
+		stop()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// deliverMany posts b.N distinct issue deliveries to h, 16 per CPU at a time.
+func deliverMany(b *testing.B, h http.Handler) {
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var next atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(issueBody(int(next.Add(1)), 0)))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Error(fmt.Errorf("answered %d", resp.StatusCode))
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
