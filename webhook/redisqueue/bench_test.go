@@ -1,15 +1,13 @@
 package redisqueue_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
+	"github.com/collabsvc/collab/internal/suite"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/redisqueue"
 )
@@ -47,38 +45,9 @@ func BenchmarkDeliveries(b *testing.B) {
 	})
 }
 
-// deliverMany posts b.N distinct issue deliveries to h, 16 per CPU at a time.
+// deliverMany posts b.N distinct issue deliveries to h.
 func deliverMany(b *testing.B, h http.Handler) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	tr := &http.Transport{MaxIdleConnsPerHost: 1024}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var next atomic.Int64
-	b.SetParallelism(16)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(issueBody(int(next.Add(1)), 0)))
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Error(fmt.Errorf("answered %d", resp.StatusCode))
-				return
-			}
-		}
-	})
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+	suite.DeliverParallel(b, srv.URL, string(webhook.KindIssue), func(n int64) []byte { return issueBody(int(n), 0) })
 }
