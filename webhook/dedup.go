@@ -3,13 +3,13 @@ package webhook
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // DedupKey returns the identity of a delivery: the same for the same event
@@ -139,20 +139,20 @@ func (id identity) partition() string {
 // costs a fraction of decoding the event, so that a delivery is stored and
 // answered sooner; the workers decode the rest.
 type probe struct {
-	ProjectID        collab.FlexInt `json:"project_id"`
+	ProjectID        int `json:"project_id"`
 	Ref              string         `json:"ref"`
 	Before           string         `json:"before"`
 	After            string         `json:"after"`
-	BuildID          collab.FlexInt `json:"build_id"`
+	BuildID          int `json:"build_id"`
 	BuildStatus      string         `json:"build_status"`
 	ObjectAttributes *struct {
-		ID           collab.FlexInt  `json:"id"`
+		ID           int  `json:"id"`
 		UpdatedAt    *collab.Time    `json:"updated_at"`
 		NoteableType string          `json:"noteable_type"`
-		NoteableID   *collab.FlexInt `json:"noteable_id"`
+		NoteableID   *int `json:"noteable_id"`
 	} `json:"object_attributes"`
-	Issue        *struct{ ID collab.FlexInt } `json:"issue"`
-	MergeRequest *struct{ ID collab.FlexInt } `json:"merge_request"`
+	Issue        *struct{ ID int } `json:"issue"`
+	MergeRequest *struct{ ID int } `json:"merge_request"`
 }
 
 // probeIdentity reads the identity of a body of a known kind. It reports
@@ -165,14 +165,14 @@ func probeIdentity(kind Kind, body []byte) (identity, bool) {
 		return identity{}, false
 	}
 	var p probe
-	if json.Unmarshal(body, &p) != nil {
+	if jsonkeep.Decode(body, &p) != nil {
 		return identity{}, false
 	}
 	id := identity{kind: kind}
 	a := p.ObjectAttributes
 	switch kind {
 	case KindPush, KindTagPush:
-		id.projectID, id.ref, id.before, id.after = int(p.ProjectID), p.Ref, p.Before, p.After
+		id.projectID, id.ref, id.before, id.after = p.ProjectID, p.Ref, p.Before, p.After
 	case KindIssue, KindMergeRequest:
 		if a != nil {
 			id.id, id.updatedAt = int(a.ID), a.UpdatedAt
@@ -181,17 +181,17 @@ func probeIdentity(kind Kind, body []byte) (identity, bool) {
 		if a != nil {
 			id.id = int(a.ID)
 			if a.NoteableID != nil {
-				id.parentKind, id.parentID = noteParents[a.NoteableType], int(*a.NoteableID)
+				id.parentKind, id.parentID = noteParents[a.NoteableType], *a.NoteableID
 			}
 		}
 		switch {
 		case p.Issue != nil && p.Issue.ID != 0:
-			id.parentKind, id.parentID = "issue", int(p.Issue.ID)
+			id.parentKind, id.parentID = "issue", p.Issue.ID
 		case p.MergeRequest != nil && p.MergeRequest.ID != 0:
-			id.parentKind, id.parentID = "merge_request", int(p.MergeRequest.ID)
+			id.parentKind, id.parentID = "merge_request", p.MergeRequest.ID
 		}
 	case KindBuild:
-		id.buildID, id.buildStatus = int(p.BuildID), p.BuildStatus
+		id.buildID, id.buildStatus = p.BuildID, p.BuildStatus
 	}
 	return id, true
 }

@@ -59,4 +59,18 @@
 // by default) and does not store a repeat. A key is recorded only when its
 // delivery is stored, so a delivery answered 503 is not taken for a repeat
 // when it is sent again.
+//
+// # Catching up
+//
+// What the server sends while no receiver runs is lost. Handler.CatchUp asks
+// the API what changed since a checkpoint it keeps in the queue and hands
+// each change to the same callbacks as a synthesized event (see
+// Delivery.Synthesized and Delivery.Record); changes already handled are
+// skipped by dedup key. A synthesized event is built from the record as it
+// is when read: it cannot tell the exact action (it is guessed from the
+// state), the intermediate states, who acted, or what changed.
+//
+// Several receivers behind a load balancer share one queue, with its dedup
+// keys and checkpoints, through package
+// github.com/collabsvc/collab/webhook/redisqueue.
 package webhook

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/collabsvc/collab"
@@ -19,11 +20,13 @@ type bot struct {
 	report func(string)
 }
 
-// options wires the bot's callbacks into a webhook handler. Duplicate
-// suppression makes a repeated delivery harmless.
-func (b *bot) options(secret string) webhook.Options {
+// options wires the bot's callbacks into a webhook handler whose events
+// wait in q (a new memory queue when nil). The queue's dedup keys make a
+// repeated delivery harmless.
+func (b *bot) options(secret string, q webhook.Queue) webhook.Options {
 	return webhook.Options{
 		Secret:  secret,
+		Queue:   q,
 		OnIssue: b.onIssue,
 		OnNote:  b.onNote,
 		OnBuild: b.onBuild,
@@ -31,7 +34,9 @@ func (b *bot) options(secret string) webhook.Options {
 }
 
 // onIssue labels and comments on a new issue that has no labels. The
-// payload does not carry labels, so the bot asks the API.
+// payload does not carry labels, so the bot asks the API. An issue that has
+// the bot's label was triaged already: an event handed over twice (after a
+// crash, or by catch-up) changes nothing.
 func (b *bot) onIssue(ctx context.Context, e *webhook.IssueEvent) error {
 	a := e.ObjectAttributes
 	if a == nil || a.Action != "open" {
@@ -41,6 +46,9 @@ func (b *bot) onIssue(ctx context.Context, e *webhook.IssueEvent) error {
 	if err != nil {
 		return fmt.Errorf("reading #%d: %w", a.IID, err)
 	}
+	if slices.Contains(issue.Labels, b.label) {
+		return nil
+	}
 	if len(issue.Labels) > 0 {
 		b.report(fmt.Sprintf("#%d %q already has labels %s: left alone", a.IID, a.Title, strings.Join(issue.Labels, ", ")))
 		return nil
@@ -49,7 +57,14 @@ func (b *bot) onIssue(ctx context.Context, e *webhook.IssueEvent) error {
 	if _, _, err := b.c.Issues.Update(ctx, a.ProjectID, a.ID, &collab.UpdateIssueOptions{Labels: &labels}); err != nil {
 		return fmt.Errorf("labelling #%d: %w", a.IID, err)
 	}
-	note := fmt.Sprintf("Thanks @%s! Labelled ~%s; comment `/close` to close it.", e.User.Username, b.label)
+	// A synthesized event does not know who acted; the author opened it.
+	opener := ""
+	if e.User != nil {
+		opener = e.User.Username
+	} else if issue.Author != nil {
+		opener = issue.Author.Username
+	}
+	note := fmt.Sprintf("Thanks @%s! Labelled ~%s; comment `/close` to close it.", opener, b.label)
 	if _, _, err := b.c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, note); err != nil {
 		return fmt.Errorf("commenting on #%d: %w", a.IID, err)
 	}

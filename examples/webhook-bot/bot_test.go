@@ -30,7 +30,7 @@ func TestBotReactions(t *testing.T) {
 
 	reports := make(chan string, 10)
 	b := &bot{c: c, self: "root", label: "needs-triage", report: func(s string) { reports <- s }}
-	h, err := webhook.NewHandler(b.options("s3cret"))
+	h, err := webhook.NewHandler(b.options("s3cret", nil))
 	require.NoError(t, err)
 	done := make(chan error)
 	go func() { done <- h.Run(ctx) }()

@@ -28,8 +28,13 @@ func TestScenario(t *testing.T) {
 		`bot: #1 "Crash on save": labelled ~needs-triage and commented`,
 		`bot: #2 "Search is slow" already has labels performance: left alone`,
 		"bot: #1 closed on /close from @alice",
+		"the bot stopped with 1 event(s) accepted and not handled",
+		`bot: #3 "Export is empty": labelled ~needs-triage and commented`,
+		`bot: #4 "Login fails": labelled ~needs-triage and commented`,
+		"bot: #2 closed on /close from @alice",
 		"bot: !1: build rspec (#",
-		"#1 is closed with labels [needs-triage]",
+		"catch-up found 3 missed event(s)",
+		"nothing was lost:",
 		"0 dropped, 0 dead-lettered",
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -47,6 +52,7 @@ func TestLiveMode(t *testing.T) {
 	t.Setenv("COLLAB_TOKEN", srv.AdminToken)
 	t.Setenv("COLLAB_PROJECT", strconv.Itoa(pid))
 	t.Setenv("COLLAB_BOT_USER", "root")
+	t.Setenv("WEBHOOK_BOT_QUEUE", t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()

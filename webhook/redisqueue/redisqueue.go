@@ -1,0 +1,707 @@
+// Package redisqueue keeps a webhook receiver's deliveries in Redis Streams,
+// so that several receivers behind one load balancer share one queue: any of
+// them may accept a delivery, and any of them may handle it.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	q, err := redisqueue.New(ctx, rdb, redisqueue.Options{})
+//	// pass q as the Handler's queue; every receiver uses the same Prefix.
+//
+// Each delivery is a stream entry read through one consumer group. A
+// receiver leases what it reads and renews its leases while it runs; when a
+// receiver dies, its entries are taken over by the others once LeaseTimeout
+// has passed, and handled again. Handling is therefore at least once: a
+// receiver that stalls longer than LeaseTimeout without dying may see its
+// events handled a second time elsewhere. Without failures each event is
+// handled once.
+//
+// Dedup keys live in Redis too, stored in the same atomic step as the
+// delivery, so a repeat reaching another receiver is suppressed, and a key
+// exists only for a delivery that was stored. Catch-up checkpoints are kept
+// in Redis as well.
+//
+// Order: the deliveries of one partition (one issue, merge request or build)
+// are handed out one at a time, in the order they were stored, across all
+// receivers: a delivery is leased only after every earlier delivery of its
+// partition was acked or dead-lettered. A delivery whose callback is retried
+// holds back the later ones of its partition. When a lease is taken over from
+// a receiver that stalled rather than died, the stalled receiver's callback
+// may still be running while the next delivery of that partition starts; no
+// lease-based queue can rule that out.
+//
+// Durability is Redis's: Put returns once Redis has the delivery in memory.
+// Run Redis with appendonly yes (and appendfsync everysec or always) so that
+// a Redis restart keeps what the receivers answered 200; with snapshots
+// alone, a Redis crash loses the deliveries since the last snapshot.
+//
+// All keys share one hash tag (the Prefix), so the queue lives on one Redis
+// Cluster shard and its scripts stay atomic.
+package redisqueue
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/collabsvc/collab/webhook"
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure a Queue. Receivers sharing a queue must agree on Prefix,
+// Group and DedupWindow.
+type Options struct {
+	// Prefix starts every key of the queue. Default "{collab:webhook}:".
+	// Keep it inside braces so that Redis Cluster puts every key on one
+	// shard.
+	Prefix string
+	// Group is the stream's consumer group. Default "receivers".
+	Group string
+	// Consumer names this receiver within the group; it must be unique
+	// among the running receivers. A receiver restarted under the same name
+	// resumes its own leases at once instead of after LeaseTimeout. Default:
+	// the host name, the process id and a random suffix.
+	Consumer string
+	// LeaseTimeout is how long a dead receiver's leases last before another
+	// receiver takes them over. Leases are renewed every third of it.
+	// Default 30 s.
+	LeaseTimeout time.Duration
+	// DedupWindow is how long a dedup key is kept. Catch-up after downtime
+	// relies on it to skip events already handled, so keep it longer than
+	// the downtime you want to survive. Default webhook.DefaultDedupWindow;
+	// negative turns duplicate suppression off.
+	DedupWindow time.Duration
+	// MaxPending bounds the deliveries waiting or being handled; Put answers
+	// webhook.ErrQueueFull beyond it. Default 0, no bound.
+	MaxPending int64
+	// Prefetch is how many deliveries a receiver reads ahead of its
+	// workers. Default 16.
+	Prefetch int
+	// PollInterval is how often a receiver with nothing to do looks for new
+	// deliveries and for partitions freed by other receivers. Default 100 ms.
+	PollInterval time.Duration
+}
+
+// Queue is a webhook.Queue in Redis Streams. It is safe for concurrent use.
+type Queue struct {
+	rdb    redis.UniversalClient
+	o      Options
+	stream string
+	keys   []string
+
+	taker chan struct{} // one Take at a time reads and leases
+	wake  chan struct{} // a local settle or Put may have made a delivery ready
+
+	mu        sync.Mutex
+	held      map[string]*entry // by stream entry id: read by this receiver and not yet settled
+	byID      map[uint64]*entry
+	lastClaim time.Time
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	done      chan struct{}
+}
+
+// entry is a stream entry in this receiver's lease.
+type entry struct {
+	id     uint64
+	sid    string
+	at     time.Time // not ready before
+	leased bool      // handed to a worker
+	lost   bool      // taken over by another receiver
+}
+
+var _ webhook.Queue = (*Queue)(nil)
+
+// New returns a Queue using rdb, creating the stream and its consumer group
+// when missing. The caller keeps ownership of rdb: Close does not close it.
+func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, error) {
+	if rdb == nil {
+		return nil, errors.New("redisqueue: nil client")
+	}
+	if opts.LeaseTimeout < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 {
+		return nil, errors.New("redisqueue: negative option")
+	}
+	setDefault(&opts.Prefix, "{collab:webhook}:")
+	setDefault(&opts.Group, "receivers")
+	setDefault(&opts.LeaseTimeout, 30*time.Second)
+	setDefault(&opts.DedupWindow, webhook.DefaultDedupWindow)
+	setDefault(&opts.Prefetch, 16)
+	setDefault(&opts.PollInterval, 100*time.Millisecond)
+	if opts.LeaseTimeout < 3*opts.PollInterval {
+		return nil, fmt.Errorf("redisqueue: LeaseTimeout %v must be at least three PollIntervals (%v)", opts.LeaseTimeout, opts.PollInterval)
+	}
+	if opts.Consumer == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		opts.Consumer = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	q := &Queue{
+		rdb:    rdb,
+		o:      opts,
+		stream: opts.Prefix + "stream",
+		taker:  make(chan struct{}, 1),
+		wake:   make(chan struct{}, 1),
+		held:   map[string]*entry{},
+		byID:   map[uint64]*entry{},
+		closed: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	q.keys = []string{q.stream}
+	err := rdb.XGroupCreateMkStream(ctx, q.stream, opts.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return nil, fmt.Errorf("redisqueue: creating the consumer group: %w", err)
+	}
+	// What this consumer leased before a restart comes first.
+	if err := q.read(ctx, "0", 0, -1); err != nil {
+		return nil, err
+	}
+	go q.renewLoop()
+	return q, nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Consumer returns this receiver's name in the consumer group.
+func (q *Queue) Consumer() string { return q.o.Consumer }
+
+// Put implements webhook.Queue. The delivery, its dedup key and its stream
+// entry are stored in one atomic step.
+func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
+	if err := q.open(); err != nil {
+		return err
+	}
+	j, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("redisqueue: encoding the delivery: %w", err)
+	}
+	key := d.Key
+	if q.o.DedupWindow < 0 {
+		key = ""
+	}
+	id, err := putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(),
+		q.o.MaxPending, d.Partition, j).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisqueue: storing the delivery: %w", err)
+	case id == -1:
+		return webhook.ErrQueueFull
+	case id == -2:
+		return webhook.ErrDuplicate
+	}
+	d.ID = uint64(id)
+	q.signal()
+	return nil
+}
+
+// Take implements webhook.Queue. It hands out this receiver's oldest ready
+// lease, reading new deliveries and taking over expired leases of other
+// receivers as needed.
+func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
+	select {
+	case q.taker <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-q.closed:
+		return nil, webhook.ErrQueueClosed
+	}
+	defer func() { <-q.taker }()
+	for {
+		if err := q.open(); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := q.claim(ctx); err != nil {
+			return nil, err
+		}
+		d, waiting, err := q.lease(ctx)
+		if d != nil || err != nil {
+			return d, err
+		}
+		if waiting < q.o.Prefetch {
+			block := q.o.PollInterval
+			if waiting > 0 {
+				block = -1 // do not sit in Redis while a local settle may free one
+			}
+			n := q.heldLen()
+			if err := q.read(ctx, ">", int64(q.o.Prefetch-waiting), block); err != nil {
+				return nil, err
+			}
+			if q.heldLen() > n || block > 0 {
+				continue
+			}
+		}
+		t := time.NewTimer(q.o.PollInterval)
+		select {
+		case <-q.wake:
+		case <-t.C:
+		case <-ctx.Done():
+		case <-q.closed:
+		}
+		t.Stop()
+	}
+}
+
+// lease leases the oldest ready entry of this receiver, if any; waiting
+// counts the entries held and not handed out.
+func (q *Queue) lease(ctx context.Context) (d *webhook.Delivery, waiting int, err error) {
+	now := time.Now()
+	q.mu.Lock()
+	var cands []*entry
+	for _, e := range q.held {
+		if !e.leased && !e.lost {
+			waiting++
+			if !now.Before(e.at) {
+				cands = append(cands, e)
+			}
+		}
+	}
+	q.mu.Unlock()
+	if len(cands) == 0 {
+		return nil, waiting, nil
+	}
+	slices.SortFunc(cands, func(a, b *entry) int { return compareSID(a.sid, b.sid) })
+	args := []any{q.o.Prefix, now.UnixMilli()}
+	for _, e := range cands {
+		args = append(args, e.id, e.sid)
+	}
+	res, err := leaseScript.Run(ctx, q.rdb, q.keys, args...).Slice()
+	if err != nil {
+		return nil, waiting, fmt.Errorf("redisqueue: leasing: %w", err)
+	}
+	if len(res) != 5 {
+		return nil, waiting, fmt.Errorf("redisqueue: leasing: unexpected reply %v", res)
+	}
+	if gone, _ := res[4].([]any); len(gone) > 0 {
+		if err := q.forget(ctx, gone); err != nil {
+			return nil, waiting, err
+		}
+	}
+	id, _ := res[0].(int64)
+	if id == 0 {
+		return nil, waiting, nil
+	}
+	d = new(webhook.Delivery)
+	j, _ := res[2].(string)
+	if err := json.Unmarshal([]byte(j), d); err != nil {
+		// Out of the way, for a person to look at; the others go on.
+		reason := fmt.Sprintf("redisqueue: the stored delivery is damaged: %v", err)
+		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason).Err(); err != nil {
+			return nil, waiting, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
+		}
+		q.release(uint64(id))
+		return nil, waiting - 1, nil
+	}
+	n, _ := res[1].(int64)
+	d.ID, d.Attempt = uint64(id), int(n)
+	d.LastError, _ = res[3].(string)
+	q.mu.Lock()
+	if e := q.byID[d.ID]; e != nil {
+		e.leased = true
+	} else {
+		// Renewal found it taken over while it was being leased: hand it out
+		// anyway, as the lease script counted the attempt.
+		q.byID[d.ID] = &entry{id: d.ID, leased: true, lost: true}
+	}
+	q.mu.Unlock()
+	return d, waiting - 1, nil
+}
+
+// forget drops entries whose deliveries were settled elsewhere, and acks
+// them so they leave this receiver's pending list.
+func (q *Queue) forget(ctx context.Context, sids []any) error {
+	ids := make([]string, 0, len(sids))
+	q.mu.Lock()
+	for _, s := range sids {
+		sid, _ := s.(string)
+		if e := q.held[sid]; e != nil {
+			delete(q.held, sid)
+			delete(q.byID, e.id)
+		}
+		ids = append(ids, sid)
+	}
+	q.mu.Unlock()
+	if err := q.rdb.XAck(ctx, q.stream, q.o.Group, ids...).Err(); err != nil {
+		return fmt.Errorf("redisqueue: dropping settled entries: %w", err)
+	}
+	return nil
+}
+
+// read adds entries of the stream to this receiver's lease: new ones (">")
+// or, at start, its own pending ones ("0").
+func (q *Queue) read(ctx context.Context, from string, count int64, block time.Duration) error {
+	res, err := q.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: q.o.Group, Consumer: q.o.Consumer, Streams: []string{q.stream, from}, Count: count, Block: block,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("redisqueue: reading the stream: %w", err)
+	}
+	for _, s := range res {
+		q.hold(ctx, s.Messages)
+	}
+	return nil
+}
+
+// claim takes over the entries whose lease expired, at most once per
+// PollInterval.
+func (q *Queue) claim(ctx context.Context) error {
+	if time.Since(q.lastClaim) < q.o.PollInterval {
+		return nil
+	}
+	q.lastClaim = time.Now()
+	start := "0-0"
+	for {
+		msgs, next, err := q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: q.stream, Group: q.o.Group, Consumer: q.o.Consumer, MinIdle: q.o.LeaseTimeout,
+			Start: start, Count: 100,
+		}).Result()
+		if err != nil {
+			return fmt.Errorf("redisqueue: taking over expired leases: %w", err)
+		}
+		q.hold(ctx, msgs)
+		if next == "0-0" || next == "" {
+			return q.forgetConsumers(ctx)
+		}
+		start = next
+	}
+}
+
+// forgetConsumers removes from the group the receivers that hold nothing
+// and have not been heard from for a lease timeout, so that receivers with
+// generated names do not pile up. A live receiver removed by mistake is
+// added again by its next read.
+func (q *Queue) forgetConsumers(ctx context.Context) error {
+	consumers, err := q.rdb.XInfoConsumers(ctx, q.stream, q.o.Group).Result()
+	if err != nil {
+		return fmt.Errorf("redisqueue: listing receivers: %w", err)
+	}
+	for _, c := range consumers {
+		if c.Name != q.o.Consumer && c.Pending == 0 && c.Idle > q.o.LeaseTimeout {
+			if err := q.rdb.XGroupDelConsumer(ctx, q.stream, q.o.Group, c.Name).Err(); err != nil {
+				return fmt.Errorf("redisqueue: removing receiver %q: %w", c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// hold records entries now leased to this receiver. Entries with no id were
+// deleted from the stream and only linger in the pending list.
+func (q *Queue) hold(ctx context.Context, msgs []redis.XMessage) {
+	var stale []string
+	q.mu.Lock()
+	defer func() {
+		q.mu.Unlock()
+		if len(stale) > 0 {
+			q.rdb.XAck(ctx, q.stream, q.o.Group, stale...)
+		}
+	}()
+	for _, m := range msgs {
+		s, _ := m.Values["id"].(string)
+		id, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || id == 0 {
+			stale = append(stale, m.ID)
+			continue
+		}
+		if e := q.held[m.ID]; e != nil {
+			e.lost = false // taken back after a takeover
+			continue
+		}
+		e := &entry{id: id, sid: m.ID}
+		q.held[m.ID] = e
+		q.byID[id] = e
+	}
+}
+
+func (q *Queue) heldLen() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.held)
+}
+
+// Ack implements webhook.Queue. Acking a delivery that another receiver took
+// over and settled already is not an error.
+func (q *Queue) Ack(ctx context.Context, id uint64) error {
+	if _, err := q.leased(id); err != nil {
+		return err
+	}
+	if err := ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id).Err(); err != nil {
+		return fmt.Errorf("redisqueue: acking delivery %d: %w", id, err)
+	}
+	q.release(id)
+	return nil
+}
+
+// Retry implements webhook.Queue. The delivery stays in this receiver's
+// lease until it is ready again.
+func (q *Queue) Retry(ctx context.Context, id uint64, at time.Time, reason string) error {
+	e, err := q.leased(id)
+	if err != nil {
+		return err
+	}
+	if err := retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason).Err(); err != nil {
+		return fmt.Errorf("redisqueue: retrying delivery %d: %w", id, err)
+	}
+	q.mu.Lock()
+	e.leased, e.at = false, at
+	if e.lost {
+		delete(q.held, e.sid)
+		delete(q.byID, id)
+	}
+	q.mu.Unlock()
+	q.signal()
+	return nil
+}
+
+// DeadLetter implements webhook.Queue.
+func (q *Queue) DeadLetter(ctx context.Context, id uint64, reason string) error {
+	if _, err := q.leased(id); err != nil {
+		return err
+	}
+	if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason).Err(); err != nil {
+		return fmt.Errorf("redisqueue: dead-lettering delivery %d: %w", id, err)
+	}
+	q.release(id)
+	return nil
+}
+
+func (q *Queue) leased(id uint64) (*entry, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if e := q.byID[id]; e != nil && e.leased {
+		return e, nil
+	}
+	return nil, fmt.Errorf("redisqueue: delivery %d is not leased by this receiver", id)
+}
+
+func (q *Queue) release(id uint64) {
+	q.mu.Lock()
+	if e := q.byID[id]; e != nil {
+		delete(q.held, e.sid)
+		delete(q.byID, id)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// signal wakes a Take waiting for a delivery to become ready.
+func (q *Queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// DeadLetters implements webhook.Queue.
+func (q *Queue) DeadLetters(ctx context.Context) ([]*webhook.Delivery, error) {
+	ids, err := q.rdb.ZRange(ctx, q.o.Prefix+"dead", 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisqueue: listing dead letters: %w", err)
+	}
+	cmds, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.HMGet(ctx, q.o.Prefix+"d:"+id, "j", "n", "e")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisqueue: listing dead letters: %w", err)
+	}
+	out := make([]*webhook.Delivery, 0, len(ids))
+	for i, c := range cmds {
+		v := c.(*redis.SliceCmd).Val()
+		j, _ := v[0].(string)
+		if j == "" {
+			continue // deleted meanwhile
+		}
+		d := new(webhook.Delivery)
+		// A damaged one is listed with what is known: its id and error.
+		_ = json.Unmarshal([]byte(j), d)
+		d.ID, _ = strconv.ParseUint(ids[i], 10, 64)
+		n, _ := v[1].(string)
+		d.Attempt, _ = strconv.Atoi(n)
+		d.LastError, _ = v[2].(string)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Requeue implements webhook.Queue. The delivery gets a new ID, as if it
+// arrived now.
+func (q *Queue) Requeue(ctx context.Context, id uint64) error {
+	return q.deadOp(ctx, requeueScript, "requeueing", id)
+}
+
+// Delete implements webhook.Queue.
+func (q *Queue) Delete(ctx context.Context, id uint64) error {
+	return q.deadOp(ctx, deleteScript, "deleting", id)
+}
+
+func (q *Queue) deadOp(ctx context.Context, s *redis.Script, what string, id uint64) error {
+	n, err := s.Run(ctx, q.rdb, q.keys, q.o.Prefix, id).Int()
+	if err != nil {
+		return fmt.Errorf("redisqueue: %s dead letter %d: %w", what, id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redisqueue: no dead letter %d", id)
+	}
+	q.signal()
+	return nil
+}
+
+// WaitIdle waits until every delivery stored by any receiver is settled:
+// acked or dead-lettered. Handler.WaitIdle uses it; it is meant for tests.
+func (q *Queue) WaitIdle(ctx context.Context) error {
+	for {
+		n, err := q.rdb.XLen(ctx, q.stream).Result()
+		if err != nil {
+			return fmt.Errorf("redisqueue: counting pending deliveries: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		t := time.NewTimer(q.o.PollInterval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// Seen implements webhook.Queue.
+func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
+	n, err := q.rdb.Exists(ctx, q.o.Prefix+"k:"+key).Result()
+	if err != nil {
+		return false, fmt.Errorf("redisqueue: looking up a dedup key: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Checkpoint implements webhook.Queue.
+func (q *Queue) Checkpoint(ctx context.Context, name string) ([]byte, error) {
+	v, err := q.rdb.HGet(ctx, q.o.Prefix+"cp", name).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisqueue: reading checkpoint %q: %w", name, err)
+	}
+	return v, nil
+}
+
+// SetCheckpoint implements webhook.Queue. Redis keeps it as durably as it is
+// configured to (appendonly, fsync policy).
+func (q *Queue) SetCheckpoint(ctx context.Context, name string, value []byte) error {
+	if err := q.rdb.HSet(ctx, q.o.Prefix+"cp", name, value).Err(); err != nil {
+		return fmt.Errorf("redisqueue: writing checkpoint %q: %w", name, err)
+	}
+	return nil
+}
+
+// Close stops renewing this receiver's leases; what it holds is taken over
+// by another receiver after LeaseTimeout, or at once by a receiver started
+// under the same Consumer name. Blocked Takes return webhook.ErrQueueClosed.
+// Close does not close the Redis client.
+func (q *Queue) Close() error {
+	q.closeOnce.Do(func() {
+		close(q.closed)
+		<-q.done
+	})
+	return nil
+}
+
+func (q *Queue) open() error {
+	select {
+	case <-q.closed:
+		return webhook.ErrQueueClosed
+	default:
+		return nil
+	}
+}
+
+// renewLoop keeps this receiver's leases from expiring while it runs.
+func (q *Queue) renewLoop() {
+	defer close(q.done)
+	t := time.NewTicker(q.o.LeaseTimeout / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.closed:
+			return
+		case <-t.C:
+			q.renew()
+		}
+	}
+}
+
+func (q *Queue) renew() {
+	q.mu.Lock()
+	args := []any{q.o.Group, q.o.Consumer}
+	for sid, e := range q.held {
+		if !e.lost {
+			args = append(args, sid)
+		}
+	}
+	q.mu.Unlock()
+	if len(args) == 2 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), q.o.LeaseTimeout/3)
+	defer cancel()
+	lost, err := renewScript.Run(ctx, q.rdb, q.keys, args...).StringSlice()
+	if err != nil {
+		return // the next round tries again; the lease lasts three rounds
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, sid := range lost {
+		e := q.held[sid]
+		if e == nil {
+			continue
+		}
+		if e.leased {
+			e.lost = true // its worker settles it; the new owner may run it again
+			continue
+		}
+		delete(q.held, sid)
+		delete(q.byID, e.id)
+	}
+}
+
+// compareSID orders stream entry ids ("ms-seq").
+func compareSID(a, b string) int {
+	am, as := splitSID(a)
+	bm, bs := splitSID(b)
+	if am != bm {
+		return cmp.Compare(am, bm)
+	}
+	return cmp.Compare(as, bs)
+}
+
+func splitSID(s string) (ms, seq uint64) {
+	m, n, _ := strings.Cut(s, "-")
+	ms, _ = strconv.ParseUint(m, 10, 64)
+	seq, _ = strconv.ParseUint(n, 10, 64)
+	return ms, seq
+}
