@@ -139,17 +139,17 @@ func (id identity) partition() string {
 // costs a fraction of decoding the event, so that a delivery is stored and
 // answered sooner; the workers decode the rest.
 type probe struct {
-	ProjectID        int `json:"project_id"`
-	Ref              string         `json:"ref"`
-	Before           string         `json:"before"`
-	After            string         `json:"after"`
-	BuildID          int `json:"build_id"`
-	BuildStatus      string         `json:"build_status"`
+	ProjectID        int    `json:"project_id"`
+	Ref              string `json:"ref"`
+	Before           string `json:"before"`
+	After            string `json:"after"`
+	BuildID          int    `json:"build_id"`
+	BuildStatus      string `json:"build_status"`
 	ObjectAttributes *struct {
-		ID           int  `json:"id"`
-		UpdatedAt    *collab.Time    `json:"updated_at"`
-		NoteableType string          `json:"noteable_type"`
-		NoteableID   *int `json:"noteable_id"`
+		ID           int          `json:"id"`
+		UpdatedAt    *collab.Time `json:"updated_at"`
+		NoteableType string       `json:"noteable_type"`
+		NoteableID   *int         `json:"noteable_id"`
 	} `json:"object_attributes"`
 	Issue        *struct{ ID int } `json:"issue"`
 	MergeRequest *struct{ ID int } `json:"merge_request"`
