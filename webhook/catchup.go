@@ -208,6 +208,11 @@ func (h *Handler) admitChange(ctx context.Context, ch change, stats *CatchUpStat
 	}
 	d := newDelivery(header, body, ev, time.Now())
 	d.Synthesized, d.Record = true, record
+	if d.StateKey != "" {
+		// A synthesized body is not the server's: the state is all it shares
+		// with the delivery of that change.
+		d.Key = d.StateKey
+	}
 	switch err := h.admit(ctx, d); {
 	case errors.Is(err, ErrDuplicate):
 		stats.Duplicates++

@@ -47,7 +47,7 @@ func receiverChild() int {
 		time.Sleep(10 * time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
-		if _, err := fmt.Fprintf(log, "%s %s\n", run, DeliveryFrom(ctx).Key); err != nil {
+		if _, err := fmt.Fprintf(log, "%s %s\n", run, DeliveryFrom(ctx).StateKey); err != nil {
 			return err
 		}
 		return log.Sync()
@@ -176,7 +176,7 @@ func pendingKeys(t *testing.T, qdir string) map[string]bool {
 		return tx.Bucket(bPending).ForEach(func(k, v []byte) error {
 			d, err := decodeDelivery(k, v)
 			if err == nil {
-				keys[d.Key] = true
+				keys[d.StateKey] = true
 			}
 			return err
 		})

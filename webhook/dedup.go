@@ -12,24 +12,23 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
-// DedupKey returns the identity of a delivery: the same for the same event
-// delivered twice, different for different events, and the same for an
-// event that catch-up synthesizes from the API record of the same change.
-// It is built from the payload's own identifiers:
+// DedupKey returns the identity of a delivery: the same for the same body
+// delivered twice, different for different events. It is built from the
+// payload's own identifiers:
 //
-//	issue/<id>/<updated_at>          an issue event (updated_at in UTC, RFC 3339)
-//	merge_request/<id>/<updated_at>  a merge request event
-//	note/<id>                        a note event
-//	build/<id>/<status>              a build event
-//	push/<project>/<ref>/<before>/<after>      a push
-//	tag_push/<project>/<ref>/<before>/<after>  a tag push
+//	issue/<id>/<updated_at>/<body hash>          an issue event (updated_at in UTC, RFC 3339)
+//	merge_request/<id>/<updated_at>/<body hash>  a merge request event
+//	note/<id>                                    a note event
+//	build/<id>/<status>                          a build event
+//	push/<project>/<ref>/<before>/<after>        a push
+//	tag_push/<project>/<ref>/<before>/<after>    a tag push
 //
 // Other events, and payloads missing those values, are keyed by a hash of
-// the body.
-//
-// updated_at has one-second resolution, so two changes of one issue or merge
-// request within the same second share a key, and the second is taken for a
-// repeat.
+// the body. An issue or merge request key ends with a hash of the body
+// because updated_at has one-second resolution: two changes within one
+// second (an issue opened and at once labelled by a bot) are two events.
+// Its prefix without the hash is the delivery's StateKey, which is what an
+// event synthesized by catch-up from the same state is keyed by.
 func DedupKey(ev Event, body []byte) string {
 	return identityOf(ev).key(body)
 }
@@ -96,8 +95,9 @@ func (id identity) key(body []byte) string {
 			return fmt.Sprintf("%s/%d/%s/%s/%s", objectNames[id.kind], id.projectID, id.ref, id.before, id.after)
 		}
 	case KindIssue, KindMergeRequest:
-		if id.id != 0 && id.updatedAt != nil {
-			return fmt.Sprintf("%s/%d/%s", objectNames[id.kind], id.id, id.updatedAt.UTC().Format(time.RFC3339))
+		if s := id.stateKey(); s != "" {
+			sum := sha256.Sum256(body)
+			return s + "/" + hex.EncodeToString(sum[:8])
 		}
 	case KindNote:
 		if id.id != 0 {
@@ -110,6 +110,16 @@ func (id identity) key(body []byte) string {
 	}
 	sum := sha256.Sum256(body)
 	return "body/" + hex.EncodeToString(sum[:])
+}
+
+// stateKey names the state of the issue or merge request an event reports,
+// "" for other kinds: two events of one state differ in their action and
+// changes, which only the body tells apart.
+func (id identity) stateKey() string {
+	if (id.kind != KindIssue && id.kind != KindMergeRequest) || id.id == 0 || id.updatedAt == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s/%d/%s", objectNames[id.kind], id.id, id.updatedAt.UTC().Format(time.RFC3339))
 }
 
 // partition names the object whose events must keep their order: the issue
@@ -209,6 +219,7 @@ func newDelivery(header http.Header, body []byte, ev Event, now time.Time) *Deli
 func probedDelivery(header http.Header, body []byte, id identity, now time.Time) *Delivery {
 	return &Delivery{
 		Key:        id.key(body),
+		StateKey:   id.stateKey(),
 		Partition:  id.partition(),
 		Kind:       id.kind,
 		ReceivedAt: now,

@@ -323,9 +323,11 @@ func (q *DiskQueue) Put(_ context.Context, d *Delivery) error {
 		if err := tx.Bucket(bBodies).Put(idKey(seq), d.Body); err != nil {
 			return err
 		}
-		if d.Key != "" && q.opts.DedupWindow > 0 {
-			if err := q.remember(tx, d.Key, now.Add(q.opts.DedupWindow)); err != nil {
-				return err
+		if q.opts.DedupWindow > 0 {
+			for _, k := range d.dedupKeys() {
+				if err := q.remember(tx, k, now.Add(q.opts.DedupWindow)); err != nil {
+					return err
+				}
 			}
 		}
 		id = seq

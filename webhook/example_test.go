@@ -77,7 +77,7 @@ func ExampleOpenDiskQueue() {
 		RetryMin: time.Millisecond, // in production the defaults: 1 s doubling up to 5 min
 		OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
 			d := webhook.DeliveryFrom(ctx)
-			fmt.Printf("attempt %d of %s\n", d.Attempt, d.Key)
+			fmt.Printf("attempt %d of %s\n", d.Attempt, d.StateKey)
 			if d.Attempt == 1 {
 				return errors.New("the issue tracker is down") // retried later
 			}
@@ -87,9 +87,6 @@ func ExampleOpenDiskQueue() {
 	if err != nil {
 		panic(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- h.Run(ctx) }()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
@@ -103,6 +100,12 @@ func ExampleOpenDiskQueue() {
 	}
 	resp.Body.Close()
 	fmt.Println("answered", resp.StatusCode, "once stored")
+
+	// The workers start after the answer here, to show that the delivery
+	// was kept; a receiver normally runs them from the start.
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.Run(ctx) }()
 
 	if err := h.WaitIdle(context.Background()); err != nil {
 		panic(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -210,7 +211,7 @@ func TestHandlerDuplicateSuppressed(t *testing.T) {
 	seen := map[string]int{}
 	h := newHandler(t, Options{OnIssue: func(ctx context.Context, _ *IssueEvent) error {
 		mu.Lock()
-		seen[DeliveryFrom(ctx).Key]++
+		seen[DeliveryFrom(ctx).StateKey]++
 		mu.Unlock()
 		return nil
 	}})
@@ -229,6 +230,31 @@ func TestHandlerDuplicateSuppressed(t *testing.T) {
 	mu.Unlock()
 }
 
+// Two changes of one issue within a second (opened, then labelled by a
+// bot) are two events; a state that catch-up synthesizes after them is not.
+func TestDedupKeyTellsChangesOfOneSecondApart(t *testing.T) {
+	handled := 0
+	h := newHandler(t, Options{OnIssue: func(context.Context, *IssueEvent) error { handled++; return nil }})
+	open := issueAt(t, 5, "2016-06-21 09:14:07 UTC")
+	labelled := issueAt(t, 5, "2016-06-21 09:14:07 UTC")
+	body, err := io.ReadAll(labelled.Body)
+	require.NoError(t, err)
+	labelled.Body = readCloser(strings.Replace(string(body), `"action":"open"`, `"action":"update"`, 1))
+	assert.Equal(t, http.StatusOK, serve(h, open).Code)
+	assert.Equal(t, http.StatusOK, serve(h, labelled).Code)
+
+	ev, err := ParsePayload(http.Header{HeaderEvent: {string(KindIssue)}}, body)
+	require.NoError(t, err)
+	synth := newDelivery(http.Header{}, []byte(`{"synthesized":true}`), ev, time.Now())
+	synth.Key = synth.StateKey
+	assert.ErrorIs(t, h.admit(context.Background(), synth), ErrDuplicate)
+
+	running(t, h)
+	waitIdle(t, h)
+	assert.Equal(t, 2, handled)
+	assert.Equal(t, int64(1), h.Stats().Duplicates, "the synthesized state only")
+}
+
 func TestDedupKeysAndPartitions(t *testing.T) {
 	keys := map[string]string{}
 	parts := map[string]string{}
@@ -245,8 +271,8 @@ func TestDedupKeysAndPartitions(t *testing.T) {
 		keys[k] = f
 	}
 	assert.Contains(t, keys, "push/31/refs/heads/master/4c1e0d52b7a9f3e8d6c2a1b0e9f8d7c6b5a49382/a93f7e2c1d0b9a8f7e6d5c4b3a29180f7e6d5c4b")
-	assert.Contains(t, keys, "issue/4417/2016-06-21T09:14:07Z")
-	assert.Contains(t, keys, "merge_request/902/2016-06-21T10:02:55Z")
+	assert.Equal(t, "issue/4417/2016-06-21T09:14:07Z/", keyPrefixOf(keys, "issue"))
+	assert.Equal(t, "merge_request/902/2016-06-21T10:02:55Z/", keyPrefixOf(keys, "merge_request"))
 	assert.Contains(t, keys, "note/7731")
 	assert.Contains(t, keys, "build/15520/success")
 	assert.Equal(t, "body/", keyPrefixOf(keys, "wiki_page"))
@@ -264,7 +290,7 @@ func TestDedupKeysAndPartitions(t *testing.T) {
 func keyPrefixOf(keys map[string]string, file string) string {
 	for k, f := range keys {
 		if f == file {
-			return k[:5]
+			return strings.TrimRight(k, "0123456789abcdef")
 		}
 	}
 	return ""
@@ -278,7 +304,8 @@ func TestNewDeliveryDropsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	at := time.Date(2016, 6, 21, 9, 14, 8, 0, time.UTC)
 	d := newDelivery(r.Header, body, ev, at)
-	assert.Equal(t, "issue/4417/2016-06-21T09:14:07Z", d.Key)
+	assert.Equal(t, "issue/4417/2016-06-21T09:14:07Z", d.StateKey)
+	assert.True(t, strings.HasPrefix(d.Key, d.StateKey+"/"), "the key adds the body's hash to the state: %s", d.Key)
 	assert.Equal(t, "issue/4417", d.Partition)
 	assert.Equal(t, KindIssue, d.Kind)
 	assert.Equal(t, at, d.ReceivedAt)

@@ -72,8 +72,10 @@ func (q *MemoryQueue) Put(_ context.Context, d *Delivery) error {
 	if q.opts.MaxPending > 0 && len(q.items) >= q.opts.MaxPending {
 		return ErrQueueFull
 	}
-	if d.Key != "" && q.opts.DedupWindow > 0 {
-		q.keys[d.Key] = now.Add(q.opts.DedupWindow)
+	if q.opts.DedupWindow > 0 {
+		for _, k := range d.dedupKeys() {
+			q.keys[k] = now.Add(q.opts.DedupWindow)
+		}
 	}
 	q.lastID++
 	d.ID = q.lastID

@@ -14,6 +14,11 @@ type Delivery struct {
 	ID uint64 `json:"id"`
 	// Key is the delivery's dedup key (see DedupKey).
 	Key string `json:"key"`
+	// StateKey names the state of the object the event reports, such as
+	// "issue/12/2016-06-21T09:14:07Z", when Key is more precise than that. A
+	// queue remembers it beside Key, so that catch-up, which knows only the
+	// state, finds the delivery; it is never checked for duplicates itself.
+	StateKey string `json:"state_key,omitempty"`
 	// Partition names the object whose events keep their order, such as
 	// "issue/12", "merge_request/7" or "build/42"; "" for none.
 	Partition string `json:"partition,omitempty"`
@@ -47,9 +52,9 @@ type Delivery struct {
 // for concurrent use.
 type Queue interface {
 	// Put stores d and sets d.ID. When Put returns nil the delivery is kept
-	// across a crash (for a durable queue). If a delivery with the same Key
-	// was stored within the queue's dedup window, Put stores nothing and
-	// returns ErrDuplicate. ErrQueueFull means a bound set by the user is
+	// across a crash (for a durable queue). If a delivery whose Key or
+	// StateKey equals d.Key was stored within the queue's dedup window, Put
+	// stores nothing and returns ErrDuplicate. ErrQueueFull means a bound set by the user is
 	// reached.
 	Put(ctx context.Context, d *Delivery) error
 	// Take blocks until a delivery is ready and leases it. A delivery is ready
@@ -105,4 +110,16 @@ func withDelivery(ctx context.Context, d *Delivery) context.Context {
 func DeliveryFrom(ctx context.Context) *Delivery {
 	d, _ := ctx.Value(deliveryKey{}).(*Delivery)
 	return d
+}
+
+// dedupKeys are the keys a queue remembers for d: Key, and StateKey when
+// it differs.
+func (d *Delivery) dedupKeys() []string {
+	var keys []string
+	for _, k := range [...]string{d.Key, d.StateKey} {
+		if k != "" && (len(keys) == 0 || keys[0] != k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

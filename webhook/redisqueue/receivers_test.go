@@ -57,7 +57,7 @@ func receiverMain(addr, logPath, name string) int {
 	}
 	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, OnDelivery: func(_ context.Context, d *webhook.Delivery) error {
 		time.Sleep(3 * time.Millisecond) // work in flight when the kill comes
-		if _, err := log.WriteString(d.Key + " " + name + "\n"); err != nil {
+		if _, err := log.WriteString(d.StateKey + " " + name + "\n"); err != nil {
 			return err
 		}
 		return log.Sync()

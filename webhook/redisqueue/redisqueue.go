@@ -189,12 +189,12 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("redisqueue: encoding the delivery: %w", err)
 	}
-	key := d.Key
+	key, stateKey := d.Key, d.StateKey
 	if q.o.DedupWindow < 0 {
-		key = ""
+		key, stateKey = "", ""
 	}
 	id, err := putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(),
-		q.o.MaxPending, d.Partition, j).Int64()
+		q.o.MaxPending, d.Partition, j, stateKey).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisqueue: storing the delivery: %w", err)

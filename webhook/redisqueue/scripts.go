@@ -38,7 +38,8 @@ local function settle(p, part, ps)
 end
 `
 
-// putScript: ARGV prefix, dedup key, window ms, max pending, partition, JSON.
+// putScript: ARGV prefix, dedup key, window ms, max pending, partition, JSON,
+// state key (remembered beside the dedup key, never checked).
 // Returns the new id, -1 when full, -2 for a duplicate.
 var putScript = redis.NewScript(`
 local p = ARGV[1]
@@ -46,6 +47,7 @@ local max = tonumber(ARGV[4])
 if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return -1 end
 if ARGV[2] ~= '' then
   if not redis.call('SET', p..'k:'..ARGV[2], '1', 'NX', 'PX', ARGV[3]) then return -2 end
+  if ARGV[7] ~= '' and ARGV[7] ~= ARGV[2] then redis.call('SET', p..'k:'..ARGV[7], '1', 'PX', ARGV[3]) end
 end
 local id = redis.call('INCR', p..'seq')
 local ps = 0
