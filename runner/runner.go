@@ -94,18 +94,15 @@ type Info struct {
 }
 
 type registerOptions struct {
-	Token        string `url:"token"`
-	Name         string `url:"info[name],omitempty"`
-	Version      string `url:"info[version],omitempty"`
-	Revision     string `url:"info[revision],omitempty"`
-	Platform     string `url:"info[platform],omitempty"`
-	Architecture string `url:"info[architecture],omitempty"`
+	Token string `url:"token"`
+	infoOptions
 }
 
 // RequestBuild asks for the oldest pending build. It returns (nil, nil) when
-// there is nothing to do: 404 on servers of release 8.x, 204 on later ones.
-// A 403 (an unknown or disabled runner token) matches collab.ErrForbidden:
-// the runner is unhealthy and should stop asking.
+// there is nothing to do: 404 on servers of release 8.x, 204 on later ones,
+// and a paused runner gets the same 404. A 403 (an unknown or removed runner
+// token) matches collab.ErrForbidden: the runner is unhealthy and should stop
+// asking.
 //
 // API: POST /builds/register (runner)
 func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Info) (*Build, error) {
@@ -114,8 +111,7 @@ func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Inf
 	}
 	opt := registerOptions{Token: runnerToken}
 	if info != nil {
-		opt.Name, opt.Version, opt.Revision = info.Name, info.Version, info.Revision
-		opt.Platform, opt.Architecture = info.Platform, info.Architecture
+		opt.infoOptions = infoOptions(*info)
 	}
 	req, err := c.c.NewRequest(ctx, http.MethodPost, "builds/register", &opt)
 	if err != nil {
