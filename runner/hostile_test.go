@@ -180,7 +180,7 @@ func TestNoTokenInRunnerErrorsOrLogs(t *testing.T) {
 		add(c.UpdateBuild(ctx, 1, runnerTok, collab.BuildFailed, collab.Ptr("the whole log")))
 		_, _, err = c.AppendTrace(ctx, 1, buildTok, 0, []byte("log"))
 		add(err)
-		tw := c.NewTraceWriter(ctx, 1, buildTok, TraceWriterOptions{Tick: never, MaxFailures: 1, Logger: logger})
+		tw := c.NewTraceWriter(ctx, 1, buildTok, TraceWriterOptions{tick: never, MaxFailures: 1, Logger: logger})
 		_, _ = io.WriteString(tw, "log line\n")
 		add(tw.Close())
 		_, err = c.UploadArtifacts(ctx, 1, buildTok, "", strings.NewReader("PK"), &UploadOptions{ExpireIn: "1 day"})

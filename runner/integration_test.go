@@ -51,7 +51,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.Equal(t, "running", status)
 	assert.Equal(t, rid, runnerID)
 
-	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{FlushSize: 16, Tick: never})
+	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{FlushSize: 16, tick: never})
 	var log bytes.Buffer
 	for i := range 50 {
 		line := strings.Repeat("=", i) + " step\n"
@@ -145,7 +145,7 @@ func TestRunnerLoopCanceled(t *testing.T) {
 	b, err := c.RequestBuild(ctx, rtok, nil)
 	require.NoError(t, err)
 
-	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{Tick: never})
+	tw := c.NewTraceWriter(ctx, b.ID, string(b.Token), TraceWriterOptions{tick: never})
 	_, err = io.WriteString(tw, "starting\n")
 	require.NoError(t, err)
 	tw.Flush()

@@ -44,7 +44,7 @@ func TestOneRetryLayer(t *testing.T) {
 		}, attempts, 1, collab.ErrServer},
 		{"TraceWriter append", func(ctx context.Context, c *Client) error {
 			// MaxFailures 1: the writer stops after its first failed call.
-			tw := c.NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{Tick: never, MaxFailures: 1})
+			tw := c.NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{tick: never, MaxFailures: 1})
 			if _, err := io.WriteString(tw, "log line\n"); err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func TestTraceWriterCallsUnderConstantFailure(t *testing.T) {
 			c, err := NewClient(srv.URL, collab.WithHTTPClient(srv.Client()), collab.WithRetry(collab.RetryPolicy{MaxRetries: 2}))
 			require.NoError(t, err)
 			tick := make(chan time.Time)
-			tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: tick, MaxFailures: 4})
+			tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: tick, MaxFailures: 4})
 			_, err = io.WriteString(tw, "log line\n")
 			require.NoError(t, err)
 			for range 4 { // below FlushSize: only ticks send

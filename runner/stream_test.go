@@ -52,7 +52,7 @@ func TestTraceWriterCarries100MiB(t *testing.T) {
 	require.NoError(t, err)
 
 	hs := newHeapSampler()
-	tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: make(chan time.Time)}) // no timed flushes: sizes alone decide
+	tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: make(chan time.Time)}) // no timed flushes: sizes alone decide
 	want := sha256.New()
 	src := &genReader{n: size}
 	buf := make([]byte, sampledChunk)

@@ -158,9 +158,6 @@ type TraceWriterOptions struct {
 	// FlushInterval sends whatever is buffered this often, and is the wait
 	// before the next call after a failed one (DefaultFlushInterval when 0).
 	FlushInterval time.Duration
-	// Tick, when set, replaces the FlushInterval ticker: each value received
-	// sends what is buffered. Tests use it instead of a clock.
-	Tick <-chan time.Time
 	// MaxFailures is the number of failed calls in a row after which the
 	// writer stops with the last error (DefaultMaxFailures when 0; negative
 	// goes on until the context ends).
@@ -168,6 +165,10 @@ type TraceWriterOptions struct {
 	// Logger, when set, logs failed calls and resyncs at debug level.
 	// Tokens are never logged.
 	Logger *slog.Logger
+
+	// tick, when set, replaces the FlushInterval ticker, so that tests
+	// decide when timed flushes happen.
+	tick <-chan time.Time
 }
 
 // TraceWriter streams a build's log to the server as ordered appends. It is
@@ -251,7 +252,7 @@ func (c *Client) NewTraceWriter(ctx context.Context, id int, buildToken string, 
 	if w.maxFailures == 0 {
 		w.maxFailures = DefaultMaxFailures
 	}
-	tick, stop := opts.Tick, func() {}
+	tick, stop := opts.tick, func() {}
 	if tick == nil {
 		interval := opts.FlushInterval
 		if interval <= 0 {

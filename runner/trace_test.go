@@ -203,7 +203,7 @@ func (s *traceServer) snapshot() []byte {
 	return bytes.Clone(s.trace)
 }
 
-// never is a Tick channel that never fires: sends happen on size and Close.
+// never is a tick channel that never fires: sends happen on size and Close.
 var never = make(chan time.Time)
 
 // writeRandom writes total random bytes in pieces of 1..maxPiece and
@@ -244,7 +244,7 @@ func TestTraceWriterSurvivesFaults(t *testing.T) {
 				return fault
 			}
 			tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{
-				FlushSize: 2 << 10, MaxBuffer: 16 << 10, Tick: s.ticks, MaxFailures: -1,
+				FlushSize: 2 << 10, MaxBuffer: 16 << 10, tick: s.ticks, MaxFailures: -1,
 			})
 			written, err := writeRandom(t, tw, rand.New(rand.NewPCG(seed, 7)), 1<<20, 9000)
 			require.NoError(t, err)
@@ -300,7 +300,7 @@ func TestTraceWriterCancelMidStream(t *testing.T) {
 		}
 	}()
 	tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{
-		FlushSize: 32 << 10, MaxBuffer: 256 << 10, Tick: s.ticks, MaxFailures: -1,
+		FlushSize: 32 << 10, MaxBuffer: 256 << 10, tick: s.ticks, MaxFailures: -1,
 	})
 	var written []byte
 	var werr error
@@ -330,7 +330,7 @@ func TestTraceWriterTickAndStatus(t *testing.T) {
 	tick := make(chan time.Time)
 	var logs bytes.Buffer
 	tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{
-		Tick: tick, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		tick: tick, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	assert.Equal(t, "", tw.Status())
 	_, err := io.WriteString(tw, "$ make test\n")
@@ -381,7 +381,7 @@ func TestTraceWriterBackpressure(t *testing.T) {
 			t.Errorf("buffer grew to %d", len(tw.buf))
 		}
 	}
-	tw = c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{FlushSize: 8, MaxBuffer: maxBuffer, Tick: never})
+	tw = c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{FlushSize: 8, MaxBuffer: maxBuffer, tick: never})
 	var accepted atomic.Int64
 	done := make(chan struct{})
 	go func() {
@@ -417,7 +417,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("server ahead of what was sent", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.trace = bytes.Repeat([]byte("x"), 100)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: never})
 		_, err := io.WriteString(tw, "0123456789")
 		require.NoError(t, err)
 		err = tw.Close()
@@ -428,7 +428,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("server trace shrank", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.received = make(chan int, 4)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: never})
 		_, err := io.WriteString(tw, "0123456789")
 		require.NoError(t, err)
 		tw.Flush()
@@ -445,7 +445,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("success with a length beyond the part", func(t *testing.T) {
 		c, m := newMockClient(t)
 		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-99")
-		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
+		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: never})
 		_, err := io.WriteString(tw, "abc")
 		require.NoError(t, err)
 		assert.ErrorIs(t, tw.Close(), ErrTraceDiverged)
@@ -454,7 +454,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 		c, m := newMockClient(t)
 		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-2").
 			Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-5")
-		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
+		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: never})
 		_, err := io.WriteString(tw, "abcde")
 		require.NoError(t, err)
 		require.NoError(t, tw.Close())
@@ -464,7 +464,7 @@ func TestTraceWriterDiverged(t *testing.T) {
 	t.Run("malformed range is fatal", func(t *testing.T) {
 		c, m := newMockClient(t)
 		m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "zero to five")
-		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: never})
+		tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: never})
 		_, err := io.WriteString(tw, "abcde")
 		require.NoError(t, err)
 		assert.ErrorContains(t, tw.Close(), "malformed range")
@@ -476,7 +476,7 @@ func TestTraceWriterGivesUp(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.pick = func(*rand.Rand) string { return fault502 }
 		tick := make(chan time.Time)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: tick, MaxFailures: 3})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: tick, MaxFailures: 3})
 		_, err := io.WriteString(tw, "lost cause")
 		require.NoError(t, err)
 		// Below FlushSize only ticks send: each makes one call, and the 502
@@ -493,7 +493,7 @@ func TestTraceWriterGivesUp(t *testing.T) {
 	t.Run("416 without progress is a failed call", func(t *testing.T) {
 		s := newTraceServer(t, 1)
 		s.pick = func(*rand.Rand) string { return fault416 }
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: s.ticks, MaxFailures: 2})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: s.ticks, MaxFailures: 2})
 		_, err := io.WriteString(tw, "x")
 		require.NoError(t, err)
 		assert.ErrorIs(t, tw.Close(), collab.ErrRangeNotSatisfiable)
@@ -501,7 +501,7 @@ func TestTraceWriterGivesUp(t *testing.T) {
 	})
 	t.Run("403 stops at once", func(t *testing.T) {
 		s := newTraceServer(t, 1)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, "wrong-token", TraceWriterOptions{Tick: never, FlushSize: 4})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, "wrong-token", TraceWriterOptions{tick: never, FlushSize: 4})
 		_, _ = io.WriteString(tw, "0123456789")
 		err := tw.Close()
 		assert.ErrorIs(t, err, collab.ErrForbidden)
@@ -514,7 +514,7 @@ func TestTraceWriterGivesUp(t *testing.T) {
 		s.pick = func(*rand.Rand) string { return fault502 }
 		s.received = make(chan int, 1)
 		ctx, cancel := context.WithCancel(context.Background())
-		tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{Tick: never, MaxFailures: -1})
+		tw := s.client(t).NewTraceWriter(ctx, 1, testBuildToken, TraceWriterOptions{tick: never, MaxFailures: -1})
 		_, err := io.WriteString(tw, "x")
 		require.NoError(t, err)
 		tw.Flush()
@@ -528,7 +528,7 @@ func TestTraceWriterGivesUp(t *testing.T) {
 		s.pick = func(*rand.Rand) string { return fault502 }
 		s.received = make(chan int, 1)
 		tick := make(chan time.Time)
-		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{Tick: tick, FlushSize: 4, MaxBuffer: 128, MaxFailures: -1})
+		tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: tick, FlushSize: 4, MaxBuffer: 128, MaxFailures: -1})
 		_, err := io.WriteString(tw, "0123")
 		require.NoError(t, err)
 		<-s.received
