@@ -34,7 +34,19 @@ type Build struct {
 	Timeout           int                   `json:"timeout"` // seconds
 	Variables         []Variable            `json:"variables"`
 	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (x *Build) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+
+// MarshalJSON writes the keys x was decoded from and the fields set since,
+// or every field of a value built in code.
+func (x Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
 
 // LogValue logs a build by its identity only: never its token, its
 // repository credentials or its variables.
@@ -62,7 +74,19 @@ type DependentBuild struct {
 	ProjectID     int                   `json:"project_id"`
 	ProjectName   string                `json:"project_name"`
 	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (d *DependentBuild) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, d) }
+
+// MarshalJSON writes the keys d was decoded from and the fields set since,
+// or every field of a value built in code.
+func (d DependentBuild) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 // Variable is a build variable. Values of variables that are not Public are
 // secrets: they are redacted when printed or logged.
@@ -70,7 +94,19 @@ type Variable struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Public bool   `json:"public"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (v *Variable) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, v) }
+
+// MarshalJSON writes the keys v was decoded from and the fields set since,
+// or every field of a value built in code.
+func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }
 
 // Format prints the variable with its value redacted unless it is public.
 func (v Variable) Format(f fmt.State, verb rune) {

@@ -36,32 +36,39 @@ import (
 	"unicode/utf8"
 )
 
-// Fields records which known keys a decoded object carried. The zero value
-// means the value was built in code, and every field is written.
+// Fields records which known keys a decoded object carried, and which of
+// them came under their alias. The zero value means the value was built in
+// code, and every field is written.
 type Fields struct {
 	decoded bool
-	set     uint64   // fields 0 to 63
-	more    []uint64 // fields 64 and up, for large types only
+	set     bits
+	aliased bits
 }
 
-func (f *Fields) mark(i int) {
+// bits is a set of field numbers, without a limit.
+type bits struct {
+	lo uint64   // fields 0 to 63
+	hi []uint64 // fields 64 and up, for large types only
+}
+
+func (b *bits) mark(i int) {
 	if i < 64 {
-		f.set |= 1 << i
+		b.lo |= 1 << i
 		return
 	}
 	w := i/64 - 1
-	for len(f.more) <= w {
-		f.more = append(f.more, 0)
+	for len(b.hi) <= w {
+		b.hi = append(b.hi, 0)
 	}
-	f.more[w] |= 1 << (i % 64)
+	b.hi[w] |= 1 << (i % 64)
 }
 
-func (f *Fields) has(i int) bool {
+func (b *bits) has(i int) bool {
 	if i < 64 {
-		return f.set&(1<<i) != 0
+		return b.lo&(1<<i) != 0
 	}
 	w := i/64 - 1
-	return w < len(f.more) && f.more[w]&(1<<(i%64)) != 0
+	return w < len(b.hi) && b.hi[w]&(1<<(i%64)) != 0
 }
 
 // FieldError is one value that could not be decoded into its field. The raw
@@ -142,8 +149,9 @@ type codec struct {
 
 type field struct {
 	name      string
-	index     int // in the struct
-	bit       int // in Fields
+	alias     string // another key that also reads the field
+	index     []int  // in the struct, through embedded structs
+	bit       int    // in Fields
 	omitEmpty bool
 	nilable   bool // null is a value of the field (pointer, slice, map)
 	scalar    bool // a number or a bool, for which a blank string is no value
@@ -169,17 +177,40 @@ func codecOf(t reflect.Type) *codec {
 }
 
 func (c *codec) build() {
-	t := c.typ
 	c.extra, c.seen = -1, -1
 	c.byName = map[string]*field{}
+	c.addFields(c.typ, nil)
+	for i := range c.fields {
+		f := &c.fields[i]
+		if _, taken := c.byName[f.name]; !taken {
+			c.byName[f.name] = f
+		}
+	}
+	for i := range c.fields {
+		f := &c.fields[i]
+		if _, taken := c.byName[f.alias]; f.alias != "" && !taken {
+			c.byName[f.alias] = f
+		}
+	}
+}
+
+// addFields adds the fields of struct type t, found at index path in the
+// codec's type. The fields of an embedded struct are promoted, as
+// encoding/json promotes them: a field of the outer type hides one of the
+// same name inside. Only the top level's Extra and Fields are the codec's.
+func (c *codec) addFields(t reflect.Type, path []int) {
+	var embedded []reflect.StructField
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		switch {
-		case sf.Type == fieldsType:
+		case path == nil && sf.Type == fieldsType:
 			c.seen = i
 			continue
-		case sf.Name == "Extra" && sf.Type == extraType:
+		case path == nil && sf.Name == "Extra" && sf.Type == extraType:
 			c.extra = i
+			continue
+		case sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.IsExported() && sf.Tag.Get("json") == "":
+			embedded = append(embedded, sf)
 			continue
 		}
 		tag := sf.Tag.Get("json")
@@ -190,21 +221,30 @@ func (c *codec) build() {
 		if name == "" {
 			name = sf.Name
 		}
+		if c.has(name) {
+			continue
+		}
 		k := sf.Type.Kind()
 		c.fields = append(c.fields, field{
-			name: name, index: i, bit: len(c.fields), omitEmpty: strings.Contains(opts, "omitempty"),
-			nilable: k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
-			scalar:  k == reflect.Bool || numberKind(k),
-			dec:     decoderOf(sf.Type),
+			name: name, alias: sf.Tag.Get("alias"), index: append(slices.Clip(path), i), bit: len(c.fields),
+			omitEmpty: strings.Contains(opts, "omitempty"),
+			nilable:   k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
+			scalar:    k == reflect.Bool || numberKind(k),
+			dec:       decoderOf(sf.Type),
 		})
 	}
+	for _, sf := range embedded {
+		c.addFields(sf.Type, append(slices.Clip(path), sf.Index[0]))
+	}
+}
+
+func (c *codec) has(name string) bool {
 	for i := range c.fields {
-		f := &c.fields[i]
-		c.byName[f.name] = f
-		if alias := t.Field(f.index).Tag.Get("alias"); alias != "" {
-			c.byName[alias] = f
+		if c.fields[i].name == name {
+			return true
 		}
 	}
+	return false
 }
 
 // isRecord reports whether struct type t decodes in the same pass as the
@@ -273,7 +313,7 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 				extra = keep(extra, f.name, raw)
 			}
 		} else {
-			fv := v.Field(f.index)
+			fv := v.FieldByIndex(f.index)
 			mark := len(*errs)
 			err := f.dec(s, fv, errs)
 			if s.err != nil {
@@ -297,7 +337,10 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 				for _, fe := range (*errs)[mark:] {
 					fe.Path = join(f.name, fe.Path)
 				}
-				seen.mark(f.bit)
+				seen.set.mark(f.bit)
+				if string(key) != f.name {
+					seen.aliased.mark(f.bit)
+				}
 				delete(extra, f.name) // a duplicate key: the last value wins
 			}
 		}
@@ -352,19 +395,23 @@ func Encode(v any) ([]byte, error) {
 	}
 	for i := range c.fields {
 		f := &c.fields[i]
-		fv := rv.Field(f.index)
+		fv := rv.FieldByIndex(f.index)
 		zero := fv.IsZero()
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
-		if seen.decoded && !seen.has(f.bit) && zero || !seen.decoded && f.omitEmpty && zero {
+		if seen.decoded && !seen.set.has(f.bit) && zero || !seen.decoded && f.omitEmpty && zero {
 			continue
 		}
 		b, err := json.Marshal(fv.Interface())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		buf = appendKey(buf, f.name)
+		name := f.name
+		if seen.aliased.has(f.bit) {
+			name = f.alias
+		}
+		buf = appendKey(buf, name)
 		buf = append(buf, b...)
 		if written != nil {
 			written[f.name] = true
