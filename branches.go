@@ -26,11 +26,11 @@ type Branch struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (x *Branch) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+func (b *Branch) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x Branch) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b Branch) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BranchCommit is the commit a branch points at. Servers send the parents
 // and people either nested (Parents, Author, Committer) or flat (ParentIDs,
@@ -57,11 +57,11 @@ type BranchCommit struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (x *BranchCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+func (b *BranchCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x BranchCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b BranchCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // CommitParent is a parent of a commit.
 type CommitParent struct {

@@ -58,11 +58,11 @@ type Build struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (x *Build) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BuildRunner is the runner that took a build.
 type BuildRunner struct {
@@ -79,11 +79,11 @@ type BuildRunner struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (x *BuildRunner) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+func (b *BuildRunner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // ArtifactsFile describes a build's stored artifacts.
 type ArtifactsFile struct {
@@ -120,11 +120,11 @@ type BuildCommit struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (x *BuildCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+func (b *BuildCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BuildScope is one build status a build list is filtered on: BuildPending,
 // BuildRunning, BuildSuccess, BuildFailed, BuildCanceled or BuildSkipped.

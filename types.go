@@ -60,11 +60,11 @@ type BuildUser struct {
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
-func (x *BuildUser) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+func (b *BuildUser) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x BuildUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b BuildUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // Milestone is a project milestone, embedded in issues and merge requests.
 type Milestone struct {

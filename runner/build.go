@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/jsonkeep"
@@ -41,12 +43,28 @@ type Build struct {
 }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (x *Build) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, x) }
+// not fit its field by its path, after decoding the rest. As with
+// BuildOptions alone, an option never fails: one in a shape this package
+// does not read stays verbatim in Options.Extra, and options that are not an
+// object stay in Extra.
+func (b *Build) UnmarshalJSON(data []byte) error {
+	err := jsonkeep.Decode(data, b)
+	var errs jsonkeep.Errors
+	if !errors.As(err, &errs) {
+		return err
+	}
+	errs = slices.DeleteFunc(errs, func(fe *jsonkeep.FieldError) bool {
+		return fe.Path == "options" || strings.HasPrefix(fe.Path, "options.")
+	})
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
 
-// MarshalJSON writes the keys x was decoded from and the fields set since,
+// MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.
-func (x Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&x) }
+func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // LogValue logs a build by its identity only: never its token, its
 // repository credentials or its variables.

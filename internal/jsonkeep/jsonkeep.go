@@ -41,8 +41,8 @@ import (
 // code, and every field is written.
 type Fields struct {
 	decoded bool
-	set     bits
-	aliased bits
+	set     bits // present under the field's name
+	aliased bits // present under its alias
 }
 
 // bits is a set of field numbers, without a limit.
@@ -337,8 +337,9 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 				for _, fe := range (*errs)[mark:] {
 					fe.Path = join(f.name, fe.Path)
 				}
-				seen.set.mark(f.bit)
-				if string(key) != f.name {
+				if string(key) == f.name {
+					seen.set.mark(f.bit)
+				} else {
 					seen.aliased.mark(f.bit)
 				}
 				delete(extra, f.name) // a duplicate key: the last value wins
@@ -400,19 +401,24 @@ func Encode(v any) ([]byte, error) {
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
-		if seen.decoded && !seen.set.has(f.bit) && zero || !seen.decoded && f.omitEmpty && zero {
+		named, aliased := seen.set.has(f.bit), seen.aliased.has(f.bit)
+		if seen.decoded && !named && !aliased && zero || !seen.decoded && f.omitEmpty && zero {
 			continue
 		}
 		b, err := json.Marshal(fv.Interface())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		name := f.name
-		if seen.aliased.has(f.bit) {
-			name = f.alias
+		// A key read under its alias is written back under it, and under
+		// the name too when the object carried both.
+		if named || !aliased {
+			buf = appendKey(buf, f.name)
+			buf = append(buf, b...)
 		}
-		buf = appendKey(buf, name)
-		buf = append(buf, b...)
+		if aliased {
+			buf = appendKey(buf, f.alias)
+			buf = append(buf, b...)
+		}
 		if written != nil {
 			written[f.name] = true
 		}

@@ -42,3 +42,15 @@ func forget(v reflect.Value) {
 		}
 	}
 }
+
+// Forgotten returns a copy of v with Forget applied, for values that are
+// not pointers. Pointers inside v are shared, and forgotten in place.
+func Forgotten(v any) any {
+	if v == nil {
+		return nil
+	}
+	p := reflect.New(reflect.TypeOf(v))
+	p.Elem().Set(reflect.ValueOf(v))
+	forget(p)
+	return p.Elem().Interface()
+}
