@@ -126,7 +126,6 @@ type ClosingIssue struct {
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
 // UnmarshalJSON tells the external-tracker shape (a string id) from an

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
-	"strings"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/jsonkeep"
@@ -32,8 +30,8 @@ type Build struct {
 	BeforeSHA         string                `json:"before_sha"`
 	AllowGitFetch     bool                  `json:"allow_git_fetch"`
 	ArtifactsExpireAt *collab.Time          `json:"artifacts_expire_at,omitempty"`
-	Options           BuildOptions          `json:"options"`
-	Timeout           int                   `json:"timeout"` // seconds
+	Options           BuildOptions          `json:"options" jsonkeep:"quiet"` // options of other shapes stay in Options.Extra
+	Timeout           int                   `json:"timeout"`                  // seconds
 	Variables         []Variable            `json:"variables"`
 	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
 
@@ -43,24 +41,8 @@ type Build struct {
 }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest. As with
-// BuildOptions alone, an option never fails: one in a shape this package
-// does not read stays verbatim in Options.Extra, and options that are not an
-// object stay in Extra.
-func (b *Build) UnmarshalJSON(data []byte) error {
-	err := jsonkeep.Decode(data, b)
-	var errs jsonkeep.Errors
-	if !errors.As(err, &errs) {
-		return err
-	}
-	errs = slices.DeleteFunc(errs, func(fe *jsonkeep.FieldError) bool {
-		return fe.Path == "options" || strings.HasPrefix(fe.Path, "options.")
-	})
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
-}
+// not fit its field by its path, after decoding the rest.
+func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
 // MarshalJSON writes the keys b was decoded from and the fields set since,
 // or every field of a value built in code.

@@ -20,7 +20,9 @@
 //
 // Structs nested in such a struct are decoded in the same pass. A field
 // tagged alias:"name" also reads the key name, for servers that spell a key
-// two ways.
+// two ways, and writes it back under the name it came under. A field tagged
+// jsonkeep:"quiet" reports no error for a value that does not fit, in it or
+// in the records nested in it: the value is kept in an Extra all the same.
 package jsonkeep
 
 import (
@@ -40,35 +42,48 @@ import (
 // them came under their alias. The zero value means the value was built in
 // code, and every field is written.
 type Fields struct {
-	decoded bool
-	set     bits // present under the field's name
-	aliased bits // present under its alias
+	decoded      bool
+	set, aliased uint64      // fields 0 to 63: present under the name, under the alias
+	more         *moreFields // fields 64 and up, for large types only
 }
 
-// bits is a set of field numbers, without a limit.
-type bits struct {
-	lo uint64   // fields 0 to 63
-	hi []uint64 // fields 64 and up, for large types only
-}
+type moreFields struct{ set, aliased []uint64 }
 
-func (b *bits) mark(i int) {
+// mark records field i as present, under its alias or its name.
+func (f *Fields) mark(i int, alias bool) {
 	if i < 64 {
-		b.lo |= 1 << i
+		if alias {
+			f.aliased |= 1 << i
+		} else {
+			f.set |= 1 << i
+		}
 		return
 	}
-	w := i/64 - 1
-	for len(b.hi) <= w {
-		b.hi = append(b.hi, 0)
+	if f.more == nil {
+		f.more = new(moreFields)
 	}
-	b.hi[w] |= 1 << (i % 64)
+	w := &f.more.set
+	if alias {
+		w = &f.more.aliased
+	}
+	n := i/64 - 1
+	for len(*w) <= n {
+		*w = append(*w, 0)
+	}
+	(*w)[n] |= 1 << (i % 64)
 }
 
-func (b *bits) has(i int) bool {
+// has reports whether field i was present under its name and under its alias.
+func (f *Fields) has(i int) (named, aliased bool) {
 	if i < 64 {
-		return b.lo&(1<<i) != 0
+		return f.set&(1<<i) != 0, f.aliased&(1<<i) != 0
 	}
-	w := i/64 - 1
-	return w < len(b.hi) && b.hi[w]&(1<<(i%64)) != 0
+	if f.more == nil {
+		return false, false
+	}
+	n := i/64 - 1
+	bit := func(w []uint64) bool { return n < len(w) && w[n]&(1<<(i%64)) != 0 }
+	return bit(f.more.set), bit(f.more.aliased)
 }
 
 // FieldError is one value that could not be decoded into its field. The raw
@@ -110,17 +125,83 @@ func Decode(data []byte, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("jsonkeep: Decode needs a pointer to a struct, got %T", v)
 	}
-	s := scanner{data: data}
-	s.ws()
-	var errs Errors
-	var raw []byte
+	return run(data, rv.Elem(), nil)
+}
+
+// Unmarshal decodes data into v. A record (a struct with a Fields field),
+// or a slice of records or of pointers to them, is decoded as Decode does,
+// in one pass over the whole of data; anything else is handed to
+// json.Unmarshal.
+func Unmarshal(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return json.Unmarshal(data, v)
+	}
+	t := rv.Elem().Type()
 	switch {
+	case keeps(t):
+		return run(data, rv.Elem(), nil)
+	case t.Kind() == reflect.Slice && (keeps(t.Elem()) || t.Elem().Kind() == reflect.Pointer && keeps(t.Elem().Elem())):
+		return run(data, rv.Elem(), listDecoder(t))
+	}
+	return json.Unmarshal(data, v)
+}
+
+// keeps reports whether t is a struct with a Fields field.
+func keeps(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if t.Field(i).Type == fieldsType {
+			return true
+		}
+	}
+	return false
+}
+
+var lists sync.Map // reflect.Type -> decodeFunc
+
+func listDecoder(t reflect.Type) decodeFunc {
+	if d, ok := lists.Load(t); ok {
+		return d.(decodeFunc)
+	}
+	d, _ := lists.LoadOrStore(t, sliceDecoder(t))
+	return d.(decodeFunc)
+}
+
+// state is one decoding's scanner and errors, pooled so that decoding a
+// record costs no allocation of its own.
+type state struct {
+	s    scanner
+	errs Errors
+}
+
+var states = sync.Pool{New: func() any { return new(state) }}
+
+// run decodes data into v: an object into a struct when dec is nil, or with
+// dec.
+func run(data []byte, v reflect.Value, dec decodeFunc) error {
+	st := states.Get().(*state)
+	defer func() {
+		st.s = scanner{}
+		st.errs = st.errs[:0]
+		states.Put(st)
+	}()
+	st.s = scanner{data: data}
+	s := &st.s
+	s.ws()
+	var raw []byte
+	var err error
+	switch {
+	case dec != nil:
+		err = dec(s, v, &st.errs)
 	case s.isNull():
 		s.pos += 4
 	case s.pos < len(data) && data[s.pos] != '{':
 		raw = s.value()
 	default:
-		codecOf(rv.Type().Elem()).decode(&s, rv.Elem(), &errs)
+		codecOf(v.Type()).decode(s, v, &st.errs)
 	}
 	s.ws()
 	switch {
@@ -130,7 +211,11 @@ func Decode(data []byte, v any) error {
 		return s.syntax("data after the top-level value")
 	case raw != nil:
 		return fmt.Errorf("expected a JSON object, got %s", short(raw))
-	case len(errs) > 0:
+	case err != nil:
+		v.SetZero()
+		return err
+	case len(st.errs) > 0:
+		errs := slices.Clone(st.errs)
 		slices.SortFunc(errs, func(a, b *FieldError) int { return strings.Compare(a.Path, b.Path) })
 		return errs
 	}
@@ -150,6 +235,7 @@ type codec struct {
 type field struct {
 	name      string
 	alias     string // another key that also reads the field
+	quiet     bool   // a value that does not fit is kept without an error
 	index     []int  // in the struct, through embedded structs
 	bit       int    // in Fields
 	omitEmpty bool
@@ -226,7 +312,7 @@ func (c *codec) addFields(t reflect.Type, path []int) {
 		}
 		k := sf.Type.Kind()
 		c.fields = append(c.fields, field{
-			name: name, alias: sf.Tag.Get("alias"), index: append(slices.Clip(path), i), bit: len(c.fields),
+			name: name, alias: sf.Tag.Get("alias"), quiet: sf.Tag.Get("jsonkeep") == "quiet", index: append(slices.Clip(path), i), bit: len(c.fields),
 			omitEmpty: strings.Contains(opts, "omitempty"),
 			nilable:   k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
 			scalar:    k == reflect.Bool || numberKind(k),
@@ -328,20 +414,20 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 				if !ok {
 					fe = &FieldError{Value: short(raw), Err: err}
 				}
-				fe.Path = join(f.name, fe.Path)
-				*errs = append(*errs, fe)
+				if fe.Path = join(f.name, fe.Path); !f.quiet {
+					*errs = append(*errs, fe)
+				}
 				if c.extra >= 0 {
 					extra = keep(extra, f.name, raw)
 				}
 			} else {
+				if f.quiet {
+					*errs = (*errs)[:mark]
+				}
 				for _, fe := range (*errs)[mark:] {
 					fe.Path = join(f.name, fe.Path)
 				}
-				if string(key) == f.name {
-					seen.set.mark(f.bit)
-				} else {
-					seen.aliased.mark(f.bit)
-				}
+				seen.mark(f.bit, string(key) != f.name)
 				delete(extra, f.name) // a duplicate key: the last value wins
 			}
 		}
@@ -401,7 +487,7 @@ func Encode(v any) ([]byte, error) {
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
-		named, aliased := seen.set.has(f.bit), seen.aliased.has(f.bit)
+		named, aliased := seen.has(f.bit)
 		if seen.decoded && !named && !aliased && zero || !seen.decoded && f.omitEmpty && zero {
 			continue
 		}
