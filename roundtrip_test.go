@@ -17,6 +17,7 @@ import (
 
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/jsonkeep"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ import (
 // Anything else, including null against a value, is a difference. Every key
 // of a response must have a field: none may be left in an Extra. And a key
 // no record knows, added to every object of the response, survives a round
-// trip too.
+// trip too (see jsonkeeptest.WithKeyEverywhere).
 
 // roundTripper checks one response body of a record type.
 type roundTripper func(t *testing.T, body []byte)
@@ -47,13 +48,10 @@ var settingsBeyondContract = map[string]bool{
 	"$.domain_whitelist": true, "$.metrics_sample_interval": true,
 }
 
-// unknownKey is the key added to every object of a response.
-const unknownKey = "zz_unknown_key"
-
 // recordRoundTrip decodes body (one record, or an array of them) into T, encodes
 // it again and asserts that no key of body was lost, changed or added, and
-// that no key was unknown to the record. Then it does the same with
-// unknownKey added to every object, and asserts that it survives.
+// that no key was unknown to the record. Then it does the same with an
+// unknown key added to every object, and asserts that it survives.
 func recordRoundTrip[T any](t *testing.T, body []byte) {
 	t.Helper()
 	out, decoded := reencode[T](t, body)
@@ -70,7 +68,7 @@ func recordRoundTrip[T any](t *testing.T, body []byte) {
 		t.Error("written but not read: " + diff)
 	}
 
-	marked, err := json.Marshal(withKeyEverywhere(in))
+	marked, err := json.Marshal(jsonkeeptest.WithKeyEverywhere(in))
 	require.NoError(t, err)
 	out, _ = reencode[T](t, marked)
 	for _, diff := range keysLost(mustDecodeAny(t, marked), mustDecodeAny(t, out), "$") {
@@ -133,26 +131,6 @@ func extraKeys(v reflect.Value, path string) []string {
 		return paths
 	}
 	return nil
-}
-
-// withKeyEverywhere returns v, decoded JSON, with unknownKey added to every
-// object.
-func withKeyEverywhere(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		m := map[string]any{unknownKey: map[string]any{"kept": []any{json.Number("1"), "two", nil}}}
-		for k, e := range v {
-			m[k] = withKeyEverywhere(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(v))
-		for i, e := range v {
-			a[i] = withKeyEverywhere(e)
-		}
-		return a
-	}
-	return v
 }
 
 // recordTypes names every record type a response decodes into, as the

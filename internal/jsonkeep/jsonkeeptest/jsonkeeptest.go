@@ -3,6 +3,7 @@
 package jsonkeeptest
 
 import (
+	"encoding/json"
 	"reflect"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
@@ -53,4 +54,27 @@ func Forgotten(v any) any {
 	p.Elem().Set(reflect.ValueOf(v))
 	forget(p)
 	return p.Elem().Interface()
+}
+
+// UnknownKey is the key WithKeyEverywhere adds: no record has a field for it.
+const UnknownKey = "zz_unknown_key"
+
+// WithKeyEverywhere returns v, JSON decoded into any, with UnknownKey added
+// to every object, holding an object of its own.
+func WithKeyEverywhere(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := map[string]any{UnknownKey: map[string]any{"kept": []any{json.Number("1"), "two", nil}}}
+		for k, e := range v {
+			m[k] = WithKeyEverywhere(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(v))
+		for i, e := range v {
+			a[i] = WithKeyEverywhere(e)
+		}
+		return a
+	}
+	return v
 }
