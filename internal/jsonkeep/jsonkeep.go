@@ -295,7 +295,7 @@ func (c *codec) addFields(t reflect.Type, path []int) {
 		case path == nil && sf.Name == "Extra" && sf.Type == extraType:
 			c.extra = i
 			continue
-		case sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.IsExported() && sf.Tag.Get("json") == "":
+		case sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.Tag.Get("json") == "":
 			embedded = append(embedded, sf)
 			continue
 		}
