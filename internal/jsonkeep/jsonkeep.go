@@ -18,11 +18,18 @@
 //	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
 //	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
 //
-// Structs nested in such a struct are decoded in the same pass. A field
+// Unmarshal reads such a struct, or a list of them, in one pass over the
+// whole body; the client decodes every response with it. Structs nested in
+// such a struct are decoded in the same pass, and the fields of an embedded
+// struct are promoted as encoding/json promotes them. A field
 // tagged alias:"name" also reads the key name, for servers that spell a key
 // two ways, and writes it back under the name it came under. A field tagged
 // jsonkeep:"quiet" reports no error for a value that does not fit, in it or
 // in the records nested in it: the value is kept in an Extra all the same.
+//
+// A struct with a Fields field is always read this way, nested or through
+// Unmarshal, without calling its UnmarshalJSON: a type whose UnmarshalJSON
+// does more (choosing between two shapes, say) has Extra but no Fields.
 package jsonkeep
 
 import (
