@@ -403,7 +403,7 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 			// No value for a field that cannot say so: keep it verbatim.
 			raw := s.value()
 			if c.extra >= 0 {
-				extra = keep(extra, f.name, raw)
+				extra = keep(extra, string(key), raw)
 			}
 		} else {
 			fv := v.FieldByIndex(f.index)
@@ -425,7 +425,7 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 					*errs = append(*errs, fe)
 				}
 				if c.extra >= 0 {
-					extra = keep(extra, f.name, raw)
+					extra = keep(extra, string(key), raw)
 				}
 			} else {
 				if f.quiet {
@@ -435,7 +435,9 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 					fe.Path = join(f.name, fe.Path)
 				}
 				seen.mark(f.bit, string(key) != f.name)
-				delete(extra, f.name) // a duplicate key: the last value wins
+				if extra != nil {
+					delete(extra, string(key)) // a duplicate key: the last value wins
+				}
 			}
 		}
 		s.ws()

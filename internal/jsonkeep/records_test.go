@@ -52,7 +52,15 @@ func TestAliasIsWrittenAsRead(t *testing.T) {
 		require.NoError(t, err)
 		assert.JSONEq(t, in, string(out))
 	}
-	out, err := Encode(&vote{Up: true})
+	var v vote
+	err := Decode([]byte(`{"up": "maybe"}`), &v)
+	require.Error(t, err)
+	assert.JSONEq(t, `"maybe"`, string(v.Extra["up"]), "kept under the key it came under")
+	out, err := Encode(&v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"up": "maybe"}`, string(out))
+
+	out, err = Encode(&vote{Up: true})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"up?": true}`, string(out), "built in code: the name")
 }
