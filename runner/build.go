@@ -139,7 +139,7 @@ type BuildOptions struct {
 	Dependencies []string          `json:"dependencies,omitempty"`
 	AfterScript  []string          `json:"after_script,omitempty"`
 
-	// Extra holds the options this package does not read, verbatim.
+	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
@@ -180,20 +180,24 @@ func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the options o was decoded from, with the typed fields
-// as they are now, and Extra.
+// MarshalJSON writes the keys o was decoded from and the fields set since,
+// or every field of a value built in code.
 func (o BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
-// UnmarshalJSON keeps unknown keys in Extra.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (o *ArtifactsOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
 
-// MarshalJSON writes the keys o was decoded from and the fields set since.
+// MarshalJSON writes the keys o was decoded from and the fields set since,
+// or every field of a value built in code.
 func (o ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
-// UnmarshalJSON keeps unknown keys in Extra.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (o *CacheOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
 
-// MarshalJSON writes the keys o was decoded from and the fields set since.
+// MarshalJSON writes the keys o was decoded from and the fields set since,
+// or every field of a value built in code.
 func (o CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
 // Token is a secret credential. It prints and logs as [redacted] with every
