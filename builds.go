@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"iter"
@@ -11,6 +12,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // Build statuses, as Build.Status reports them and as BuildScopes filters
@@ -47,7 +50,19 @@ type Build struct {
 	DownloadURL   *string        `json:"download_url"`
 	Commit        *BuildCommit   `json:"commit"`
 	User          *BuildUser     `json:"user"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+
+// MarshalJSON writes the keys b was decoded from and the fields set since,
+// or every field of a value built in code.
+func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BuildRunner is the runner that took a build.
 type BuildRunner struct {
@@ -56,13 +71,37 @@ type BuildRunner struct {
 	Active      bool    `json:"active"`
 	IsShared    bool    `json:"is_shared"`
 	Name        *string `json:"name"` // null until the runner reports it
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (b *BuildRunner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+
+// MarshalJSON writes the keys b was decoded from and the fields set since,
+// or every field of a value built in code.
+func (b BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // ArtifactsFile describes a build's stored artifacts.
 type ArtifactsFile struct {
 	Filename string `json:"filename"`
 	Size     int64  `json:"size"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (a *ArtifactsFile) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
+
+// MarshalJSON writes the keys a was decoded from and the fields set since,
+// or every field of a value built in code.
+func (a ArtifactsFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // BuildCommit is the commit a build ran on.
 type BuildCommit struct {
@@ -73,7 +112,19 @@ type BuildCommit struct {
 	AuthorName  string `json:"author_name"`
 	AuthorEmail string `json:"author_email"`
 	CreatedAt   *Time  `json:"created_at"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (b *BuildCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+
+// MarshalJSON writes the keys b was decoded from and the fields set since,
+// or every field of a value built in code.
+func (b BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BuildScope is one build status a build list is filtered on: BuildPending,
 // BuildRunning, BuildSuccess, BuildFailed, BuildCanceled or BuildSkipped.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/collabsvc/collab/internal/wire"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
@@ -469,7 +469,7 @@ func (c *Client) decode(req *http.Request, resp *Response, v any) error {
 		}
 	}
 	if err == nil {
-		err = json.Unmarshal(body, v)
+		err = jsonkeep.Unmarshal(body, v)
 	}
 	if err != nil {
 		return c.decodeError(req, err)

@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 
@@ -24,11 +25,19 @@ type ProjectHook struct {
 	BuildEvents           bool   `json:"build_events"`
 	EnableSSLVerification bool   `json:"enable_ssl_verification"`
 	CreatedAt             *Time  `json:"created_at"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
-// UnmarshalJSON reads the flags also when the server sends them as strings
-// such as "true".
-func (h *ProjectHook) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, h) }
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *ProjectHook) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p ProjectHook) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // HookOptions are the parameters of Add and Update. URL is required.
 type HookOptions struct {

@@ -2,8 +2,11 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // LabelsService handles the label endpoints. Every method addresses a label
@@ -20,7 +23,19 @@ type Label struct {
 	ClosedIssuesCount      int     `json:"closed_issues_count"`
 	OpenMergeRequestsCount int     `json:"open_merge_requests_count"`
 	Subscribed             bool    `json:"subscribed"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (l *Label) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, l) }
+
+// MarshalJSON writes the keys l was decoded from and the fields set since,
+// or every field of a value built in code.
+func (l Label) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&l) }
 
 // DeletedLabel is the different record Delete answers with.
 type DeletedLabel struct {
@@ -33,7 +48,19 @@ type DeletedLabel struct {
 	Template    bool    `json:"template"`
 	CreatedAt   *Time   `json:"created_at"`
 	UpdatedAt   *Time   `json:"updated_at"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (d *DeletedLabel) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, d) }
+
+// MarshalJSON writes the keys d was decoded from and the fields set since,
+// or every field of a value built in code.
+func (d DeletedLabel) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 var labelColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 

@@ -55,11 +55,19 @@ type MergeRequest struct {
 	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch"`
 	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch"`
 	Changes                  []*Change  `json:"changes"` // only from Changes
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
-// UnmarshalJSON reads the project ids also when the server sends them as
-// strings.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (m *MergeRequest) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
+
+// MarshalJSON writes the keys m was decoded from and the fields set since,
+// or every field of a value built in code.
+func (m MergeRequest) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // Change is one file of a merge request's diff.
 type Change struct {
@@ -71,7 +79,19 @@ type Change struct {
 	NewFile     bool   `json:"new_file"`
 	RenamedFile bool   `json:"renamed_file"`
 	DeletedFile bool   `json:"deleted_file"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (c *Change) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c) }
+
+// MarshalJSON writes the keys c was decoded from and the fields set since,
+// or every field of a value built in code.
+func (c Change) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // MergeRequestCommit is a commit of a merge request.
 type MergeRequestCommit struct {
@@ -82,43 +102,57 @@ type MergeRequestCommit struct {
 	AuthorEmail string `json:"author_email"`
 	CreatedAt   *Time  `json:"created_at"`
 	Message     string `json:"message"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (m *MergeRequestCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
+
+// MarshalJSON writes the keys m was decoded from and the fields set since,
+// or every field of a value built in code.
+func (m MergeRequestCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // ClosingIssue is an item of ClosesIssues: an issue of this service in
 // Issue, or, with an external tracker, only ExternalID and Title (then Issue
 // is nil, so check it before reading its fields). Title is set in both cases.
 type ClosingIssue struct {
-	Issue      *Issue
-	ExternalID string
-	Title      string
+	Issue      *Issue `json:"-"`
+	ExternalID string `json:"id"`
+	Title      string `json:"title"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON tells the external-tracker shape (a string id) from an issue.
+// UnmarshalJSON tells the external-tracker shape (a string id) from an
+// issue, which it decodes into Issue.
 func (ci *ClosingIssue) UnmarshalJSON(b []byte) error {
+	*ci = ClosingIssue{} // nothing of a previous value survives
 	var probe struct {
-		ID    json.RawMessage `json:"id"`
-		Title string          `json:"title"`
+		ID json.RawMessage `json:"id"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := jsonkeep.Decode(b, &probe); err != nil {
 		return err
 	}
-	*ci = ClosingIssue{Title: probe.Title} // nothing of a previous value survives
 	if len(probe.ID) > 0 && probe.ID[0] == '"' {
-		return json.Unmarshal(probe.ID, &ci.ExternalID)
+		return jsonkeep.Decode(b, ci)
 	}
 	ci.Issue = new(Issue)
-	return json.Unmarshal(b, ci.Issue)
+	err := jsonkeep.Decode(b, ci.Issue)
+	ci.Title = ci.Issue.Title
+	return err
 }
 
-// MarshalJSON writes the issue, or the external tracker's id and title.
+// MarshalJSON writes the issue, or the external tracker's entry.
 func (ci ClosingIssue) MarshalJSON() ([]byte, error) {
 	if ci.Issue != nil {
-		return json.Marshal(ci.Issue)
+		return jsonkeep.Encode(ci.Issue)
 	}
-	return json.Marshal(struct {
-		ID    string `json:"id"`
-		Title string `json:"title"`
-	}{ci.ExternalID, ci.Title})
+	return jsonkeep.Encode(&ci)
 }
 
 // ListMergeRequestsOptions are the parameters of List.

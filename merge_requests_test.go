@@ -65,7 +65,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 	commits, _, err := c.MergeRequests.Commits(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/merge_requests/1/commits", nil)
-	assert.Equal(t, []*MergeRequestCommit{{ID: "ed899a2f4b50b4370feeea94676502b42383c746", ShortID: "ed899a2f4b5", Title: "Replace sanitize with escape once",
+	assertEqual(t, []*MergeRequestCommit{{ID: "ed899a2f4b50b4370feeea94676502b42383c746", ShortID: "ed899a2f4b5", Title: "Replace sanitize with escape once",
 		AuthorName: "Dmitriy Zaporozhets", AuthorEmail: "dzaporozhets@sphereconsultinginc.com", CreatedAt: ts("2012-09-20T11:50:22+03:00"),
 		Message: "Replace sanitize with escape once"}}, commits)
 
@@ -76,12 +76,12 @@ func TestMergeRequestsUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/merge_requests/1/closes_issues", url.Values{"per_page": {"5"}})
 	require.Len(t, closes, 2)
-	assert.Equal(t, wantIssue(), closes[0].Issue)
-	assert.Equal(t, wantIssue().Title, closes[0].Title, "the title is read for both shapes")
+	assertEqual(t, wantIssue(), closes[0].Issue)
+	assertEqual(t, wantIssue().Title, closes[0].Title, "the title is read for both shapes")
 	assert.Empty(t, closes[0].ExternalID)
 	assert.Nil(t, closes[1].Issue)
-	assert.Equal(t, "PROJ-123", closes[1].ExternalID)
-	assert.Equal(t, "Title of this issue", closes[1].Title)
+	assertEqual(t, "PROJ-123", closes[1].ExternalID)
+	assertEqual(t, "Title of this issue", closes[1].Title)
 	var ci ClosingIssue
 	assert.Error(t, json.Unmarshal([]byte(`[]`), &ci))
 
@@ -100,7 +100,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 		_, _, err = c.MergeRequests.Create(ctx, 3, bad)
 		assert.Error(t, err)
 	}
-	assert.Equal(t, before, m.Count())
+	assertEqual(t, before, m.Count())
 }
 
 func TestMergeRequestsAgainstFake(t *testing.T) {
@@ -119,7 +119,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	mr, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master",
 		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: LabelNames{"feature"}})
 	require.NoError(t, err)
-	assert.Equal(t, "opened", mr.State)
+	assertEqual(t, "opened", mr.State)
 	assert.EqualValues(t, pid, mr.SourceProjectID)
 	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "nope", TargetBranch: "master", Title: "x"})
 	assert.ErrorIs(t, err, ErrBadRequest)
@@ -129,18 +129,18 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	labels, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, labels, 1)
-	assert.Equal(t, 1, labels[0].OpenMergeRequestsCount)
+	assertEqual(t, 1, labels[0].OpenMergeRequestsCount)
 
 	closes, _, err := c.MergeRequests.ClosesIssues(ctx, pid, mr.ID, nil)
 	require.NoError(t, err)
 	require.Len(t, closes, 1)
 	require.NotNil(t, closes[0].Issue)
-	assert.Equal(t, fixes.ID, closes[0].Issue.ID)
-	assert.Equal(t, fixes.Title, closes[0].Title)
+	assertEqual(t, fixes.ID, closes[0].Issue.ID)
+	assertEqual(t, fixes.Title, closes[0].Title)
 	commits, _, err := c.MergeRequests.Commits(ctx, pid, mr.ID)
 	require.NoError(t, err)
 	require.Len(t, commits, 1)
-	assert.Equal(t, head, commits[0].ID)
+	assertEqual(t, head, commits[0].ID)
 	changes, _, err := c.MergeRequests.Changes(ctx, pid, mr.ID)
 	require.NoError(t, err)
 	assert.NotEmpty(t, changes.Changes)
@@ -160,7 +160,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	build := srv.AddBuild(pid, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"})
 	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
 	require.NoError(t, err)
-	assert.Equal(t, "opened", waiting.State)
+	assertEqual(t, "opened", waiting.State)
 	assert.True(t, waiting.MergeWhenBuildSucceeds)
 	cancelled, _, err := dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
 	require.NoError(t, err)
@@ -174,12 +174,12 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	srv.SetBuildStatus(build, "success")
 	merged, _, err := c.MergeRequests.Get(ctx, pid, mr.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "merged", merged.State, "merged once the build succeeded")
+	assertEqual(t, "merged", merged.State, "merged once the build succeeded")
 	_, _, err = c.Branches.Get(ctx, pid, "feature/cart")
 	assert.ErrorIs(t, err, ErrNotFound, "the source branch was removed")
 	is, _, err := c.Issues.Get(ctx, pid, fixes.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "closed", is.State, "merging closed the issue it fixes")
+	assertEqual(t, "closed", is.State, "merging closed the issue it fixes")
 	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
 	assert.ErrorIs(t, err, ErrMethodNotAllowed, "already merged")
 	_, _, err = dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
@@ -194,20 +194,20 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrMethodNotAllowed)
 	closed, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestClose)})
 	require.NoError(t, err)
-	assert.Equal(t, "closed", closed.State)
+	assertEqual(t, "closed", closed.State)
 	reopened, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestReopen), Title: Ptr("Ready")})
 	require.NoError(t, err)
-	assert.Equal(t, "reopened", reopened.State)
+	assertEqual(t, "reopened", reopened.State)
 	list, _, err := c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestOpened)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	assert.Equal(t, wip.ID, list[0].ID)
+	assertEqual(t, wip.ID, list[0].ID)
 	list, _, err = c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestMerged)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	viaEvent, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestMerge)})
 	require.NoError(t, err)
-	assert.Equal(t, "merged", viaEvent.State)
+	assertEqual(t, "merged", viaEvent.State)
 
 	sub, _, err := gc.MergeRequests.Subscribe(ctx, pid, wip.ID)
 	require.NoError(t, err)
@@ -230,7 +230,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		n++
 	}
-	assert.Equal(t, 1, n)
+	assertEqual(t, 1, n)
 	for _, err := range c.MergeRequests.AllClosesIssues(ctx, pid, mr.ID, nil) {
 		require.NoError(t, err)
 	}
@@ -244,8 +244,8 @@ func TestClosingIssueExternalEntryReadsSafely(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"id":"PROJ-7","title":"Broken"}`), &ci))
 	assert.NotPanics(t, func() {
 		assert.Nil(t, ci.Issue)
-		assert.Equal(t, "PROJ-7", ci.ExternalID)
-		assert.Equal(t, "Broken", ci.Title)
+		assertEqual(t, "PROJ-7", ci.ExternalID)
+		assertEqual(t, "Broken", ci.Title)
 	})
 	out, err := json.Marshal(ci)
 	require.NoError(t, err)
@@ -253,7 +253,7 @@ func TestClosingIssueExternalEntryReadsSafely(t *testing.T) {
 
 	require.NoError(t, json.Unmarshal([]byte(`{"id":5,"iid":2,"title":"Ours"}`), &ci))
 	require.NotNil(t, ci.Issue)
-	assert.Equal(t, 5, ci.Issue.ID)
-	assert.Equal(t, "Ours", ci.Title)
+	assertEqual(t, 5, ci.Issue.ID)
+	assertEqual(t, "Ours", ci.Title)
 	assert.Empty(t, ci.ExternalID, "decoding replaces the whole value")
 }

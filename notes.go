@@ -30,20 +30,19 @@ type Note struct {
 	// endpoints, and as "upvote" and "downvote" in project events.
 	Upvote   bool `json:"upvote?" alias:"upvote"`
 	Downvote bool `json:"downvote?" alias:"downvote"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
-// UnmarshalJSON reads the vote flags under either spelling.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (n *Note) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, n) }
 
-// MarshalJSON writes the vote flags under both spellings.
-func (n Note) MarshalJSON() ([]byte, error) {
-	type plain Note
-	return json.Marshal(struct {
-		plain
-		Up   bool `json:"upvote"`
-		Down bool `json:"downvote"`
-	}{plain(n), n.Upvote, n.Downvote})
-}
+// MarshalJSON writes the keys n was decoded from and the fields set since,
+// or every field of a value built in code.
+func (n Note) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
 // NoteOptions are the parameters the server reads when a comment is saved.
 type NoteOptions struct {

@@ -2,10 +2,12 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"iter"
 	"net/http"
 
+	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/collabsvc/collab/internal/wire"
 )
 
@@ -49,7 +51,19 @@ type Project struct {
 	RunnersToken             string             `json:"runners_token,omitempty"`
 	ForkedFromProject        *ForkedFromProject `json:"forked_from_project"`
 	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *Project) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p Project) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // ProjectOwner is the owner embedded in a project. Group projects have none.
 type ProjectOwner struct {
@@ -60,7 +74,19 @@ type ProjectOwner struct {
 	AvatarURL *string `json:"avatar_url"`
 	WebURL    string  `json:"web_url"`
 	CreatedAt *Time   `json:"created_at"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *ProjectOwner) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p ProjectOwner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // ProjectNamespace is the namespace embedded in a project: a user's or a
 // group's. OwnerID is nil for a group; Avatar, ShareWithGroupLock,
@@ -77,24 +103,72 @@ type ProjectNamespace struct {
 	ShareWithGroupLock   bool             `json:"share_with_group_lock"`
 	VisibilityLevel      VisibilityLevel  `json:"visibility_level"`
 	RequestAccessEnabled bool             `json:"request_access_enabled"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *ProjectNamespace) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p ProjectNamespace) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // NamespaceAvatar is a group namespace's avatar. URL is nil when it has none.
 type NamespaceAvatar struct {
 	URL *string `json:"url"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (n *NamespaceAvatar) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, n) }
+
+// MarshalJSON writes the keys n was decoded from and the fields set since,
+// or every field of a value built in code.
+func (n NamespaceAvatar) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
 // Permissions is the caller's access to a project, directly and through its group.
 type Permissions struct {
 	ProjectAccess *AccessInfo `json:"project_access"`
 	GroupAccess   *AccessInfo `json:"group_access"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *Permissions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p Permissions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // AccessInfo is one access grant in Permissions.
 type AccessInfo struct {
 	AccessLevel       AccessLevel `json:"access_level"`
 	NotificationLevel int         `json:"notification_level"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (a *AccessInfo) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
+
+// MarshalJSON writes the keys a was decoded from and the fields set since,
+// or every field of a value built in code.
+func (a AccessInfo) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // ForkedFromProject is the brief source project of a fork.
 type ForkedFromProject struct {
@@ -105,14 +179,38 @@ type ForkedFromProject struct {
 	PathWithNamespace string `json:"path_with_namespace"`
 	HTTPURLToRepo     string `json:"http_url_to_repo"`
 	WebURL            string `json:"web_url"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (f *ForkedFromProject) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, f) }
+
+// MarshalJSON writes the keys f was decoded from and the fields set since,
+// or every field of a value built in code.
+func (f ForkedFromProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
 // SharedGroup is a group a project is shared with.
 type SharedGroup struct {
 	GroupID          int         `json:"group_id"`
 	GroupName        string      `json:"group_name"`
 	GroupAccessLevel AccessLevel `json:"group_access_level"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (s *SharedGroup) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, s) }
+
+// MarshalJSON writes the keys s was decoded from and the fields set since,
+// or every field of a value built in code.
+func (s SharedGroup) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
 // ListProjectsOptions filters the project lists.
 type ListProjectsOptions struct {
@@ -211,13 +309,37 @@ type ProjectEvent struct {
 	CreatedAt      *Time      `json:"created_at"`
 	Data           *PushData  `json:"data"`
 	Note           *EventNote `json:"note"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *ProjectEvent) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p ProjectEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // EventPerson is a commit author.
 type EventPerson struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (e *EventPerson) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, e) }
+
+// MarshalJSON writes the keys e was decoded from and the fields set since,
+// or every field of a value built in code.
+func (e EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&e) }
 
 // EventNote is the comment embedded in a "commented on" event. It has the
 // fields of a Note and reads and writes them the same way.
@@ -372,7 +494,19 @@ type ProjectFile struct {
 	URL      string `json:"url"` // relative to the project's web URL
 	IsImage  bool   `json:"is_image"`
 	Markdown string `json:"markdown"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *ProjectFile) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p ProjectFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UploadFile streams r to the project as multipart field "file" without
 // holding it in memory. A plain reader is sent once and never retried. The
@@ -419,7 +553,19 @@ type ProjectShare struct {
 	ProjectID   int         `json:"project_id"`
 	GroupID     int         `json:"group_id"`
 	GroupAccess AccessLevel `json:"group_access"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (p *ProjectShare) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+
+// MarshalJSON writes the keys p was decoded from and the fields set since,
+// or every field of a value built in code.
+func (p ProjectShare) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // Share gives a group access to a project. A nil opt, or a zero GroupID or
 // GroupAccess, is an *ArgumentError.

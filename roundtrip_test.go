@@ -16,47 +16,121 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/jsonkeep"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // A round trip decodes a server response into its record, encodes the record
-// again and checks that every key of the response is still there with the same
-// value. Key order does not matter, and the encoder may add keys the response
-// did not carry (a field left at its zero value). Values are compared
-// canonically where the record's type is deliberately flexible:
+// again and checks that the result carries the keys of the response, no
+// more and no fewer, with the same values. Key order does not matter. Values
+// are compared canonically where the record's type is deliberately flexible:
 //   - a number and a string that spells the same number are equal (5 and "5");
 //   - a boolean and a string the server uses for it are equal (true and "true");
 //   - two strings that are timestamps of the same instant are equal (Time: date-only or
 //     zone-less input comes back as RFC 3339).
 //   - numbers are compared by value (1.0 and 1 are equal).
 //
-// Anything else, including null against a value, is a difference.
+// Anything else, including null against a value, is a difference. Every key
+// of a response must have a field: none may be left in an Extra. And a key
+// no record knows, added to every object of the response, survives a round
+// trip too (see jsonkeeptest.WithKeyEverywhere).
 
 // roundTripper checks one response body of a record type.
 type roundTripper func(t *testing.T, body []byte)
 
+// settingsBeyondContract are the settings that responses carry but neither
+// the API's reference nor the deployed servers' behaviour defines:
+// ApplicationSettings keeps them in Extra by design.
+var settingsBeyondContract = map[string]bool{
+	"$.akismet_enabled": true, "$.domain_blacklist": true, "$.domain_blacklist_enabled": true,
+	"$.domain_whitelist": true, "$.metrics_sample_interval": true,
+}
+
 // recordRoundTrip decodes body (one record, or an array of them) into T, encodes
-// it again and asserts that no key of body was lost or changed.
+// it again and asserts that no key of body was lost, changed or added, and
+// that no key was unknown to the record. Then it does the same with an
+// unknown key added to every object, and asserts that it survives.
 func recordRoundTrip[T any](t *testing.T, body []byte) {
 	t.Helper()
-	var out []byte
-	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		var recs []*T
-		require.NoError(t, json.Unmarshal(body, &recs), "decode")
-		var err error
-		out, err = json.Marshal(recs)
-		require.NoError(t, err, "encode")
-	} else {
-		rec := new(T)
-		require.NoError(t, json.Unmarshal(body, rec), "decode")
-		var err error
-		out, err = json.Marshal(rec)
-		require.NoError(t, err, "encode")
+	out, decoded := reencode[T](t, body)
+	for _, path := range extraKeys(reflect.ValueOf(decoded), "$") {
+		if !settingsBeyondContract[path] {
+			t.Errorf("%s: no field for this key", path)
+		}
 	}
-	for _, diff := range keysLost(mustDecodeAny(t, body), mustDecodeAny(t, out), "$") {
+	in, got := mustDecodeAny(t, body), mustDecodeAny(t, out)
+	for _, diff := range keysLost(in, got, "$") {
 		t.Error(diff)
 	}
+	for _, diff := range keysLost(got, in, "$") {
+		t.Error("written but not read: " + diff)
+	}
+
+	marked, err := json.Marshal(jsonkeeptest.WithKeyEverywhere(in))
+	require.NoError(t, err)
+	out, _ = reencode[T](t, marked)
+	for _, diff := range keysLost(mustDecodeAny(t, marked), mustDecodeAny(t, out), "$") {
+		t.Error("with an unknown key: " + diff)
+	}
+}
+
+// reencode decodes body into T, or []*T for an array, as the client does,
+// and encodes the result again.
+func reencode[T any](t *testing.T, body []byte) ([]byte, any) {
+	t.Helper()
+	var v any = new(T)
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		v = new([]*T)
+	}
+	require.NoError(t, jsonkeep.Unmarshal(body, v), "decode")
+	out, err := json.Marshal(v)
+	require.NoError(t, err, "encode")
+	return out, v
+}
+
+// extraKeys returns the path of every key kept in an Extra field of v or of
+// the values it reaches.
+func extraKeys(v reflect.Value, path string) []string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return extraKeys(v.Elem(), path)
+		}
+	case reflect.Slice:
+		var paths []string
+		for i := range v.Len() {
+			paths = append(paths, extraKeys(v.Index(i), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return paths
+	case reflect.Map:
+		var paths []string
+		for it := v.MapRange(); it.Next(); {
+			paths = append(paths, extraKeys(it.Value(), fmt.Sprintf("%s.%v", path, it.Key()))...)
+		}
+		return paths
+	case reflect.Struct:
+		var paths []string
+		for i := range v.NumField() {
+			f, sf := v.Field(i), v.Type().Field(i)
+			switch {
+			case sf.Name == "Extra" && sf.Type == reflect.TypeFor[map[string]json.RawMessage]():
+				for k := range f.Interface().(map[string]json.RawMessage) {
+					paths = append(paths, path+"."+k)
+				}
+			case sf.IsExported():
+				key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+				if key == "" || key == "-" {
+					key = sf.Name
+				}
+				paths = append(paths, extraKeys(f, path+"."+key)...)
+			}
+		}
+		sort.Strings(paths)
+		return paths
+	}
+	return nil
 }
 
 // recordTypes names every record type a response decodes into, as the

@@ -42,16 +42,17 @@ type ApplicationSettings struct {
 	SharedRunnersEnabled              bool     `json:"shared_runners_enabled"`
 	RepositoryStorage                 string   `json:"repository_storage"`
 
-	// Extra holds the fields this struct does not name, by JSON name.
+	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
 
-// UnmarshalJSON decodes the named fields and keeps the rest in Extra.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (a *ApplicationSettings) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
 
-// MarshalJSON writes the keys a was decoded from, the fields set since and
-// Extra, or every field of a value built in code.
+// MarshalJSON writes the keys a was decoded from and the fields set since,
+// or every field of a value built in code.
 func (a ApplicationSettings) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UpdateSettingsOptions are the parameters of Update; nil fields are unchanged.

@@ -30,11 +30,23 @@ type Build struct {
 	BeforeSHA         string                `json:"before_sha"`
 	AllowGitFetch     bool                  `json:"allow_git_fetch"`
 	ArtifactsExpireAt *collab.Time          `json:"artifacts_expire_at,omitempty"`
-	Options           BuildOptions          `json:"options"`
-	Timeout           int                   `json:"timeout"` // seconds
+	Options           BuildOptions          `json:"options" jsonkeep:"quiet"` // options of other shapes stay in Options.Extra
+	Timeout           int                   `json:"timeout"`                  // seconds
 	Variables         []Variable            `json:"variables"`
 	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+
+// MarshalJSON writes the keys b was decoded from and the fields set since,
+// or every field of a value built in code.
+func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // LogValue logs a build by its identity only: never its token, its
 // repository credentials or its variables.
@@ -62,7 +74,19 @@ type DependentBuild struct {
 	ProjectID     int                   `json:"project_id"`
 	ProjectName   string                `json:"project_name"`
 	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (d *DependentBuild) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, d) }
+
+// MarshalJSON writes the keys d was decoded from and the fields set since,
+// or every field of a value built in code.
+func (d DependentBuild) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 // Variable is a build variable. Values of variables that are not Public are
 // secrets: they are redacted when printed or logged.
@@ -70,7 +94,19 @@ type Variable struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Public bool   `json:"public"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (v *Variable) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, v) }
+
+// MarshalJSON writes the keys v was decoded from and the fields set since,
+// or every field of a value built in code.
+func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }
 
 // Format prints the variable with its value redacted unless it is public.
 func (v Variable) Format(f fmt.State, verb rune) {
@@ -103,7 +139,7 @@ type BuildOptions struct {
 	Dependencies []string          `json:"dependencies,omitempty"`
 	AfterScript  []string          `json:"after_script,omitempty"`
 
-	// Extra holds the options this package does not read, verbatim.
+	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
 }
@@ -144,20 +180,24 @@ func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the options o was decoded from, with the typed fields
-// as they are now, and Extra.
+// MarshalJSON writes the keys o was decoded from and the fields set since,
+// or every field of a value built in code.
 func (o BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
-// UnmarshalJSON keeps unknown keys in Extra.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (o *ArtifactsOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
 
-// MarshalJSON writes the keys o was decoded from and the fields set since.
+// MarshalJSON writes the keys o was decoded from and the fields set since,
+// or every field of a value built in code.
 func (o ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
-// UnmarshalJSON keeps unknown keys in Extra.
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (o *CacheOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
 
-// MarshalJSON writes the keys o was decoded from and the fields set since.
+// MarshalJSON writes the keys o was decoded from and the fields set since,
+// or every field of a value built in code.
 func (o CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
 // Token is a secret credential. It prints and logs as [redacted] with every

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,7 +64,36 @@ func TestBuildRoundTrip(t *testing.T) {
 		for _, diff := range jsonKept("", want, got) {
 			t.Errorf("%s: %s", name, diff)
 		}
+		for _, diff := range jsonKept("", got, want) {
+			t.Errorf("%s: written but not read: %s", name, diff)
+		}
+
+		// A key no record knows, at every level, survives as well.
+		marked, err := json.Marshal(jsonkeeptest.WithKeyEverywhere(want))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(marked, &b), name)
+		out, err = json.Marshal(&b)
+		require.NoError(t, err, name)
+		require.NoError(t, json.Unmarshal(marked, &want))
+		got = nil
+		require.NoError(t, json.Unmarshal(out, &got))
+		for _, diff := range jsonKept("", want, got) {
+			t.Errorf("%s, with an unknown key: %s", name, diff)
+		}
 	}
+}
+
+// TestRegistrationKeepsKeys: a registration answer round-trips with a key
+// it does not know.
+func TestRegistrationKeepsKeys(t *testing.T) {
+	in := `{"id": 77, "token": "rt-not-a-secret", "description": "build box"}`
+	var r Registration
+	require.NoError(t, json.Unmarshal([]byte(in), &r))
+	assert.Equal(t, 77, r.ID)
+	assert.JSONEq(t, `"build box"`, string(r.Extra["description"]))
+	out, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.JSONEq(t, in, string(out))
 }
 
 // TestUploadAnswerKeysAreTyped: every key the artifacts-upload answer

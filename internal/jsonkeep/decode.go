@@ -137,8 +137,9 @@ func pointerDecoder(t reflect.Type) decodeFunc {
 	}
 }
 
-// sliceDecoder reads an array element by element. An element that does not
-// fit makes the whole list not fit, with the element's path.
+// sliceDecoder reads an array element by element, growing the slice in
+// place. An element that does not fit makes the whole list not fit, with the
+// element's path.
 func sliceDecoder(t reflect.Type) decodeFunc {
 	elem := decoderOf(t.Elem())
 	return func(s *scanner, v reflect.Value, errs *Errors) error {
@@ -155,25 +156,25 @@ func sliceDecoder(t reflect.Type) decodeFunc {
 		}
 		defer func() { s.depth-- }()
 		s.pos++
-		out := reflect.MakeSlice(t, 0, 0)
+		s.ws()
+		if s.pos < len(s.data) && s.data[s.pos] == ']' {
+			s.pos++
+			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is empty, not nil
+			return nil
+		}
+		v.SetLen(0)
 		for n := 0; ; n++ {
-			s.ws()
-			if n == 0 && s.pos < len(s.data) && s.data[s.pos] == ']' {
-				s.pos++
-				break
+			if n == v.Cap() {
+				v.Grow(max(4, n))
 			}
-			if n == out.Cap() {
-				grown := reflect.MakeSlice(t, n, max(4, 2*n))
-				reflect.Copy(grown, out)
-				out = grown
-			}
-			out = out.Slice(0, n+1)
+			v.SetLen(n + 1)
+			el := v.Index(n)
+			el.SetZero()
 			start, mark := s.pos, len(*errs)
-			err := elem(s, out.Index(n), errs)
+			err := elem(s, el, errs)
 			if s.err != nil {
 				return nil
 			}
-			at := "[" + strconv.Itoa(n) + "]"
 			if err != nil {
 				s.pos = start
 				raw := s.value()
@@ -181,23 +182,24 @@ func sliceDecoder(t reflect.Type) decodeFunc {
 				if !ok {
 					fe = &FieldError{Value: short(raw), Err: err}
 				}
-				fe.Path = at + dotted(fe.Path)
+				fe.Path = index(n) + dotted(fe.Path)
 				return fe
 			}
 			for _, fe := range (*errs)[mark:] {
-				fe.Path = at + dotted(fe.Path)
+				fe.Path = index(n) + dotted(fe.Path)
 			}
 			s.ws()
 			if s.pos < len(s.data) && s.data[s.pos] == ',' {
 				s.pos++
+				s.ws()
 				continue
 			}
 			if !s.expect(']') {
 				return nil
 			}
-			break
+			return nil
 		}
-		v.Set(out)
-		return nil
 	}
 }
+
+func index(n int) string { return "[" + strconv.Itoa(n) + "]" }

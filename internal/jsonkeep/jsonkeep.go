@@ -18,9 +18,18 @@
 //	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
 //	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
 //
-// Structs nested in such a struct are decoded in the same pass. A field
+// Unmarshal reads such a struct, or a list of them, in one pass over the
+// whole body; the client decodes every response with it. Structs nested in
+// such a struct are decoded in the same pass, and the fields of an embedded
+// struct are promoted as encoding/json promotes them. A field
 // tagged alias:"name" also reads the key name, for servers that spell a key
-// two ways.
+// two ways, and writes it back under the name it came under. A field tagged
+// jsonkeep:"quiet" reports no error for a value that does not fit, in it or
+// in the records nested in it: the value is kept in an Extra all the same.
+//
+// A struct with a Fields field is always read this way, nested or through
+// Unmarshal, without calling its UnmarshalJSON: a type whose UnmarshalJSON
+// does more (choosing between two shapes, say) has Extra but no Fields.
 package jsonkeep
 
 import (
@@ -36,32 +45,52 @@ import (
 	"unicode/utf8"
 )
 
-// Fields records which known keys a decoded object carried. The zero value
-// means the value was built in code, and every field is written.
+// Fields records which known keys a decoded object carried, and which of
+// them came under their alias. The zero value means the value was built in
+// code, and every field is written.
 type Fields struct {
-	decoded bool
-	set     uint64   // fields 0 to 63
-	more    []uint64 // fields 64 and up, for large types only
+	decoded      bool
+	set, aliased uint64      // fields 0 to 63: present under the name, under the alias
+	more         *moreFields // fields 64 and up, for large types only
 }
 
-func (f *Fields) mark(i int) {
+type moreFields struct{ set, aliased []uint64 }
+
+// mark records field i as present, under its alias or its name.
+func (f *Fields) mark(i int, alias bool) {
 	if i < 64 {
-		f.set |= 1 << i
+		if alias {
+			f.aliased |= 1 << i
+		} else {
+			f.set |= 1 << i
+		}
 		return
 	}
-	w := i/64 - 1
-	for len(f.more) <= w {
-		f.more = append(f.more, 0)
+	if f.more == nil {
+		f.more = new(moreFields)
 	}
-	f.more[w] |= 1 << (i % 64)
+	w := &f.more.set
+	if alias {
+		w = &f.more.aliased
+	}
+	n := i/64 - 1
+	for len(*w) <= n {
+		*w = append(*w, 0)
+	}
+	(*w)[n] |= 1 << (i % 64)
 }
 
-func (f *Fields) has(i int) bool {
+// has reports whether field i was present under its name and under its alias.
+func (f *Fields) has(i int) (named, aliased bool) {
 	if i < 64 {
-		return f.set&(1<<i) != 0
+		return f.set&(1<<i) != 0, f.aliased&(1<<i) != 0
 	}
-	w := i/64 - 1
-	return w < len(f.more) && f.more[w]&(1<<(i%64)) != 0
+	if f.more == nil {
+		return false, false
+	}
+	n := i/64 - 1
+	bit := func(w []uint64) bool { return n < len(w) && w[n]&(1<<(i%64)) != 0 }
+	return bit(f.more.set), bit(f.more.aliased)
 }
 
 // FieldError is one value that could not be decoded into its field. The raw
@@ -103,17 +132,83 @@ func Decode(data []byte, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("jsonkeep: Decode needs a pointer to a struct, got %T", v)
 	}
-	s := scanner{data: data}
-	s.ws()
-	var errs Errors
-	var raw []byte
+	return run(data, rv.Elem(), nil)
+}
+
+// Unmarshal decodes data into v. A record (a struct with a Fields field),
+// or a slice of records or of pointers to them, is decoded as Decode does,
+// in one pass over the whole of data; anything else is handed to
+// json.Unmarshal.
+func Unmarshal(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return json.Unmarshal(data, v)
+	}
+	t := rv.Elem().Type()
 	switch {
+	case keeps(t):
+		return run(data, rv.Elem(), nil)
+	case t.Kind() == reflect.Slice && (keeps(t.Elem()) || t.Elem().Kind() == reflect.Pointer && keeps(t.Elem().Elem())):
+		return run(data, rv.Elem(), listDecoder(t))
+	}
+	return json.Unmarshal(data, v)
+}
+
+// keeps reports whether t is a struct with a Fields field.
+func keeps(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if t.Field(i).Type == fieldsType {
+			return true
+		}
+	}
+	return false
+}
+
+var lists sync.Map // reflect.Type -> decodeFunc
+
+func listDecoder(t reflect.Type) decodeFunc {
+	if d, ok := lists.Load(t); ok {
+		return d.(decodeFunc)
+	}
+	d, _ := lists.LoadOrStore(t, sliceDecoder(t))
+	return d.(decodeFunc)
+}
+
+// state is one decoding's scanner and errors, pooled so that decoding a
+// record costs no allocation of its own.
+type state struct {
+	s    scanner
+	errs Errors
+}
+
+var states = sync.Pool{New: func() any { return new(state) }}
+
+// run decodes data into v: an object into a struct when dec is nil, or with
+// dec.
+func run(data []byte, v reflect.Value, dec decodeFunc) error {
+	st := states.Get().(*state)
+	defer func() {
+		st.s = scanner{}
+		st.errs = st.errs[:0]
+		states.Put(st)
+	}()
+	st.s = scanner{data: data}
+	s := &st.s
+	s.ws()
+	var raw []byte
+	var err error
+	switch {
+	case dec != nil:
+		err = dec(s, v, &st.errs)
 	case s.isNull():
 		s.pos += 4
 	case s.pos < len(data) && data[s.pos] != '{':
 		raw = s.value()
 	default:
-		codecOf(rv.Type().Elem()).decode(&s, rv.Elem(), &errs)
+		codecOf(v.Type()).decode(s, v, &st.errs)
 	}
 	s.ws()
 	switch {
@@ -123,7 +218,11 @@ func Decode(data []byte, v any) error {
 		return s.syntax("data after the top-level value")
 	case raw != nil:
 		return fmt.Errorf("expected a JSON object, got %s", short(raw))
-	case len(errs) > 0:
+	case err != nil:
+		v.SetZero()
+		return err
+	case len(st.errs) > 0:
+		errs := slices.Clone(st.errs)
 		slices.SortFunc(errs, func(a, b *FieldError) int { return strings.Compare(a.Path, b.Path) })
 		return errs
 	}
@@ -142,8 +241,10 @@ type codec struct {
 
 type field struct {
 	name      string
-	index     int // in the struct
-	bit       int // in Fields
+	alias     string // another key that also reads the field
+	quiet     bool   // a value that does not fit is kept without an error
+	index     []int  // in the struct, through embedded structs
+	bit       int    // in Fields
 	omitEmpty bool
 	nilable   bool // null is a value of the field (pointer, slice, map)
 	scalar    bool // a number or a bool, for which a blank string is no value
@@ -169,17 +270,40 @@ func codecOf(t reflect.Type) *codec {
 }
 
 func (c *codec) build() {
-	t := c.typ
 	c.extra, c.seen = -1, -1
 	c.byName = map[string]*field{}
+	c.addFields(c.typ, nil)
+	for i := range c.fields {
+		f := &c.fields[i]
+		if _, taken := c.byName[f.name]; !taken {
+			c.byName[f.name] = f
+		}
+	}
+	for i := range c.fields {
+		f := &c.fields[i]
+		if _, taken := c.byName[f.alias]; f.alias != "" && !taken {
+			c.byName[f.alias] = f
+		}
+	}
+}
+
+// addFields adds the fields of struct type t, found at index path in the
+// codec's type. The fields of an embedded struct are promoted, as
+// encoding/json promotes them: a field of the outer type hides one of the
+// same name inside. Only the top level's Extra and Fields are the codec's.
+func (c *codec) addFields(t reflect.Type, path []int) {
+	var embedded []reflect.StructField
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		switch {
-		case sf.Type == fieldsType:
+		case path == nil && sf.Type == fieldsType:
 			c.seen = i
 			continue
-		case sf.Name == "Extra" && sf.Type == extraType:
+		case path == nil && sf.Name == "Extra" && sf.Type == extraType:
 			c.extra = i
+			continue
+		case sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.Tag.Get("json") == "":
+			embedded = append(embedded, sf)
 			continue
 		}
 		tag := sf.Tag.Get("json")
@@ -190,21 +314,30 @@ func (c *codec) build() {
 		if name == "" {
 			name = sf.Name
 		}
+		if c.has(name) {
+			continue
+		}
 		k := sf.Type.Kind()
 		c.fields = append(c.fields, field{
-			name: name, index: i, bit: len(c.fields), omitEmpty: strings.Contains(opts, "omitempty"),
-			nilable: k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
-			scalar:  k == reflect.Bool || numberKind(k),
-			dec:     decoderOf(sf.Type),
+			name: name, alias: sf.Tag.Get("alias"), quiet: sf.Tag.Get("jsonkeep") == "quiet", index: append(slices.Clip(path), i), bit: len(c.fields),
+			omitEmpty: strings.Contains(opts, "omitempty"),
+			nilable:   k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
+			scalar:    k == reflect.Bool || numberKind(k),
+			dec:       decoderOf(sf.Type),
 		})
 	}
+	for _, sf := range embedded {
+		c.addFields(sf.Type, append(slices.Clip(path), sf.Index[0]))
+	}
+}
+
+func (c *codec) has(name string) bool {
 	for i := range c.fields {
-		f := &c.fields[i]
-		c.byName[f.name] = f
-		if alias := t.Field(f.index).Tag.Get("alias"); alias != "" {
-			c.byName[alias] = f
+		if c.fields[i].name == name {
+			return true
 		}
 	}
+	return false
 }
 
 // isRecord reports whether struct type t decodes in the same pass as the
@@ -270,10 +403,10 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 			// No value for a field that cannot say so: keep it verbatim.
 			raw := s.value()
 			if c.extra >= 0 {
-				extra = keep(extra, f.name, raw)
+				extra = keep(extra, string(key), raw)
 			}
 		} else {
-			fv := v.Field(f.index)
+			fv := v.FieldByIndex(f.index)
 			mark := len(*errs)
 			err := f.dec(s, fv, errs)
 			if s.err != nil {
@@ -288,17 +421,23 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 				if !ok {
 					fe = &FieldError{Value: short(raw), Err: err}
 				}
-				fe.Path = join(f.name, fe.Path)
-				*errs = append(*errs, fe)
+				if fe.Path = join(f.name, fe.Path); !f.quiet {
+					*errs = append(*errs, fe)
+				}
 				if c.extra >= 0 {
-					extra = keep(extra, f.name, raw)
+					extra = keep(extra, string(key), raw)
 				}
 			} else {
+				if f.quiet {
+					*errs = (*errs)[:mark]
+				}
 				for _, fe := range (*errs)[mark:] {
 					fe.Path = join(f.name, fe.Path)
 				}
-				seen.mark(f.bit)
-				delete(extra, f.name) // a duplicate key: the last value wins
+				seen.mark(f.bit, string(key) != f.name)
+				if extra != nil {
+					delete(extra, string(key)) // a duplicate key: the last value wins
+				}
 			}
 		}
 		s.ws()
@@ -352,20 +491,29 @@ func Encode(v any) ([]byte, error) {
 	}
 	for i := range c.fields {
 		f := &c.fields[i]
-		fv := rv.Field(f.index)
+		fv := rv.FieldByIndex(f.index)
 		zero := fv.IsZero()
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
-		if seen.decoded && !seen.has(f.bit) && zero || !seen.decoded && f.omitEmpty && zero {
+		named, aliased := seen.has(f.bit)
+		if seen.decoded && !named && !aliased && zero || !seen.decoded && f.omitEmpty && zero {
 			continue
 		}
 		b, err := json.Marshal(fv.Interface())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		buf = appendKey(buf, f.name)
-		buf = append(buf, b...)
+		// A key read under its alias is written back under it, and under
+		// the name too when the object carried both.
+		if named || !aliased {
+			buf = appendKey(buf, f.name)
+			buf = append(buf, b...)
+		}
+		if aliased {
+			buf = appendKey(buf, f.alias)
+			buf = append(buf, b...)
+		}
 		if written != nil {
 			written[f.name] = true
 		}

@@ -3,6 +3,7 @@
 package jsonkeeptest
 
 import (
+	"encoding/json"
 	"reflect"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
@@ -41,4 +42,39 @@ func forget(v reflect.Value) {
 			forget(f)
 		}
 	}
+}
+
+// Forgotten returns a copy of v with Forget applied, for values that are
+// not pointers. Pointers inside v are shared, and forgotten in place.
+func Forgotten(v any) any {
+	if v == nil {
+		return nil
+	}
+	p := reflect.New(reflect.TypeOf(v))
+	p.Elem().Set(reflect.ValueOf(v))
+	forget(p)
+	return p.Elem().Interface()
+}
+
+// UnknownKey is the key WithKeyEverywhere adds: no record has a field for it.
+const UnknownKey = "zz_unknown_key"
+
+// WithKeyEverywhere returns v, JSON decoded into any, with UnknownKey added
+// to every object, holding an object of its own.
+func WithKeyEverywhere(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := map[string]any{UnknownKey: map[string]any{"kept": []any{json.Number("1"), "two", nil}}}
+		for k, e := range v {
+			m[k] = WithKeyEverywhere(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(v))
+		for i, e := range v {
+			a[i] = WithKeyEverywhere(e)
+		}
+		return a
+	}
+	return v
 }
