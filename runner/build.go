@@ -60,6 +60,12 @@ func (b *Build) LogValue() slog.Value {
 	)
 }
 
+// Format prints a build by its identity only, as LogValue logs it: its
+// unknown keys (Extra) may hold credentials of a newer server.
+func (b Build) Format(f fmt.State, verb rune) {
+	_, _ = fmt.Fprintf(f, "{ID:%d Name:%s Stage:%s ProjectID:%d Ref:%s SHA:%s}", b.ID, b.Name, b.Stage, b.ProjectID, b.Ref, b.SHA)
+}
+
 // DependentBuild is a build of an earlier stage whose artifacts this build
 // may download (with DownloadArtifacts and its own Token).
 type DependentBuild struct {

@@ -202,3 +202,18 @@ func jsonKept(path string, want, got any) []string {
 	}
 	return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
 }
+
+// A build prints by its identity: neither its token nor keys a newer
+// server may add, such as credentials, reach a log line or an error.
+func TestBuildPrintsIdentityOnly(t *testing.T) {
+	var b Build
+	require.NoError(t, json.Unmarshal([]byte(`{"id":7,"name":"rspec","token":"build-secret","credentials":{"password":"hunter2"}}`), &b))
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		for _, v := range []any{b, &b} {
+			out := fmt.Sprintf(verb, v)
+			assert.NotContains(t, out, "build-secret", verb)
+			assert.NotContains(t, out, "hunter2", verb)
+			assert.Contains(t, out, "rspec", verb)
+		}
+	}
+}
