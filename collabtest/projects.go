@@ -3,6 +3,7 @@ package collabtest
 import (
 	"cmp"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
@@ -317,12 +318,7 @@ func (s *Server) forksOf(projectID int) int {
 }
 
 func sortedKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 // listProjects serves the five project lists with their filters.
