@@ -72,15 +72,22 @@ func (s *Server) lookupProject(key string) *project {
 	return nil
 }
 
-// namespacePath is the path of the namespace a project lives in.
-func (s *Server) namespacePath(p *project) string {
+// namespaceOf returns the path and name of the namespace a project lives
+// in: its group's, else its owner's.
+func (s *Server) namespaceOf(p *project) (path, name string) {
 	if g := s.groups[p.groupID]; g != nil {
-		return g.path
+		return g.path, g.name
 	}
 	if u := s.users[p.ownerID]; u != nil {
-		return u.username
+		return u.username, u.name
 	}
-	return ""
+	return "", ""
+}
+
+// namespacePath is the path of the namespace a project lives in.
+func (s *Server) namespacePath(p *project) string {
+	path, _ := s.namespaceOf(p)
+	return path
 }
 
 func (s *Server) projectFullPath(p *project) string { return s.namespacePath(p) + "/" + p.path }
@@ -255,14 +262,10 @@ func (s *Server) host() string {
 	return "localhost"
 }
 
+// namespaceName is the name of the namespace a project lives in.
 func (s *Server) namespaceName(p *project) string {
-	if g := s.groups[p.groupID]; g != nil {
-		return g.name
-	}
-	if u := s.users[p.ownerID]; u != nil {
-		return u.name
-	}
-	return ""
+	_, name := s.namespaceOf(p)
+	return name
 }
 
 func (s *Server) namespaceJSON(p *project) map[string]any {
