@@ -705,19 +705,13 @@ func (s *Server) uploadFile(c *call) error {
 }
 
 func (s *Server) shareProject(c *call) error {
-	gid, present, err := c.intParam("group_id")
+	gid, err := c.requiredInt("group_id")
 	if err != nil {
 		return err
 	}
-	if !present {
-		return errMissing("group_id")
-	}
-	level, present, err := c.intParam("group_access")
+	level, err := c.requiredInt("group_access")
 	if err != nil {
 		return err
-	}
-	if !present {
-		return errMissing("group_access")
 	}
 	if !validLevel(level) || level == levelOwner {
 		return errConflict("Group access is not included in the list")

@@ -723,10 +723,7 @@ func (s *Server) downloadArtifacts(c *call) error {
 	if b.artifacts == nil || b.erased {
 		return errNotFound("")
 	}
-	return c.sendStream(http.StatusOK, http.Header{
-		"Content-Type":        {"application/octet-stream"},
-		"Content-Disposition": {"attachment; filename=" + b.artifactsName},
-	}, b.artifacts)
+	return sendArtifacts(c, b)
 }
 
 // deleteArtifacts removes the build's artifacts file (200 even when none).
