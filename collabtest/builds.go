@@ -201,6 +201,11 @@ func (s *Server) getBuildArtifacts(c *call) error {
 	if b.artifacts == nil {
 		return errNotFound("")
 	}
+	return sendArtifacts(c, b)
+}
+
+// sendArtifacts streams a build's artifacts file as a download.
+func sendArtifacts(c *call, b *build) error {
 	return c.sendStream(http.StatusOK, http.Header{
 		"Content-Type":        {"application/octet-stream"},
 		"Content-Disposition": {"attachment; filename=" + b.artifactsName},

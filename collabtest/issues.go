@@ -192,12 +192,9 @@ func (s *Server) updateIssue(c *call) error {
 // lacks are dropped).
 func (s *Server) moveIssue(c *call) error {
 	p, is := c.project, c.issue
-	to, present, err := c.intParam("to_project_id")
+	to, err := c.requiredInt("to_project_id")
 	if err != nil {
 		return err
-	}
-	if !present {
-		return errMissing("to_project_id")
 	}
 	target := s.projects[to]
 	if target == nil || !s.canSee(c.user, target) {

@@ -48,12 +48,9 @@ func (c *call) memberChange(badLevel *apiError) (*user, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	level, present, err := c.intParam("access_level")
+	level, err := c.requiredInt("access_level")
 	if err != nil {
 		return nil, 0, err
-	}
-	if !present {
-		return nil, 0, errMissing("access_level")
 	}
 	if !validLevel(level) {
 		return nil, 0, badLevel

@@ -3,6 +3,7 @@ package collabtest
 import (
 	"cmp"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
@@ -71,15 +72,22 @@ func (s *Server) lookupProject(key string) *project {
 	return nil
 }
 
-// namespacePath is the path of the namespace a project lives in.
-func (s *Server) namespacePath(p *project) string {
+// namespaceOf returns the path and name of the namespace a project lives
+// in: its group's, else its owner's.
+func (s *Server) namespaceOf(p *project) (path, name string) {
 	if g := s.groups[p.groupID]; g != nil {
-		return g.path
+		return g.path, g.name
 	}
 	if u := s.users[p.ownerID]; u != nil {
-		return u.username
+		return u.username, u.name
 	}
-	return ""
+	return "", ""
+}
+
+// namespacePath is the path of the namespace a project lives in.
+func (s *Server) namespacePath(p *project) string {
+	path, _ := s.namespaceOf(p)
+	return path
 }
 
 func (s *Server) projectFullPath(p *project) string { return s.namespacePath(p) + "/" + p.path }
@@ -254,14 +262,10 @@ func (s *Server) host() string {
 	return "localhost"
 }
 
+// namespaceName is the name of the namespace a project lives in.
 func (s *Server) namespaceName(p *project) string {
-	if g := s.groups[p.groupID]; g != nil {
-		return g.name
-	}
-	if u := s.users[p.ownerID]; u != nil {
-		return u.name
-	}
-	return ""
+	_, name := s.namespaceOf(p)
+	return name
 }
 
 func (s *Server) namespaceJSON(p *project) map[string]any {
@@ -317,12 +321,7 @@ func (s *Server) forksOf(projectID int) int {
 }
 
 func sortedKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 // listProjects serves the five project lists with their filters.
@@ -706,19 +705,13 @@ func (s *Server) uploadFile(c *call) error {
 }
 
 func (s *Server) shareProject(c *call) error {
-	gid, present, err := c.intParam("group_id")
+	gid, err := c.requiredInt("group_id")
 	if err != nil {
 		return err
 	}
-	if !present {
-		return errMissing("group_id")
-	}
-	level, present, err := c.intParam("group_access")
+	level, err := c.requiredInt("group_access")
 	if err != nil {
 		return err
-	}
-	if !present {
-		return errMissing("group_access")
 	}
 	if !validLevel(level) || level == levelOwner {
 		return errConflict("Group access is not included in the list")

@@ -233,6 +233,16 @@ func (c *call) intParam(name string) (n int, present bool, err error) {
 	return n, true, nil
 }
 
+// requiredInt reads an integer parameter that must be sent: a missing one
+// is a 400 that names it.
+func (c *call) requiredInt(name string) (int, error) {
+	n, present, err := c.intParam(name)
+	if err == nil && !present {
+		err = errMissing(name)
+	}
+	return n, err
+}
+
 // boolParam reads an optional boolean the way the server does: true, 1, t
 // and on (any case) are true; anything else sent is false.
 func (c *call) boolParam(name string) (v, present bool) {

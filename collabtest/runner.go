@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -276,13 +277,8 @@ func (s *Server) seededBuild(helper string, buildID int) *build {
 
 // sortedVariables turns vars into records, by key.
 func sortedVariables(vars map[string]string, public bool) []buildVariable {
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]buildVariable, 0, len(keys))
-	for _, k := range keys {
+	out := make([]buildVariable, 0, len(vars))
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		out = append(out, buildVariable{Key: k, Value: vars[k], Public: public})
 	}
 	return out
@@ -727,10 +723,7 @@ func (s *Server) downloadArtifacts(c *call) error {
 	if b.artifacts == nil || b.erased {
 		return errNotFound("")
 	}
-	return c.sendStream(http.StatusOK, http.Header{
-		"Content-Type":        {"application/octet-stream"},
-		"Content-Disposition": {"attachment; filename=" + b.artifactsName},
-	}, b.artifacts)
+	return sendArtifacts(c, b)
 }
 
 // deleteArtifacts removes the build's artifacts file (200 even when none).

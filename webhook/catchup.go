@@ -353,37 +353,31 @@ func (s *scan) readNotes(notes iter.Seq2[*collab.Note, error], noteableType, key
 func (s *scan) eventNote(ctx context.Context, n collab.Note) error {
 	switch n.NoteableType {
 	case NoteableIssue:
-		is, err := lookup(s.issueByID, n.NoteableID, func() (*collab.Issue, *collab.Response, error) {
+		return noteOn(s, &n, "issue", s.issueByID, func() (*collab.Issue, *collab.Response, error) {
 			return s.c.Issues.Get(ctx, s.pid, n.NoteableID)
-		})
-		if err != nil {
-			return ignoreGone(err)
-		}
-		s.addNote(&n, NoteableIssue, "issue", s.issueAttributes(is, false))
+		}, s.issueAttributes)
 	case NoteableMergeRequest:
-		mr, err := lookup(s.mrByID, n.NoteableID, func() (*collab.MergeRequest, *collab.Response, error) {
+		return noteOn(s, &n, "merge_request", s.mrByID, func() (*collab.MergeRequest, *collab.Response, error) {
 			return s.c.MergeRequests.Get(ctx, s.pid, n.NoteableID)
-		})
-		if err != nil {
-			return ignoreGone(err)
-		}
-		s.addNote(&n, NoteableMergeRequest, "merge_request", s.mergeRequestAttributes(mr, false))
+		}, s.mergeRequestAttributes)
 	}
 	return nil
 }
 
-// lookup returns the record id from cache, or reads it with get and keeps
-// it there.
-func lookup[T any](cache map[int]*T, id int, get func() (*T, *collab.Response, error)) (*T, error) {
-	if r := cache[id]; r != nil {
-		return r, nil
+// noteOn adds note n on its issue or merge request: the one in cache, or
+// else the one get reads, kept there. A record deleted since is no error:
+// its events are gone.
+func noteOn[T any](s *scan, n *collab.Note, key string, cache map[int]*T, get func() (*T, *collab.Response, error), attributes func(*T, bool) map[string]any) error {
+	r := cache[n.NoteableID]
+	if r == nil {
+		var err error
+		if r, _, err = get(); err != nil {
+			return ignoreGone(err)
+		}
+		cache[n.NoteableID] = r
 	}
-	r, _, err := get()
-	if err != nil {
-		return nil, err
-	}
-	cache[id] = r
-	return r, nil
+	s.addNote(n, n.NoteableType, key, attributes(r, false))
+	return nil
 }
 
 // ignoreGone drops the error of a record deleted since: its events are gone.

@@ -47,39 +47,38 @@ type identity struct {
 	parentID           int
 }
 
-// identityOf reads the identity of a decoded event.
+// identityOf reads the identity of a decoded event: it copies what the probe
+// would have read, so that one set of rules serves both.
 func identityOf(ev Event) identity {
-	id := identity{kind: ev.Kind()}
+	var p probe
+	a := &p.ObjectAttributes
 	switch e := ev.(type) {
 	case *PushEvent:
-		id.projectID, id.ref, id.before, id.after = e.ProjectID, e.Ref, e.Before, e.After
+		p.ProjectID, p.Ref, p.Before, p.After = e.ProjectID, e.Ref, e.Before, e.After
 	case *TagPushEvent:
-		id.projectID, id.ref, id.before, id.after = e.ProjectID, e.Ref, e.Before, e.After
+		p.ProjectID, p.Ref, p.Before, p.After = e.ProjectID, e.Ref, e.Before, e.After
 	case *IssueEvent:
-		if a := e.ObjectAttributes; a != nil {
-			id.id, id.updatedAt = a.ID, a.UpdatedAt
+		if e.ObjectAttributes != nil {
+			a.ID, a.UpdatedAt = e.ObjectAttributes.ID, e.ObjectAttributes.UpdatedAt
 		}
 	case *MergeRequestEvent:
-		if a := e.ObjectAttributes; a != nil {
-			id.id, id.updatedAt = a.ID, a.UpdatedAt
+		if e.ObjectAttributes != nil {
+			a.ID, a.UpdatedAt = e.ObjectAttributes.ID, e.ObjectAttributes.UpdatedAt
 		}
 	case *NoteEvent:
-		if a := e.ObjectAttributes; a != nil {
-			id.id = a.ID
-			if a.NoteableID != nil {
-				id.parentKind, id.parentID = noteParents[a.NoteableType], *a.NoteableID
-			}
+		if n := e.ObjectAttributes; n != nil {
+			a.ID, a.NoteableType, a.NoteableID = n.ID, n.NoteableType, n.NoteableID
 		}
-		switch {
-		case e.Issue != nil && e.Issue.ID != 0:
-			id.parentKind, id.parentID = "issue", e.Issue.ID
-		case e.MergeRequest != nil && e.MergeRequest.ID != 0:
-			id.parentKind, id.parentID = "merge_request", e.MergeRequest.ID
+		if e.Issue != nil {
+			p.Issue.ID = e.Issue.ID
+		}
+		if e.MergeRequest != nil {
+			p.MergeRequest.ID = e.MergeRequest.ID
 		}
 	case *BuildEvent:
-		id.buildID, id.buildStatus = e.BuildID, e.BuildStatus
+		p.BuildID, p.BuildStatus = e.BuildID, e.BuildStatus
 	}
-	return id
+	return p.identity(ev.Kind())
 }
 
 // noteParents maps a note's noteable type to the kind of its partition.
@@ -147,7 +146,8 @@ func (id identity) partition() string {
 
 // probe is the part of a payload that makes its identity. Decoding only it
 // costs a fraction of decoding the event, so that a delivery is stored and
-// answered sooner; the workers decode the rest.
+// answered sooner; the workers decode the rest. A null or missing object
+// reads as its zero value, which names nothing.
 type probe struct {
 	ProjectID        int    `json:"project_id"`
 	Ref              string `json:"ref"`
@@ -155,14 +155,40 @@ type probe struct {
 	After            string `json:"after"`
 	BuildID          int    `json:"build_id"`
 	BuildStatus      string `json:"build_status"`
-	ObjectAttributes *struct {
+	ObjectAttributes struct {
 		ID           int          `json:"id"`
 		UpdatedAt    *collab.Time `json:"updated_at"`
 		NoteableType string       `json:"noteable_type"`
 		NoteableID   *int         `json:"noteable_id"`
 	} `json:"object_attributes"`
-	Issue        *struct{ ID int } `json:"issue"`
-	MergeRequest *struct{ ID int } `json:"merge_request"`
+	Issue        struct{ ID int } `json:"issue"`
+	MergeRequest struct{ ID int } `json:"merge_request"`
+}
+
+// identity applies the rules of keys and partitions to the values of an
+// event of kind.
+func (p *probe) identity(kind Kind) identity {
+	id := identity{kind: kind}
+	a := p.ObjectAttributes
+	switch kind {
+	case KindPush, KindTagPush:
+		id.projectID, id.ref, id.before, id.after = p.ProjectID, p.Ref, p.Before, p.After
+	case KindIssue, KindMergeRequest:
+		id.id, id.updatedAt = a.ID, a.UpdatedAt
+	case KindNote:
+		id.id = a.ID
+		switch {
+		case p.Issue.ID != 0:
+			id.parentKind, id.parentID = "issue", p.Issue.ID
+		case p.MergeRequest.ID != 0:
+			id.parentKind, id.parentID = "merge_request", p.MergeRequest.ID
+		case a.NoteableID != nil:
+			id.parentKind, id.parentID = noteParents[a.NoteableType], *a.NoteableID
+		}
+	case KindBuild:
+		id.buildID, id.buildStatus = p.BuildID, p.BuildStatus
+	}
+	return id
 }
 
 // probeIdentity reads the identity of a body of a known kind. It reports
@@ -178,32 +204,7 @@ func probeIdentity(kind Kind, body []byte) (identity, bool) {
 	if jsonkeep.Decode(body, &p) != nil {
 		return identity{}, false
 	}
-	id := identity{kind: kind}
-	a := p.ObjectAttributes
-	switch kind {
-	case KindPush, KindTagPush:
-		id.projectID, id.ref, id.before, id.after = p.ProjectID, p.Ref, p.Before, p.After
-	case KindIssue, KindMergeRequest:
-		if a != nil {
-			id.id, id.updatedAt = int(a.ID), a.UpdatedAt
-		}
-	case KindNote:
-		if a != nil {
-			id.id = int(a.ID)
-			if a.NoteableID != nil {
-				id.parentKind, id.parentID = noteParents[a.NoteableType], *a.NoteableID
-			}
-		}
-		switch {
-		case p.Issue != nil && p.Issue.ID != 0:
-			id.parentKind, id.parentID = "issue", p.Issue.ID
-		case p.MergeRequest != nil && p.MergeRequest.ID != 0:
-			id.parentKind, id.parentID = "merge_request", p.MergeRequest.ID
-		}
-	case KindBuild:
-		id.buildID, id.buildStatus = p.BuildID, p.BuildStatus
-	}
-	return id, true
+	return p.identity(kind), true
 }
 
 // newDelivery builds the record of a delivery that arrived at now (or that

@@ -453,31 +453,32 @@ func (q *DiskQueue) Ack(_ context.Context, id uint64) error {
 
 // Retry implements Queue. After a restart the delivery is ready at once.
 func (q *DiskQueue) Retry(_ context.Context, id uint64, at time.Time, reason string) error {
-	return q.leasedOp(id, func(tx *bolt.Tx) error {
-		pending := tx.Bucket(bPending)
-		d, err := getMeta(pending, id)
-		if err != nil || d == nil {
-			return err
-		}
-		d.LastError = reason
-		return putMeta(pending, d)
-	}, func() { q.s.retry(id, at) })
+	return q.leasedOp(id, failed(id, reason, func(tx *bolt.Tx, d *Delivery) error {
+		return putMeta(tx.Bucket(bPending), d)
+	}), func() { q.s.retry(id, at) })
 }
 
 // DeadLetter implements Queue.
 func (q *DiskQueue) DeadLetter(_ context.Context, id uint64, reason string) error {
-	return q.leasedOp(id, func(tx *bolt.Tx) error {
-		pending := tx.Bucket(bPending)
-		d, err := getMeta(pending, id)
+	return q.leasedOp(id, failed(id, reason, func(tx *bolt.Tx, d *Delivery) error {
+		if err := putMeta(tx.Bucket(bDead), d); err != nil {
+			return err
+		}
+		return tx.Bucket(bPending).Delete(idKey(id))
+	}), func() { q.s.remove(id) })
+}
+
+// failed is the write of a failed attempt: it reads the pending record of
+// id, notes reason in it, and hands it to store.
+func failed(id uint64, reason string, store func(*bolt.Tx, *Delivery) error) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		d, err := getMeta(tx.Bucket(bPending), id)
 		if err != nil || d == nil {
 			return err
 		}
 		d.LastError = reason
-		if err := putMeta(tx.Bucket(bDead), d); err != nil {
-			return err
-		}
-		return pending.Delete(idKey(id))
-	}, func() { q.s.remove(id) })
+		return store(tx, d)
+	}
 }
 
 // DeadLetters implements Queue.

@@ -77,11 +77,16 @@ func (q *MemoryQueue) Put(_ context.Context, d *Delivery) error {
 			q.keys[k] = now.Add(q.opts.DedupWindow)
 		}
 	}
+	q.insert(d)
+	return nil
+}
+
+// insert gives d the next ID and makes it pending. q.mu is held.
+func (q *MemoryQueue) insert(d *Delivery) {
 	q.lastID++
 	d.ID = q.lastID
 	q.items[d.ID] = d
 	q.s.add(d.ID, d.Partition)
-	return nil
 }
 
 // seen reports whether key is held and not expired, sweeping expired keys
@@ -175,10 +180,7 @@ func (q *MemoryQueue) Requeue(_ context.Context, id uint64) error {
 	}
 	delete(q.dead, id)
 	d.Attempt = 0
-	q.lastID++
-	d.ID = q.lastID
-	q.items[d.ID] = d
-	q.s.add(d.ID, d.Partition)
+	q.insert(d)
 	return nil
 }
 

@@ -10,11 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/exampleenv"
 )
 
 func main() {
@@ -27,24 +27,12 @@ func main() {
 func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	base, token, project := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"), os.Getenv("COLLAB_PROJECT")
-	if base == "" || token == "" || project == "" {
-		srv, err := collabtest.NewServer()
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		base, token, project = srv.URL, srv.AdminToken, strconv.Itoa(seed(srv))
-		fmt.Println("using the embedded fake server at", base)
-	}
-	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
+	env, err := exampleenv.OpenProject(seed)
 	if err != nil {
 		return err
 	}
-	var pid any = project
-	if id, err := strconv.Atoi(project); err == nil {
-		pid = id
-	}
+	defer env.Close()
+	c, pid := env.Client, env.Project
 
 	merged, waiting, refused := 0, 0, 0
 	opt := &collab.ListMergeRequestsOptions{State: collab.Ptr(collab.MergeRequestOpened), Sort: collab.Ptr(collab.SortAsc)}

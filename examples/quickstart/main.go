@@ -15,6 +15,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/exampleenv"
 )
 
 func main() {
@@ -28,22 +29,15 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	base, token := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN")
-	memberID := 0
-	if base == "" || token == "" {
-		srv, err := collabtest.NewServer()
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		base, token = srv.URL, srv.AdminToken
+	memberID := 0 // someone to add to the project; the fake has alice
+	env, err := exampleenv.Open(func(srv *collabtest.Server) {
 		memberID = srv.AddUser("alice", false).ID
-		fmt.Println("using the embedded fake server at", base)
-	}
-	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
+	})
 	if err != nil {
 		return err
 	}
+	defer env.Close()
+	c := env.Client
 	suffix := time.Now().Format("150405")
 
 	// 1. A group and a project in it.

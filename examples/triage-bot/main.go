@@ -8,12 +8,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/exampleenv"
 )
 
 // rules map title keywords to the label they earn, first match wins.
@@ -35,30 +35,19 @@ func main() {
 func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	base, token, project := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"), os.Getenv("COLLAB_PROJECT")
-	if base == "" || token == "" || project == "" {
-		srv, err := collabtest.NewServer()
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		base, token = srv.URL, srv.AdminToken
+	env, err := exampleenv.OpenProject(func(srv *collabtest.Server) int {
 		pid := srv.AddProject(srv.AdminID, "Webshop", 10)
 		for _, title := range []string{"Crash when the cart is empty", "Checkout is slow", "Add dark mode", "Typo on the about page"} {
 			srv.AddIssue(pid, srv.AdminID, title)
 		}
 		srv.AddIssue(pid, srv.AdminID, "Error page shows a stack trace", "bug")
-		project = fmt.Sprint(pid)
-		fmt.Println("using the embedded fake server at", base)
-	}
-	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
+		return pid
+	})
 	if err != nil {
 		return err
 	}
-	var pid any = project // a "namespace/name" path, or a numeric id
-	if id, err := strconv.Atoi(project); err == nil {
-		pid = id
-	}
+	defer env.Close()
+	c, pid := env.Client, env.Project // pid: a numeric id, or a "namespace/name" path
 
 	existing := map[string]bool{}
 	labels, _, err := c.Labels.List(ctx, pid, nil)

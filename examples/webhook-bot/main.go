@@ -36,13 +36,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/exampleenv"
 	"github.com/collabsvc/collab/webhook"
 )
 
@@ -376,10 +376,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 	if err != nil {
 		return err
 	}
-	var pid any = project
-	if id, err := strconv.Atoi(project); err == nil {
-		pid = id
-	}
+	pid := exampleenv.ProjectID(project)
 	addr := os.Getenv("COLLAB_HOOK_ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:0"

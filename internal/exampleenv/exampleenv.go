@@ -1,0 +1,93 @@
+// Package exampleenv is the start the examples share: a client for the
+// server named by COLLAB_URL and COLLAB_TOKEN, or else for an embedded fake
+// server, seeded by the example, so that each example runs with no setup.
+package exampleenv
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
+)
+
+// Env is the server an example works against.
+type Env struct {
+	// Client is signed in as COLLAB_TOKEN's user, or as the fake's
+	// administrator.
+	Client *collab.Client
+	// Project is the project to work on (OpenProject only): COLLAB_PROJECT,
+	// or the project the seed made.
+	Project any
+	// Fake is the embedded fake server, nil against a real one.
+	Fake *collabtest.Server
+}
+
+// Open returns a client for COLLAB_URL with COLLAB_TOKEN when both are
+// set. Otherwise it starts the embedded fake server, says so on standard
+// output, and fills it with seed (if not nil). Close stops the fake.
+func Open(seed func(*collabtest.Server)) (*Env, error) {
+	env, err := open(os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"))
+	if err == nil && env.Fake != nil && seed != nil {
+		seed(env.Fake)
+	}
+	return env, err
+}
+
+// OpenProject is Open for an example that works on one project: the real
+// server needs COLLAB_PROJECT too, and seed returns the fake's project.
+func OpenProject(seed func(*collabtest.Server) int) (*Env, error) {
+	base, token, project := os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"), os.Getenv("COLLAB_PROJECT")
+	if project == "" {
+		base = "" // the fake, with the project seed makes
+	}
+	env, err := open(base, token)
+	if err != nil {
+		return nil, err
+	}
+	if env.Fake != nil {
+		env.Project = seed(env.Fake)
+	} else {
+		env.Project = ProjectID(project)
+	}
+	return env, nil
+}
+
+// open connects to base with token, or, when either is empty, to a new
+// fake server.
+func open(base, token string) (*Env, error) {
+	env := &Env{}
+	if base == "" || token == "" {
+		srv, err := collabtest.NewServer()
+		if err != nil {
+			return nil, err
+		}
+		env.Fake, base, token = srv, srv.URL, srv.AdminToken
+		fmt.Println("using the embedded fake server at", base)
+	}
+	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
+	if err != nil {
+		env.Close()
+		return nil, err
+	}
+	env.Client = c
+	return env, nil
+}
+
+// Close stops the embedded fake server, if any.
+func (e *Env) Close() {
+	if e.Fake != nil {
+		e.Fake.Close()
+	}
+}
+
+// ProjectID returns a project given as a numeric id or a "namespace/name"
+// path in the form the client's methods take: an int for an id, else the
+// path.
+func ProjectID(s string) any {
+	if id, err := strconv.Atoi(s); err == nil {
+		return id
+	}
+	return s
+}
