@@ -252,14 +252,8 @@ func (s *scanner) number() {
 		return
 	}
 	if i < len(d) && d[i] == '.' {
-		i++
-		if i >= len(d) || !isDigit(d[i]) {
-			s.pos = i
-			s.syntax("invalid number")
+		if i = s.digits(i + 1); i < 0 {
 			return
-		}
-		for i < len(d) && isDigit(d[i]) {
-			i++
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
@@ -267,16 +261,26 @@ func (s *scanner) number() {
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
 		}
-		if i >= len(d) || !isDigit(d[i]) {
-			s.pos = i
-			s.syntax("invalid number")
+		if i = s.digits(i); i < 0 {
 			return
-		}
-		for i < len(d) && isDigit(d[i]) {
-			i++
 		}
 	}
 	s.pos = i
+}
+
+// digits returns the index past the run of digits at i, or -1 with a syntax
+// error when there is none: a fraction or an exponent needs one.
+func (s *scanner) digits(i int) int {
+	d := s.data
+	if i >= len(d) || !isDigit(d[i]) {
+		s.pos = i
+		s.syntax("invalid number")
+		return -1
+	}
+	for i < len(d) && isDigit(d[i]) {
+		i++
+	}
+	return i
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
