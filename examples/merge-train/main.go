@@ -32,7 +32,11 @@ func run() error {
 		return err
 	}
 	defer env.Close()
-	c, pid := env.Client, env.Project
+	c, err := collab.NewClient(env.URL, collab.WithPrivateToken(env.Token))
+	if err != nil {
+		return err
+	}
+	pid := env.Project
 
 	merged, waiting, refused := 0, 0, 0
 	opt := &collab.ListMergeRequestsOptions{State: collab.Ptr(collab.MergeRequestOpened), Sort: collab.Ptr(collab.SortAsc)}

@@ -37,7 +37,10 @@ func run() error {
 		return err
 	}
 	defer env.Close()
-	c := env.Client
+	c, err := collab.NewClient(env.URL, collab.WithPrivateToken(env.Token))
+	if err != nil {
+		return err
+	}
 	suffix := time.Now().Format("150405")
 
 	// 1. A group and a project in it.

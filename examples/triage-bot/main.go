@@ -47,7 +47,11 @@ func run() error {
 		return err
 	}
 	defer env.Close()
-	c, pid := env.Client, env.Project // pid: a numeric id, or a "namespace/name" path
+	c, err := collab.NewClient(env.URL, collab.WithPrivateToken(env.Token))
+	if err != nil {
+		return err
+	}
+	pid := env.Project // a numeric id, or a "namespace/name" path
 
 	existing := map[string]bool{}
 	labels, _, err := c.Labels.List(ctx, pid, nil)

@@ -1,6 +1,7 @@
-// Package exampleenv is the start the examples share: a client for the
-// server named by COLLAB_URL and COLLAB_TOKEN, or else for an embedded fake
-// server, seeded by the example, so that each example runs with no setup.
+// Package exampleenv is the start the examples share: the server named by
+// COLLAB_URL and COLLAB_TOKEN, or else an embedded fake server, seeded by the
+// example, so that each example runs with no setup. Each example still makes
+// its own client, as a program of yours would.
 package exampleenv
 
 import (
@@ -8,15 +9,15 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
 // Env is the server an example works against.
 type Env struct {
-	// Client is signed in as COLLAB_TOKEN's user, or as the fake's
-	// administrator.
-	Client *collab.Client
+	// URL is COLLAB_URL, or the fake's address.
+	URL string
+	// Token is COLLAB_TOKEN, or the fake administrator's private token.
+	Token string
 	// Project is the project to work on (OpenProject only): COLLAB_PROJECT,
 	// or the project the seed made.
 	Project any
@@ -24,8 +25,7 @@ type Env struct {
 	Fake *collabtest.Server
 }
 
-// Open returns a client for COLLAB_URL with COLLAB_TOKEN when both are
-// set. Otherwise it starts the embedded fake server, says so on standard
+// Open returns COLLAB_URL and COLLAB_TOKEN when both are set. Otherwise it starts the embedded fake server, says so on standard
 // output, and fills it with seed (if not nil). Close stops the fake.
 func Open(seed func(*collabtest.Server)) (*Env, error) {
 	env, err := open(os.Getenv("COLLAB_URL"), os.Getenv("COLLAB_TOKEN"))
@@ -54,24 +54,17 @@ func OpenProject(seed func(*collabtest.Server) int) (*Env, error) {
 	return env, nil
 }
 
-// open connects to base with token, or, when either is empty, to a new
-// fake server.
+// open names base with token, or, when either is empty, a new fake server.
 func open(base, token string) (*Env, error) {
-	env := &Env{}
+	env := &Env{URL: base, Token: token}
 	if base == "" || token == "" {
 		srv, err := collabtest.NewServer()
 		if err != nil {
 			return nil, err
 		}
-		env.Fake, base, token = srv, srv.URL, srv.AdminToken
-		fmt.Println("using the embedded fake server at", base)
+		env.Fake, env.URL, env.Token = srv, srv.URL, srv.AdminToken
+		fmt.Println("using the embedded fake server at", env.URL)
 	}
-	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
-	if err != nil {
-		env.Close()
-		return nil, err
-	}
-	env.Client = c
 	return env, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
@@ -23,13 +24,17 @@ func TestOpenStartsTheSeededFakeWithoutURLAndToken(t *testing.T) {
 		t.Fatalf("Fake = %v, seed got %v: want the started fake, seeded", env.Fake, seeded)
 	}
 	// A private project: only its owner, the administrator, sees it.
-	if _, _, err := env.Client.Projects.Get(context.Background(), pid); err != nil {
+	c, err := collab.NewClient(env.URL, collab.WithPrivateToken(env.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Projects.Get(context.Background(), pid); err != nil {
 		t.Fatalf("the client does not see the seeded project as the fake's administrator: %v", err)
 	}
 }
 
 func TestOpenProjectNeedsAllThreeForARealServer(t *testing.T) {
-	// The URL names no server: a client is made, no request is sent.
+	// The URL names no server: no request is sent.
 	t.Setenv("COLLAB_URL", "http://127.0.0.1:1")
 	t.Setenv("COLLAB_TOKEN", "secret")
 	t.Setenv("COLLAB_PROJECT", "")
