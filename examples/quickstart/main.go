@@ -1,8 +1,9 @@
 // Command quickstart runs the main job of the SDK: it creates a group and a
 // project, adds a member and a hook, protects a branch, opens and closes an
 // issue (telling its #IID from its ID), stars and archives the project,
-// uploads a file, lists projects with the iterator, and handles typed errors. It runs against the embedded fake server unless COLLAB_URL
-// and COLLAB_TOKEN are set.
+// uploads a file, lists projects with the iterator, and handles typed
+// errors. It runs against the embedded fake server unless COLLAB_URL and
+// COLLAB_TOKEN are set.
 package main
 
 import (
