@@ -207,11 +207,17 @@ func (h *Handler) work(stop, ctx context.Context) error {
 	for {
 		d, err := h.queue.Take(stop)
 		switch {
+		case err == nil:
+			// Handled even when the stop came meanwhile: the delivery is
+			// leased now, and a queue in memory would never hand it out again.
+			failures = 0
+			h.handle(ctx, d)
+			continue
 		case stop.Err() != nil:
 			return nil
 		case errors.Is(err, ErrQueueClosed):
 			return err
-		case err != nil:
+		default:
 			// A store that fails now may recover; wait as for a retry.
 			failures++
 			h.log(slog.LevelError, "webhook: taking a delivery failed", "error", err)
@@ -222,10 +228,7 @@ func (h *Handler) work(stop, ctx context.Context) error {
 				t.Stop()
 				return nil
 			}
-			continue
 		}
-		failures = 0
-		h.handle(ctx, d)
 	}
 }
 

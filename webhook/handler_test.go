@@ -652,3 +652,30 @@ func TestProbeAgreesWithDecoder(t *testing.T) {
 	t.Logf("%d of %d payloads probed", probed, len(files))
 	assert.Greater(t, probed, len(files)/2)
 }
+
+// stopOnTake is a queue whose first Take hands out a delivery just as the
+// stop begins.
+type stopOnTake struct {
+	*MemoryQueue
+	stop context.CancelFunc
+	once sync.Once
+}
+
+func (q *stopOnTake) Take(ctx context.Context) (*Delivery, error) {
+	d, err := q.MemoryQueue.Take(ctx)
+	q.once.Do(q.stop)
+	return d, err
+}
+
+func TestDeliveryTakenAsStopBeginsIsHandled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	q := &stopOnTake{MemoryQueue: NewMemoryQueue(MemoryQueueOptions{}), stop: cancel}
+	defer q.Close()
+	handled := 0
+	h := newHandler(t, Options{Queue: q, Workers: 1,
+		OnIssue: func(context.Context, *IssueEvent) error { handled++; return nil }})
+	assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 1)).Code)
+	require.NoError(t, h.Run(ctx))
+	assert.Equal(t, 1, handled, "a leased delivery is not abandoned")
+	assert.Zero(t, q.Len())
+}
