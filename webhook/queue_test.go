@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -410,4 +411,47 @@ func TestDiskQueueSweepsExpiredKeys(t *testing.T) {
 	// The writer sweeps at the next commit once it is due.
 	require.NoError(t, q.write(func(*bolt.Tx) error { q.nextSweep = time.Time{}; return nil }, nil))
 	assert.Zero(t, keys())
+}
+
+// A taker that leases a delivery due for a retry wakes another, so that the
+// next retry time has a taker waiting for it while the first one works.
+func TestScheduleRetriesDueLaterAreNotStranded(t *testing.T) {
+	s := newSchedule()
+	defer s.close()
+	var mu sync.Mutex
+	s.add(1, "a")
+	s.add(2, "b")
+	e1, _ := s.next(time.Now())
+	e2, _ := s.next(time.Now())
+	require.Equal(t, []uint64{1, 2}, []uint64{e1.id, e2.id})
+	<-s.signal // the token of the adds; the two takers below must sleep without one
+
+	// Both takers look while nothing is due: they sleep with no timer.
+	looked := make(chan struct{}, 2)
+	s.now = func() time.Time { looked <- struct{}{}; return time.Now() }
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan uint64, 2)
+	for range 2 {
+		go func() {
+			id, err := s.take(ctx, mu.Lock, mu.Unlock)
+			if err != nil {
+				id = 0
+			}
+			got <- id
+		}()
+	}
+	<-looked
+	<-looked
+	mu.Lock()
+	s.now = time.Now
+	// Two retries made before either taker ran leave one token: one taker
+	// wakes, and it alone waits for the earlier time.
+	for _, e := range []*entry{e1, e2} {
+		e.leased, e.at = false, time.Now().Add(time.Duration(e.id*e.id)*time.Millisecond)
+		heap.Push(&s.later, e)
+	}
+	s.wake()
+	mu.Unlock()
+	assert.ElementsMatch(t, []uint64{1, 2}, []uint64{<-got, <-got})
 }

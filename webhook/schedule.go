@@ -159,7 +159,9 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		}
 		now := s.now()
 		e, due := s.next(now)
-		if e != nil && s.ready.Len() > 0 {
+		// Pass the token on while more is ready, or due later: this taker
+		// may have been the one waiting for that time.
+		if e != nil && (s.ready.Len() > 0 || s.later.Len() > 0) {
 			s.wake()
 		}
 		unlock()
