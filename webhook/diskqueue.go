@@ -421,16 +421,24 @@ func (q *DiskQueue) Take(ctx context.Context) (*Delivery, error) {
 		return putMeta(pending, d)
 	}, nil)
 	if err != nil {
-		// Hand it out again later rather than hold it forever.
-		q.mu.Lock()
-		q.s.retry(id, time.Now().Add(time.Second))
-		q.mu.Unlock()
+		q.release(id)
 		return nil, err
 	}
 	return d, nil
 }
 
-// leasedOp checks that id is leased before writing fn.
+// release ends the lease of id after a write about it failed, so that it is
+// handed out again a little later rather than held for good: nothing of
+// that write reached the file.
+func (q *DiskQueue) release(id uint64) {
+	q.mu.Lock()
+	q.s.retry(id, time.Now().Add(time.Second))
+	q.mu.Unlock()
+}
+
+// leasedOp checks that id is leased before writing fn. When the write
+// fails, the delivery is handed out again: its callback runs again, but
+// neither it nor the later ones of its partition are stuck.
 func (q *DiskQueue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()) error {
 	q.mu.Lock()
 	ok := q.s.leased(id)
@@ -438,7 +446,11 @@ func (q *DiskQueue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()
 	if !ok {
 		return notLeased(id)
 	}
-	return q.write(fn, after)
+	err := q.write(fn, after)
+	if err != nil && !errors.Is(err, ErrQueueClosed) {
+		q.release(id)
+	}
+	return err
 }
 
 // Ack implements Queue.

@@ -455,3 +455,27 @@ func TestScheduleRetriesDueLaterAreNotStranded(t *testing.T) {
 	mu.Unlock()
 	assert.ElementsMatch(t, []uint64{1, 2}, []uint64{<-got, <-got})
 }
+
+// An ack the file refuses leaves the delivery pending on disk; it is handed
+// out again rather than held under a lease that never ends, which would
+// also hold back its partition.
+func TestDiskQueueFailedAckHandsOutAgain(t *testing.T) {
+	q := openDisk(t, t.TempDir(), DiskQueueOptions{})
+	defer q.Close()
+	id := put(t, q, "k1", "issue/1")
+	put(t, q, "k2", "issue/1")
+	require.Equal(t, id, take(t, q).ID)
+	// A bucket where the body was makes the ack's delete fail.
+	require.NoError(t, q.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bBodies)
+		if err := b.Delete(idKey(id)); err != nil {
+			return err
+		}
+		_, err := b.CreateBucket(idKey(id))
+		return err
+	}))
+	require.Error(t, q.Ack(context.Background(), id))
+	d := take(t, q)
+	assert.Equal(t, id, d.ID, "handed out again, ahead of the later one of its partition")
+	assert.Equal(t, 2, d.Attempt)
+}
