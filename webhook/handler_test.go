@@ -679,3 +679,27 @@ func TestDeliveryTakenAsStopBeginsIsHandled(t *testing.T) {
 	assert.Equal(t, 1, handled, "a leased delivery is not abandoned")
 	assert.Zero(t, q.Len())
 }
+
+// A retried callback gets the event as it arrived, not as the failed
+// attempt left it.
+func TestRetryGetsTheEventAfresh(t *testing.T) {
+	var titles []string
+	h := newHandler(t, Options{Workers: 1, RetryMin: time.Millisecond, RetryMax: time.Millisecond,
+		OnIssue: func(ctx context.Context, e *IssueEvent) error {
+			titles = append(titles, e.ObjectAttributes.Title)
+			if DeliveryFrom(ctx).Attempt == 1 {
+				e.ObjectAttributes.Title = "changed by the first attempt"
+				return errors.New("boom")
+			}
+			return nil
+		}})
+	running(t, h)
+	r := delivery(t, KindIssue, "spec/issue.json", "")
+	// A value the probe does not take: the full decoder runs at once, and
+	// the decoded event is kept for the worker.
+	r.Body = readCloser(strings.Replace(string(readFile(t, "spec/issue.json")), `"id":4417`, `"id":4417.5`, 1))
+	require.Equal(t, http.StatusOK, serve(h, r).Code)
+	waitIdle(t, h)
+	require.Len(t, titles, 2)
+	assert.Equal(t, titles[0], titles[1])
+}
