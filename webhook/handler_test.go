@@ -703,3 +703,15 @@ func TestRetryGetsTheEventAfresh(t *testing.T) {
 	require.Len(t, titles, 2)
 	assert.Equal(t, titles[0], titles[1])
 }
+
+func TestRunReturnsWhenItsQueueIsClosed(t *testing.T) {
+	q := NewMemoryQueue(MemoryQueueOptions{})
+	h := newHandler(t, Options{Queue: q, OnIssue: func(context.Context, *IssueEvent) error { return nil }})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Run(ctx) }()
+	require.NoError(t, q.Close())
+	require.ErrorIs(t, <-stopped, ErrQueueClosed)
+	assert.NoError(t, ctx.Err(), "Run waited for its context rather than return when its queue closed")
+}
