@@ -479,3 +479,39 @@ func TestDiskQueueFailedAckHandsOutAgain(t *testing.T) {
 	assert.Equal(t, id, d.ID, "handed out again, ahead of the later one of its partition")
 	assert.Equal(t, 2, d.Attempt)
 }
+
+// A taker woken as its context ends passes the wake on, so that another
+// waiting taker gets the delivery. Which taker the wake reaches is up to the
+// runtime, so the race is played many times.
+func TestScheduleStoppedTakerPassesTheWakeOn(t *testing.T) {
+	for range 30 {
+		s := newSchedule()
+		var mu sync.Mutex
+		looked := make(chan struct{}, 2)
+		s.now = func() time.Time { looked <- struct{}{}; return time.Now() }
+		stopped, stop := context.WithCancel(context.Background())
+		waiting, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		first, second := make(chan uint64, 1), make(chan uint64, 1)
+		take := func(ctx context.Context, got chan<- uint64) {
+			id, _ := s.take(ctx, mu.Lock, mu.Unlock)
+			got <- id
+		}
+		go take(stopped, first)
+		<-looked
+		go take(waiting, second)
+		<-looked
+		mu.Lock()
+		s.now = time.Now
+		s.add(1, "")
+		stop()
+		mu.Unlock()
+		a := <-first
+		if a == 1 {
+			cancel() // it took the delivery before it saw the stop
+		}
+		b := <-second
+		cancel()
+		s.close()
+		require.True(t, a == 1 || b == 1, "neither taker got the delivery: the waiting one was left asleep")
+	}
+}

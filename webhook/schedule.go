@@ -150,6 +150,9 @@ func (s *schedule) close() {
 func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
+			// This taker may hold a wake, or be the one waiting for the
+			// next retry time: another must look instead.
+			s.wake()
 			return 0, err
 		}
 		lock()
@@ -179,8 +182,6 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		case <-s.done:
 		case <-timeout:
 		case <-ctx.Done():
-			stop()
-			return 0, ctx.Err()
 		}
 		stop()
 	}
