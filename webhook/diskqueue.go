@@ -292,12 +292,17 @@ func (q *DiskQueue) sweep(tx *bolt.Tx) {
 }
 
 // Put implements Queue.
-func (q *DiskQueue) Put(_ context.Context, d *Delivery) error {
+func (q *DiskQueue) Put(ctx context.Context, d *Delivery) error {
 	if q.opts.MaxPending > 0 {
 		q.mu.Lock()
 		n := len(q.s.entries)
 		q.mu.Unlock()
 		if n >= q.opts.MaxPending {
+			// A repeat of a stored delivery is kept, not dropped: answered
+			// 200 as a duplicate, as below the bound.
+			if seen, err := q.Seen(ctx, d.Key); err == nil && seen {
+				return ErrDuplicate
+			}
 			return ErrQueueFull
 		}
 	}

@@ -209,13 +209,20 @@ func TestQueueDedupWindowExpires(t *testing.T) {
 	assert.False(t, seen)
 }
 
-func TestMemoryQueueBound(t *testing.T) {
-	q := NewMemoryQueue(MemoryQueueOptions{MaxPending: 1})
-	defer q.Close()
-	put(t, q, "a", "")
-	assert.ErrorIs(t, q.Put(context.Background(), &Delivery{Key: "b"}), ErrQueueFull)
-	seen, _ := q.Seen(context.Background(), "b")
-	assert.False(t, seen, "a refused delivery's key is not recorded")
+func TestQueueBound(t *testing.T) {
+	mem := NewMemoryQueue(MemoryQueueOptions{MaxPending: 1})
+	defer mem.Close()
+	disk := openDisk(t, t.TempDir(), DiskQueueOptions{MaxPending: 1})
+	defer disk.Close()
+	for _, q := range []Queue{mem, disk} {
+		put(t, q, "a", "")
+		// A repeat of what is stored is a duplicate, answered 200, even at
+		// the bound: it is kept, not dropped.
+		assert.ErrorIs(t, q.Put(context.Background(), &Delivery{Key: "a"}), ErrDuplicate, "%T", q)
+		assert.ErrorIs(t, q.Put(context.Background(), &Delivery{Key: "b"}), ErrQueueFull, "%T", q)
+		seen, _ := q.Seen(context.Background(), "b")
+		assert.False(t, seen, "%T: a refused delivery's key is not recorded", q)
+	}
 }
 
 // TestDiskQueueRecovery: what was pending, leased, dead-lettered, seen or
