@@ -292,12 +292,17 @@ func (q *DiskQueue) sweep(tx *bolt.Tx) {
 }
 
 // Put implements Queue.
-func (q *DiskQueue) Put(_ context.Context, d *Delivery) error {
+func (q *DiskQueue) Put(ctx context.Context, d *Delivery) error {
 	if q.opts.MaxPending > 0 {
 		q.mu.Lock()
 		n := len(q.s.entries)
 		q.mu.Unlock()
 		if n >= q.opts.MaxPending {
+			// A repeat of a stored delivery is kept, not dropped: answered
+			// 200 as a duplicate, as below the bound.
+			if seen, err := q.Seen(ctx, d.Key); err == nil && seen {
+				return ErrDuplicate
+			}
 			return ErrQueueFull
 		}
 	}
@@ -421,16 +426,24 @@ func (q *DiskQueue) Take(ctx context.Context) (*Delivery, error) {
 		return putMeta(pending, d)
 	}, nil)
 	if err != nil {
-		// Hand it out again later rather than hold it forever.
-		q.mu.Lock()
-		q.s.retry(id, time.Now().Add(time.Second))
-		q.mu.Unlock()
+		q.release(id)
 		return nil, err
 	}
 	return d, nil
 }
 
-// leasedOp checks that id is leased before writing fn.
+// release ends the lease of id after a write about it failed, so that it is
+// handed out again a little later rather than held for good: nothing of
+// that write reached the file.
+func (q *DiskQueue) release(id uint64) {
+	q.mu.Lock()
+	q.s.retry(id, time.Now().Add(time.Second))
+	q.mu.Unlock()
+}
+
+// leasedOp checks that id is leased before writing fn. When the write
+// fails, the delivery is handed out again: its callback runs again, but
+// neither it nor the later ones of its partition are stuck.
 func (q *DiskQueue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()) error {
 	q.mu.Lock()
 	ok := q.s.leased(id)
@@ -438,7 +451,11 @@ func (q *DiskQueue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()
 	if !ok {
 		return notLeased(id)
 	}
-	return q.write(fn, after)
+	err := q.write(fn, after)
+	if err != nil && !errors.Is(err, ErrQueueClosed) {
+		q.release(id)
+	}
+	return err
 }
 
 // Ack implements Queue.

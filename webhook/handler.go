@@ -158,12 +158,13 @@ func (h *Handler) Stats() Stats {
 	}
 }
 
-// Run starts the workers and blocks until ctx ends and they have stopped.
-// Then no new delivery is taken from the queue; running callbacks get
-// DrainTimeout to finish before their context is cancelled. A delivery
-// whose callback did not succeed by then stays in the queue: a DiskQueue
-// hands it out again after a restart, a MemoryQueue loses it. Run returns
-// nil on such a stop, and an error only when the queue failed. When
+// Run starts the workers and blocks until ctx ends and they have stopped,
+// or until the queue is closed under them. When ctx ends, no new delivery
+// is taken from the queue; running callbacks get DrainTimeout to finish
+// before their context is cancelled. A delivery whose callback did not
+// succeed by then stays in the queue: a DiskQueue hands it out again after
+// a restart, a MemoryQueue loses it. Run returns nil on such a stop, and
+// ErrQueueClosed when the queue was closed before ctx ended. When
 // NewHandler made the queue, Run closes it, and later deliveries are
 // answered 503. Run may be called once.
 func (h *Handler) Run(ctx context.Context) error {
@@ -183,9 +184,12 @@ func (h *Handler) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	<-ctx.Done()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-ctx.Done():
+	case <-done: // every worker stopped: the queue was closed under them
+	}
 	t := time.NewTimer(h.opts.DrainTimeout)
 	defer t.Stop()
 	select {
@@ -207,11 +211,17 @@ func (h *Handler) work(stop, ctx context.Context) error {
 	for {
 		d, err := h.queue.Take(stop)
 		switch {
+		case err == nil:
+			// Handled even when the stop came meanwhile: the delivery is
+			// leased now, and a queue in memory would never hand it out again.
+			failures = 0
+			h.handle(ctx, d)
+			continue
 		case stop.Err() != nil:
 			return nil
 		case errors.Is(err, ErrQueueClosed):
 			return err
-		case err != nil:
+		default:
 			// A store that fails now may recover; wait as for a retry.
 			failures++
 			h.log(slog.LevelError, "webhook: taking a delivery failed", "error", err)
@@ -222,10 +232,7 @@ func (h *Handler) work(stop, ctx context.Context) error {
 				t.Stop()
 				return nil
 			}
-			continue
 		}
-		failures = 0
-		h.handle(ctx, d)
 	}
 }
 

@@ -652,3 +652,66 @@ func TestProbeAgreesWithDecoder(t *testing.T) {
 	t.Logf("%d of %d payloads probed", probed, len(files))
 	assert.Greater(t, probed, len(files)/2)
 }
+
+// stopOnTake is a queue whose first Take hands out a delivery just as the
+// stop begins.
+type stopOnTake struct {
+	*MemoryQueue
+	stop context.CancelFunc
+	once sync.Once
+}
+
+func (q *stopOnTake) Take(ctx context.Context) (*Delivery, error) {
+	d, err := q.MemoryQueue.Take(ctx)
+	q.once.Do(q.stop)
+	return d, err
+}
+
+func TestDeliveryTakenAsStopBeginsIsHandled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	q := &stopOnTake{MemoryQueue: NewMemoryQueue(MemoryQueueOptions{}), stop: cancel}
+	defer q.Close()
+	handled := 0
+	h := newHandler(t, Options{Queue: q, Workers: 1,
+		OnIssue: func(context.Context, *IssueEvent) error { handled++; return nil }})
+	assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 1)).Code)
+	require.NoError(t, h.Run(ctx))
+	assert.Equal(t, 1, handled, "a leased delivery is not abandoned")
+	assert.Zero(t, q.Len())
+}
+
+// A retried callback gets the event as it arrived, not as the failed
+// attempt left it.
+func TestRetryGetsTheEventAfresh(t *testing.T) {
+	var titles []string
+	h := newHandler(t, Options{Workers: 1, RetryMin: time.Millisecond, RetryMax: time.Millisecond,
+		OnIssue: func(ctx context.Context, e *IssueEvent) error {
+			titles = append(titles, e.ObjectAttributes.Title)
+			if DeliveryFrom(ctx).Attempt == 1 {
+				e.ObjectAttributes.Title = "changed by the first attempt"
+				return errors.New("boom")
+			}
+			return nil
+		}})
+	running(t, h)
+	r := delivery(t, KindIssue, "spec/issue.json", "")
+	// A value the probe does not take: the full decoder runs at once, and
+	// the decoded event is kept for the worker.
+	r.Body = readCloser(strings.Replace(string(readFile(t, "spec/issue.json")), `"id":4417`, `"id":4417.5`, 1))
+	require.Equal(t, http.StatusOK, serve(h, r).Code)
+	waitIdle(t, h)
+	require.Len(t, titles, 2)
+	assert.Equal(t, titles[0], titles[1])
+}
+
+func TestRunReturnsWhenItsQueueIsClosed(t *testing.T) {
+	q := NewMemoryQueue(MemoryQueueOptions{})
+	h := newHandler(t, Options{Queue: q, OnIssue: func(context.Context, *IssueEvent) error { return nil }})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.Run(ctx) }()
+	require.NoError(t, q.Close())
+	require.ErrorIs(t, <-stopped, ErrQueueClosed)
+	assert.NoError(t, ctx.Err(), "Run waited for its context rather than return when its queue closed")
+}

@@ -118,6 +118,9 @@ func (q *MemoryQueue) Take(ctx context.Context) (*Delivery, error) {
 	d := q.items[id]
 	d.Attempt++
 	c := *d
+	// Only the first handling gets the event decoded on arrival; later ones
+	// decode the body afresh, since a failed callback may have changed it.
+	d.event = nil
 	return &c, nil
 }
 

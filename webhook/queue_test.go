@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -208,13 +209,20 @@ func TestQueueDedupWindowExpires(t *testing.T) {
 	assert.False(t, seen)
 }
 
-func TestMemoryQueueBound(t *testing.T) {
-	q := NewMemoryQueue(MemoryQueueOptions{MaxPending: 1})
-	defer q.Close()
-	put(t, q, "a", "")
-	assert.ErrorIs(t, q.Put(context.Background(), &Delivery{Key: "b"}), ErrQueueFull)
-	seen, _ := q.Seen(context.Background(), "b")
-	assert.False(t, seen, "a refused delivery's key is not recorded")
+func TestQueueBound(t *testing.T) {
+	mem := NewMemoryQueue(MemoryQueueOptions{MaxPending: 1})
+	defer mem.Close()
+	disk := openDisk(t, t.TempDir(), DiskQueueOptions{MaxPending: 1})
+	defer disk.Close()
+	for _, q := range []Queue{mem, disk} {
+		put(t, q, "a", "")
+		// A repeat of what is stored is a duplicate, answered 200, even at
+		// the bound: it is kept, not dropped.
+		assert.ErrorIs(t, q.Put(context.Background(), &Delivery{Key: "a"}), ErrDuplicate, "%T", q)
+		assert.ErrorIs(t, q.Put(context.Background(), &Delivery{Key: "b"}), ErrQueueFull, "%T", q)
+		seen, _ := q.Seen(context.Background(), "b")
+		assert.False(t, seen, "%T: a refused delivery's key is not recorded", q)
+	}
 }
 
 // TestDiskQueueRecovery: what was pending, leased, dead-lettered, seen or
@@ -410,4 +418,107 @@ func TestDiskQueueSweepsExpiredKeys(t *testing.T) {
 	// The writer sweeps at the next commit once it is due.
 	require.NoError(t, q.write(func(*bolt.Tx) error { q.nextSweep = time.Time{}; return nil }, nil))
 	assert.Zero(t, keys())
+}
+
+// A taker that leases a delivery due for a retry wakes another, so that the
+// next retry time has a taker waiting for it while the first one works.
+func TestScheduleRetriesDueLaterAreNotStranded(t *testing.T) {
+	s := newSchedule()
+	defer s.close()
+	var mu sync.Mutex
+	s.add(1, "a")
+	s.add(2, "b")
+	e1, _ := s.next(time.Now())
+	e2, _ := s.next(time.Now())
+	require.Equal(t, []uint64{1, 2}, []uint64{e1.id, e2.id})
+	<-s.signal // the token of the adds; the two takers below must sleep without one
+
+	// Both takers look while nothing is due: they sleep with no timer.
+	looked := make(chan struct{}, 2)
+	s.now = func() time.Time { looked <- struct{}{}; return time.Now() }
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan uint64, 2)
+	for range 2 {
+		go func() {
+			id, err := s.take(ctx, mu.Lock, mu.Unlock)
+			if err != nil {
+				id = 0
+			}
+			got <- id
+		}()
+	}
+	<-looked
+	<-looked
+	mu.Lock()
+	s.now = time.Now
+	// Two retries made before either taker ran leave one token: one taker
+	// wakes, and it alone waits for the earlier time.
+	for _, e := range []*entry{e1, e2} {
+		e.leased, e.at = false, time.Now().Add(time.Duration(e.id*e.id)*time.Millisecond)
+		heap.Push(&s.later, e)
+	}
+	s.wake()
+	mu.Unlock()
+	assert.ElementsMatch(t, []uint64{1, 2}, []uint64{<-got, <-got})
+}
+
+// An ack the file refuses leaves the delivery pending on disk; it is handed
+// out again rather than held under a lease that never ends, which would
+// also hold back its partition.
+func TestDiskQueueFailedAckHandsOutAgain(t *testing.T) {
+	q := openDisk(t, t.TempDir(), DiskQueueOptions{})
+	defer q.Close()
+	id := put(t, q, "k1", "issue/1")
+	put(t, q, "k2", "issue/1")
+	require.Equal(t, id, take(t, q).ID)
+	// A bucket where the body was makes the ack's delete fail.
+	require.NoError(t, q.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bBodies)
+		if err := b.Delete(idKey(id)); err != nil {
+			return err
+		}
+		_, err := b.CreateBucket(idKey(id))
+		return err
+	}))
+	require.Error(t, q.Ack(context.Background(), id))
+	d := take(t, q)
+	assert.Equal(t, id, d.ID, "handed out again, ahead of the later one of its partition")
+	assert.Equal(t, 2, d.Attempt)
+}
+
+// A taker woken as its context ends passes the wake on, so that another
+// waiting taker gets the delivery. Which taker the wake reaches is up to the
+// runtime, so the race is played many times.
+func TestScheduleStoppedTakerPassesTheWakeOn(t *testing.T) {
+	for range 30 {
+		s := newSchedule()
+		var mu sync.Mutex
+		looked := make(chan struct{}, 2)
+		s.now = func() time.Time { looked <- struct{}{}; return time.Now() }
+		stopped, stop := context.WithCancel(context.Background())
+		waiting, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		first, second := make(chan uint64, 1), make(chan uint64, 1)
+		take := func(ctx context.Context, got chan<- uint64) {
+			id, _ := s.take(ctx, mu.Lock, mu.Unlock)
+			got <- id
+		}
+		go take(stopped, first)
+		<-looked
+		go take(waiting, second)
+		<-looked
+		mu.Lock()
+		s.now = time.Now
+		s.add(1, "")
+		stop()
+		mu.Unlock()
+		a := <-first
+		if a == 1 {
+			cancel() // it took the delivery before it saw the stop
+		}
+		b := <-second
+		cancel()
+		s.close()
+		require.True(t, a == 1 || b == 1, "neither taker got the delivery: the waiting one was left asleep")
+	}
 }

@@ -150,6 +150,9 @@ func (s *schedule) close() {
 func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
+			// This taker may hold a wake, or be the one waiting for the
+			// next retry time: another must look instead.
+			s.wake()
 			return 0, err
 		}
 		lock()
@@ -159,7 +162,9 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		}
 		now := s.now()
 		e, due := s.next(now)
-		if e != nil && s.ready.Len() > 0 {
+		// Pass the token on while more is ready, or due later: this taker
+		// may have been the one waiting for that time.
+		if e != nil && (s.ready.Len() > 0 || s.later.Len() > 0) {
 			s.wake()
 		}
 		unlock()
@@ -177,8 +182,6 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		case <-s.done:
 		case <-timeout:
 		case <-ctx.Done():
-			stop()
-			return 0, ctx.Err()
 		}
 		stop()
 	}

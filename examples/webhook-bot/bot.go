@@ -85,7 +85,11 @@ func (b *bot) onNote(ctx context.Context, e *webhook.NoteEvent) error {
 	if _, _, err := b.c.Issues.Update(ctx, issue.ProjectID, issue.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)}); err != nil {
 		return fmt.Errorf("closing #%d: %w", issue.IID, err)
 	}
-	b.report(fmt.Sprintf("#%d closed on /close from @%s", issue.IID, e.User.Username))
+	from := "someone unknown"
+	if e.User != nil {
+		from = "@" + e.User.Username
+	}
+	b.report(fmt.Sprintf("#%d closed on /close from %s", issue.IID, from))
 	return nil
 }
 

@@ -97,3 +97,20 @@ func TestBotReactions(t *testing.T) {
 	assert.Equal(t, int64(5), st.Handled)
 	assert.Zero(t, st.DeadLettered)
 }
+
+// A note without a user (a synthesized one whose author the API left out)
+// still closes its issue, with no panic.
+func TestBotCloseFromUnknownUser(t *testing.T) {
+	srv := collabtest.NewTestServer(t)
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
+	require.NoError(t, err)
+	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+	id := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	var reports []string
+	b := &bot{c: c, self: "root", label: "needs-triage", report: func(s string) { reports = append(reports, s) }}
+	ev := &webhook.NoteEvent{ObjectKind: "note", ProjectID: pid,
+		ObjectAttributes: &webhook.NoteAttributes{ID: 1, Note: "/close", NoteableType: webhook.NoteableIssue},
+		Issue:            &webhook.IssueAttributes{ID: id, IID: 1, ProjectID: pid, State: "opened"}}
+	require.NoError(t, b.onNote(context.Background(), ev))
+	assert.Equal(t, []string{"#1 closed on /close from someone unknown"}, reports)
+}

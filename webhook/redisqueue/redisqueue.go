@@ -445,6 +445,7 @@ func (q *Queue) Ack(ctx context.Context, id uint64) error {
 		return err
 	}
 	if err := ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id).Err(); err != nil {
+		q.unlease(id, time.Now().Add(q.o.PollInterval))
 		return fmt.Errorf("redisqueue: acking delivery %d: %w", id, err)
 	}
 	q.release(id)
@@ -454,21 +455,14 @@ func (q *Queue) Ack(ctx context.Context, id uint64) error {
 // Retry implements webhook.Queue. The delivery stays in this receiver's
 // lease until it is ready again.
 func (q *Queue) Retry(ctx context.Context, id uint64, at time.Time, reason string) error {
-	e, err := q.leased(id)
-	if err != nil {
+	if _, err := q.leased(id); err != nil {
 		return err
 	}
 	if err := retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason).Err(); err != nil {
+		q.unlease(id, time.Now().Add(q.o.PollInterval))
 		return fmt.Errorf("redisqueue: retrying delivery %d: %w", id, err)
 	}
-	q.mu.Lock()
-	e.leased, e.at = false, at
-	if e.lost {
-		delete(q.held, e.sid)
-		delete(q.byID, id)
-	}
-	q.mu.Unlock()
-	q.signal()
+	q.unlease(id, at)
 	return nil
 }
 
@@ -478,10 +472,28 @@ func (q *Queue) DeadLetter(ctx context.Context, id uint64, reason string) error 
 		return err
 	}
 	if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason).Err(); err != nil {
+		q.unlease(id, time.Now().Add(q.o.PollInterval))
 		return fmt.Errorf("redisqueue: dead-lettering delivery %d: %w", id, err)
 	}
 	q.release(id)
 	return nil
+}
+
+// unlease ends a worker's lease of id; this receiver hands it out again at
+// at, unless another took it over. Ack, Retry and DeadLetter call it when
+// Redis failed to settle id too: a lease no worker holds would be renewed
+// for good and hold back its partition.
+func (q *Queue) unlease(id uint64, at time.Time) {
+	q.mu.Lock()
+	if e := q.byID[id]; e != nil && e.leased {
+		e.leased, e.at = false, at
+		if e.lost {
+			delete(q.held, e.sid)
+			delete(q.byID, id)
+		}
+	}
+	q.mu.Unlock()
+	q.signal()
 }
 
 func (q *Queue) leased(id uint64) (*entry, error) {

@@ -475,3 +475,34 @@ func TestWebhookStaysLean(t *testing.T) {
 		t.Fatal("the root, runner or webhook package depends on go-redis")
 	}
 }
+
+// A settle that Redis did not take leaves the delivery pending there; this
+// receiver hands it out again rather than renew a lease no worker holds.
+func TestFailedSettleHandsOutAgain(t *testing.T) {
+	rdb := startRedis(t)
+	q := newQueue(t, rdb, redisqueue.Options{})
+	id := put(t, q, delivery("a", "issue/1"))
+	put(t, q, delivery("b", "issue/1"))
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	settles := []struct {
+		name   string
+		settle func(uint64) error
+	}{
+		{"ack", func(id uint64) error { return q.Ack(cancelled, id) }},
+		{"retry", func(id uint64) error { return q.Retry(cancelled, id, time.Now(), "boom") }},
+		{"dead-letter", func(id uint64) error { return q.DeadLetter(cancelled, id, "boom") }},
+	}
+	for i, s := range settles {
+		d := take(t, q)
+		if d.ID != id || d.Attempt != i+1 {
+			t.Fatalf("before the failed %s: took %d attempt %d, want %d attempt %d", s.name, d.ID, d.Attempt, id, i+1)
+		}
+		if err := s.settle(id); err == nil {
+			t.Fatalf("%s with a cancelled context: no error", s.name)
+		}
+	}
+	if d := take(t, q); d.ID != id {
+		t.Fatalf("took %d, want %d again, ahead of its partition", d.ID, id)
+	}
+}
