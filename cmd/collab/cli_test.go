@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/collabsvc/collab/collabtest"
 )
@@ -112,5 +113,26 @@ func TestWritesNotRetried(t *testing.T) {
 	}
 	if gets.Load() != 2 {
 		t.Errorf("the GET was sent %d times, want 2", gets.Load())
+	}
+}
+
+// TestFakeStopsOnASignalCaughtBeforeIt cancels the context main's signal
+// handler cancels before collab fake starts: the fake must see that signal
+// and stop, not serve on as if it had never come.
+func TestFakeStopsOnASignalCaughtBeforeIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"fake", "-addr", "127.0.0.1:0"}, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+	}()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.HasSuffix(out.String(), "collab fake stopped\n") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("collab fake kept serving after the signal its caller caught")
 	}
 }
