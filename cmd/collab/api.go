@@ -112,7 +112,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	watch := &watcher{next: http.DefaultTransport}
+	watch := &watcher{next: http.DefaultTransport, header: headers}
 	apiPath := "api/v3"
 	if a.runnerAPI {
 		apiPath = "ci/api/v1"
@@ -133,7 +133,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if a.paginate {
 		err = a.paginateAll(ctx, client, encodeQuery(path, fields), w, watch)
 	} else {
-		err = a.once(ctx, client, method, path, fields, headers, w)
+		err = a.once(ctx, client, method, path, fields, w)
 	}
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = ferr
@@ -165,7 +165,7 @@ func (a *apiCmd) target(args []string) (method, path string, err error) {
 }
 
 // once sends one request and prints its body.
-func (a *apiCmd) once(ctx context.Context, client *collab.Client, method, path string, fields []field, headers http.Header, w *output) error {
+func (a *apiCmd) once(ctx context.Context, client *collab.Client, method, path string, fields []field, w *output) error {
 	var body []byte
 	contentType := ""
 	switch {
@@ -198,9 +198,6 @@ func (a *apiCmd) once(ctx context.Context, client *collab.Client, method, path s
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
-	}
-	for k, vs := range headers {
-		req.Header[k] = vs
 	}
 	resp, err := client.BareDo(req)
 	if err != nil {
@@ -257,15 +254,23 @@ func parseHeaders(lines []string) (http.Header, error) {
 	return h, nil
 }
 
-// watcher sees every response, for the page count and -i.
+// watcher adds the -H headers to every request, of one call or of every
+// page, and sees every response, for the page count and -i.
 type watcher struct {
 	next       http.RoundTripper
+	header     http.Header // from -H; each replaces what the SDK set
 	onResponse func(*http.Response)
 	pages      atomic.Int64
 }
 
 // RoundTrip implements http.RoundTripper.
 func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(w.header) > 0 {
+		req = req.Clone(req.Context()) // a RoundTripper must not change its request
+		for k, vs := range w.header {
+			req.Header[k] = vs
+		}
+	}
 	resp, err := w.next.RoundTrip(req)
 	if err == nil {
 		w.pages.Add(1)

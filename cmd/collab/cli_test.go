@@ -136,3 +136,30 @@ func TestFakeStopsOnASignalCaughtBeforeIt(t *testing.T) {
 		t.Fatal("collab fake kept serving after the signal its caller caught")
 	}
 }
+
+// TestHeadersOnEveryPage: -H goes with every page of --paginate, as with
+// a single call.
+func TestHeadersOnEveryPage(t *testing.T) {
+	var requests, withHeader atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.Header.Get("X-Trace") == "on" {
+			withHeader.Add(1)
+		}
+		if r.URL.Query().Get("page") != "2" {
+			w.Header().Set("X-Next-Page", "2")
+		}
+		io.WriteString(w, `[{"n":1}]`)
+	}))
+	defer ts.Close()
+	t.Setenv("COLLAB_URL", ts.URL)
+	t.Setenv("COLLAB_TOKEN", "x")
+
+	code, out, errOut := runCollab(t, "api", "--paginate", "-H", "X-Trace: on", "things", "--jq", "length")
+	if code != 0 || out != "2\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if requests.Load() != 2 || withHeader.Load() != 2 {
+		t.Errorf("%d of %d page requests carried the -H header", withHeader.Load(), requests.Load())
+	}
+}
