@@ -25,8 +25,7 @@ type apiCmd struct {
 	std stdio
 
 	method    string
-	raw       []string
-	typed     []string
+	fields    []fieldArg // -f and -F, in the order given
 	input     string
 	headers   []string
 	sudo      string
@@ -68,8 +67,8 @@ twice by a retry.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&a.method, "method", "X", "", "HTTP `METHOD` (default GET, or POST with parameters)")
-	f.StringArrayVarP(&a.raw, "raw-field", "f", nil, "add a string parameter `key=value`")
-	f.StringArrayVarP(&a.typed, "field", "F", nil, "add a typed parameter `key=value` (number, true, false, null, @file)")
+	f.VarP(fieldFlag{&a.fields, false}, "raw-field", "f", "add a string parameter `key=value`")
+	f.VarP(fieldFlag{&a.fields, true}, "field", "F", "add a typed parameter `key=value` (number, true, false, null, @file)")
 	f.StringVar(&a.input, "input", "", "send the body from `FILE` (- for standard input); parameters then go in the query")
 	f.StringArrayVarP(&a.headers, "header", "H", nil, "add a request header `\"Key: value\"`")
 	f.StringVar(&a.sudo, "sudo", "", "act as `USER` (an id or username; needs an administrator's token)")
@@ -87,7 +86,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fields, err := parseFields(a.raw, a.typed, a.std.in)
+	fields, err := parseFields(a.fields, a.std.in)
 	if err != nil {
 		return err
 	}

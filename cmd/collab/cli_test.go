@@ -163,3 +163,25 @@ func TestHeadersOnEveryPage(t *testing.T) {
 		t.Errorf("%d of %d page requests carried the -H header", withHeader.Load(), requests.Load())
 	}
 }
+
+// TestFieldsInTheOrderGiven: -f and -F are one list, so the last of a key
+// wins and arrays keep their order whichever flag gave each value.
+func TestFieldsInTheOrderGiven(t *testing.T) {
+	bodies := make(chan string, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		io.WriteString(w, `{}`)
+	}))
+	defer ts.Close()
+	t.Setenv("COLLAB_URL", ts.URL)
+	t.Setenv("COLLAB_TOKEN", "x")
+
+	code, _, errOut := runCollab(t, "api", "POST", "things", "-F", "n=1", "-f", "n=2", "-F", "a[]=1", "-f", "a[]=x")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if got, want := <-bodies, `{"a":[1,"x"],"n":"2"}`+"\n"; got != want {
+		t.Errorf("body %s, want %s", got, want)
+	}
+}
