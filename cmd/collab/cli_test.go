@@ -185,3 +185,19 @@ func TestFieldsInTheOrderGiven(t *testing.T) {
 		t.Errorf("body %s, want %s", got, want)
 	}
 }
+
+// TestReplayStopsWhenInterrupted: after SIGINT (its context cancelled),
+// replay stops instead of failing every line left in the file.
+func TestReplayStopsWhenInterrupted(t *testing.T) {
+	var hits atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer ts.Close()
+	line := `{"kind":"issue","received_at":"2026-01-02T03:04:05Z","headers":{},"body":{"object_kind":"issue"}}` + "\n"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut strings.Builder
+	code := run(ctx, []string{"hook", "replay", "--to", ts.URL}, stdio{in: strings.NewReader(strings.Repeat(line, 3)), out: &out, err: &errOut})
+	if code != 1 || hits.Load() != 0 || strings.Contains(errOut.String(), "line ") {
+		t.Errorf("exit %d, %d deliveries sent, stderr %q", code, hits.Load(), errOut.String())
+	}
+}

@@ -278,6 +278,11 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 	br := bufio.NewReader(in)
 	sent, failed := 0, 0
 	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			// Interrupted: stop here rather than fail every line left.
+			fmt.Fprintf(r.std.err, "collab: replayed %d deliveries before stopping\n", sent)
+			return err
+		}
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var ev eventLine
