@@ -86,7 +86,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fields, err := parseFields(a.fields, a.std.in)
+	fields, err := parseFields(a.fields, a.std.in, a.input == "-")
 	if err != nil {
 		return err
 	}

@@ -201,3 +201,19 @@ func TestReplayStopsWhenInterrupted(t *testing.T) {
 		t.Errorf("exit %d, %d deliveries sent, stderr %q", code, hits.Load(), errOut.String())
 	}
 }
+
+// TestStandardInputReadOnce: a second reader of standard input would get
+// nothing and send an empty value without a word; it is a usage error.
+func TestStandardInputReadOnce(t *testing.T) {
+	t.Setenv("COLLAB_URL", "http://127.0.0.1:1")
+	t.Setenv("COLLAB_TOKEN", "x")
+	for _, args := range [][]string{
+		{"api", "POST", "things", "-F", "a=@-", "-F", "b=@-"},
+		{"api", "POST", "things", "--input", "-", "-F", "a=@-"},
+	} {
+		code, _, errOut := runCollab(t, args...)
+		if code != 2 || !strings.Contains(errOut, "standard input is read once") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}

@@ -40,9 +40,11 @@ func (f fieldFlag) Set(kv string) error {
 func (f fieldFlag) Type() string { return "stringArray" }
 
 // parseFields reads the -f (raw string) and -F (typed) parameters, in the
-// order given. stdin serves "-F key=@-".
-func parseFields(args []fieldArg, stdin io.Reader) ([]field, error) {
+// order given. stdin serves one "-F key=@-", unless inputTaken says that
+// --input - reads it: a second reader would silently get nothing.
+func parseFields(args []fieldArg, stdin io.Reader, inputTaken bool) ([]field, error) {
 	var out []field
+	stdinUsed := inputTaken
 	add := func(kv string, isTyped bool) error {
 		key, val, ok := strings.Cut(kv, "=")
 		if !ok || key == "" || key == "[]" {
@@ -53,6 +55,12 @@ func parseFields(args []fieldArg, stdin io.Reader) ([]field, error) {
 			f.key, f.array = k, true
 		}
 		if isTyped {
+			if val == "@-" {
+				if stdinUsed {
+					return usagef("-F %s: standard input is read once, by --input - or one @-", kv)
+				}
+				stdinUsed = true
+			}
 			v, err := typedValue(val, stdin)
 			if err != nil {
 				return err
