@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -214,6 +215,28 @@ func TestStandardInputReadOnce(t *testing.T) {
 		code, _, errOut := runCollab(t, args...)
 		if code != 2 || !strings.Contains(errOut, "standard input is read once") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+// TestEmptySecretFile: an empty secret file would turn the token check
+// off without a word; it is a usage error.
+func TestEmptySecretFile(t *testing.T) {
+	empty := t.TempDir() + "/secret"
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"hook", "listen", "--addr", "127.0.0.1:0", "--secret-file", empty},
+		{"hook", "replay", "--to", "http://127.0.0.1:1/", "--secret-file", empty},
+	} {
+		// Cancelled, so that a listener that does start stops at once.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errOut strings.Builder
+		code := run(ctx, args, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+		if code != 2 || !strings.Contains(errOut.String(), "is empty") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut.String())
 		}
 	}
 }

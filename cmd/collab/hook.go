@@ -50,7 +50,12 @@ func readSecret(file string) (string, error) {
 	if err != nil {
 		return "", usagef("--secret-file: %v", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		// An empty secret would check nothing, while the flag says it does.
+		return "", usagef("--secret-file: %s is empty", file)
+	}
+	return secret, nil
 }
 
 // listenCmd holds the flags of collab hook listen.
