@@ -240,3 +240,22 @@ func TestEmptySecretFile(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTokenFile: an empty token file is a usage error, not a call
+// without a token.
+func TestEmptyTokenFile(t *testing.T) {
+	var calls atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		io.WriteString(w, `{}`)
+	}))
+	defer ts.Close()
+	empty := t.TempDir() + "/token"
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCollab(t, "api", "--url", ts.URL, "--token-file", empty, "user")
+	if code != 2 || calls.Load() != 0 || !strings.Contains(errOut, "is empty") {
+		t.Errorf("exit %d, %d calls, stderr %q", code, calls.Load(), errOut)
+	}
+}
