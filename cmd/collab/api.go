@@ -25,8 +25,7 @@ type apiCmd struct {
 	std stdio
 
 	method    string
-	raw       []string
-	typed     []string
+	fields    []fieldArg // -f and -F, in the order given
 	input     string
 	headers   []string
 	sudo      string
@@ -68,8 +67,8 @@ twice by a retry.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&a.method, "method", "X", "", "HTTP `METHOD` (default GET, or POST with parameters)")
-	f.StringArrayVarP(&a.raw, "raw-field", "f", nil, "add a string parameter `key=value`")
-	f.StringArrayVarP(&a.typed, "field", "F", nil, "add a typed parameter `key=value` (number, true, false, null, @file)")
+	f.VarP(fieldFlag{&a.fields, false}, "raw-field", "f", "add a string parameter `key=value`")
+	f.VarP(fieldFlag{&a.fields, true}, "field", "F", "add a typed parameter `key=value` (number, true, false, null, @file)")
 	f.StringVar(&a.input, "input", "", "send the body from `FILE` (- for standard input); parameters then go in the query")
 	f.StringArrayVarP(&a.headers, "header", "H", nil, "add a request header `\"Key: value\"`")
 	f.StringVar(&a.sudo, "sudo", "", "act as `USER` (an id or username; needs an administrator's token)")
@@ -87,7 +86,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fields, err := parseFields(a.raw, a.typed, a.std.in)
+	fields, err := parseFields(a.fields, a.std.in, a.input == "-")
 	if err != nil {
 		return err
 	}
@@ -112,7 +111,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	watch := &watcher{next: http.DefaultTransport}
+	watch := &watcher{next: http.DefaultTransport, header: headers}
 	apiPath := "api/v3"
 	if a.runnerAPI {
 		apiPath = "ci/api/v1"
@@ -133,7 +132,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if a.paginate {
 		err = a.paginateAll(ctx, client, encodeQuery(path, fields), w, watch)
 	} else {
-		err = a.once(ctx, client, method, path, fields, headers, w)
+		err = a.once(ctx, client, method, path, fields, w)
 	}
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = ferr
@@ -165,7 +164,7 @@ func (a *apiCmd) target(args []string) (method, path string, err error) {
 }
 
 // once sends one request and prints its body.
-func (a *apiCmd) once(ctx context.Context, client *collab.Client, method, path string, fields []field, headers http.Header, w *output) error {
+func (a *apiCmd) once(ctx context.Context, client *collab.Client, method, path string, fields []field, w *output) error {
 	var body []byte
 	contentType := ""
 	switch {
@@ -198,9 +197,6 @@ func (a *apiCmd) once(ctx context.Context, client *collab.Client, method, path s
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
-	}
-	for k, vs := range headers {
-		req.Header[k] = vs
 	}
 	resp, err := client.BareDo(req)
 	if err != nil {
@@ -257,15 +253,23 @@ func parseHeaders(lines []string) (http.Header, error) {
 	return h, nil
 }
 
-// watcher sees every response, for the page count and -i.
+// watcher adds the -H headers to every request, of one call or of every
+// page, and sees every response, for the page count and -i.
 type watcher struct {
 	next       http.RoundTripper
+	header     http.Header // from -H; each replaces what the SDK set
 	onResponse func(*http.Response)
 	pages      atomic.Int64
 }
 
 // RoundTrip implements http.RoundTripper.
 func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(w.header) > 0 {
+		req = req.Clone(req.Context()) // a RoundTripper must not change its request
+		for k, vs := range w.header {
+			req.Header[k] = vs
+		}
+	}
 	resp, err := w.next.RoundTrip(req)
 	if err == nil {
 		w.pages.Add(1)

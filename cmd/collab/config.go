@@ -34,6 +34,10 @@ func (c *config) token() (token, kind string, err error) {
 			return "", "", usagef("--token-file: %v", err)
 		}
 		token = strings.TrimSpace(string(b))
+		if token == "" {
+			// Not a silent anonymous call: the caller meant to send a token.
+			return "", "", usagef("--token-file: %s is empty", c.tokenFile)
+		}
 	}
 	kind = strings.ToLower(strings.TrimSpace(os.Getenv("COLLAB_TOKEN_KIND")))
 	switch kind {

@@ -17,8 +17,9 @@ func newFakeCmd(std stdio) *cobra.Command {
 			"flags. It prints its base URL and the administrator's token. Run collab fake -h\n" +
 			"for every flag.",
 		DisableFlagParsing: true,
-		RunE: func(_ *cobra.Command, args []string) error {
-			if code := fakecmd.Main(args, std.out, std.err); code != 0 {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// The context carries the signal handler main installed first.
+			if code := fakecmd.Main(cmd.Context(), "collab fake", args, std.out, std.err); code != 0 {
 				return exitError{code}
 			}
 			return nil

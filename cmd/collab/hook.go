@@ -50,7 +50,12 @@ func readSecret(file string) (string, error) {
 	if err != nil {
 		return "", usagef("--secret-file: %v", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		// An empty secret would check nothing, while the flag says it does.
+		return "", usagef("--secret-file: %s is empty", file)
+	}
+	return secret, nil
 }
 
 // listenCmd holds the flags of collab hook listen.
@@ -278,6 +283,11 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 	br := bufio.NewReader(in)
 	sent, failed := 0, 0
 	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			// Interrupted: stop here rather than fail every line left.
+			fmt.Fprintf(r.std.err, "collab: replayed %d deliveries before stopping\n", sent)
+			return err
+		}
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var ev eventLine

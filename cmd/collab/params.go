@@ -16,10 +16,35 @@ type field struct {
 	value any // string, json.Number, bool or nil
 }
 
+// fieldArg is one -f or -F argument as given.
+type fieldArg struct {
+	kv    string
+	typed bool
+}
+
+// fieldFlag is the flag.Value of -f (typed false) and -F (typed true). Both
+// append to one list, so that the order between them is kept: the last of
+// "-F n=1 -f n=2" wins, and "-F a[]=1 -f a[]=x" is [1, "x"].
+type fieldFlag struct {
+	list  *[]fieldArg
+	typed bool
+}
+
+func (f fieldFlag) String() string { return "" }
+
+func (f fieldFlag) Set(kv string) error {
+	*f.list = append(*f.list, fieldArg{kv, f.typed})
+	return nil
+}
+
+func (f fieldFlag) Type() string { return "stringArray" }
+
 // parseFields reads the -f (raw string) and -F (typed) parameters, in the
-// order given. stdin serves "-F key=@-".
-func parseFields(raw, typed []string, stdin io.Reader) ([]field, error) {
+// order given. stdin serves one "-F key=@-", unless inputTaken says that
+// --input - reads it: a second reader would silently get nothing.
+func parseFields(args []fieldArg, stdin io.Reader, inputTaken bool) ([]field, error) {
 	var out []field
+	stdinUsed := inputTaken
 	add := func(kv string, isTyped bool) error {
 		key, val, ok := strings.Cut(kv, "=")
 		if !ok || key == "" || key == "[]" {
@@ -30,6 +55,12 @@ func parseFields(raw, typed []string, stdin io.Reader) ([]field, error) {
 			f.key, f.array = k, true
 		}
 		if isTyped {
+			if val == "@-" {
+				if stdinUsed {
+					return usagef("-F %s: standard input is read once, by --input - or one @-", kv)
+				}
+				stdinUsed = true
+			}
 			v, err := typedValue(val, stdin)
 			if err != nil {
 				return err
@@ -39,13 +70,8 @@ func parseFields(raw, typed []string, stdin io.Reader) ([]field, error) {
 		out = append(out, f)
 		return nil
 	}
-	for _, kv := range raw {
-		if err := add(kv, false); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range typed {
-		if err := add(kv, true); err != nil {
+	for _, a := range args {
+		if err := add(a.kv, a.typed); err != nil {
 			return nil, err
 		}
 	}

@@ -9,9 +9,12 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/collabsvc/collab/internal/fakecmd"
 )
 
-func main() { os.Exit(fakecmd.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	os.Exit(fakecmd.Main(context.Background(), "collabfake", os.Args[1:], os.Stdout, os.Stderr))
+}

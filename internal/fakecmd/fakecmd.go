@@ -39,36 +39,40 @@ const DefaultAddr = "127.0.0.1:8081"
 // handler is installed, to send a signal before anything else happens.
 var handlerInstalled func()
 
-// Main runs the command with args (without the program name), writing its
-// URL, token and messages to stdout and usage, errors and the request log
-// to stderr. It serves until SIGINT or SIGTERM and returns the exit status:
-// 0 after a clean stop or -h, 1 when the server cannot start, 2 on bad flags.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs the command called name ("collabfake" or "collab fake") with
+// args (without the program name), writing its URL, token and messages to
+// stdout and usage, errors and the request log to stderr. It serves until
+// ctx ends or SIGINT or SIGTERM arrives, and returns the exit status: 0
+// after a clean stop or -h, 1 when the server cannot start, 2 on bad flags.
+//
+// A caller that installs its own signal handler first passes the context
+// it cancels, so that a signal caught before Main starts is not lost.
+func Main(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
 	// The handler goes in first: a signal sent while the flags are read or
 	// the listener opens would otherwise kill the process uncleanly.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if handlerInstalled != nil {
 		handlerInstalled()
 	}
-	opts, err := parseFlags(args, stderr)
+	opts, err := parseFlags(name, args, stderr)
 	if err == flag.ErrHelp {
 		return 0
 	}
 	if err != nil {
 		return 2
 	}
-	if err := serve(ctx, opts, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "collabfake:", err)
+	if err := serve(ctx, name, opts, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	return 0
 }
 
 // parseFlags reads the command line; -h prints the usage to errOut.
-func parseFlags(args []string, errOut io.Writer) (options, error) {
+func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("collabfake", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	fs.StringVar(&o.addr, "addr", DefaultAddr, "`address` to listen on (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.token, "token", "",
@@ -78,10 +82,10 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 0, "how long a webhook delivery waits to connect, then for the answer,\n"+
 		"before it sends the same body again (0: 10s, as deployed servers)")
 	fs.Usage = func() {
-		fmt.Fprintf(errOut, "Usage: collabfake [flags]\n\n"+
-			"collabfake serves a fake Collaboration Service (/api/v3 and the runner API /ci/api/v1)\n"+
+		fmt.Fprintf(errOut, "Usage: %[1]s [flags]\n\n"+
+			"%[1]s serves a fake Collaboration Service (/api/v3 and the runner API /ci/api/v1)\n"+
 			"in memory until SIGINT or SIGTERM. It reads query, form, multipart and JSON bodies.\n"+
-			"Project hooks registered through the API receive webhooks; -log also logs each delivery.\n\nFlags:\n")
+			"Project hooks registered through the API receive webhooks; -log also logs each delivery.\n\nFlags:\n", name)
 		fs.PrintDefaults()
 	}
 	err := fs.Parse(args)
@@ -90,7 +94,7 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	}
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected arguments: %q", fs.Args())
-		fmt.Fprintln(errOut, "collabfake:", err)
+		fmt.Fprintf(errOut, "%s: %v\n", name, err)
 		fs.Usage()
 	}
 	return o, err
@@ -98,7 +102,7 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 
 // serve runs the fake until ctx ends, printing its URL and admin token to
 // out and, with -log, the request log to logOut.
-func serve(ctx context.Context, o options, out, logOut io.Writer) error {
+func serve(ctx context.Context, name string, o options, out, logOut io.Writer) error {
 	opts := []collabtest.Option{collabtest.WithAddr(o.addr), collabtest.WithAdminToken(o.token)}
 	if o.log {
 		opts = append(opts, collabtest.WithLog(slog.New(slog.NewTextHandler(logOut, nil))))
@@ -114,9 +118,9 @@ func serve(ctx context.Context, o options, out, logOut io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "collabfake serving %s/api/v3\nadmin private token: %s\n", srv.URL, srv.AdminToken)
+	fmt.Fprintf(out, "%s serving %s/api/v3\nadmin private token: %s\n", name, srv.URL, srv.AdminToken)
 	<-ctx.Done()
 	srv.Close()
-	fmt.Fprintln(out, "collabfake stopped")
+	fmt.Fprintln(out, name, "stopped")
 	return nil
 }

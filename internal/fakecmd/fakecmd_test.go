@@ -73,7 +73,7 @@ func TestServeSeedsLogsAndStops(t *testing.T) {
 	logs := &syncBuffer{wrote: make(chan struct{}, 1)}
 	done := make(chan error)
 	go func() {
-		done <- serve(ctx, options{addr: "127.0.0.1:0", token: "fixed-secret", seed: true, log: true}, out, logs)
+		done <- serve(ctx, "collabfake", options{addr: "127.0.0.1:0", token: "fixed-secret", seed: true, log: true}, out, logs)
 	}()
 	for !strings.Contains(out.String(), "admin private token") {
 		<-out.wrote
@@ -97,24 +97,24 @@ func TestServeSeedsLogsAndStops(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Contains(t, out.String(), "collabfake stopped")
 
-	assert.Error(t, serve(context.Background(), options{addr: "256.0.0.1:bad"}, out, logs), "a bad address is an error")
+	assert.Error(t, serve(context.Background(), "collabfake", options{addr: "256.0.0.1:bad"}, out, logs), "a bad address is an error")
 }
 
 func TestFlags(t *testing.T) {
 	var help bytes.Buffer
-	_, err := parseFlags([]string{"-h"}, &help)
+	_, err := parseFlags("collabfake", []string{"-h"}, &help)
 	assert.ErrorIs(t, err, flag.ErrHelp)
 	for _, name := range []string{"-addr", "-token", "-log", "-seed", "COLLABFAKE_TOKEN"} {
 		assert.Contains(t, help.String(), name)
 	}
 	t.Setenv(tokenEnv, "from-env")
-	o, err := parseFlags([]string{"-addr", ":0", "-seed"}, io.Discard)
+	o, err := parseFlags("collabfake", []string{"-addr", ":0", "-seed"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, options{addr: ":0", token: "from-env", seed: true}, o)
-	o, err = parseFlags([]string{"-token", "from-flag", "-log"}, io.Discard)
+	o, err = parseFlags("collabfake", []string{"-token", "from-flag", "-log"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, options{addr: DefaultAddr, token: "from-flag", log: true}, o)
-	_, err = parseFlags([]string{"extra"}, io.Discard)
+	_, err = parseFlags("collabfake", []string{"extra"}, io.Discard)
 	assert.Error(t, err)
 }
 
@@ -195,7 +195,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	logs := &syncBuffer{wrote: make(chan struct{}, 1)}
 	done := make(chan error)
 	go func() {
-		done <- serve(ctx, options{addr: "127.0.0.1:0", token: "tok", seed: true, log: true, webhookTimeout: time.Second}, out, logs)
+		done <- serve(ctx, "collabfake", options{addr: "127.0.0.1:0", token: "tok", seed: true, log: true, webhookTimeout: time.Second}, out, logs)
 	}()
 	for !strings.Contains(out.String(), "admin private token") {
 		<-out.wrote
@@ -229,7 +229,7 @@ func TestMainExitStatus(t *testing.T) {
 		{[]string{"-addr", "256.0.0.1:bad"}, 1, "collabfake: "},
 	} {
 		var out, errOut bytes.Buffer
-		assert.Equal(t, tc.status, Main(tc.args, &out, &errOut), tc.args)
+		assert.Equal(t, tc.status, Main(context.Background(), "collabfake", tc.args, &out, &errOut), tc.args)
 		assert.Contains(t, errOut.String(), tc.errText, tc.args)
 	}
 }
@@ -241,6 +241,6 @@ func TestSignalDuringStartIsKept(t *testing.T) {
 	handlerInstalled = func() { require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT)) }
 	defer func() { handlerInstalled = nil }()
 	var out, errOut bytes.Buffer
-	assert.Equal(t, 0, Main([]string{"-addr", "127.0.0.1:0"}, &out, &errOut), errOut.String())
+	assert.Equal(t, 0, Main(context.Background(), "collabfake", []string{"-addr", "127.0.0.1:0"}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "collabfake stopped")
 }

@@ -2,9 +2,9 @@ package fakecmd
 
 import (
 	"fmt"
-	"github.com/collabsvc/collab"
 	"io"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
