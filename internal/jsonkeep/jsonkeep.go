@@ -376,6 +376,7 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 	v.SetZero()
 	var extra map[string]json.RawMessage
 	seen := Fields{decoded: true}
+	errStart := len(*errs) // errors from here on have paths relative to v
 	for first := true; ; first = false {
 		s.ws()
 		if first && s.pos < len(s.data) && s.data[s.pos] == '}' {
@@ -388,6 +389,9 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 		}
 		start := s.pos
 		f := c.byName[string(key)]
+		if f != nil && len(*errs) > errStart {
+			dropStale(errs, errStart, f.name)
+		}
 		if f == nil {
 			raw := s.value()
 			if s.err != nil {
@@ -456,6 +460,22 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 	if c.seen >= 0 {
 		*(*Fields)(v.Field(c.seen).Addr().UnsafePointer()) = seen
 	}
+}
+
+// dropStale removes from errs[from:] the errors of an earlier value of the
+// field name: with a duplicate key the last value wins, and the earlier
+// value is no longer kept anywhere.
+func dropStale(errs *Errors, from int, name string) {
+	kept := (*errs)[:from]
+	for _, fe := range (*errs)[from:] {
+		p := fe.Path
+		if p == name || len(p) > len(name) && strings.HasPrefix(p, name) && (p[len(name)] == '.' || p[len(name)] == '[') {
+			continue
+		}
+		kept = append(kept, fe)
+	}
+	clear((*errs)[len(kept):])
+	*errs = kept
 }
 
 // keep stores a copy of raw under key: the caller may reuse its buffer.

@@ -251,3 +251,27 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDuplicateKeyLastWins: with a duplicate key the last value wins, and
+// an earlier value that did not fit is no longer reported, since it is no
+// longer kept.
+func TestDuplicateKeyLastWins(t *testing.T) {
+	var v outer
+	require.NoError(t, Decode([]byte(`{"count":"x","one":{"n":"y"},"items":[{"n":{}}],"count":1,"one":{"n":2},"items":[]}`), &v))
+	assert.Equal(t, 1, *v.Count)
+	assert.Equal(t, 2, v.One.N)
+	assert.Empty(t, v.Extra)
+
+	err := Decode([]byte(`{"count":"x","name":1,"count":null}`), &v)
+	var errs Errors
+	require.True(t, errors.As(err, &errs), "%v", err)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "name", errs[0].Path, "the other field's error stays")
+	assert.Nil(t, v.Count)
+	assert.NotContains(t, v.Extra, "count")
+
+	err = Decode([]byte(`{"count":1,"count":"x"}`), &v)
+	require.True(t, errors.As(err, &errs), "%v", err)
+	assert.Equal(t, "count", errs[0].Path, "a last value that does not fit is reported")
+	assert.JSONEq(t, `"x"`, string(v.Extra["count"]))
+}
