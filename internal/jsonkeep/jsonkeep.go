@@ -348,7 +348,7 @@ func isRecord(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
-	plain := !reflect.PointerTo(t).Implements(unmarshalerType)
+	plain := !hasDecoder(t)
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Type == fieldsType {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -274,4 +275,40 @@ func TestDuplicateKeyLastWins(t *testing.T) {
 	require.True(t, errors.As(err, &errs), "%v", err)
 	assert.Equal(t, "count", errs[0].Path, "a last value that does not fit is reported")
 	assert.JSONEq(t, `"x"`, string(v.Extra["count"]))
+}
+
+// level reads its text, so encoding/json reads it from a string.
+type level int
+
+func (l *level) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "low":
+		*l = 1
+	case "high":
+		*l = 2
+	default:
+		return fmt.Errorf("unknown level %q", b)
+	}
+	return nil
+}
+
+// TestTextUnmarshalers: a type that reads its text is read from a string,
+// as encoding/json reads it, plain or behind a pointer, as a struct or not.
+func TestTextUnmarshalers(t *testing.T) {
+	var v struct {
+		Addr  netip.Addr                 `json:"addr"`
+		PAddr *netip.Addr                `json:"paddr"`
+		Level level                      `json:"level"`
+		Extra map[string]json.RawMessage `json:"-"`
+		_     Fields
+	}
+	require.NoError(t, Decode([]byte(`{"addr":"10.0.0.1","paddr":"::1","level":"high"}`), &v))
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), v.Addr)
+	assert.Equal(t, netip.MustParseAddr("::1"), *v.PAddr)
+	assert.Equal(t, level(2), v.Level)
+
+	var errs Errors
+	require.True(t, errors.As(Decode([]byte(`{"level":"mid"}`), &v), &errs))
+	assert.Equal(t, "level", errs[0].Path)
+	assert.JSONEq(t, `"mid"`, string(v.Extra["level"]))
 }
