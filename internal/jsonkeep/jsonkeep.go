@@ -331,6 +331,16 @@ func (c *codec) addFields(t reflect.Type, path []int) {
 	}
 }
 
+// keptIn reports whether extra holds a value of f, under its name or its
+// alias: a null, or a value that did not fit.
+func (f *field) keptIn(extra map[string]json.RawMessage) bool {
+	if _, ok := extra[f.name]; ok {
+		return true
+	}
+	_, ok := extra[f.alias]
+	return ok && f.alias != ""
+}
+
 func (c *codec) has(name string) bool {
 	for i := range c.fields {
 		if c.fields[i].name == name {
@@ -513,7 +523,7 @@ func Encode(v any) ([]byte, error) {
 		f := &c.fields[i]
 		fv := rv.FieldByIndex(f.index)
 		zero := fv.IsZero()
-		if _, kept := extra[f.name]; kept && zero {
+		if zero && f.keptIn(extra) {
 			continue
 		}
 		named, aliased := seen.has(f.bit)
@@ -535,7 +545,9 @@ func Encode(v any) ([]byte, error) {
 			buf = append(buf, b...)
 		}
 		if written != nil {
+			// The value held now replaces what was kept under either key.
 			written[f.name] = true
+			written[f.alias] = f.alias != ""
 		}
 	}
 	keys := make([]string, 0, len(extra))

@@ -312,3 +312,29 @@ func TestTextUnmarshalers(t *testing.T) {
 	assert.Equal(t, "level", errs[0].Path)
 	assert.JSONEq(t, `"mid"`, string(v.Extra["level"]))
 }
+
+type aliasVote struct {
+	Up    bool                       `json:"up?" alias:"up"`
+	Extra map[string]json.RawMessage `json:"-"`
+	_     Fields
+}
+
+// TestEditReplacesAValueKeptUnderAlias: a value kept under a field's alias
+// is written back while the field is zero, and replaced once it is set, so
+// that decoding again gives the edit.
+func TestEditReplacesAValueKeptUnderAlias(t *testing.T) {
+	var v aliasVote
+	var errs Errors
+	require.True(t, errors.As(Decode([]byte(`{"up":"maybe"}`), &v), &errs))
+	out, err := Encode(&v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"up":"maybe"}`, string(out), "the kept value, and no zero field beside it")
+
+	v.Up = true
+	out, err = Encode(&v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"up?":true}`, string(out))
+	var again aliasVote
+	require.NoError(t, Decode(out, &again))
+	assert.True(t, again.Up, "the edit survives")
+}
