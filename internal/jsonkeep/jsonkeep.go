@@ -186,13 +186,27 @@ type state struct {
 
 var states = sync.Pool{New: func() any { return new(state) }}
 
+// maxPooledErrs bounds the error list a pooled state keeps for reuse: a
+// payload with a great many bad values does not pin memory for later ones.
+const maxPooledErrs = 64
+
+// reset forgets the last decoding: its body and its errors, which the
+// caller may hold (they are returned) but the pool must not.
+func (st *state) reset() {
+	st.s = scanner{}
+	clear(st.errs)
+	st.errs = st.errs[:0]
+	if cap(st.errs) > maxPooledErrs {
+		st.errs = nil
+	}
+}
+
 // run decodes data into v: an object into a struct when dec is nil, or with
 // dec.
 func run(data []byte, v reflect.Value, dec decodeFunc) error {
 	st := states.Get().(*state)
 	defer func() {
-		st.s = scanner{}
-		st.errs = st.errs[:0]
+		st.reset()
 		states.Put(st)
 	}()
 	st.s = scanner{data: data}

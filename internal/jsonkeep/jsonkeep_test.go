@@ -338,3 +338,22 @@ func TestEditReplacesAValueKeptUnderAlias(t *testing.T) {
 	require.NoError(t, Decode(out, &again))
 	assert.True(t, again.Up, "the edit survives")
 }
+
+// TestPooledStateHoldsNothing: a decoding's state goes back to the pool
+// without the body or the errors, which belong to the caller now, and
+// without a list grown large by a hostile payload.
+func TestPooledStateHoldsNothing(t *testing.T) {
+	st := &state{s: scanner{data: []byte(`{}`)}}
+	for i := range 3 {
+		st.errs = append(st.errs, &FieldError{Path: fmt.Sprint(i)})
+	}
+	st.reset()
+	assert.Nil(t, st.s.data)
+	assert.Empty(t, st.errs)
+	for _, fe := range st.errs[:cap(st.errs)] {
+		assert.Nil(t, fe, "an error of the last decoding is still referenced")
+	}
+	st.errs = make(Errors, 10*maxPooledErrs)
+	st.reset()
+	assert.LessOrEqual(t, cap(st.errs), maxPooledErrs)
+}
