@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -356,4 +358,37 @@ func TestPooledStateHoldsNothing(t *testing.T) {
 	st.errs = make(Errors, 10*maxPooledErrs)
 	st.reset()
 	assert.LessOrEqual(t, cap(st.errs), maxPooledErrs)
+}
+
+var freshTypes atomic.Int64
+
+// TestFirstUseFromManyGoroutines: a type's codec and list decoder are built
+// once, on first use, while many goroutines decode it; run with -race.
+func TestFirstUseFromManyGoroutines(t *testing.T) {
+	// A type no earlier run has used, so that its codec is built here.
+	name := fmt.Sprintf("f%d", freshTypes.Add(1))
+	typ := reflect.StructOf([]reflect.StructField{
+		{Name: "N", Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"` + name + `_n"`)},
+		{Name: "Kids", Type: reflect.TypeFor[[]*inner](), Tag: `json:"kids"`},
+		{Name: "Extra", Type: reflect.TypeFor[map[string]json.RawMessage](), Tag: `json:"-"`},
+		{Name: "Seen", Type: reflect.TypeFor[Fields](), Tag: `json:"-"`},
+	})
+	body := []byte(`[{"` + name + `_n":1,"kids":[{"n":2}],"x":3}]`)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			list := reflect.New(reflect.SliceOf(typ))
+			if err := Unmarshal(body, list.Interface()); err != nil {
+				t.Error(err)
+				return
+			}
+			v := list.Elem().Index(0)
+			assert.Equal(t, 1, v.Field(0).Interface())
+			assert.JSONEq(t, `3`, string(v.Field(2).Interface().(map[string]json.RawMessage)["x"]))
+			out, err := Encode(v.Addr().Interface())
+			assert.NoError(t, err)
+			assert.JSONEq(t, string(body[1:len(body)-1]), string(out))
+		})
+	}
+	wg.Wait()
 }
