@@ -105,6 +105,9 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("webhook: %s: %d field(s) not decoded: %s", e.Kind, len(e.Fields), strings.Join(parts, "; "))
 }
 
+// errNullBody is a body of JSON null, which holds no event.
+var errNullBody = errors.New("the body is null")
+
 // ErrBodyTooLarge is returned by Parse for a body larger than its limit.
 var ErrBodyTooLarge = errors.New("webhook: body too large")
 
@@ -138,17 +141,27 @@ func Parse(r *http.Request) (Event, error) {
 // each bad value; the raw values are kept in the Extra maps.
 func ParsePayload(header http.Header, body []byte) (Event, error) {
 	kind := Kind(header.Get(HeaderEvent))
+	// null decodes into any struct as no change at all; for a delivery it
+	// is no event.
+	null := bytes.Equal(bytes.TrimSpace(body), []byte("null"))
 	if kind == "" {
 		var probe struct {
 			ObjectKind string `json:"object_kind"`
 		}
-		if err := json.Unmarshal(body, &probe); err != nil {
+		err := json.Unmarshal(body, &probe)
+		if err == nil && null {
+			err = errNullBody
+		}
+		if err != nil {
 			return nil, fmt.Errorf("webhook: no %s header and the body is not a JSON object: %w", HeaderEvent, err)
 		}
 		kind = objectKinds[probe.ObjectKind]
 		if kind == "" {
 			kind = Kind(probe.ObjectKind)
 		}
+	}
+	if null {
+		return nil, fmt.Errorf("webhook: %s: %w", kind, errNullBody)
 	}
 	// The event is decoded straight from the body, in one pass: the decoder
 	// checks the syntax itself.

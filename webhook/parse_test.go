@@ -240,6 +240,13 @@ func TestDecodeErrors(t *testing.T) {
 		assert.Nil(t, ev)
 		assert.ErrorContains(t, err, "Push Hook")
 	})
+	t.Run("null", func(t *testing.T) {
+		for _, kind := range []Kind{KindPush, KindNote, "Pipeline Hook", ""} {
+			ev, err := ParsePayload(header(kind), []byte(" null\n"))
+			assert.Nil(t, ev, kind)
+			assert.Error(t, err, kind)
+		}
+	})
 	t.Run("bad values keep the rest", func(t *testing.T) {
 		body := strings.NewReplacer(`"iid":58`, `"iid":"fifty-eight"`, `"created_at":"2016-06-21 09:14:07 UTC"`, `"created_at":"yesterday"`,
 			`"name":"Priya Raman"`, `"name":7`).Replace(string(readFile(t, "spec/issue.json")))

@@ -1,6 +1,7 @@
 package jsonkeep
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,17 @@ import (
 // the bad value themselves, go to errs instead.
 type decodeFunc func(s *scanner, v reflect.Value, errs *Errors) error
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// hasDecoder reports whether *t decodes itself, as encoding/json sees it:
+// from JSON, or from a string's text.
+func hasDecoder(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(unmarshalerType) || p.Implements(textUnmarshalerType)
+}
 
 func numberKind(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Float64 }
 
@@ -42,6 +53,11 @@ func decoderOf(t reflect.Type) decodeFunc {
 			}
 			return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw)
 		}
+	}
+	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		// A type that reads its text (an address, an enum) is read as
+		// encoding/json reads it.
+		return viaEncodingJSON
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -92,13 +108,16 @@ func decoderOf(t reflect.Type) decodeFunc {
 	}
 	// Anything else (maps, interfaces, arrays, byte slices, embedded
 	// structs) is what encoding/json reads; it is rare in payloads.
-	return func(s *scanner, v reflect.Value, _ *Errors) error {
-		raw := s.value()
-		if s.err != nil {
-			return nil
-		}
-		return json.Unmarshal(raw, v.Addr().Interface())
+	return viaEncodingJSON
+}
+
+// viaEncodingJSON reads the next value with json.Unmarshal.
+func viaEncodingJSON(s *scanner, v reflect.Value, _ *Errors) error {
+	raw := s.value()
+	if s.err != nil {
+		return nil
 	}
+	return json.Unmarshal(raw, v.Addr().Interface())
 }
 
 // scalar wraps the parser of a number or a bool: null leaves the zero

@@ -186,13 +186,27 @@ type state struct {
 
 var states = sync.Pool{New: func() any { return new(state) }}
 
+// maxPooledErrs bounds the error list a pooled state keeps for reuse: a
+// payload with a great many bad values does not pin memory for later ones.
+const maxPooledErrs = 64
+
+// reset forgets the last decoding: its body and its errors, which the
+// caller may hold (they are returned) but the pool must not.
+func (st *state) reset() {
+	st.s = scanner{}
+	clear(st.errs)
+	st.errs = st.errs[:0]
+	if cap(st.errs) > maxPooledErrs {
+		st.errs = nil
+	}
+}
+
 // run decodes data into v: an object into a struct when dec is nil, or with
 // dec.
 func run(data []byte, v reflect.Value, dec decodeFunc) error {
 	st := states.Get().(*state)
 	defer func() {
-		st.s = scanner{}
-		st.errs = st.errs[:0]
+		st.reset()
 		states.Put(st)
 	}()
 	st.s = scanner{data: data}
@@ -331,6 +345,16 @@ func (c *codec) addFields(t reflect.Type, path []int) {
 	}
 }
 
+// keptIn reports whether extra holds a value of f, under its name or its
+// alias: a null, or a value that did not fit.
+func (f *field) keptIn(extra map[string]json.RawMessage) bool {
+	if _, ok := extra[f.name]; ok {
+		return true
+	}
+	_, ok := extra[f.alias]
+	return ok && f.alias != ""
+}
+
 func (c *codec) has(name string) bool {
 	for i := range c.fields {
 		if c.fields[i].name == name {
@@ -348,7 +372,7 @@ func isRecord(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
-	plain := !reflect.PointerTo(t).Implements(unmarshalerType)
+	plain := !hasDecoder(t)
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Type == fieldsType {
@@ -376,6 +400,7 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 	v.SetZero()
 	var extra map[string]json.RawMessage
 	seen := Fields{decoded: true}
+	errStart := len(*errs) // errors from here on have paths relative to v
 	for first := true; ; first = false {
 		s.ws()
 		if first && s.pos < len(s.data) && s.data[s.pos] == '}' {
@@ -388,6 +413,9 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 		}
 		start := s.pos
 		f := c.byName[string(key)]
+		if f != nil && len(*errs) > errStart {
+			dropStale(errs, errStart, f.name)
+		}
 		if f == nil {
 			raw := s.value()
 			if s.err != nil {
@@ -458,6 +486,22 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 	}
 }
 
+// dropStale removes from errs[from:] the errors of an earlier value of the
+// field name: with a duplicate key the last value wins, and the earlier
+// value is no longer kept anywhere.
+func dropStale(errs *Errors, from int, name string) {
+	kept := (*errs)[:from]
+	for _, fe := range (*errs)[from:] {
+		p := fe.Path
+		if p == name || len(p) > len(name) && strings.HasPrefix(p, name) && (p[len(name)] == '.' || p[len(name)] == '[') {
+			continue
+		}
+		kept = append(kept, fe)
+	}
+	clear((*errs)[len(kept):])
+	*errs = kept
+}
+
 // keep stores a copy of raw under key: the caller may reuse its buffer.
 func keep(m map[string]json.RawMessage, key string, raw []byte) map[string]json.RawMessage {
 	if m == nil {
@@ -493,7 +537,7 @@ func Encode(v any) ([]byte, error) {
 		f := &c.fields[i]
 		fv := rv.FieldByIndex(f.index)
 		zero := fv.IsZero()
-		if _, kept := extra[f.name]; kept && zero {
+		if zero && f.keptIn(extra) {
 			continue
 		}
 		named, aliased := seen.has(f.bit)
@@ -515,7 +559,9 @@ func Encode(v any) ([]byte, error) {
 			buf = append(buf, b...)
 		}
 		if written != nil {
+			// The value held now replaces what was kept under either key.
 			written[f.name] = true
+			written[f.alias] = f.alias != ""
 		}
 	}
 	keys := make([]string, 0, len(extra))

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -250,4 +253,142 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%q encoded as %s, then as %s (%v)", data, out, out2, err)
 		}
 	})
+}
+
+// TestDuplicateKeyLastWins: with a duplicate key the last value wins, and
+// an earlier value that did not fit is no longer reported, since it is no
+// longer kept.
+func TestDuplicateKeyLastWins(t *testing.T) {
+	var v outer
+	require.NoError(t, Decode([]byte(`{"count":"x","one":{"n":"y"},"items":[{"n":{}}],"count":1,"one":{"n":2},"items":[]}`), &v))
+	assert.Equal(t, 1, *v.Count)
+	assert.Equal(t, 2, v.One.N)
+	assert.Empty(t, v.Extra)
+
+	err := Decode([]byte(`{"count":"x","name":1,"count":null}`), &v)
+	var errs Errors
+	require.True(t, errors.As(err, &errs), "%v", err)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "name", errs[0].Path, "the other field's error stays")
+	assert.Nil(t, v.Count)
+	assert.NotContains(t, v.Extra, "count")
+
+	err = Decode([]byte(`{"count":1,"count":"x"}`), &v)
+	require.True(t, errors.As(err, &errs), "%v", err)
+	assert.Equal(t, "count", errs[0].Path, "a last value that does not fit is reported")
+	assert.JSONEq(t, `"x"`, string(v.Extra["count"]))
+}
+
+// level reads its text, so encoding/json reads it from a string.
+type level int
+
+func (l *level) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "low":
+		*l = 1
+	case "high":
+		*l = 2
+	default:
+		return fmt.Errorf("unknown level %q", b)
+	}
+	return nil
+}
+
+// TestTextUnmarshalers: a type that reads its text is read from a string,
+// as encoding/json reads it, plain or behind a pointer, as a struct or not.
+func TestTextUnmarshalers(t *testing.T) {
+	var v struct {
+		Addr  netip.Addr                 `json:"addr"`
+		PAddr *netip.Addr                `json:"paddr"`
+		Level level                      `json:"level"`
+		Extra map[string]json.RawMessage `json:"-"`
+		_     Fields
+	}
+	require.NoError(t, Decode([]byte(`{"addr":"10.0.0.1","paddr":"::1","level":"high"}`), &v))
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), v.Addr)
+	assert.Equal(t, netip.MustParseAddr("::1"), *v.PAddr)
+	assert.Equal(t, level(2), v.Level)
+
+	var errs Errors
+	require.True(t, errors.As(Decode([]byte(`{"level":"mid"}`), &v), &errs))
+	assert.Equal(t, "level", errs[0].Path)
+	assert.JSONEq(t, `"mid"`, string(v.Extra["level"]))
+}
+
+type aliasVote struct {
+	Up    bool                       `json:"up?" alias:"up"`
+	Extra map[string]json.RawMessage `json:"-"`
+	_     Fields
+}
+
+// TestEditReplacesAValueKeptUnderAlias: a value kept under a field's alias
+// is written back while the field is zero, and replaced once it is set, so
+// that decoding again gives the edit.
+func TestEditReplacesAValueKeptUnderAlias(t *testing.T) {
+	var v aliasVote
+	var errs Errors
+	require.True(t, errors.As(Decode([]byte(`{"up":"maybe"}`), &v), &errs))
+	out, err := Encode(&v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"up":"maybe"}`, string(out), "the kept value, and no zero field beside it")
+
+	v.Up = true
+	out, err = Encode(&v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"up?":true}`, string(out))
+	var again aliasVote
+	require.NoError(t, Decode(out, &again))
+	assert.True(t, again.Up, "the edit survives")
+}
+
+// TestPooledStateHoldsNothing: a decoding's state goes back to the pool
+// without the body or the errors, which belong to the caller now, and
+// without a list grown large by a hostile payload.
+func TestPooledStateHoldsNothing(t *testing.T) {
+	st := &state{s: scanner{data: []byte(`{}`)}}
+	for i := range 3 {
+		st.errs = append(st.errs, &FieldError{Path: fmt.Sprint(i)})
+	}
+	st.reset()
+	assert.Nil(t, st.s.data)
+	assert.Empty(t, st.errs)
+	for _, fe := range st.errs[:cap(st.errs)] {
+		assert.Nil(t, fe, "an error of the last decoding is still referenced")
+	}
+	st.errs = make(Errors, 10*maxPooledErrs)
+	st.reset()
+	assert.LessOrEqual(t, cap(st.errs), maxPooledErrs)
+}
+
+var freshTypes atomic.Int64
+
+// TestFirstUseFromManyGoroutines: a type's codec and list decoder are built
+// once, on first use, while many goroutines decode it; run with -race.
+func TestFirstUseFromManyGoroutines(t *testing.T) {
+	// A type no earlier run has used, so that its codec is built here.
+	name := fmt.Sprintf("f%d", freshTypes.Add(1))
+	typ := reflect.StructOf([]reflect.StructField{
+		{Name: "N", Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"` + name + `_n"`)},
+		{Name: "Kids", Type: reflect.TypeFor[[]*inner](), Tag: `json:"kids"`},
+		{Name: "Extra", Type: reflect.TypeFor[map[string]json.RawMessage](), Tag: `json:"-"`},
+		{Name: "Seen", Type: reflect.TypeFor[Fields](), Tag: `json:"-"`},
+	})
+	body := []byte(`[{"` + name + `_n":1,"kids":[{"n":2}],"x":3}]`)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			list := reflect.New(reflect.SliceOf(typ))
+			if err := Unmarshal(body, list.Interface()); err != nil {
+				t.Error(err)
+				return
+			}
+			v := list.Elem().Index(0)
+			assert.Equal(t, 1, v.Field(0).Interface())
+			assert.JSONEq(t, `3`, string(v.Field(2).Interface().(map[string]json.RawMessage)["x"]))
+			out, err := Encode(v.Addr().Interface())
+			assert.NoError(t, err)
+			assert.JSONEq(t, string(body[1:len(body)-1]), string(out))
+		})
+	}
+	wg.Wait()
 }
