@@ -299,6 +299,8 @@ func keyPrefixOf(keys map[string]string, file string) string {
 func TestNewDeliveryDropsSecrets(t *testing.T) {
 	r := delivery(t, KindIssue, "spec/issue.json", "tok-123")
 	r.Header.Set("Authorization", "Bearer abc")
+	r.Header.Set("Proxy-Authorization", "Basic cHJveHk6cHc=")
+	r.Header.Set("Cookie", "session=abc")
 	body := readFile(t, "spec/issue.json")
 	ev, err := ParsePayload(r.Header, body)
 	require.NoError(t, err)
@@ -312,6 +314,8 @@ func TestNewDeliveryDropsSecrets(t *testing.T) {
 	assert.Equal(t, body, d.Body)
 	assert.Empty(t, d.Header.Get(HeaderToken))
 	assert.Empty(t, d.Header.Get("Authorization"))
+	assert.Empty(t, d.Header.Get("Proxy-Authorization"), "a proxy's credentials are not stored either")
+	assert.Empty(t, d.Header.Get("Cookie"))
 	assert.Equal(t, "application/json", d.Header.Get("Content-Type"))
 	assert.Equal(t, "tok-123", r.Header.Get(HeaderToken), "the request keeps its own headers")
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // Kind is an event kind, as the X-Gitlab-Event header names it.
@@ -235,6 +236,8 @@ func safeHeader(h http.Header) http.Header {
 		c = http.Header{}
 	}
 	c.Del(HeaderToken)
-	c.Del("Authorization")
+	for _, k := range wire.CredentialHeaders {
+		c.Del(k) // a proxy in front of the receiver may add its own
+	}
 	return c
 }

@@ -123,7 +123,7 @@ var SecretParams = []string{"private_token", "access_token", "token", "build_tok
 
 // CredentialHeaders carry credentials, or act as a user (SUDO); they never
 // follow a redirect to another origin.
-var CredentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "SUDO", "BUILD-TOKEN", "JOB-TOKEN", "Cookie"}
+var CredentialHeaders = []string{"PRIVATE-TOKEN", "Authorization", "Proxy-Authorization", "SUDO", "BUILD-TOKEN", "JOB-TOKEN", "Cookie"}
 
 // IsSecretParam reports whether a query or form key carries a credential.
 func IsSecretParam(key string) bool {
