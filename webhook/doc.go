@@ -72,5 +72,5 @@
 //
 // Several receivers behind a load balancer share one queue, with its dedup
 // keys and checkpoints, through package
-// github.com/collabsvc/collab/webhook/redisqueue.
+// github.com/collabsvc/collab/redis/redisqueue.
 package webhook

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/redisqueue"
+	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/redisqueue"
+	"github.com/collabsvc/collab/redis/redisqueue"
 )
 
 // TestCatchUpTwoReceivers: two receivers on one Redis queue catch up at the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/collabsvc/collab/internal/suite"
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/redisqueue"
+	"github.com/collabsvc/collab/redis/redisqueue"
 )
 
 // BenchmarkDeliveries: deliveries per second answered over loopback, many at
