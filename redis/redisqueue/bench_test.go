@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/internal/suite"
-	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/redis/redisqueue"
+	"github.com/collabsvc/collab/webhook"
 )
 
 // BenchmarkDeliveries: deliveries per second answered over loopback, many at

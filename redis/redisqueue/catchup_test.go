@@ -8,8 +8,8 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
-	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/redis/redisqueue"
+	"github.com/collabsvc/collab/webhook"
 )
 
 // TestCatchUpTwoReceivers: two receivers on one Redis queue catch up at the

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/redis/redisqueue"
+	"github.com/collabsvc/collab/webhook"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/redis/redisqueue"
+	"github.com/collabsvc/collab/webhook"
 	"github.com/redis/go-redis/v9"
 )
 
