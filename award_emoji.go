@@ -2,12 +2,9 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
 	"strings"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // AwardEmojiService handles award emoji on issues, merge requests and their notes.
@@ -24,17 +21,8 @@ type AwardEmoji struct {
 	AwardableType string `json:"awardable_type"` // Issue, MergeRequest or Note
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *AwardEmoji) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
-
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
-func (a AwardEmoji) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 type awardName struct {
 	Name string `url:"name"`

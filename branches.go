@@ -2,10 +2,7 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // BranchesService handles the repository branch endpoints.
@@ -20,17 +17,8 @@ type Branch struct {
 	Commit             *BranchCommit `json:"commit"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *Branch) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b Branch) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BranchCommit is the commit a branch points at. Servers send the parents
 // and people either nested (Parents, Author, Committer) or flat (ParentIDs,
@@ -51,34 +39,16 @@ type BranchCommit struct {
 	CommittedDate  *Time           `json:"committed_date"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BranchCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b BranchCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // CommitParent is a parent of a commit.
 type CommitParent struct {
 	ID string `json:"id"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *CommitParent) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c) }
-
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
-func (c CommitParent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // ListBranchesOptions are the parameters of Branches.List. This server
 // version reads none and sends every branch, so there are no fields yet; the

@@ -2,7 +2,6 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"iter"
@@ -12,8 +11,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // Build statuses, as Build.Status reports them and as BuildScopes filters
@@ -52,17 +49,8 @@ type Build struct {
 	User          *BuildUser     `json:"user"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BuildRunner is the runner that took a build.
 type BuildRunner struct {
@@ -73,17 +61,8 @@ type BuildRunner struct {
 	Name        *string `json:"name"` // null until the runner reports it
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildRunner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // ArtifactsFile describes a build's stored artifacts.
 type ArtifactsFile struct {
@@ -91,17 +70,8 @@ type ArtifactsFile struct {
 	Size     int64  `json:"size"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *ArtifactsFile) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
-
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
-func (a ArtifactsFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // BuildCommit is the commit a build ran on.
 type BuildCommit struct {
@@ -114,17 +84,8 @@ type BuildCommit struct {
 	CreatedAt   *Time  `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // BuildScope is one build status a build list is filtered on: BuildPending,
 // BuildRunning, BuildSuccess, BuildFailed, BuildCanceled or BuildSkipped.

@@ -2,11 +2,8 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // GroupsService handles the group endpoints.
@@ -35,17 +32,8 @@ type Group struct {
 	SharedProjects       []*Project       `json:"shared_projects"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (g *Group) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, g) }
-
-// MarshalJSON writes the keys g was decoded from and the fields set since,
-// or every field of a value built in code.
-func (g Group) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&g) }
 
 // ListGroupsOptions are the parameters of List.
 type ListGroupsOptions struct {

@@ -2,11 +2,8 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // HooksService handles the project hook endpoints.
@@ -27,17 +24,8 @@ type ProjectHook struct {
 	CreatedAt             *Time  `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectHook) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProjectHook) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // HookOptions are the parameters of Add and Update. URL is required.
 type HookOptions struct {

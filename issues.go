@@ -2,13 +2,10 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
 	"time"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // IssuesService handles the issue endpoints.
@@ -42,17 +39,8 @@ type Issue struct {
 	DueDate        *Time      `json:"due_date"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (i *Issue) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, i) }
-
-// MarshalJSON writes the keys i was decoded from and the fields set since,
-// or every field of a value built in code.
-func (i Issue) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
 // ListIssuesOptions filters the issue lists. Labels all have to match.
 type ListIssuesOptions struct {

@@ -2,10 +2,7 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // JobQueueService handles the background-job metrics endpoints. The first
@@ -18,17 +15,8 @@ type QueueMetrics struct {
 	Queues map[string]*QueueMetric `json:"queues"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (q *QueueMetrics) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, q) }
-
-// MarshalJSON writes the keys q was decoded from and the fields set since,
-// or every field of a value built in code.
-func (q QueueMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
 // QueueMetric is one queue's backlog and latency (seconds).
 type QueueMetric struct {
@@ -36,34 +24,16 @@ type QueueMetric struct {
 	Latency float64 `json:"latency"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (q *QueueMetric) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, q) }
-
-// MarshalJSON writes the keys q was decoded from and the fields set since,
-// or every field of a value built in code.
-func (q QueueMetric) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
 // ProcessMetrics is the answer of ProcessMetrics.
 type ProcessMetrics struct {
 	Processes []*JobProcess `json:"processes"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProcessMetrics) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProcessMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // JobProcess is one worker process.
 type JobProcess struct {
@@ -77,34 +47,16 @@ type JobProcess struct {
 	Busy        int      `json:"busy"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (j *JobProcess) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, j) }
-
-// MarshalJSON writes the keys j was decoded from and the fields set since,
-// or every field of a value built in code.
-func (j JobProcess) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
 // JobStats is the answer of JobStats.
 type JobStats struct {
 	Jobs *JobCounts `json:"jobs"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (j *JobStats) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, j) }
-
-// MarshalJSON writes the keys j was decoded from and the fields set since,
-// or every field of a value built in code.
-func (j JobStats) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
 // JobCounts are the job totals.
 type JobCounts struct {
@@ -113,17 +65,8 @@ type JobCounts struct {
 	Enqueued  int `json:"enqueued"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (j *JobCounts) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, j) }
-
-// MarshalJSON writes the keys j was decoded from and the fields set since,
-// or every field of a value built in code.
-func (j JobCounts) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
 // CompoundMetrics is the answer of CompoundMetrics: all three at once.
 type CompoundMetrics struct {
@@ -132,17 +75,8 @@ type CompoundMetrics struct {
 	Jobs      *JobCounts              `json:"jobs"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *CompoundMetrics) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c) }
-
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
-func (c CompoundMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // QueueMetrics returns each queue's backlog and latency.
 //

@@ -2,11 +2,8 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"regexp"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // LabelsService handles the label endpoints. Every method addresses a label
@@ -25,17 +22,8 @@ type Label struct {
 	Subscribed             bool    `json:"subscribed"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (l *Label) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, l) }
-
-// MarshalJSON writes the keys l was decoded from and the fields set since,
-// or every field of a value built in code.
-func (l Label) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&l) }
 
 // DeletedLabel is the different record Delete answers with.
 type DeletedLabel struct {
@@ -50,17 +38,8 @@ type DeletedLabel struct {
 	UpdatedAt   *Time   `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (d *DeletedLabel) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, d) }
-
-// MarshalJSON writes the keys d was decoded from and the fields set since,
-// or every field of a value built in code.
-func (d DeletedLabel) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 var labelColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 

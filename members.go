@@ -2,11 +2,8 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // ProjectMembersService handles /projects/:id/members.
@@ -28,17 +25,8 @@ type Member struct {
 	AccessLevel AccessLevel `json:"access_level"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *Member) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
-
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
-func (m Member) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // ListProjectMembersOptions are the parameters of ProjectMembers.List.
 type ListProjectMembersOptions struct {

@@ -57,17 +57,8 @@ type MergeRequest struct {
 	Changes                  []*Change  `json:"changes"` // only from Changes
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *MergeRequest) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
-
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
-func (m MergeRequest) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // Change is one file of a merge request's diff.
 type Change struct {
@@ -81,17 +72,8 @@ type Change struct {
 	DeletedFile bool   `json:"deleted_file"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *Change) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c) }
-
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
-func (c Change) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // MergeRequestCommit is a commit of a merge request.
 type MergeRequestCommit struct {
@@ -104,17 +86,8 @@ type MergeRequestCommit struct {
 	Message     string `json:"message"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *MergeRequestCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
-
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
-func (m MergeRequestCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // ClosingIssue is an item of ClosesIssues: an issue of this service in
 // Issue, or, with an external tracker, only ExternalID and Title (then Issue

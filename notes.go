@@ -2,12 +2,9 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
 	"time"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // NotesService handles comments (notes) on issues and merge requests. The
@@ -32,17 +29,8 @@ type Note struct {
 	Downvote bool `json:"downvote?" alias:"downvote"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *Note) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, n) }
-
-// MarshalJSON writes the keys n was decoded from and the fields set since,
-// or every field of a value built in code.
-func (n Note) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
 // NoteOptions are the parameters the server reads when a comment is saved.
 type NoteOptions struct {

@@ -2,12 +2,10 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"iter"
 	"net/http"
 
-	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/collabsvc/collab/internal/wire"
 )
 
@@ -53,17 +51,8 @@ type Project struct {
 	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *Project) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p Project) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // ProjectOwner is the owner embedded in a project. Group projects have none.
 type ProjectOwner struct {
@@ -76,17 +65,8 @@ type ProjectOwner struct {
 	CreatedAt *Time   `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectOwner) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProjectOwner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // ProjectNamespace is the namespace embedded in a project: a user's or a
 // group's. OwnerID is nil for a group; Avatar, ShareWithGroupLock,
@@ -105,34 +85,16 @@ type ProjectNamespace struct {
 	RequestAccessEnabled bool             `json:"request_access_enabled"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectNamespace) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProjectNamespace) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // NamespaceAvatar is a group namespace's avatar. URL is nil when it has none.
 type NamespaceAvatar struct {
 	URL *string `json:"url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *NamespaceAvatar) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, n) }
-
-// MarshalJSON writes the keys n was decoded from and the fields set since,
-// or every field of a value built in code.
-func (n NamespaceAvatar) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
 // Permissions is the caller's access to a project, directly and through its group.
 type Permissions struct {
@@ -140,17 +102,8 @@ type Permissions struct {
 	GroupAccess   *AccessInfo `json:"group_access"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *Permissions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p Permissions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // AccessInfo is one access grant in Permissions.
 type AccessInfo struct {
@@ -158,17 +111,8 @@ type AccessInfo struct {
 	NotificationLevel int         `json:"notification_level"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *AccessInfo) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
-
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
-func (a AccessInfo) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // ForkedFromProject is the brief source project of a fork.
 type ForkedFromProject struct {
@@ -181,17 +125,8 @@ type ForkedFromProject struct {
 	WebURL            string `json:"web_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (f *ForkedFromProject) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, f) }
-
-// MarshalJSON writes the keys f was decoded from and the fields set since,
-// or every field of a value built in code.
-func (f ForkedFromProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
 // SharedGroup is a group a project is shared with.
 type SharedGroup struct {
@@ -200,17 +135,8 @@ type SharedGroup struct {
 	GroupAccessLevel AccessLevel `json:"group_access_level"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (s *SharedGroup) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, s) }
-
-// MarshalJSON writes the keys s was decoded from and the fields set since,
-// or every field of a value built in code.
-func (s SharedGroup) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
 // ListProjectsOptions filters the project lists.
 type ListProjectsOptions struct {
@@ -311,17 +237,8 @@ type ProjectEvent struct {
 	Note           *EventNote `json:"note"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectEvent) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProjectEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // EventPerson is a commit author.
 type EventPerson struct {
@@ -329,17 +246,8 @@ type EventPerson struct {
 	Email string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (e *EventPerson) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, e) }
-
-// MarshalJSON writes the keys e was decoded from and the fields set since,
-// or every field of a value built in code.
-func (e EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&e) }
 
 // EventNote is the comment embedded in a "commented on" event. It has the
 // fields of a Note and reads and writes them the same way.
@@ -496,17 +404,8 @@ type ProjectFile struct {
 	Markdown string `json:"markdown"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectFile) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProjectFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UploadFile streams r to the project as multipart field "file" without
 // holding it in memory. A plain reader is sent once and never retried. The
@@ -555,17 +454,8 @@ type ProjectShare struct {
 	GroupAccess AccessLevel `json:"group_access"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectShare) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p ProjectShare) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // Share gives a group access to a project. A nil opt, or a zero GroupID or
 // GroupAccess, is an *ArgumentError.

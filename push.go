@@ -1,10 +1,6 @@
 package collab
 
-import (
-	"encoding/json"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
-)
+import ()
 
 // PushData is what the server records about a push: the data of a "pushed
 // to" project event, and the body of the Push Hook and Tag Push Hook
@@ -41,8 +37,7 @@ type PushData struct {
 	Repository *HookRepository `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
 
 // HookProject is the project as webhooks describe it.
@@ -65,8 +60,7 @@ type HookProject struct {
 	HTTPURL  string `json:"http_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
 
 // HookRepository is the older, smaller description of a project. Issue,
@@ -82,8 +76,7 @@ type HookRepository struct {
 	VisibilityLevel VisibilityLevel `json:"visibility_level,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
 
 // PushCommit is a commit as pushes, merge requests and commit notes describe
@@ -100,8 +93,7 @@ type PushCommit struct {
 	Removed   []string      `json:"removed,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
 
 // CommitAuthor is the author of a pushed commit.
@@ -110,52 +102,5 @@ type CommitAuthor struct {
 	Email string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *PushData) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p PushData) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *HookProject) UnmarshalJSON(b []byte) error {
-	return jsonkeep.Decode(b, p)
-}
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p HookProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (r *HookRepository) UnmarshalJSON(b []byte) error {
-	return jsonkeep.Decode(b, r)
-}
-
-// MarshalJSON writes the keys r was decoded from and the fields set since,
-// or every field of a value built in code.
-func (r HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r) }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *PushCommit) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, c) }
-
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
-func (c PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *CommitAuthor) UnmarshalJSON(b []byte) error {
-	return jsonkeep.Decode(b, p)
-}
-
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
-func (p CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }

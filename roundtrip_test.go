@@ -119,6 +119,8 @@ func extraKeys(v reflect.Value, path string) []string {
 				for k := range f.Interface().(map[string]json.RawMessage) {
 					paths = append(paths, path+"."+k)
 				}
+			case sf.Anonymous: // Extras, or an embedded record: its keys are the outer object's
+				paths = append(paths, extraKeys(f, path)...)
 			case sf.IsExported():
 				key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 				if key == "" || key == "-" {

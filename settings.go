@@ -2,12 +2,9 @@ package collab
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // SettingsService handles the application settings endpoints. Administrators only.
@@ -43,17 +40,8 @@ type ApplicationSettings struct {
 	RepositoryStorage                 string   `json:"repository_storage"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *ApplicationSettings) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, a) }
-
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
-func (a ApplicationSettings) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UpdateSettingsOptions are the parameters of Update; nil fields are unchanged.
 // Arrays are sent in the Rails form the server reads (name[]=a&name[]=b);

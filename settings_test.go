@@ -30,7 +30,7 @@ func TestSettingsUnit(t *testing.T) {
 		DefaultSnippetVisibility: 0, DefaultGroupVisibility: 20, RestrictedSignupDomains: []string{"example.com"},
 		UserOAuthApplications: true, AfterSignOutPath: Ptr("/bye"), ContainerRegistryTokenExpireDelay: 5, MaxArtifactsSize: 100,
 		SharedRunnersEnabled: true, RepositoryStorage: "default",
-		Extra: map[string]json.RawMessage{"akismet_enabled": json.RawMessage(`false`), "metrics_port": json.RawMessage(`8089`)}}
+		Extras: Extras{Extra: map[string]json.RawMessage{"akismet_enabled": json.RawMessage(`false`), "metrics_port": json.RawMessage(`8089`)}}}
 
 	m.Reply(200, settingsJSON)
 	got, _, err := c.Settings.Get(ctx)

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // Ptr returns a pointer to v, for optional option fields: Ptr("Crash on save").
@@ -30,17 +28,8 @@ type User struct {
 	CreatedAt *Time   `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (u *User) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, u) }
-
-// MarshalJSON writes the keys u was decoded from and the fields set since,
-// or every field of a value built in code.
-func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
 
 // BuildUser is the fuller user embedded in build records.
 type BuildUser struct {
@@ -54,17 +43,8 @@ type BuildUser struct {
 	WebsiteURL string  `json:"website_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildUser) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b BuildUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // Milestone is a project milestone, embedded in issues and merge requests.
 type Milestone struct {
@@ -79,17 +59,8 @@ type Milestone struct {
 	UpdatedAt   *Time   `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *Milestone) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, m) }
-
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
-func (m Milestone) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // Time is a timestamp or a date as the server writes them: RFC 3339 and the
 // other ISO 8601 forms, with or without fractional seconds, seconds, a zone

@@ -36,17 +36,8 @@ type Build struct {
 	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
-
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
-func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // LogValue logs a build by its identity only: never its token, its
 // repository credentials or its variables.
@@ -82,17 +73,8 @@ type DependentBuild struct {
 	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (d *DependentBuild) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, d) }
-
-// MarshalJSON writes the keys d was decoded from and the fields set since,
-// or every field of a value built in code.
-func (d DependentBuild) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 // Variable is a build variable. Values of variables that are not Public are
 // secrets: they are redacted when printed or logged.
@@ -102,17 +84,8 @@ type Variable struct {
 	Public bool   `json:"public"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (v *Variable) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, v) }
-
-// MarshalJSON writes the keys v was decoded from and the fields set since,
-// or every field of a value built in code.
-func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }
 
 // Format prints the variable with its value redacted unless it is public.
 func (v Variable) Format(f fmt.State, verb rune) {
@@ -146,8 +119,7 @@ type BuildOptions struct {
 	AfterScript  []string          `json:"after_script,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // ArtifactsOptions says which files to collect as artifacts and when.
@@ -159,8 +131,7 @@ type ArtifactsOptions struct {
 	ExpireIn  string   `json:"expire_in,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // CacheOptions says which files to keep between builds.
@@ -170,8 +141,7 @@ type CacheOptions struct {
 	Paths     []string `json:"paths,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // UnmarshalJSON never fails on the content of an option: a value whose shape
@@ -185,26 +155,6 @@ func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
-
-// MarshalJSON writes the keys o was decoded from and the fields set since,
-// or every field of a value built in code.
-func (o BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (o *ArtifactsOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
-
-// MarshalJSON writes the keys o was decoded from and the fields set since,
-// or every field of a value built in code.
-func (o ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (o *CacheOptions) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, o) }
-
-// MarshalJSON writes the keys o was decoded from and the fields set since,
-// or every field of a value built in code.
-func (o CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&o) }
 
 // Token is a secret credential. It prints and logs as [redacted] with every
 // fmt verb and with slog; string(t) and JSON encoding keep the value.

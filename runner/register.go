@@ -2,14 +2,12 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // RegisterOptions are the optional parameters of RegisterRunner.
@@ -55,17 +53,8 @@ type Registration struct {
 	Token Token `json:"token"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
-
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (r *Registration) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, r) }
-
-// MarshalJSON writes the keys r was decoded from and the fields set since,
-// or every field of a value built in code.
-func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r) }
 
 // RegisterRunner registers a new runner with a registration token: the
 // shared one of the service's settings (a shared runner) or a project's

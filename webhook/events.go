@@ -1,11 +1,9 @@
 package webhook
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // Every struct in this file keeps the keys it does not know in Extra, and
@@ -31,8 +29,7 @@ type User struct {
 	AvatarURL *string `json:"avatar_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // PushEvent is a push to a branch (Push Hook). It is the same record as the
@@ -55,8 +52,7 @@ type IssueEvent struct {
 	Assignee *User `json:"assignee,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // IssueAttributes is the issue record of an issue event, and the issue a
@@ -84,8 +80,7 @@ type IssueAttributes struct {
 	Action       string       `json:"action,omitempty"` // "open", "update", "close" or "reopen"
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // MergeRequestEvent is a merge request opened, updated, closed, reopened or
@@ -101,8 +96,7 @@ type MergeRequestEvent struct {
 	Assignee *User `json:"assignee,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // MergeRequestAttributes is the merge request record of a merge request
@@ -141,8 +135,7 @@ type MergeRequestAttributes struct {
 	Action                   string       `json:"action,omitempty"` // "open", "update", "close", "reopen" or "merge"
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // MergeParams are the merge options of a merge request, such as
@@ -167,8 +160,7 @@ type NoteEvent struct {
 	Snippet      *Snippet                `json:"snippet,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // The noteable types of NoteAttributes.NoteableType.
@@ -203,8 +195,7 @@ type NoteAttributes struct {
 	URL              string        `json:"url"` // the target's URL with #note_<id>
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // StDiff is the diff a line comment was made on.
@@ -219,8 +210,7 @@ type StDiff struct {
 	DeletedFile bool   `json:"deleted_file"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // NotePosition is where a diff comment sits.
@@ -234,8 +224,7 @@ type NotePosition struct {
 	HeadSHA  string `json:"head_sha"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // Snippet is the project snippet a note is about.
@@ -252,8 +241,7 @@ type Snippet struct {
 	UpdatedAt       *collab.Time           `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // BuildEvent is a CI build created, started or finished (Build Hook). A
@@ -279,8 +267,7 @@ type BuildEvent struct {
 	Repository        *Repository     `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // BuildEventUser is who triggered a build; every field is nil when nobody
@@ -291,8 +278,7 @@ type BuildEventUser struct {
 	Email *string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // Pipeline is the pipeline a build belongs to, sent under the key "commit".
@@ -308,8 +294,7 @@ type Pipeline struct {
 	FinishedAt  *collab.Time `json:"finished_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // WikiPageEvent is a wiki page created or edited (Wiki Page Hook).
@@ -321,8 +306,7 @@ type WikiPageEvent struct {
 	ObjectAttributes *WikiPageAttributes `json:"object_attributes"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // Wiki is the wiki repository of a project.
@@ -334,8 +318,7 @@ type Wiki struct {
 	DefaultBranch     string `json:"default_branch"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // WikiPageAttributes is the page of a wiki page event.
@@ -349,8 +332,7 @@ type WikiPageAttributes struct {
 	Action  string  `json:"action"` // "create" or "update"
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+	collab.Extras
 }
 
 // RawEvent is an event of a kind this package does not know, such as the

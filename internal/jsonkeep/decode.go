@@ -32,83 +32,100 @@ func numberKind(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.F
 
 // decoderOf returns the decodeFunc of type t.
 func decoderOf(t reflect.Type) decodeFunc {
-	if isRecord(t) {
-		return func(s *scanner, v reflect.Value, errs *Errors) error {
-			if s.isNull() {
-				s.pos += 4
-				return nil
-			}
-			if s.pos < len(s.data) && s.data[s.pos] != '{' {
-				return errors.New("expected a JSON object")
-			}
-			codecOf(t).decode(s, v, errs)
-			return nil
-		}
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return func(s *scanner, v reflect.Value, _ *Errors) error {
-			raw := s.value()
-			if s.err != nil {
-				return nil
-			}
-			return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw)
-		}
-	}
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+	switch {
+	case isRecord(t):
+		return recordDecoder(t)
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		return viaUnmarshaler
+	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshalerType):
 		// A type that reads its text (an address, an enum) is read as
 		// encoding/json reads it.
 		return viaEncodingJSON
 	}
-	switch t.Kind() {
-	case reflect.Pointer:
+	switch k := t.Kind(); {
+	case k == reflect.Pointer:
 		return pointerDecoder(t)
-	case reflect.Slice:
-		if t.Elem().Kind() != reflect.Uint8 {
-			return sliceDecoder(t)
-		}
-	case reflect.String:
-		return func(s *scanner, v reflect.Value, _ *Errors) error {
-			raw := s.value()
-			switch {
-			case s.err != nil || raw[0] == 'n':
-				return nil
-			case raw[0] != '"':
-				return errors.New("expected a string")
-			}
-			v.SetString(string(unquote(raw)))
-			return nil
-		}
-	case reflect.Bool:
-		return scalar(func(raw []byte, v reflect.Value) error {
-			b, err := parseBool(raw)
-			v.SetBool(b)
-			return err
-		})
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return scalar(func(raw []byte, v reflect.Value) error {
-			n, err := parseInt(raw, t.Bits())
-			v.SetInt(n)
-			return err
-		})
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return scalar(func(raw []byte, v reflect.Value) error {
-			n, err := parseUint(raw, t.Bits())
-			v.SetUint(n)
-			return err
-		})
-	case reflect.Float32, reflect.Float64:
-		return scalar(func(raw []byte, v reflect.Value) error {
-			f, err := parseFloat(raw, t.Bits())
-			if err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
-				err = errors.New("number out of range")
-			}
-			v.SetFloat(f)
-			return err
-		})
+	case k == reflect.Slice && t.Elem().Kind() != reflect.Uint8:
+		return sliceDecoder(t)
+	case k == reflect.String:
+		return decodeString
+	case k == reflect.Bool:
+		return scalar(setBool)
+	case k >= reflect.Int && k <= reflect.Int64:
+		return scalar(func(raw []byte, v reflect.Value) error { return setInt(raw, v, t.Bits()) })
+	case k >= reflect.Uint && k <= reflect.Uint64:
+		return scalar(func(raw []byte, v reflect.Value) error { return setUint(raw, v, t.Bits()) })
+	case k == reflect.Float32 || k == reflect.Float64:
+		return scalar(func(raw []byte, v reflect.Value) error { return setFloat(raw, v, t.Bits()) })
 	}
 	// Anything else (maps, interfaces, arrays, byte slices, embedded
 	// structs) is what encoding/json reads; it is rare in payloads.
 	return viaEncodingJSON
+}
+
+// recordDecoder reads an object, or null for no change, into struct type t
+// in the same pass.
+func recordDecoder(t reflect.Type) decodeFunc {
+	return func(s *scanner, v reflect.Value, errs *Errors) error {
+		if s.isNull() {
+			s.pos += 4
+			return nil
+		}
+		if s.pos < len(s.data) && s.data[s.pos] != '{' {
+			return errors.New("expected a JSON object")
+		}
+		codecOf(t).decode(s, v, errs)
+		return nil
+	}
+}
+
+// viaUnmarshaler reads the next value with the type's own UnmarshalJSON.
+func viaUnmarshaler(s *scanner, v reflect.Value, _ *Errors) error {
+	raw := s.value()
+	if s.err != nil {
+		return nil
+	}
+	return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+}
+
+// decodeString reads a string; null leaves the zero value.
+func decodeString(s *scanner, v reflect.Value, _ *Errors) error {
+	raw := s.value()
+	switch {
+	case s.err != nil || raw[0] == 'n':
+		return nil
+	case raw[0] != '"':
+		return errors.New("expected a string")
+	}
+	v.SetString(string(unquote(raw)))
+	return nil
+}
+
+func setBool(raw []byte, v reflect.Value) error {
+	b, err := parseBool(raw)
+	v.SetBool(b)
+	return err
+}
+
+func setInt(raw []byte, v reflect.Value, bits int) error {
+	n, err := parseInt(raw, bits)
+	v.SetInt(n)
+	return err
+}
+
+func setUint(raw []byte, v reflect.Value, bits int) error {
+	n, err := parseUint(raw, bits)
+	v.SetUint(n)
+	return err
+}
+
+func setFloat(raw []byte, v reflect.Value, bits int) error {
+	f, err := parseFloat(raw, bits)
+	if err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		err = errors.New("number out of range")
+	}
+	v.SetFloat(f)
+	return err
 }
 
 // viaEncodingJSON reads the next value with json.Unmarshal.
@@ -181,43 +198,43 @@ func sliceDecoder(t reflect.Type) decodeFunc {
 			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is empty, not nil
 			return nil
 		}
-		v.SetLen(0)
-		for n := 0; ; n++ {
-			if n == v.Cap() {
-				v.Grow(max(4, n))
-			}
-			v.SetLen(n + 1)
-			el := v.Index(n)
-			el.SetZero()
-			start, mark := s.pos, len(*errs)
-			err := elem(s, el, errs)
-			if s.err != nil {
-				return nil
-			}
-			if err != nil {
-				s.pos = start
-				raw := s.value()
-				fe, ok := err.(*FieldError)
-				if !ok {
-					fe = &FieldError{Value: short(raw), Err: err}
-				}
-				fe.Path = index(n) + dotted(fe.Path)
-				return fe
-			}
-			for _, fe := range (*errs)[mark:] {
-				fe.Path = index(n) + dotted(fe.Path)
-			}
-			s.ws()
-			if s.pos < len(s.data) && s.data[s.pos] == ',' {
-				s.pos++
-				s.ws()
-				continue
-			}
-			if !s.expect(']') {
-				return nil
-			}
+		return elements(s, v, elem, errs)
+	}
+}
+
+// elements reads the elements of a non-empty array, after its opening
+// bracket, into slice v, and the closing bracket.
+func elements(s *scanner, v reflect.Value, elem decodeFunc, errs *Errors) error {
+	v.SetLen(0)
+	for n := 0; ; n++ {
+		if n == v.Cap() {
+			v.Grow(max(4, n))
+		}
+		v.SetLen(n + 1)
+		el := v.Index(n)
+		el.SetZero()
+		start, mark := s.pos, len(*errs)
+		err := elem(s, el, errs)
+		if s.err != nil {
 			return nil
 		}
+		if err != nil {
+			s.pos = start
+			fe := fieldError(err, s.value())
+			fe.Path = index(n) + dotted(fe.Path)
+			return fe
+		}
+		for _, fe := range (*errs)[mark:] {
+			fe.Path = index(n) + dotted(fe.Path)
+		}
+		s.ws()
+		if s.pos < len(s.data) && s.data[s.pos] == ',' {
+			s.pos++
+			s.ws()
+			continue
+		}
+		s.expect(']')
+		return nil
 	}
 }
 

@@ -8,12 +8,13 @@
 //     flags sent as "true", 1, "yes" or "on", and null or "" for no value;
 //   - a value that does not fit its field is reported with its path and kept
 //     in Extra, while the rest of the object still decodes;
-//   - a blank field of type Fields (`_ jsonkeep.Fields`) remembers which
-//     keys were present, so that Encode writes back what the value holds
-//     now: every field that was present or has been set since, and no field
-//     that was absent and is still zero.
+//   - an embedded Keep holds Extra and remembers which keys were present, so
+//     that Encode writes back what the value holds now: every field that was
+//     present or has been set since, and no field that was absent and is
+//     still zero.
 //
-// A struct opts in with two one-line methods:
+// A struct embeds Keep, and opts in with two one-line methods, which
+// internal/cmd/genrecords writes for every such struct of a package:
 //
 //	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
 //	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
@@ -27,9 +28,10 @@
 // jsonkeep:"quiet" reports no error for a value that does not fit, in it or
 // in the records nested in it: the value is kept in an Extra all the same.
 //
-// A struct with a Fields field is always read this way, nested or through
+// A struct that embeds Keep is always read this way, nested or through
 // Unmarshal, without calling its UnmarshalJSON: a type whose UnmarshalJSON
-// does more (choosing between two shapes, say) has Extra but no Fields.
+// does more (choosing between two shapes, say) has a plain Extra field
+// instead.
 package jsonkeep
 
 import (
@@ -39,25 +41,36 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
-// Fields records which known keys a decoded object carried, and which of
-// them came under their alias. The zero value means the value was built in
-// code, and every field is written.
-type Fields struct {
-	decoded      bool
-	set, aliased uint64      // fields 0 to 63: present under the name, under the alias
-	more         *moreFields // fields 64 and up, for large types only
+// Keep is embedded in a record. Extra holds the keys the record's type does
+// not know, verbatim, and the values that did not fit their fields; the
+// unexported part remembers which known keys the record was decoded from,
+// so that encoding it writes back those keys and the fields set since. The
+// zero value is a record built in code: every field is written.
+//
+// Keep has no methods, so that none is promoted into the records.
+type Keep struct {
+	Extra map[string]json.RawMessage `json:"-"`
+	keys  keySet
 }
 
-type moreFields struct{ set, aliased []uint64 }
+// keySet records which known keys a decoded object carried, and which of
+// them came under their alias. The zero value means the value was built in
+// code, and every field is written.
+type keySet struct {
+	decoded      bool
+	set, aliased uint64    // fields 0 to 63: present under the name, under the alias
+	more         *moreKeys // fields 64 and up, for large types only
+}
+
+type moreKeys struct{ set, aliased []uint64 }
 
 // mark records field i as present, under its alias or its name.
-func (f *Fields) mark(i int, alias bool) {
+func (f *keySet) mark(i int, alias bool) {
 	if i < 64 {
 		if alias {
 			f.aliased |= 1 << i
@@ -67,7 +80,7 @@ func (f *Fields) mark(i int, alias bool) {
 		return
 	}
 	if f.more == nil {
-		f.more = new(moreFields)
+		f.more = new(moreKeys)
 	}
 	w := &f.more.set
 	if alias {
@@ -81,7 +94,7 @@ func (f *Fields) mark(i int, alias bool) {
 }
 
 // has reports whether field i was present under its name and under its alias.
-func (f *Fields) has(i int) (named, aliased bool) {
+func (f *keySet) has(i int) (named, aliased bool) {
 	if i < 64 {
 		return f.set&(1<<i) != 0, f.aliased&(1<<i) != 0
 	}
@@ -135,7 +148,7 @@ func Decode(data []byte, v any) error {
 	return run(data, rv.Elem(), nil)
 }
 
-// Unmarshal decodes data into v. A record (a struct with a Fields field),
+// Unmarshal decodes data into v. A record (a struct that embeds Keep),
 // or a slice of records or of pointers to them, is decoded as Decode does,
 // in one pass over the whole of data; anything else is handed to
 // json.Unmarshal.
@@ -154,18 +167,21 @@ func Unmarshal(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// keeps reports whether t is a struct with a Fields field.
+// keeps reports whether t is a struct that embeds Keep.
 func keeps(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
 	for i := range t.NumField() {
-		if t.Field(i).Type == fieldsType {
+		if isKeep(t.Field(i)) {
 			return true
 		}
 	}
 	return false
 }
+
+// isKeep reports whether sf is a Keep that a decoder can set: exported.
+func isKeep(sf reflect.StructField) bool { return sf.Type == keepType && sf.IsExported() }
 
 var lists sync.Map // reflect.Type -> decodeFunc
 
@@ -241,345 +257,6 @@ func run(data []byte, v reflect.Value, dec decodeFunc) error {
 		return errs
 	}
 	return nil
-}
-
-// A codec is how one struct type decodes and encodes.
-type codec struct {
-	once   sync.Once
-	typ    reflect.Type
-	fields []field
-	byName map[string]*field
-	extra  int // index of the Extra field, or -1
-	seen   int // index of the Fields field, or -1
-}
-
-type field struct {
-	name      string
-	alias     string // another key that also reads the field
-	quiet     bool   // a value that does not fit is kept without an error
-	index     []int  // in the struct, through embedded structs
-	bit       int    // in Fields
-	omitEmpty bool
-	nilable   bool // null is a value of the field (pointer, slice, map)
-	scalar    bool // a number or a bool, for which a blank string is no value
-	dec       decodeFunc
-}
-
-var (
-	fieldsType = reflect.TypeFor[Fields]()
-	extraType  = reflect.TypeFor[map[string]json.RawMessage]()
-	codecs     sync.Map // reflect.Type -> *codec
-)
-
-// codecOf returns the codec of struct type t, built on first use. Building
-// does not follow nested types, so recursive types are fine.
-func codecOf(t reflect.Type) *codec {
-	c, ok := codecs.Load(t)
-	if !ok {
-		c, _ = codecs.LoadOrStore(t, &codec{typ: t})
-	}
-	cc := c.(*codec)
-	cc.once.Do(cc.build)
-	return cc
-}
-
-func (c *codec) build() {
-	c.extra, c.seen = -1, -1
-	c.byName = map[string]*field{}
-	c.addFields(c.typ, nil)
-	for i := range c.fields {
-		f := &c.fields[i]
-		if _, taken := c.byName[f.name]; !taken {
-			c.byName[f.name] = f
-		}
-	}
-	for i := range c.fields {
-		f := &c.fields[i]
-		if _, taken := c.byName[f.alias]; f.alias != "" && !taken {
-			c.byName[f.alias] = f
-		}
-	}
-}
-
-// addFields adds the fields of struct type t, found at index path in the
-// codec's type. The fields of an embedded struct are promoted, as
-// encoding/json promotes them: a field of the outer type hides one of the
-// same name inside. Only the top level's Extra and Fields are the codec's.
-func (c *codec) addFields(t reflect.Type, path []int) {
-	var embedded []reflect.StructField
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		switch {
-		case path == nil && sf.Type == fieldsType:
-			c.seen = i
-			continue
-		case path == nil && sf.Name == "Extra" && sf.Type == extraType:
-			c.extra = i
-			continue
-		case sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.Tag.Get("json") == "":
-			embedded = append(embedded, sf)
-			continue
-		}
-		tag := sf.Tag.Get("json")
-		if !sf.IsExported() || tag == "-" || tag == "" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = sf.Name
-		}
-		if c.has(name) {
-			continue
-		}
-		k := sf.Type.Kind()
-		c.fields = append(c.fields, field{
-			name: name, alias: sf.Tag.Get("alias"), quiet: sf.Tag.Get("jsonkeep") == "quiet", index: append(slices.Clip(path), i), bit: len(c.fields),
-			omitEmpty: strings.Contains(opts, "omitempty"),
-			nilable:   k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
-			scalar:    k == reflect.Bool || numberKind(k),
-			dec:       decoderOf(sf.Type),
-		})
-	}
-	for _, sf := range embedded {
-		c.addFields(sf.Type, append(slices.Clip(path), sf.Index[0]))
-	}
-}
-
-// keptIn reports whether extra holds a value of f, under its name or its
-// alias: a null, or a value that did not fit.
-func (f *field) keptIn(extra map[string]json.RawMessage) bool {
-	if _, ok := extra[f.name]; ok {
-		return true
-	}
-	_, ok := extra[f.alias]
-	return ok && f.alias != ""
-}
-
-func (c *codec) has(name string) bool {
-	for i := range c.fields {
-		if c.fields[i].name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// isRecord reports whether struct type t decodes in the same pass as the
-// object holding it: it keeps its own keys (a Fields field), or it is a
-// plain struct without a decoder of its own whose exported fields all carry
-// a JSON name, so that reading it here finds what encoding/json would.
-func isRecord(t reflect.Type) bool {
-	if t.Kind() != reflect.Struct {
-		return false
-	}
-	plain := !hasDecoder(t)
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Type == fieldsType {
-			return true
-		}
-		if f.Anonymous || f.IsExported() && f.Tag.Get("json") == "" {
-			plain = false
-		}
-	}
-	return plain && t.NumField() > 0
-}
-
-// decode reads an object into v, which is zeroed first. Values that do not
-// fit go to errs, with paths relative to v.
-func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
-	s.ws()
-	if !s.expect('{') {
-		return
-	}
-	if s.depth++; s.depth > maxDepth {
-		s.syntax("nested too deeply")
-		return
-	}
-	defer func() { s.depth-- }()
-	v.SetZero()
-	var extra map[string]json.RawMessage
-	seen := Fields{decoded: true}
-	errStart := len(*errs) // errors from here on have paths relative to v
-	for first := true; ; first = false {
-		s.ws()
-		if first && s.pos < len(s.data) && s.data[s.pos] == '}' {
-			s.pos++
-			break
-		}
-		key := s.key()
-		if s.err != nil || !s.colon() {
-			return
-		}
-		start := s.pos
-		f := c.byName[string(key)]
-		if f != nil && len(*errs) > errStart {
-			dropStale(errs, errStart, f.name)
-		}
-		if f == nil {
-			raw := s.value()
-			if s.err != nil {
-				return
-			}
-			if c.extra >= 0 {
-				extra = keep(extra, string(key), raw)
-			}
-			if trimmed := bytes.TrimSpace(key); len(trimmed) < len(key) && c.byName[string(trimmed)] != nil {
-				*errs = append(*errs, &FieldError{Path: strconv.Quote(string(key)), Value: short(raw), Err: ErrStrayKey})
-			}
-		} else if !f.nilable && s.isNull() || f.scalar && s.isBlank() {
-			// No value for a field that cannot say so: keep it verbatim.
-			raw := s.value()
-			if c.extra >= 0 {
-				extra = keep(extra, string(key), raw)
-			}
-		} else {
-			fv := v.FieldByIndex(f.index)
-			mark := len(*errs)
-			err := f.dec(s, fv, errs)
-			if s.err != nil {
-				return
-			}
-			if err != nil {
-				fv.SetZero()
-				*errs = (*errs)[:mark]
-				s.pos = start
-				raw := s.value()
-				fe, ok := err.(*FieldError)
-				if !ok {
-					fe = &FieldError{Value: short(raw), Err: err}
-				}
-				if fe.Path = join(f.name, fe.Path); !f.quiet {
-					*errs = append(*errs, fe)
-				}
-				if c.extra >= 0 {
-					extra = keep(extra, string(key), raw)
-				}
-			} else {
-				if f.quiet {
-					*errs = (*errs)[:mark]
-				}
-				for _, fe := range (*errs)[mark:] {
-					fe.Path = join(f.name, fe.Path)
-				}
-				seen.mark(f.bit, string(key) != f.name)
-				if extra != nil {
-					delete(extra, string(key)) // a duplicate key: the last value wins
-				}
-			}
-		}
-		s.ws()
-		if s.pos < len(s.data) && s.data[s.pos] == ',' {
-			s.pos++
-			continue
-		}
-		if !s.expect('}') {
-			return
-		}
-		break
-	}
-	if c.extra >= 0 && extra != nil {
-		*(*map[string]json.RawMessage)(v.Field(c.extra).Addr().UnsafePointer()) = extra
-	}
-	if c.seen >= 0 {
-		*(*Fields)(v.Field(c.seen).Addr().UnsafePointer()) = seen
-	}
-}
-
-// dropStale removes from errs[from:] the errors of an earlier value of the
-// field name: with a duplicate key the last value wins, and the earlier
-// value is no longer kept anywhere.
-func dropStale(errs *Errors, from int, name string) {
-	kept := (*errs)[:from]
-	for _, fe := range (*errs)[from:] {
-		p := fe.Path
-		if p == name || len(p) > len(name) && strings.HasPrefix(p, name) && (p[len(name)] == '.' || p[len(name)] == '[') {
-			continue
-		}
-		kept = append(kept, fe)
-	}
-	clear((*errs)[len(kept):])
-	*errs = kept
-}
-
-// keep stores a copy of raw under key: the caller may reuse its buffer.
-func keep(m map[string]json.RawMessage, key string, raw []byte) map[string]json.RawMessage {
-	if m == nil {
-		m = make(map[string]json.RawMessage, 2)
-	}
-	m[key] = bytes.Clone(raw)
-	return m
-}
-
-// Encode writes the struct v points to as a JSON object. A value built in
-// code writes every field (omitempty ones only when set). A decoded value
-// writes the fields that were present or are no longer zero. A zero field
-// whose key is in Extra (a null, or a value that did not fit) writes the
-// Extra value; the other extra keys follow in sorted order.
-func Encode(v any) ([]byte, error) {
-	rv := reflect.Indirect(reflect.ValueOf(v))
-	c := codecOf(rv.Type())
-	var extra map[string]json.RawMessage
-	var seen Fields
-	if c.extra >= 0 {
-		extra = rv.Field(c.extra).Interface().(map[string]json.RawMessage)
-	}
-	if c.seen >= 0 {
-		seen = *(*Fields)(rv.Field(c.seen).Addr().UnsafePointer())
-	}
-	buf := make([]byte, 0, 256)
-	buf = append(buf, '{')
-	var written map[string]bool // the fields that replace a kept value
-	if len(extra) > 0 {
-		written = make(map[string]bool, len(c.fields))
-	}
-	for i := range c.fields {
-		f := &c.fields[i]
-		fv := rv.FieldByIndex(f.index)
-		zero := fv.IsZero()
-		if zero && f.keptIn(extra) {
-			continue
-		}
-		named, aliased := seen.has(f.bit)
-		if seen.decoded && !named && !aliased && zero || !seen.decoded && f.omitEmpty && zero {
-			continue
-		}
-		b, err := json.Marshal(fv.Interface())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
-		}
-		// A key read under its alias is written back under it, and under
-		// the name too when the object carried both.
-		if named || !aliased {
-			buf = appendKey(buf, f.name)
-			buf = append(buf, b...)
-		}
-		if aliased {
-			buf = appendKey(buf, f.alias)
-			buf = append(buf, b...)
-		}
-		if written != nil {
-			// The value held now replaces what was kept under either key.
-			written[f.name] = true
-			written[f.alias] = f.alias != ""
-		}
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		if !written[k] {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		buf = appendKey(buf, k)
-		if len(extra[k]) == 0 {
-			buf = append(buf, "null"...)
-			continue
-		}
-		buf = append(buf, extra[k]...)
-	}
-	return append(buf, '}'), nil
 }
 
 func appendKey(buf []byte, k string) []byte {

@@ -16,22 +16,20 @@ import (
 )
 
 type inner struct {
-	N     int                        `json:"n"`
-	Extra map[string]json.RawMessage `json:"-"`
-	_     Fields
+	N int `json:"n"`
+	Keep
 }
 
 func (v *inner) UnmarshalJSON(b []byte) error { return Decode(b, v) }
 func (v inner) MarshalJSON() ([]byte, error)  { return Encode(&v) }
 
 type outer struct {
-	Name  string                     `json:"name"`
-	Count *int                       `json:"count"`
-	Flag  bool                       `json:"flag,omitempty"`
-	Items []*inner                   `json:"items"`
-	One   *inner                     `json:"one"`
-	Extra map[string]json.RawMessage `json:"-"`
-	_     Fields
+	Name  string   `json:"name"`
+	Count *int     `json:"count"`
+	Flag  bool     `json:"flag,omitempty"`
+	Items []*inner `json:"items"`
+	One   *inner   `json:"one"`
+	Keep
 }
 
 func (v *outer) UnmarshalJSON(b []byte) error { return Decode(b, v) }
@@ -206,7 +204,7 @@ func TestManyFields(t *testing.T) {
 	}
 	fields = append(fields,
 		reflect.StructField{Name: "Extra", Type: reflect.TypeFor[map[string]json.RawMessage](), Tag: `json:"-"`},
-		reflect.StructField{Name: "Seen", Type: reflect.TypeFor[Fields](), Tag: `json:"-"`})
+		reflect.StructField{Name: "Keep", Type: reflect.TypeFor[Keep](), Anonymous: true})
 	typ := reflect.StructOf(fields)
 	in, err := json.Marshal(obj)
 	require.NoError(t, err)
@@ -298,11 +296,10 @@ func (l *level) UnmarshalText(b []byte) error {
 // as encoding/json reads it, plain or behind a pointer, as a struct or not.
 func TestTextUnmarshalers(t *testing.T) {
 	var v struct {
-		Addr  netip.Addr                 `json:"addr"`
-		PAddr *netip.Addr                `json:"paddr"`
-		Level level                      `json:"level"`
-		Extra map[string]json.RawMessage `json:"-"`
-		_     Fields
+		Addr  netip.Addr  `json:"addr"`
+		PAddr *netip.Addr `json:"paddr"`
+		Level level       `json:"level"`
+		Keep
 	}
 	require.NoError(t, Decode([]byte(`{"addr":"10.0.0.1","paddr":"::1","level":"high"}`), &v))
 	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), v.Addr)
@@ -316,9 +313,8 @@ func TestTextUnmarshalers(t *testing.T) {
 }
 
 type aliasVote struct {
-	Up    bool                       `json:"up?" alias:"up"`
-	Extra map[string]json.RawMessage `json:"-"`
-	_     Fields
+	Up bool `json:"up?" alias:"up"`
+	Keep
 }
 
 // TestEditReplacesAValueKeptUnderAlias: a value kept under a field's alias
@@ -370,8 +366,7 @@ func TestFirstUseFromManyGoroutines(t *testing.T) {
 	typ := reflect.StructOf([]reflect.StructField{
 		{Name: "N", Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"` + name + `_n"`)},
 		{Name: "Kids", Type: reflect.TypeFor[[]*inner](), Tag: `json:"kids"`},
-		{Name: "Extra", Type: reflect.TypeFor[map[string]json.RawMessage](), Tag: `json:"-"`},
-		{Name: "Seen", Type: reflect.TypeFor[Fields](), Tag: `json:"-"`},
+		{Name: "Keep", Type: reflect.TypeFor[Keep](), Anonymous: true},
 	})
 	body := []byte(`[{"` + name + `_n":1,"kids":[{"n":2}],"x":3}]`)
 	var wg sync.WaitGroup
@@ -384,7 +379,7 @@ func TestFirstUseFromManyGoroutines(t *testing.T) {
 			}
 			v := list.Elem().Index(0)
 			assert.Equal(t, 1, v.Field(0).Interface())
-			assert.JSONEq(t, `3`, string(v.Field(2).Interface().(map[string]json.RawMessage)["x"]))
+			assert.JSONEq(t, `3`, string(v.Field(2).Interface().(Keep).Extra["x"]))
 			out, err := Encode(v.Addr().Interface())
 			assert.NoError(t, err)
 			assert.JSONEq(t, string(body[1:len(body)-1]), string(out))

@@ -1,7 +1,6 @@
 package jsonkeep
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -19,10 +18,9 @@ type base struct {
 // fuller embeds base, whose fields it promotes, and hides base's name.
 type fuller struct {
 	base
-	Name  string                     `json:"full_name"`
-	Bio   *string                    `json:"bio"`
-	Extra map[string]json.RawMessage `json:"-"`
-	_     Fields
+	Name string  `json:"full_name"`
+	Bio  *string `json:"bio"`
+	Keep
 }
 
 func TestEmbeddedFieldsArePromoted(t *testing.T) {
@@ -38,9 +36,8 @@ func TestEmbeddedFieldsArePromoted(t *testing.T) {
 }
 
 type vote struct {
-	Up    bool                       `json:"up?" alias:"up"`
-	Extra map[string]json.RawMessage `json:"-"`
-	_     Fields
+	Up bool `json:"up?" alias:"up"`
+	Keep
 }
 
 func TestAliasIsWrittenAsRead(t *testing.T) {
@@ -66,11 +63,10 @@ func TestAliasIsWrittenAsRead(t *testing.T) {
 }
 
 type quietHolder struct {
-	ID    int                        `json:"id"`
-	Opts  inner                      `json:"opts" jsonkeep:"quiet"`
-	Loud  inner                      `json:"loud"`
-	Extra map[string]json.RawMessage `json:"-"`
-	_     Fields
+	ID   int   `json:"id"`
+	Opts inner `json:"opts" jsonkeep:"quiet"`
+	Loud inner `json:"loud"`
+	Keep
 }
 
 func TestQuietFieldKeepsWithoutError(t *testing.T) {
@@ -138,7 +134,7 @@ func TestManyFieldsWithAliases(t *testing.T) {
 		}
 		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[int](), Tag: reflect.StructTag(tag)})
 	}
-	fields = append(fields, reflect.StructField{Name: "Seen", Type: reflect.TypeFor[Fields](), Tag: `json:"-"`})
+	fields = append(fields, reflect.StructField{Name: "Keep", Type: reflect.TypeFor[Keep](), Anonymous: true})
 	v := reflect.New(reflect.StructOf(fields))
 	in := `{"f0": 0, "f70": 70, "g129": 129}`
 	require.NoError(t, Decode([]byte(in), v.Interface()))

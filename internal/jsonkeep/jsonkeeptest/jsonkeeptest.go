@@ -9,7 +9,7 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
-var fieldsType = reflect.TypeFor[jsonkeep.Fields]()
+var keepType = reflect.TypeFor[jsonkeep.Keep]()
 
 // Forget clears, in v and every value it reaches, the record of which keys
 // were decoded, so that a decoded record equals the same record built in
@@ -35,8 +35,9 @@ func forget(v reflect.Value) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			f := v.Field(i)
-			if f.Type() == fieldsType && f.CanAddr() {
-				*(*jsonkeep.Fields)(f.Addr().UnsafePointer()) = jsonkeep.Fields{}
+			if f.Type() == keepType && f.CanSet() {
+				k := f.Addr().Interface().(*jsonkeep.Keep)
+				*k = jsonkeep.Keep{Extra: k.Extra}
 				continue
 			}
 			forget(f)

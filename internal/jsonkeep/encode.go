@@ -1,0 +1,90 @@
+package jsonkeep
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// Encode writes the struct v points to as a JSON object. A value built in
+// code writes every field (omitempty ones only when set). A decoded value
+// writes the fields that were present or are no longer zero. A zero field
+// whose key is in Extra (a null, or a value that did not fit) writes the
+// Extra value; the other extra keys follow in sorted order.
+func Encode(v any) ([]byte, error) {
+	rv := reflect.Indirect(reflect.ValueOf(v))
+	c := codecOf(rv.Type())
+	e := encoder{buf: make([]byte, 0, 256)}
+	e.extra, e.keys = c.kept(rv)
+	e.buf = append(e.buf, '{')
+	if len(e.extra) > 0 {
+		e.written = make(map[string]bool, len(c.fields))
+	}
+	for i := range c.fields {
+		if err := e.field(&c.fields[i], rv.FieldByIndex(c.fields[i].index)); err != nil {
+			return nil, err
+		}
+	}
+	e.extras()
+	return append(e.buf, '}'), nil
+}
+
+// encoder is the encoding of one struct.
+type encoder struct {
+	buf     []byte
+	extra   map[string]json.RawMessage
+	keys    keySet
+	written map[string]bool // the fields that replace a kept value
+}
+
+// field writes f, whose value is fv, when the struct holds it.
+func (e *encoder) field(f *field, fv reflect.Value) error {
+	zero := fv.IsZero()
+	if zero && f.keptIn(e.extra) {
+		return nil
+	}
+	named, aliased := e.keys.has(f.bit)
+	if e.keys.decoded && !named && !aliased && zero || !e.keys.decoded && f.omitEmpty && zero {
+		return nil
+	}
+	b, err := json.Marshal(fv.Interface())
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
+	// A key read under its alias is written back under it, and under the
+	// name too when the object carried both.
+	if named || !aliased {
+		e.buf = appendKey(e.buf, f.name)
+		e.buf = append(e.buf, b...)
+	}
+	if aliased {
+		e.buf = appendKey(e.buf, f.alias)
+		e.buf = append(e.buf, b...)
+	}
+	if e.written != nil {
+		// The value held now replaces what was kept under either key.
+		e.written[f.name] = true
+		e.written[f.alias] = f.alias != ""
+	}
+	return nil
+}
+
+// extras writes the extra keys that no field replaced, in sorted order.
+func (e *encoder) extras() {
+	keys := make([]string, 0, len(e.extra))
+	for k := range e.extra {
+		if !e.written[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		e.buf = appendKey(e.buf, k)
+		if len(e.extra[k]) == 0 {
+			e.buf = append(e.buf, "null"...)
+			continue
+		}
+		e.buf = append(e.buf, e.extra[k]...)
+	}
+}
