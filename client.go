@@ -543,46 +543,10 @@ func checkListCost(body []byte, v any, limit int64) error {
 	if int64(len(body))/2*size <= limit { // even "1,1,1,…" could not reach it
 		return nil
 	}
-	if n := int64(countElements(body)); n*size > limit {
+	if n := int64(jsonkeep.CountElements(body)); n*size > limit {
 		return fmt.Errorf("%w: the limit is %d bytes (WithMaxResponseSize), and the %d records of this list would take %d", ErrResponseTooLarge, limit, n, n*size)
 	}
 	return nil
-}
-
-// countElements counts the elements of the JSON array b (0 when b is not
-// an array) by scanning for commas outside strings at depth one.
-func countElements(b []byte) int {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 || b[0] != '[' {
-		return 0
-	}
-	n, depth, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 1 {
-				n++
-			}
-		}
-	}
-	return n + 1
 }
 
 // bodyReader returns the body to read and its length if known (else -1).
@@ -670,21 +634,12 @@ type endpoint struct {
 // "namespace/name" path); any other type, an empty string or an id below 1
 // is an *ArgumentError named after the path segment before it.
 func route(format string, args ...any) endpoint {
-	s, err := wire.Route(format, args...)
-	if err != nil {
-		return endpoint{err: argumentError(err)}
-	}
-	return endpoint{s: s}
+	s, err := wire.Route(argumentError, format, args...)
+	return endpoint{s: s, err: err}
 }
 
-// argumentError gives a value the route builder refused its exported type.
-func argumentError(err error) error {
-	var ae *wire.ArgError
-	if errors.As(err, &ae) {
-		return &ArgumentError{Arg: ae.Arg, Reason: ae.Reason}
-	}
-	return err
-}
+// argumentError is the error of a value the route builder refused.
+func argumentError(arg, reason string) error { return &ArgumentError{Arg: arg, Reason: reason} }
 
 // do sends one request and decodes the record it returns. A JSON null where
 // a record was expected is an error, never a nil result.

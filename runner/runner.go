@@ -185,13 +185,11 @@ func decodeError(req *http.Request, err error) error {
 // each %s is one escaped path value, and an id below 1 or an empty value is
 // a *collab.ArgumentError, before any request.
 func route(format string, args ...any) (string, error) {
-	p, err := wire.Route(format, args...)
-	var ae *wire.ArgError
-	if errors.As(err, &ae) {
-		return "", &collab.ArgumentError{Arg: ae.Arg, Reason: ae.Reason}
-	}
-	return p, err
+	return wire.Route(argumentError, format, args...)
 }
+
+// argumentError is the error of a value the route builder refused.
+func argumentError(arg, reason string) error { return &collab.ArgumentError{Arg: arg, Reason: reason} }
 
 // buildPath is the path of one build's endpoint; a bad id is named "id",
 // the argument of every method that takes one.

@@ -72,24 +72,16 @@ func (*WikiPageEvent) Kind() Kind { return KindWikiPage }
 func (e *RawEvent) Kind() Kind { return e.EventKind }
 
 // FieldError is one value of a payload that could not be decoded into its
-// field. Its raw value stays in the Extra map of the object that holds it.
-type FieldError struct {
-	Path  string // the dotted path from the top of the payload, e.g. merge_request.last_commit.timestamp
-	Value string // the raw JSON value, shortened
-	Err   error  // why it did not fit, or ErrStrayKey
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s: %v (value %s)", e.Path, e.Err, e.Value)
-}
-
-// Unwrap returns Err.
-func (e *FieldError) Unwrap() error { return e.Err }
+// field: Path is the dotted path from the top of the payload (such as
+// merge_request.last_commit.timestamp), Value the raw JSON value, shortened,
+// and Err why it did not fit, or ErrStrayKey. The raw value stays in the
+// Extra map of the object that holds it.
+type FieldError = jsonkeep.FieldError
 
 // ErrStrayKey is the Err of a FieldError for a key that matches a known key
 // except for surrounding white space, such as "title ". Its value stays in
 // Extra under that key.
-var ErrStrayKey = errors.New("key has stray white space; value kept under that key")
+var ErrStrayKey = jsonkeep.ErrStrayKey
 
 // DecodeError lists the fields of a payload that could not be decoded. It
 // comes with an event in which every other field is set.
@@ -141,69 +133,70 @@ func Parse(r *http.Request) (Event, error) {
 // comes back with every other field set, together with a *DecodeError naming
 // each bad value; the raw values are kept in the Extra maps.
 func ParsePayload(header http.Header, body []byte) (Event, error) {
-	kind := Kind(header.Get(HeaderEvent))
 	// null decodes into any struct as no change at all; for a delivery it
 	// is no event.
 	null := bytes.Equal(bytes.TrimSpace(body), []byte("null"))
+	kind := Kind(header.Get(HeaderEvent))
 	if kind == "" {
-		var probe struct {
-			ObjectKind string `json:"object_kind"`
-		}
-		err := json.Unmarshal(body, &probe)
-		if err == nil && null {
-			err = errNullBody
-		}
-		if err != nil {
-			return nil, fmt.Errorf("webhook: no %s header and the body is not a JSON object: %w", HeaderEvent, err)
-		}
-		kind = objectKinds[probe.ObjectKind]
-		if kind == "" {
-			kind = Kind(probe.ObjectKind)
+		var err error
+		if kind, err = bodyKind(body, null); err != nil {
+			return nil, err
 		}
 	}
 	if null {
 		return nil, fmt.Errorf("webhook: %s: %w", kind, errNullBody)
 	}
-	// The event is decoded straight from the body, in one pass: the decoder
-	// checks the syntax itself.
-	var ev Event
-	var err error
-	switch kind {
-	case KindPush:
-		e := &PushEvent{}
-		ev, err = e, jsonkeep.Decode(body, &e.PushData)
-	case KindTagPush:
-		e := &TagPushEvent{}
-		ev, err = e, jsonkeep.Decode(body, &e.PushData)
-	case KindIssue:
-		ev, err = decode[IssueEvent](body)
-	case KindMergeRequest:
-		ev, err = decode[MergeRequestEvent](body)
-	case KindNote:
-		ev, err = decode[NoteEvent](body)
-	case KindBuild:
-		ev, err = decode[BuildEvent](body)
-	case KindWikiPage:
-		ev, err = decode[WikiPageEvent](body)
-	default:
+	dec, ok := decoders[kind]
+	if !ok {
 		return &RawEvent{EventKind: kind, Header: safeHeader(header), Body: bytes.Clone(body)}, nil
 	}
+	ev, err := dec(body)
 	var kept jsonkeep.Errors
 	switch {
 	case err == nil:
 		return ev, nil
 	case errors.As(err, &kept):
-		de := &DecodeError{Kind: kind, Fields: make([]*FieldError, len(kept))}
-		for i, fe := range kept {
-			de.Fields[i] = &FieldError{Path: fe.Path, Value: fe.Value, Err: fe.Err}
-			if fe.Err == jsonkeep.ErrStrayKey {
-				de.Fields[i].Err = ErrStrayKey
-			}
-		}
-		return ev, de
+		return ev, &DecodeError{Kind: kind, Fields: kept}
 	default:
 		return nil, fmt.Errorf("webhook: %s: %w", kind, err)
 	}
+}
+
+// bodyKind is the kind a body's object_kind names, for a delivery without
+// the X-Gitlab-Event header.
+func bodyKind(body []byte, null bool) (Kind, error) {
+	var probe struct {
+		ObjectKind string `json:"object_kind"`
+	}
+	err := json.Unmarshal(body, &probe)
+	if err == nil && null {
+		err = errNullBody
+	}
+	if err != nil {
+		return "", fmt.Errorf("webhook: no %s header and the body is not a JSON object: %w", HeaderEvent, err)
+	}
+	if kind := objectKinds[probe.ObjectKind]; kind != "" {
+		return kind, nil
+	}
+	return Kind(probe.ObjectKind), nil
+}
+
+// decoders decode the body of each known kind straight into its event, in
+// one pass: the decoder checks the syntax itself.
+var decoders = map[Kind]func(body []byte) (Event, error){
+	KindPush: func(body []byte) (Event, error) {
+		e := &PushEvent{}
+		return e, jsonkeep.Decode(body, &e.PushData)
+	},
+	KindTagPush: func(body []byte) (Event, error) {
+		e := &TagPushEvent{}
+		return e, jsonkeep.Decode(body, &e.PushData)
+	},
+	KindIssue:        decode[IssueEvent],
+	KindMergeRequest: decode[MergeRequestEvent],
+	KindNote:         decode[NoteEvent],
+	KindBuild:        decode[BuildEvent],
+	KindWikiPage:     decode[WikiPageEvent],
 }
 
 // decode reads body into a new T.

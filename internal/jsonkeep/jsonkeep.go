@@ -107,17 +107,20 @@ func (f *keySet) has(i int) (named, aliased bool) {
 }
 
 // FieldError is one value that could not be decoded into its field. The raw
-// value is kept among the object's extra keys, so nothing is lost.
+// value is kept among the object's extra keys, so nothing is lost. The
+// webhook package exports this type as webhook.FieldError.
 type FieldError struct {
 	Path  string // dotted path from the top of the payload, e.g. merge_request.last_commit.timestamp
 	Value string // the raw JSON value, shortened
-	Err   error
+	Err   error  // why it did not fit, or ErrStrayKey
 }
 
+// Error returns the path, the reason and the value.
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: %v (value %s)", e.Path, e.Err, e.Value)
 }
 
+// Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Errors lists every field of one payload that could not be decoded. The

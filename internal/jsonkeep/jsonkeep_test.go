@@ -387,3 +387,17 @@ func TestFirstUseFromManyGoroutines(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestCountElements(t *testing.T) {
+	for in, want := range map[string]int{
+		``: 0, `{"a":[1,2]}`: 0, `[]`: 0, ` [ ] `: 0, `[1]`: 1, `[{}, {}, {}]`: 3,
+		`[{"a":[1,2,3],"b":"x,y]"}, "s,\"]", [1,[2,3]], null]`: 4,
+		`[{},{},oops,{}]`: 2, // the count stops at the first syntax error
+		`[1,2`:            2,
+	} {
+		assert.Equal(t, want, CountElements([]byte(in)), in)
+	}
+	body := []byte(`[` + strings.Repeat(`{},`, 999) + `{}]`)
+	assert.Equal(t, 1000, CountElements(body))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { CountElements(body) }))
+}

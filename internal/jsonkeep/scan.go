@@ -406,3 +406,29 @@ func isNumber(s []byte) bool {
 	n.number()
 	return n.err == nil && n.pos == len(s)
 }
+
+// CountElements counts the elements of the JSON array data: 0 when data is
+// not an array, and those before the first syntax error in a malformed one.
+// It allocates nothing, so that a caller can weigh a list before decoding it.
+func CountElements(data []byte) int {
+	s := scanner{data: data}
+	s.ws()
+	if s.pos >= len(data) || data[s.pos] != '[' {
+		return 0
+	}
+	s.pos++
+	s.ws()
+	if s.pos < len(data) && data[s.pos] == ']' {
+		return 0
+	}
+	n := 0
+	for s.value() != nil {
+		n++
+		s.ws()
+		if s.pos >= len(data) || data[s.pos] != ',' {
+			break
+		}
+		s.pos++
+	}
+	return n
+}

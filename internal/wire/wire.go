@@ -6,6 +6,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -19,30 +20,21 @@ import (
 	"unicode/utf8"
 )
 
-// ArgError is a path value refused before any request. The collab and
-// runner packages turn it into their exported *collab.ArgumentError.
-type ArgError struct {
-	Arg    string
-	Reason string
-}
-
-func (e *ArgError) Error() string { return e.Arg + ": " + e.Reason }
-
-func argError(arg, format string, a ...any) *ArgError {
-	return &ArgError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
-}
+// Refuse builds the error of a path value refused before any request:
+// the caller's own exported error type, named after the argument, so that
+// no internal error has to be copied into it on the way out.
+type Refuse func(arg, reason string) error
 
 // Route fills each %s in format with one escaped path segment. Values may be
 // any integer type (an id, which must be positive) or a string (an id or a
 // "namespace/name" path); any other type, an empty string or an id below 1
-// is an *ArgError named after the path segment before it.
-func Route(format string, args ...any) (string, error) {
+// is refused, with refuse, named after the path segment before it.
+func Route(refuse Refuse, format string, args ...any) (string, error) {
 	segs := make([]any, len(args))
 	for i, a := range args {
-		s, err := segment(a)
-		if err != nil {
-			err.Arg = segmentName(format, i)
-			return "", err
+		s, reason := segment(a)
+		if reason != "" {
+			return "", refuse(segmentName(format, i), reason)
 		}
 		segs[i] = s
 	}
@@ -68,16 +60,17 @@ func segmentName(format string, i int) string {
 
 // Segment escapes one path value so that it can never change the endpoint:
 // "/" becomes %2F and "." becomes %2E (the server reads a trailing ".json"
-// as a format suffix). A value Route would refuse is an *ArgError.
+// as a format suffix). A value Route would refuse is an error saying why.
 func Segment(v any) (string, error) {
-	s, err := segment(v)
-	if err != nil {
-		return "", err
+	s, reason := segment(v)
+	if reason != "" {
+		return "", errors.New("path value " + reason)
 	}
 	return s, nil
 }
 
-func segment(v any) (string, *ArgError) {
+// segment escapes v, or says why it is refused.
+func segment(v any) (s, reason string) {
 	switch t := v.(type) {
 	case int:
 		return positiveID(int64(t))
@@ -92,27 +85,27 @@ func segment(v any) (string, *ArgError) {
 		return positiveID(rv.Int())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if u := rv.Uint(); u > 0 {
-			return strconv.FormatUint(u, 10), nil
+			return strconv.FormatUint(u, 10), ""
 		}
-		return "", argError("path value", "must be a positive id, got 0")
+		return "", "must be a positive id, got 0"
 	case reflect.String:
 		return stringSegment(rv.String())
 	}
-	return "", argError("path value", "must be an integer id or a string path, got %T", v)
+	return "", fmt.Sprintf("must be an integer id or a string path, got %T", v)
 }
 
-func positiveID(n int64) (string, *ArgError) {
+func positiveID(n int64) (string, string) {
 	if n < 1 {
-		return "", argError("path value", "must be a positive id, got %d", n)
+		return "", fmt.Sprintf("must be a positive id, got %d", n)
 	}
-	return strconv.FormatInt(n, 10), nil
+	return strconv.FormatInt(n, 10), ""
 }
 
-func stringSegment(s string) (string, *ArgError) {
+func stringSegment(s string) (string, string) {
 	if s == "" {
-		return "", argError("path value", "is empty")
+		return "", "is empty"
 	}
-	return strings.ReplaceAll(url.PathEscape(s), ".", "%2E"), nil
+	return strings.ReplaceAll(url.PathEscape(s), ".", "%2E"), ""
 }
 
 // Marker replaces a credential wherever one would be shown.

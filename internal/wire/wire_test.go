@@ -9,8 +9,15 @@ import (
 	"testing"
 )
 
+// argErr stands for the exported error type a caller passes to Route.
+type argErr struct{ arg, reason string }
+
+func (e *argErr) Error() string { return e.arg + ": " + e.reason }
+
+func refuse(arg, reason string) error { return &argErr{arg, reason} }
+
 func TestRouteNamesTheRefusedValue(t *testing.T) {
-	p, err := Route("projects/%s/issues/%s", "g/p.json", 7)
+	p, err := Route(refuse, "projects/%s/issues/%s", "g/p.json", 7)
 	if err != nil || p != "projects/g%2Fp%2Ejson/issues/7" {
 		t.Fatalf("Route = %q, %v", p, err)
 	}
@@ -22,11 +29,12 @@ func TestRouteNamesTheRefusedValue(t *testing.T) {
 		{[]any{"p", -3}, "issues id"},
 		{[]any{"", 1}, "projects id"},
 		{[]any{1.5, 1}, "projects id"},
+		{[]any{1, uint(0)}, "issues id"},
 	} {
-		_, err := Route("projects/%s/issues/%s", tc.args...)
-		var ae *ArgError
-		if !errors.As(err, &ae) || ae.Arg != tc.arg {
-			t.Errorf("Route(%v): %v, want an *ArgError for %s", tc.args, err, tc.arg)
+		_, err := Route(refuse, "projects/%s/issues/%s", tc.args...)
+		var ae *argErr
+		if !errors.As(err, &ae) || ae.arg != tc.arg || ae.reason == "" {
+			t.Errorf("Route(%v): %v, want the caller's error for %s", tc.args, err, tc.arg)
 		}
 	}
 	if s, err := Segment(uint8(0)); err == nil {
