@@ -122,8 +122,8 @@ func parseISO(s []byte) (Time, bool) {
 	if len(s) != 10 && len(s) < 16 {
 		return Time{}, false
 	}
-	year, month, day := digits(s, 0, 4), digits(s, 5, 2), digits(s, 8, 2)
-	if year < 0 || s[4] != '-' || s[7] != '-' || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) {
+	year, month, day, ok := parseDate(s)
+	if !ok {
 		return Time{}, false
 	}
 	if len(s) == 10 {
@@ -133,31 +133,52 @@ func parseISO(s []byte) (Time, bool) {
 	if s[10] != 'T' && s[10] != ' ' || hour < 0 || hour > 23 || s[13] != ':' || minute < 0 || minute > 59 {
 		return Time{}, false
 	}
-	rest := s[16:]
-	sec, nsec := 0, 0
-	if len(rest) > 0 && rest[0] == ':' {
-		if sec = digits(rest, 1, 2); sec < 0 || sec > 59 {
-			return Time{}, false
-		}
-		rest = rest[3:]
-		if len(rest) > 1 && (rest[0] == '.' || rest[0] == ',') && isDigit(rest[1]) {
-			rest = rest[1:]
-			// Digits beyond nanoseconds are dropped, as time.Parse does.
-			for scale := int(1e8); len(rest) > 0 && isDigit(rest[0]); rest = rest[1:] {
-				nsec += int(rest[0]-'0') * scale
-				scale /= 10
-			}
-		}
+	sec, nsec, rest, ok := parseSeconds(s[16:])
+	if !ok {
+		return Time{}, false
 	}
 	if len(rest) > 1 && rest[0] == ' ' {
 		rest = rest[1:]
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	switch string(rest) {
+	return inZone(time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), rest)
+}
+
+// parseDate reads the yyyy-mm-dd at the start of s, a valid date.
+func parseDate(s []byte) (year, month, day int, ok bool) {
+	year, month, day = digits(s, 0, 4), digits(s, 5, 2), digits(s, 8, 2)
+	ok = year >= 0 && s[4] == '-' && s[7] == '-' && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month, year)
+	return year, month, day, ok
+}
+
+// parseSeconds reads the optional :ss and fraction after hh:mm, and returns
+// what follows them.
+func parseSeconds(rest []byte) (sec, nsec int, after []byte, ok bool) {
+	if len(rest) == 0 || rest[0] != ':' {
+		return 0, 0, rest, true
+	}
+	if sec = digits(rest, 1, 2); sec < 0 || sec > 59 {
+		return 0, 0, nil, false
+	}
+	rest = rest[3:]
+	if len(rest) > 1 && (rest[0] == '.' || rest[0] == ',') && isDigit(rest[1]) {
+		rest = rest[1:]
+		// Digits beyond nanoseconds are dropped, as time.Parse does.
+		for scale := int(1e8); len(rest) > 0 && isDigit(rest[0]); rest = rest[1:] {
+			nsec += int(rest[0]-'0') * scale
+			scale /= 10
+		}
+	}
+	return sec, nsec, rest, true
+}
+
+// inZone reads zone, which is empty, Z, UTC or an offset, for t, a wall
+// clock read as UTC.
+func inZone(t time.Time, zone []byte) (Time, bool) {
+	switch string(zone) {
 	case "", "Z", "UTC":
 		return Time{Time: t}, true
 	}
-	offset, ok := parseOffset(rest)
+	offset, ok := parseOffset(zone)
 	if !ok {
 		return Time{}, false
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,6 +65,11 @@ func floorType(t reflect.Type, open map[reflect.Type]bool) reflect.Type {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue // encoding/json ignores it too
+		}
+		if f.Type == reflect.TypeFor[jsonkeep.Keep]() {
+			// The record's unknown keys: a plain map, without the key set.
+			fields = append(fields, reflect.StructField{Name: "Extra", Type: reflect.TypeFor[map[string]json.RawMessage](), Tag: `json:"-"`})
+			continue
 		}
 		ft := floorType(f.Type, open)
 		if key, _, _ := strings.Cut(f.Tag.Get("json"), ","); dateKeys[key] {

@@ -42,24 +42,50 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	suffix := time.Now().Format("150405")
+	p, err := createProject(ctx, c, time.Now().Format("150405"))
+	if err != nil {
+		return err
+	}
+	t := tour{ctx: ctx, c: c, p: p}
+	for _, step := range []func() error{
+		func() error { return t.memberAndHook(memberID) }, t.protect, t.issue, t.starAndArchive, t.upload, t.list, t.typedErrors,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	fmt.Println("done")
+	return nil
+}
 
-	// 1. A group and a project in it.
+// createProject is step 1: a group and a project in it.
+func createProject(ctx context.Context, c *collab.Client, suffix string) (*collab.Project, error) {
 	g, _, err := c.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Quickstart " + suffix, Path: "quickstart-" + suffix})
 	if err != nil {
-		return fmt.Errorf("creating the group: %w", err)
+		return nil, fmt.Errorf("creating the group: %w", err)
 	}
 	p, _, err := c.Projects.Create(ctx, &collab.CreateProjectOptions{
 		Name: "Docs Site", Path: collab.Ptr("docs.site"), NamespaceID: collab.Ptr(g.ID), Description: collab.Ptr("Quickstart demo"),
 	})
 	if err != nil {
-		return fmt.Errorf("creating the project: %w", err)
+		return nil, fmt.Errorf("creating the project: %w", err)
 	}
 	fmt.Printf("1. created group %q and project %q (id %d)\n", g.Path, p.PathWithNamespace, p.ID)
+	return p, nil
+}
 
-	// 2. A member and a hook.
+// tour runs the other steps on the project.
+type tour struct {
+	ctx context.Context
+	c   *collab.Client
+	p   *collab.Project
+}
+
+// memberAndHook is step 2: a member (on the fake, which has one to add)
+// and a hook.
+func (t tour) memberAndHook(memberID int) error {
 	if memberID != 0 {
-		m, _, err := c.ProjectMembers.Add(ctx, p.ID, &collab.AddMemberOptions{UserID: memberID, AccessLevel: collab.DeveloperAccess})
+		m, _, err := t.c.ProjectMembers.Add(t.ctx, t.p.ID, &collab.AddMemberOptions{UserID: memberID, AccessLevel: collab.DeveloperAccess})
 		if err != nil {
 			return fmt.Errorf("adding a member: %w", err)
 		}
@@ -67,58 +93,73 @@ func run() error {
 	} else {
 		fmt.Print("2. (no member added on a real server)")
 	}
-	h, _, err := c.Hooks.Add(ctx, p.ID, &collab.HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
+	h, _, err := t.c.Hooks.Add(t.ctx, t.p.ID, &collab.HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
 	if err != nil {
 		return fmt.Errorf("adding a hook: %w", err)
 	}
 	fmt.Printf(" and hook %d -> %s\n", h.ID, h.URL)
+	return nil
+}
 
-	// 3. Protect the default branch.
-	b, _, err := c.Branches.Protect(ctx, p.ID, p.DefaultBranch)
+// protect is step 3: protect the default branch.
+func (t tour) protect() error {
+	b, _, err := t.c.Branches.Protect(t.ctx, t.p.ID, t.p.DefaultBranch)
 	if err != nil {
-		return fmt.Errorf("protecting %s: %w", p.DefaultBranch, err)
+		return fmt.Errorf("protecting %s: %w", t.p.DefaultBranch, err)
 	}
 	fmt.Printf("3. branch %s protected: %v\n", b.Name, b.Protected)
+	return nil
+}
 
-	// 4. An issue. IID is the #number people see in the project; ID is global
-	// and is what Update, Notes and the other calls take. GetByIID goes from
-	// the one a user gives you to the record.
-	is, _, err := c.Issues.Create(ctx, p.ID, &collab.CreateIssueOptions{Title: "Broken link on the home page"})
+// issue is step 4: an issue. IID is the #number people see in the project;
+// ID is global and is what Update, Notes and the other calls take. GetByIID
+// goes from the one a user gives you to the record.
+func (t tour) issue() error {
+	is, _, err := t.c.Issues.Create(t.ctx, t.p.ID, &collab.CreateIssueOptions{Title: "Broken link on the home page"})
 	if err != nil {
 		return fmt.Errorf("opening an issue: %w", err)
 	}
-	found, _, err := c.Issues.GetByIID(ctx, p.ID, is.IID)
+	found, _, err := t.c.Issues.GetByIID(t.ctx, t.p.ID, is.IID)
 	if err != nil {
 		return fmt.Errorf("finding #%d: %w", is.IID, err)
 	}
-	closed, _, err := c.Issues.Update(ctx, p.ID, found.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
+	closed, _, err := t.c.Issues.Update(t.ctx, t.p.ID, found.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
 	if err != nil {
 		return fmt.Errorf("closing #%d (id %d): %w", found.IID, found.ID, err)
 	}
 	fmt.Printf("4. issue #%d (id %d) is %s\n", closed.IID, closed.ID, closed.State)
+	return nil
+}
 
-	// 5. Star and archive.
-	starred, _, err := c.Projects.Star(ctx, p.ID)
+// starAndArchive is step 5.
+func (t tour) starAndArchive() error {
+	starred, _, err := t.c.Projects.Star(t.ctx, t.p.ID)
 	if err != nil {
 		return fmt.Errorf("starring: %w", err)
 	}
-	archived, _, err := c.Projects.Archive(ctx, p.ID)
+	archived, _, err := t.c.Projects.Archive(t.ctx, t.p.ID)
 	if err != nil {
 		return fmt.Errorf("archiving: %w", err)
 	}
 	fmt.Printf("5. stars: %d, archived: %v\n", starred.StarCount, archived.Archived)
+	return nil
+}
 
-	// 6. Upload a file (streamed, never held in memory).
-	f, _, err := c.Projects.UploadFile(ctx, p.ID, strings.NewReader("# Notes\nHello from the quickstart.\n"), "notes.md")
+// upload is step 6: upload a file (streamed, never held in memory).
+func (t tour) upload() error {
+	f, _, err := t.c.Projects.UploadFile(t.ctx, t.p.ID, strings.NewReader("# Notes\nHello from the quickstart.\n"), "notes.md")
 	if err != nil {
 		return fmt.Errorf("uploading: %w", err)
 	}
 	fmt.Printf("6. uploaded: %s\n", f.Markdown)
+	return nil
+}
 
-	// 7. List projects with the iterator.
+// list is step 7: list projects with the iterator.
+func (t tour) list() error {
 	n := 0
 	opt := &collab.ListProjectsOptions{OrderBy: collab.Ptr(collab.ProjectOrderByName), Sort: collab.Ptr(collab.SortAsc)}
-	for proj, err := range c.Projects.All(ctx, opt) {
+	for proj, err := range t.c.Projects.All(t.ctx, opt) {
 		if err != nil {
 			return fmt.Errorf("listing: %w", err)
 		}
@@ -128,26 +169,28 @@ func run() error {
 		}
 	}
 	fmt.Printf("7. %d project(s) in all\n", n)
+	return nil
+}
 
-	// 8. Typed errors.
-	_, _, err = c.Projects.Get(ctx, "no-such-group/no-such-project")
+// typedErrors is step 8: the errors a caller tells apart.
+func (t tour) typedErrors() error {
+	_, _, err := t.c.Projects.Get(t.ctx, "no-such-group/no-such-project")
 	switch {
 	case errors.Is(err, collab.ErrNotFound):
 		fmt.Println("8. a missing project is ErrNotFound:", err)
 	default:
 		return fmt.Errorf("expected ErrNotFound, got %v", err)
 	}
-	_, _, err = c.Projects.Star(ctx, p.ID)
+	_, _, err = t.c.Projects.Star(t.ctx, t.p.ID)
 	if !errors.Is(err, collab.ErrNotModified) {
 		return fmt.Errorf("expected ErrNotModified on a second star, got %v", err)
 	}
 	fmt.Println("8. a second star is ErrNotModified:", err)
-	_, _, err = c.Labels.Create(ctx, p.ID, &collab.CreateLabelOptions{Name: "bug", Color: "red"})
+	_, _, err = t.c.Labels.Create(t.ctx, t.p.ID, &collab.CreateLabelOptions{Name: "bug", Color: "red"})
 	var arg *collab.ArgumentError
 	if !errors.As(err, &arg) || !errors.Is(err, collab.ErrInvalidArgument) {
 		return fmt.Errorf("expected an *ArgumentError for a bad colour, got %v", err)
 	}
 	fmt.Printf("8. refused before sending: %s (%s)\n", arg.Arg, arg.Reason)
-	fmt.Println("done")
 	return nil
 }

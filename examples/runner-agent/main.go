@@ -145,17 +145,10 @@ type agent struct {
 // runOnce takes one build and runs it, returning the state it reported
 // ("" when there was nothing to do).
 func (a *agent) runOnce(ctx context.Context) (string, error) {
-	b, err := a.rc.RequestBuild(ctx, a.runnerToken, a.info())
-	if err != nil {
-		return "", fmt.Errorf("asking for a build: %w", err)
+	b, err := a.take(ctx)
+	if b == nil || err != nil {
+		return "", err
 	}
-	if b == nil {
-		fmt.Fprintln(a.out, "no build is waiting")
-		return "", nil
-	}
-	a.buildID = b.ID
-	fmt.Fprintf(a.out, "1. took build %d (%s, stage %s) of project %d\n", b.ID, b.Name, b.Stage, b.ProjectID)
-
 	dir, err := os.MkdirTemp("", "runner-agent-")
 	if err != nil {
 		return "", err
@@ -179,11 +172,7 @@ func (a *agent) runOnce(ctx context.Context) (string, error) {
 		fmt.Fprintln(tw, "\nJob succeeded")
 		fmt.Fprintln(a.out, "2. job succeeded")
 	}
-	if err := tw.Close(); err != nil {
-		fmt.Fprintf(a.out, "   trace incomplete: %v\n", err)
-	} else {
-		fmt.Fprintf(a.out, "   streamed %d bytes of trace\n", tw.Length())
-	}
+	a.closeTrace(tw)
 
 	if !canceled {
 		if err := a.uploadArtifacts(ctx, b, dir); err != nil {
@@ -204,6 +193,30 @@ func (a *agent) runOnce(ctx context.Context) (string, error) {
 		fmt.Fprintf(a.out, "4. reported %s\n", state)
 	}
 	return state, nil
+}
+
+// take asks for a build; nil, with no error, when none is waiting.
+func (a *agent) take(ctx context.Context) (*runner.Build, error) {
+	b, err := a.rc.RequestBuild(ctx, a.runnerToken, a.info())
+	if err != nil {
+		return nil, fmt.Errorf("asking for a build: %w", err)
+	}
+	if b == nil {
+		fmt.Fprintln(a.out, "no build is waiting")
+		return nil, nil
+	}
+	a.buildID = b.ID
+	fmt.Fprintf(a.out, "1. took build %d (%s, stage %s) of project %d\n", b.ID, b.Name, b.Stage, b.ProjectID)
+	return b, nil
+}
+
+// closeTrace sends the rest of the trace and says how much was streamed.
+func (a *agent) closeTrace(tw *runner.TraceWriter) {
+	if err := tw.Close(); err != nil {
+		fmt.Fprintf(a.out, "   trace incomplete: %v\n", err)
+		return
+	}
+	fmt.Fprintf(a.out, "   streamed %d bytes of trace\n", tw.Length())
 }
 
 // runJob runs the build's commands with sh -c, its output going to the

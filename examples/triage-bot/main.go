@@ -53,13 +53,13 @@ func run() error {
 	}
 	pid := env.Project // a numeric id, or a "namespace/name" path
 
-	existing := map[string]bool{}
+	t := triager{ctx: ctx, c: c, pid: pid, existing: map[string]bool{}}
 	labels, _, err := c.Labels.List(ctx, pid, nil)
 	if err != nil {
 		return fmt.Errorf("listing labels: %w", err)
 	}
 	for _, l := range labels {
-		existing[l.Name] = true
+		t.existing[l.Name] = true
 	}
 
 	triaged, skipped := 0, 0
@@ -71,34 +71,54 @@ func run() error {
 			skipped++
 			continue
 		}
-		// #IID is the number people see; the calls below take the global ID.
-		name := fmt.Sprintf("#%d (id %d)", issue.IID, issue.ID)
-		rule := match(issue.Title)
-		if rule == nil {
-			fmt.Printf("%s %q: no keyword matched, left for a human\n", name, issue.Title)
-			continue
+		done, err := t.triage(issue)
+		if err != nil {
+			return err
 		}
-		if !existing[rule.label] {
-			if _, _, err := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: rule.label, Color: rule.color}); err != nil {
-				return fmt.Errorf("creating label %s: %w", rule.label, err)
-			}
-			existing[rule.label] = true
+		if done {
+			triaged++
 		}
-		if _, _, err := c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{Labels: &collab.LabelNames{rule.label}}); err != nil {
-			return fmt.Errorf("labelling %s: %w", name, err)
-		}
-		note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)
-		if _, _, err := c.Notes.CreateIssueNote(ctx, pid, issue.ID, note); err != nil {
-			return fmt.Errorf("commenting on %s: %w", name, err)
-		}
-		if _, _, err := c.AwardEmoji.CreateIssueAward(ctx, pid, issue.ID, "eyes"); err != nil {
-			return fmt.Errorf("awarding %s: %w", name, err)
-		}
-		triaged++
-		fmt.Printf("%s %q: labelled %s, noted, awarded :eyes:\n", name, issue.Title, rule.label)
 	}
 	fmt.Printf("triaged %d issue(s); %d already had labels\n", triaged, skipped)
 	return nil
+}
+
+// triager labels, notes and awards the issues of one project.
+type triager struct {
+	ctx      context.Context
+	c        *collab.Client
+	pid      any             // a numeric id, or a "namespace/name" path
+	existing map[string]bool // the project's labels
+}
+
+// triage labels an unlabelled issue by the first rule its title matches,
+// notes why and awards it; false when no rule matches.
+func (t *triager) triage(issue *collab.Issue) (bool, error) {
+	// #IID is the number people see; the calls below take the global ID.
+	name := fmt.Sprintf("#%d (id %d)", issue.IID, issue.ID)
+	rule := match(issue.Title)
+	if rule == nil {
+		fmt.Printf("%s %q: no keyword matched, left for a human\n", name, issue.Title)
+		return false, nil
+	}
+	if !t.existing[rule.label] {
+		if _, _, err := t.c.Labels.Create(t.ctx, t.pid, &collab.CreateLabelOptions{Name: rule.label, Color: rule.color}); err != nil {
+			return false, fmt.Errorf("creating label %s: %w", rule.label, err)
+		}
+		t.existing[rule.label] = true
+	}
+	if _, _, err := t.c.Issues.Update(t.ctx, t.pid, issue.ID, &collab.UpdateIssueOptions{Labels: &collab.LabelNames{rule.label}}); err != nil {
+		return false, fmt.Errorf("labelling %s: %w", name, err)
+	}
+	note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)
+	if _, _, err := t.c.Notes.CreateIssueNote(t.ctx, t.pid, issue.ID, note); err != nil {
+		return false, fmt.Errorf("commenting on %s: %w", name, err)
+	}
+	if _, _, err := t.c.AwardEmoji.CreateIssueAward(t.ctx, t.pid, issue.ID, "eyes"); err != nil {
+		return false, fmt.Errorf("awarding %s: %w", name, err)
+	}
+	fmt.Printf("%s %q: labelled %s, noted, awarded :eyes:\n", name, issue.Title, rule.label)
+	return true, nil
 }
 
 func match(title string) *struct{ keyword, label, color string } {
