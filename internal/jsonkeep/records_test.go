@@ -1,6 +1,7 @@
 package jsonkeep
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -142,4 +143,48 @@ func TestManyFieldsWithAliases(t *testing.T) {
 	out, err := Encode(v.Interface())
 	require.NoError(t, err)
 	assert.JSONEq(t, in, string(out))
+}
+
+// TestKeepPromotesNoMethod: the records embed Keep, so a method on it would
+// become a method of every record.
+func TestKeepPromotesNoMethod(t *testing.T) {
+	assert.Zero(t, reflect.TypeFor[Keep]().NumMethod())
+	assert.Zero(t, reflect.TypeFor[*Keep]().NumMethod())
+}
+
+// person embeds a record that has its own Keep: the outer Keep is the one
+// that holds the object's keys.
+type person struct {
+	inner
+	Bio string `json:"bio"`
+	Keep
+}
+
+func TestEmbeddedRecordsKeepIsNotTheOuters(t *testing.T) {
+	var p person
+	require.NoError(t, Decode([]byte(`{"n": 3, "bio": "b", "x": 1}`), &p))
+	assert.Equal(t, 3, p.N)
+	assert.JSONEq(t, `1`, string(p.Extra["x"]), "the outer Extra")
+	assert.Nil(t, p.inner.Extra)
+	out, err := Encode(&p)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n": 3, "bio": "b", "x": 1}`, string(out))
+
+	out, err = Encode(&person{Bio: "c"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n": 0, "bio": "c"}`, string(out), "built in code: every field")
+}
+
+// TestPlainExtraWithoutKeep: a type that decodes itself keeps unknown keys
+// in a plain Extra field, and encodes every field.
+func TestPlainExtraWithoutKeep(t *testing.T) {
+	var v struct {
+		N     int                        `json:"n"`
+		Extra map[string]json.RawMessage `json:"-"`
+	}
+	require.NoError(t, Decode([]byte(`{"x": [1]}`), &v))
+	assert.JSONEq(t, `[1]`, string(v.Extra["x"]))
+	out, err := Encode(&v)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"n": 0, "x": [1]}`, string(out))
 }
