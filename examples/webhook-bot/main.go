@@ -44,6 +44,7 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/exampleenv"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/catchup"
 )
 
 func main() {
@@ -160,7 +161,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 		return nil
 	}
 	const secret = "webhook-bot-secret"
-	catchUp := webhook.CatchUpOptions{Projects: []any{pid}}
+	catchUp := catchup.Options{Projects: catchup.IDs(pid)}
 
 	// The bot starts: its queue lives on disk, and a first catch-up records
 	// where the project stands.
@@ -172,7 +173,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return errors.Join(err, q.Close())
 	}
-	if _, err := r.h.CatchUp(ctx, admin, catchUp); err != nil {
+	if _, err := catchup.Run(ctx, r.h, admin, catchUp); err != nil {
 		r.close()
 		return errors.Join(err, q.Close())
 	}
@@ -250,7 +251,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 	}
 	// Catch-up stores what was missed behind what was pending; then the
 	// workers handle both, in that order.
-	cst, err := r.h.CatchUp(ctx, admin, catchUp)
+	cst, err := catchup.Run(ctx, r.h, admin, catchUp)
 	if err != nil {
 		return err
 	}
@@ -406,7 +407,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 	}
 	fmt.Fprintf(out, "hook %d registered for %s; queue in %s; interrupt to stop\n", hook.ID, r.url, dir)
 	// What changed while the bot was not running reaches it too.
-	cst, err := r.h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid}})
+	cst, err := catchup.Run(ctx, r.h, c, catchup.Options{Projects: []catchup.Project{catchup.Path(project)}})
 	if err != nil {
 		fmt.Fprintln(out, "catching up:", err)
 	} else if n := total(cst.Admitted); n > 0 {

@@ -1,4 +1,4 @@
-package webhook_test
+package catchup_test
 
 import (
 	"context"
@@ -14,9 +14,18 @@ import (
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/catchup"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
+	t.Helper()
+	srv := collabtest.NewTestServer(t)
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
+	require.NoError(t, err)
+	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)
+}
 
 // handledEvent is what a callback saw.
 type handledEvent struct {
@@ -117,13 +126,13 @@ func TestCatchUp(t *testing.T) {
 	srv, c, pid := newWebshop(t)
 	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) // outlives the receiver, as a disk queue would
 	t.Cleanup(func() { q.Close() })
-	opts := webhook.CatchUpOptions{Projects: []any{pid}}
+	opts := catchup.Options{Projects: catchup.IDs(pid)}
 
 	// Up: the first catch-up only records where the project stands.
 	before := &recorder{}
 	h, url, stop := receiverUp(t, before, q)
 	old := srv.AddIssue(pid, srv.AdminID, "Old issue")
-	stats, err := h.CatchUp(ctx, c, opts)
+	stats, err := catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted, "a first catch-up without Since hands nothing over")
 	_, _, err = c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
@@ -172,7 +181,7 @@ func TestCatchUp(t *testing.T) {
 	// Up again: catch up on what was missed.
 	after := &recorder{}
 	h, _, _ = receiverUp(t, after, q)
-	stats, err = h.CatchUp(ctx, c, opts)
+	stats, err = catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(ctx))
 
@@ -203,7 +212,7 @@ func TestCatchUp(t *testing.T) {
 	t.Logf("catch-up: admitted %v, skipped %d already handled", stats.Admitted, stats.Duplicates)
 
 	// Caught up: a second run finds nothing new.
-	stats, err = h.CatchUp(ctx, c, opts)
+	stats, err = catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted)
 }
@@ -234,7 +243,7 @@ func TestCatchUpSince(t *testing.T) {
 
 	r := &recorder{workers: 1}
 	h, _, _ := receiverUp(t, r, nil)
-	stats, err := h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid}, Since: time.Now().Add(-time.Hour)})
+	stats, err := catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid), Since: time.Now().Add(-time.Hour)})
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(ctx))
 	assert.Equal(t, map[webhook.Kind]int{webhook.KindIssue: 1, webhook.KindNote: 2, webhook.KindBuild: 1,
@@ -264,13 +273,13 @@ func TestCatchUpErrors(t *testing.T) {
 	t.Cleanup(func() { q.Close() })
 	h, _, _ := receiverUp(t, &recorder{}, q)
 
-	_, err := h.CatchUp(ctx, nil, webhook.CatchUpOptions{})
+	_, err := catchup.Run(ctx, h, nil, catchup.Options{})
 	assert.ErrorContains(t, err, "nil client")
-	_, err = h.CatchUp(ctx, c, webhook.CatchUpOptions{Overlap: -time.Second})
+	_, err = catchup.Run(ctx, h, c, catchup.Options{Overlap: -time.Second})
 	assert.ErrorContains(t, err, "negative Overlap")
 
 	require.NoError(t, q.SetCheckpoint(ctx, fmt.Sprintf("catchup/%d", pid), []byte("{")))
-	stats, err := h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid, pid + 1000, good}, Since: time.Now().Add(-time.Hour)})
+	stats, err := catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid, pid+1000, good), Since: time.Now().Add(-time.Hour)})
 	assert.ErrorContains(t, err, "damaged")
 	assert.ErrorContains(t, err, fmt.Sprint(pid+1000), "the error names the project")
 	assert.Equal(t, 1, stats.Admitted[webhook.KindIssue], "the good project is caught up")
