@@ -275,6 +275,8 @@ func TestCatchUpErrors(t *testing.T) {
 
 	_, err := catchup.Run(ctx, h, nil, catchup.Options{})
 	assert.ErrorContains(t, err, "nil client")
+	_, err = catchup.Run(ctx, nil, c, catchup.Options{})
+	assert.ErrorContains(t, err, "nil handler")
 	_, err = catchup.Run(ctx, h, c, catchup.Options{Overlap: -time.Second})
 	assert.ErrorContains(t, err, "negative Overlap")
 
@@ -299,4 +301,69 @@ func firstWords(objects []string) []string {
 		out[i], _, _ = strings.Cut(o, " ")
 	}
 	return out
+}
+
+func TestProjectNames(t *testing.T) {
+	assert.Equal(t, catchup.ID(12), catchup.Path("12"), "a path of digits is an id, as the API reads it")
+	assert.Equal(t, catchup.ID(9), catchup.Of(&collab.Project{ID: 9, PathWithNamespace: "acme/shop"}))
+	assert.Equal(t, []catchup.Project{catchup.ID(1), catchup.ID(2)}, catchup.IDs(1, 2))
+	assert.Equal(t, "12", catchup.ID(12).String())
+	assert.Equal(t, "acme/shop", catchup.Path("acme/shop").String())
+	assert.Equal(t, "0x", catchup.Path("0x").String())
+}
+
+// TestCatchUpByPath: a project named by its path is read through the API by
+// that path, and its checkpoint is kept under it.
+func TestCatchUpByPath(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	p, _, err := c.Projects.Get(ctx, pid)
+	require.NoError(t, err)
+	srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
+	t.Cleanup(func() { q.Close() })
+	r := &recorder{}
+	h, _, _ := receiverUp(t, r, q)
+	stats, err := catchup.Run(ctx, h, c, catchup.Options{Projects: []catchup.Project{catchup.Path(p.PathWithNamespace)},
+		Since: time.Now().Add(-time.Hour)})
+	require.NoError(t, err)
+	assert.Equal(t, map[webhook.Kind]int{webhook.KindIssue: 1}, stats.Admitted)
+	raw, err := q.Checkpoint(ctx, "catchup/"+p.PathWithNamespace)
+	require.NoError(t, err)
+	assert.NotNil(t, raw)
+}
+
+// TestOnLoss: when the queue's engine lost what it held, OnLoss hands over
+// again what changed since the time it names, even where a checkpoint says
+// the project was caught up later.
+func TestOnLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	lost := time.Now().Add(-time.Minute)
+	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+
+	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
+	t.Cleanup(func() { q.Close() })
+	// The engine came back with a checkpoint newer than the issue.
+	require.NoError(t, q.SetCheckpoint(ctx, fmt.Sprintf("catchup/%d", pid),
+		[]byte(fmt.Sprintf(`{"at":%q,"build_id":0}`, time.Now().Add(time.Minute).UTC().Format(time.RFC3339Nano)))))
+	opts := catchup.Options{Projects: catchup.IDs(pid)}
+	var h *webhook.Handler
+	onLoss := catchup.OnLoss(&h, c, opts)
+	assert.ErrorContains(t, onLoss(ctx, lost), "before the handler was set")
+
+	r := &recorder{}
+	h, _, _ = receiverUp(t, r, q)
+	stats, err := catchup.Run(ctx, h, c, opts)
+	require.NoError(t, err)
+	assert.Empty(t, stats.Admitted, "the checkpoint says caught up")
+
+	assert.ErrorContains(t, onLoss(ctx, time.Time{}), "no time")
+	require.NoError(t, onLoss(ctx, lost))
+	require.NoError(t, h.WaitIdle(ctx))
+	require.Len(t, r.events(), 1)
+	assert.Equal(t, fmt.Sprintf("issue %d Crash on save", issue), r.events()[0].object)
+	assert.True(t, r.events()[0].synthesized)
 }
