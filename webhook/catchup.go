@@ -258,7 +258,7 @@ func baseline(ctx context.Context, c *collab.Client, pid any) (catchUpState, err
 	for _, b := range builds {
 		st.BuildID = max(st.BuildID, b.ID)
 		if unfinished(b.Status) {
-			st.Unfinished[b.ID] = b.Status
+			st.Unfinished[b.ID] = string(b.Status)
 		}
 	}
 	return st, nil
@@ -397,7 +397,7 @@ func (s *scan) builds(ctx context.Context, st catchUpState) (catchUpState, error
 		seen[b.ID] = true
 		next.BuildID = max(next.BuildID, b.ID)
 		if unfinished(b.Status) {
-			next.Unfinished[b.ID] = b.Status
+			next.Unfinished[b.ID] = string(b.Status)
 		}
 		at := cmp.Or(timeOf(b.FinishedAt), timeOf(b.StartedAt), timeOf(b.CreatedAt))
 		s.add(at, KindBuild, s.buildBody(b), b)
@@ -436,7 +436,7 @@ func sortedIDs(m map[int]string) []int {
 	return ids
 }
 
-func unfinished(status string) bool {
+func unfinished(status collab.BuildStatus) bool {
 	return status == collab.BuildPending || status == collab.BuildRunning
 }
 
@@ -482,7 +482,7 @@ func (s *scan) issueAttributes(is *collab.Issue, full bool) map[string]any {
 	}
 	if full {
 		a["url"] = s.ticketURL("issue", is.IID)
-		a["action"] = s.action(is.State, is.CreatedAt)
+		a["action"] = s.action(string(is.State), is.CreatedAt)
 	}
 	return a
 }
@@ -498,7 +498,7 @@ func (s *scan) mergeRequestAttributes(mr *collab.MergeRequest, full bool) map[st
 	}
 	if full {
 		a["url"] = s.ticketURL("merge_request", mr.IID)
-		a["action"] = s.action(mr.State, mr.CreatedAt)
+		a["action"] = s.action(string(mr.State), mr.CreatedAt)
 	}
 	return a
 }
