@@ -200,8 +200,8 @@ type checkpoint struct {
 	After time.Time `json:"after,omitzero"`
 	// BuildID is the highest build id seen; Unfinished maps the builds that
 	// were pending or running then to their status, to look at them again.
-	BuildID    int            `json:"build_id"`
-	Unfinished map[int]string `json:"unfinished,omitempty"`
+	BuildID    int                        `json:"build_id"`
+	Unfinished map[int]collab.BuildStatus `json:"unfinished,omitempty"`
 }
 
 // checkpointName is where a project's checkpoint is kept.
@@ -308,7 +308,7 @@ func (r *runner) admit(ctx context.Context, ch change) error {
 	return nil
 }
 
-func sortedIDs(m map[int]string) []int {
+func sortedIDs[V any](m map[int]V) []int {
 	ids := make([]int, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)

@@ -171,7 +171,7 @@ func TestCatchUp(t *testing.T) {
 	// found among the project's events.
 	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, "Still happens.")
 	require.NoError(t, err)
-	srv.SetBuildStatus(build, collab.BuildSuccess)
+	srv.SetBuildStatus(build, string(collab.BuildSuccess))
 	build2 := srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint"})
 	head, err := srv.Push(pid, "master", collabtest.PushCommit{Message: "Hotfix"})
 	require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestCatchUpSince(t *testing.T) {
 	tick()
 	srv.AddNote(pid, "Issue", issue, srv.AdminID, "Me too")
 	tick()
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: collab.BuildFailed})
+	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: string(collab.BuildFailed)})
 	tick()
 	_, err := srv.Push(pid, "fix", collabtest.PushCommit{Message: "Fix"})
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ func projectInfo(p *collab.Project) hookpayload.ProjectInfo {
 
 func (s *scan) issuePayload(is *collab.Issue) any {
 	attrs := s.issueColumns(is)
-	attrs.URL, attrs.Action = hookpayload.IssueURL(s.project.WebURL, is.IID), s.action(string(is.State), is.CreatedAt)
+	attrs.URL, attrs.Action = hookpayload.IssueURL(s.project.WebURL, is.IID), string(s.issueAction(is))
 	return &hookpayload.Issuable[*hookpayload.Issue]{
 		ObjectKind: "issue", Project: s.info.Project(), Repository: s.info.Repository(),
 		ObjectAttributes: attrs, Assignee: hookUser(is.Assignee),
@@ -51,7 +51,7 @@ func (s *scan) issueColumns(is *collab.Issue) *hookpayload.Issue {
 
 func (s *scan) mergeRequestPayload(mr *collab.MergeRequest) any {
 	attrs := s.mergeRequestColumns(mr)
-	attrs.URL, attrs.Action = hookpayload.MergeRequestURL(s.project.WebURL, mr.IID), s.action(string(mr.State), mr.CreatedAt)
+	attrs.URL, attrs.Action = hookpayload.MergeRequestURL(s.project.WebURL, mr.IID), string(s.mergeRequestAction(mr))
 	return &hookpayload.Issuable[*hookpayload.MergeRequest]{
 		ObjectKind: "merge_request", Project: s.info.Project(), Repository: s.info.Repository(),
 		ObjectAttributes: attrs, Assignee: hookUser(mr.Assignee),
@@ -68,7 +68,7 @@ func (s *scan) mergeRequestColumns(mr *collab.MergeRequest) *hookpayload.MergeRe
 	}
 	return &hookpayload.MergeRequest{
 		ID: mr.ID, IID: mr.IID, Title: mr.Title, Description: mr.Description, State: string(mr.State),
-		MergeStatus: mr.MergeStatus, SourceBranch: mr.SourceBranch, TargetBranch: mr.TargetBranch,
+		MergeStatus: string(mr.MergeStatus), SourceBranch: mr.SourceBranch, TargetBranch: mr.TargetBranch,
 		SourceProjectID: mr.SourceProjectID, TargetProjectID: mr.TargetProjectID, AuthorID: userID(mr.Author),
 		AssigneeID: hookpayload.ID(userID(mr.Assignee)), MilestoneID: milestoneID(mr.Milestone),
 		MergeWhenBuildSucceeds: mr.MergeWhenBuildSucceeds, CreatedAt: hookpayload.Time(timeOf(mr.CreatedAt)),
@@ -77,20 +77,35 @@ func (s *scan) mergeRequestColumns(mr *collab.MergeRequest) *hookpayload.MergeRe
 	}
 }
 
-// action guesses the webhook action from a record's state.
-func (s *scan) action(state string, created *collab.Time) string {
-	switch state {
-	case "closed":
-		return "close"
-	case "merged":
-		return "merge"
-	case "reopened":
-		return "reopen"
+// issueAction guesses an issue event's action from the issue's state:
+// open when it was created since the checkpoint.
+func (s *scan) issueAction(is *collab.Issue) webhook.IssueAction {
+	switch is.State {
+	case collab.IssueClosed:
+		return webhook.IssueClose
+	case collab.IssueReopened:
+		return webhook.IssueReopen
 	}
-	if timeOf(created).After(s.checkpoint) {
-		return "open"
+	if timeOf(is.CreatedAt).After(s.checkpoint) {
+		return webhook.IssueOpen
 	}
-	return "update"
+	return webhook.IssueUpdate
+}
+
+// mergeRequestAction guesses a merge request event's action likewise.
+func (s *scan) mergeRequestAction(mr *collab.MergeRequest) webhook.MergeRequestAction {
+	switch mr.State {
+	case collab.MergeRequestClosed:
+		return webhook.MergeRequestClose
+	case collab.MergeRequestMerged:
+		return webhook.MergeRequestMerge
+	case collab.MergeRequestReopened:
+		return webhook.MergeRequestReopen
+	}
+	if timeOf(mr.CreatedAt).After(s.checkpoint) {
+		return webhook.MergeRequestOpen
+	}
+	return webhook.MergeRequestUpdate
 }
 
 // noteable is what a note event tells of the issue or merge request the
@@ -170,7 +185,7 @@ func pushedCommit(c *collab.PushCommit) hookpayload.PushedCommit {
 func (s *scan) buildPayload(b *collab.Build) any {
 	body := &hookpayload.Build{
 		ObjectKind: "build", Ref: b.Ref, Tag: b.Tag, BeforeSHA: hookpayload.ZeroSHA, BuildID: b.ID, BuildName: b.Name,
-		BuildStage: b.Stage, BuildStatus: b.Status, BuildStartedAt: hookpayload.Time(timeOf(b.StartedAt)),
+		BuildStage: b.Stage, BuildStatus: string(b.Status), BuildStartedAt: hookpayload.Time(timeOf(b.StartedAt)),
 		BuildFinishedAt: hookpayload.Time(timeOf(b.FinishedAt)), ProjectID: s.project.ID,
 		ProjectName: s.project.NameWithNamespace, Commit: &hookpayload.Pipeline{}, Repository: s.info.LongRepository(),
 	}
@@ -210,7 +225,7 @@ func milestoneID(m *collab.Milestone) *int {
 	return hookpayload.ID(m.ID)
 }
 
-func unfinished(status string) bool {
+func unfinished(status collab.BuildStatus) bool {
 	return status == collab.BuildPending || status == collab.BuildRunning
 }
 

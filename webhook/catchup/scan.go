@@ -75,7 +75,7 @@ func baseline(ctx context.Context, c *collab.Client, pid any) (checkpoint, error
 	if err != nil {
 		return st, err
 	}
-	st.Unfinished = map[int]string{}
+	st.Unfinished = map[int]collab.BuildStatus{}
 	for _, b := range builds {
 		st.BuildID = max(st.BuildID, b.ID)
 		if unfinished(b.Status) {
@@ -212,7 +212,7 @@ func ignoreGone(err error) error {
 // builds collects the builds newer than the checkpoint's, and those that
 // were unfinished then, and returns the next checkpoint's build part.
 func (s *scan) builds(ctx context.Context, st checkpoint) (checkpoint, error) {
-	next := checkpoint{BuildID: st.BuildID, Unfinished: map[int]string{}}
+	next := checkpoint{BuildID: st.BuildID, Unfinished: map[int]collab.BuildStatus{}}
 	seen := map[int]bool{}
 	take := func(b *collab.Build) {
 		seen[b.ID] = true
