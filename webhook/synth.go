@@ -38,6 +38,7 @@ func (s Synthetic) Admit(ctx context.Context, kind Kind, body, record []byte) (O
 	s.h.partial(ev, err)
 	if !s.h.wants(ev.Kind()) {
 		s.h.ignored.Add(1)
+		s.h.admitted(ctx, kind, OutcomeIgnored)
 		return OutcomeIgnored, nil
 	}
 	d := newDelivery(header, body, ev, time.Now())
@@ -45,13 +46,18 @@ func (s Synthetic) Admit(ctx context.Context, kind Kind, body, record []byte) (O
 	if d.StateKey != "" {
 		d.Key = d.StateKey
 	}
+	if o := s.h.opts.Observer; o != nil {
+		o.Inject(ctx, d.Header)
+	}
+	outcome := OutcomeAccepted
 	switch err := s.h.admit(ctx, d); {
 	case errors.Is(err, ErrDuplicate):
-		return OutcomeDuplicate, nil
+		outcome = OutcomeDuplicate
 	case err != nil:
 		return "", err
 	}
-	return OutcomeAccepted, nil
+	s.h.admitted(ctx, kind, outcome)
+	return outcome, nil
 }
 
 // Checkpoint returns the value kept under name in the handler's queue, or
@@ -65,9 +71,13 @@ func (s Synthetic) SetCheckpoint(ctx context.Context, name string, value []byte)
 	return s.h.queue.SetCheckpoint(ctx, name, value)
 }
 
-// Report hands the report of one catch-up run over one project on: to the
-// Logger, at level Info, or Warn when the run failed.
+// Report hands the report of one catch-up run over one project to the
+// Observer (CatchUpEnded), and to the Logger, at level Info, or Warn when
+// the run failed.
 func (s Synthetic) Report(ctx context.Context, r CatchUpReport) {
+	if o := s.h.opts.Observer; o != nil {
+		o.CatchUpEnded(ctx, r)
+	}
 	level, args := slog.LevelInfo, []any{"project", r.Project, "changes", r.Changes, "lag", r.Lag}
 	if r.Err != nil {
 		level, args = slog.LevelWarn, append(args, "error", r.Err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -366,4 +367,98 @@ func TestOnLoss(t *testing.T) {
 	require.Len(t, r.events(), 1)
 	assert.Equal(t, fmt.Sprintf("issue %d Crash on save", issue), r.events()[0].object)
 	assert.True(t, r.events()[0].synthesized)
+}
+
+// reports is an Observer that keeps the catch-up reports and the
+// admissions.
+type reports struct {
+	mu       sync.Mutex
+	runs     []webhook.CatchUpReport
+	admitted map[webhook.Outcome]int
+}
+
+func (o *reports) DeliveryReceived(ctx context.Context, _ *http.Request) context.Context { return ctx }
+func (o *reports) DeliveryAdmitted(_ context.Context, _ webhook.Kind, outcome webhook.Outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.admitted[outcome]++
+}
+func (o *reports) Inject(context.Context, http.Header) {}
+func (o *reports) HandlingStarted(ctx context.Context, _ *webhook.Delivery) context.Context {
+	return ctx
+}
+func (o *reports) HandlingEnded(context.Context, *webhook.Delivery, webhook.HandleOutcome, time.Duration, error) {
+}
+func (o *reports) CatchUpEnded(_ context.Context, r webhook.CatchUpReport) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.runs = append(o.runs, r)
+}
+
+// TestCatchUpReports: each project's run reaches the Observer, with the
+// changes stored, how far behind the checkpoint was, and the error.
+func TestCatchUpReports(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	since := time.Now().Add(-time.Hour)
+	srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	srv.AddIssue(pid, srv.AdminID, "Slow search")
+	obs := &reports{admitted: map[webhook.Outcome]int{}}
+	h, err := webhook.NewHandler(webhook.Options{Observer: obs, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
+	require.NoError(t, err)
+
+	_, err = catchup.Run(ctx, h, c, catchup.Options{Projects: []catchup.Project{catchup.ID(pid), catchup.Path("nobody/nothing")}, Since: since})
+	require.Error(t, err)
+	_, err = catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid)})
+	require.NoError(t, err)
+
+	require.Len(t, obs.runs, 3)
+	first, missing, again := obs.runs[0], obs.runs[1], obs.runs[2]
+	assert.Equal(t, fmt.Sprint(pid), first.Project)
+	assert.Equal(t, 2, first.Changes)
+	assert.Greater(t, first.Lag, 50*time.Minute, "the newest change is about an hour after Since")
+	assert.NoError(t, first.Err)
+	assert.Equal(t, "nobody/nothing", missing.Project)
+	assert.ErrorIs(t, missing.Err, collab.ErrNotFound)
+	assert.Zero(t, again.Changes)
+	assert.Zero(t, again.Lag)
+	assert.Equal(t, map[webhook.Outcome]int{webhook.OutcomeAccepted: 2, webhook.OutcomeDuplicate: 2}, obs.admitted,
+		"the second run re-reads the overlap and finds both")
+}
+
+// lossyQueue is a queue whose engine reports losses on demand.
+type lossyQueue struct {
+	*webhook.MemoryQueue
+	losses chan time.Time
+}
+
+func (q *lossyQueue) Losses() <-chan time.Time { return q.losses }
+
+// TestOnLossWithHandler: OnLoss set in the handler's options catches up
+// when the queue reports a loss.
+func TestOnLossWithHandler(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	lost := time.Now().Add(-time.Minute)
+	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	q := &lossyQueue{webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}), make(chan time.Time, 1)}
+	t.Cleanup(func() { q.Close() })
+
+	r := &recorder{}
+	opts := r.options(q)
+	var h *webhook.Handler
+	opts.OnLoss = catchup.OnLoss(&h, c, catchup.Options{Projects: catchup.IDs(pid)})
+	h, err := webhook.NewHandler(opts)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	q.losses <- lost
+	require.Eventually(t, func() bool { return len(r.events()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, fmt.Sprintf("issue %d Crash on save", issue), r.events()[0].object)
+	assert.Equal(t, int64(1), h.Stats().Losses)
 }
