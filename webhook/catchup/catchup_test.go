@@ -99,7 +99,14 @@ func (r *recorder) events() []handledEvent {
 // returned stop is called.
 func receiverUp(t *testing.T, r *recorder, q webhook.Queue) (*webhook.Handler, string, func()) {
 	t.Helper()
-	h, err := webhook.NewHandler(r.options(q))
+	return runHandler(t, r.options(q))
+}
+
+// runHandler runs a Handler made with opts behind a loopback server until
+// the returned stop is called.
+func runHandler(t *testing.T, opts webhook.Options) (*webhook.Handler, string, func()) {
+	t.Helper()
+	h, err := webhook.NewHandler(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -438,8 +445,6 @@ func (q *lossyQueue) Losses() <-chan time.Time { return q.losses }
 // TestOnLossWithHandler: OnLoss set in the handler's options catches up
 // when the queue reports a loss.
 func TestOnLossWithHandler(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	srv, c, pid := newWebshop(t)
 	lost := time.Now().Add(-time.Minute)
 	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
@@ -450,12 +455,7 @@ func TestOnLossWithHandler(t *testing.T) {
 	opts := r.options(q)
 	var h *webhook.Handler
 	opts.OnLoss = catchup.OnLoss(&h, c, catchup.Options{Projects: catchup.IDs(pid)})
-	h, err := webhook.NewHandler(opts)
-	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- h.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	h, _, _ = runHandler(t, opts)
 
 	q.losses <- lost
 	require.Eventually(t, func() bool { return len(r.events()) == 1 }, 10*time.Second, 5*time.Millisecond)

@@ -268,14 +268,10 @@ func TestPayloadShapes(t *testing.T) {
 	everyKind(t, ctx, srv, c, pid)
 
 	var synthesized bodies
-	h, err := webhook.NewHandler(webhook.Options{OnDelivery: func(_ context.Context, d *webhook.Delivery) error {
+	h, _, _ := runHandler(t, webhook.Options{OnDelivery: func(_ context.Context, d *webhook.Delivery) error {
 		synthesized.keep(string(d.Kind), d.Body)
 		return nil
 	}})
-	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() { _ = h.Run(runCtx) }()
 	_, err = catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid), Since: time.Now().Add(-time.Hour)})
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(ctx))
