@@ -176,7 +176,7 @@ func TestClosedSetsAreTyped(t *testing.T) {
 		assert.NotEqual(t, reflect.TypeOf(""), f.Type.Elem(), "%T.%s", tc.opt, tc.field)
 	}
 	assert.NotEqual(t, reflect.TypeOf(IssueClosed), reflect.TypeOf(IssueClose), "a state is not a state event")
-	assert.Equal(t, reflect.TypeOf(BuildScope("")), reflect.TypeOf(BuildScopes{}).Elem())
+	assert.Equal(t, reflect.TypeOf(BuildStatus("")), reflect.TypeOf(BuildScopes{}).Elem())
 }
 
 // TestArgumentErrorIsNotAServerError keeps the two families apart.

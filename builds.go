@@ -13,17 +13,20 @@ import (
 	"strings"
 )
 
+// BuildStatus is the status of a build, in records and webhook events, and
+// of a pipeline. A status this package does not name, from a later server,
+// decodes as itself.
+type BuildStatus string
+
 // Build statuses, as Build.Status reports them and as BuildScopes filters
-// on. Builds that never ran because an earlier stage failed are skipped. The
-// constants are untyped so that they compare with Build.Status, a string,
-// and become a BuildScope in a BuildScopes list.
+// on. Builds that never ran because an earlier stage failed are skipped.
 const (
-	BuildPending  = "pending"
-	BuildRunning  = "running"
-	BuildSuccess  = "success"
-	BuildFailed   = "failed"
-	BuildCanceled = "canceled"
-	BuildSkipped  = "skipped"
+	BuildPending  BuildStatus = "pending"
+	BuildRunning  BuildStatus = "running"
+	BuildSuccess  BuildStatus = "success"
+	BuildFailed   BuildStatus = "failed"
+	BuildCanceled BuildStatus = "canceled"
+	BuildSkipped  BuildStatus = "skipped"
 )
 
 // Build is a CI build record.
@@ -37,7 +40,7 @@ type Build struct {
 	Stage         string         `json:"stage"`
 	Ref           string         `json:"ref"`
 	Tag           bool           `json:"tag"`
-	Status        string         `json:"status"`
+	Status        BuildStatus    `json:"status"`
 	Coverage      *float64       `json:"coverage"`
 	CreatedAt     *Time          `json:"created_at"`
 	StartedAt     *Time          `json:"started_at"`  // nil for a build that never ran
@@ -87,16 +90,13 @@ type BuildCommit struct {
 	Extras
 }
 
-// BuildScope is one build status a build list is filtered on: BuildPending,
-// BuildRunning, BuildSuccess, BuildFailed, BuildCanceled or BuildSkipped.
-type BuildScope string
 
 // BuildScopes filters build lists by status, for example
 // BuildScopes{BuildFailed, BuildCanceled}. It encodes one value as
 // scope=pending and several as scope[0]=pending&scope[1]=running: the
 // server rejects the form scope[]= with 400. Values are checked before any
 // request is sent.
-type BuildScopes []BuildScope
+type BuildScopes []BuildStatus
 
 // Validate reports the first value that is not a build status, as an
 // *ArgumentError.

@@ -25,7 +25,7 @@ type Issue struct {
 	ProjectID      int        `json:"project_id"`
 	Title          string     `json:"title"`
 	Description    *string    `json:"description"`
-	State          string     `json:"state"`
+	State          IssueState `json:"state"`
 	CreatedAt      *Time      `json:"created_at"`
 	UpdatedAt      *Time      `json:"updated_at"`
 	Labels         []string   `json:"labels"`

@@ -29,32 +29,32 @@ type MergeRequestsService struct{ client *Client }
 
 // MergeRequest is a merge request record.
 type MergeRequest struct {
-	ID                       int        `json:"id"`
-	IID                      int        `json:"iid"`
-	ProjectID                int        `json:"project_id"`
-	SourceBranch             string     `json:"source_branch"`
-	TargetBranch             string     `json:"target_branch"`
-	SourceProjectID          int        `json:"source_project_id"` // some servers send a string such as "2"
-	TargetProjectID          int        `json:"target_project_id"`
-	Title                    string     `json:"title"`
-	Description              *string    `json:"description"`
-	State                    string     `json:"state"` // opened, closed, merged, reopened
-	CreatedAt                *Time      `json:"created_at"`
-	UpdatedAt                *Time      `json:"updated_at"`
-	Upvotes                  int        `json:"upvotes"`
-	Downvotes                int        `json:"downvotes"`
-	Author                   *User      `json:"author"`
-	Assignee                 *User      `json:"assignee"`
-	Labels                   []string   `json:"labels"`
-	Milestone                *Milestone `json:"milestone"`
-	WorkInProgress           bool       `json:"work_in_progress"`
-	MergeWhenBuildSucceeds   bool       `json:"merge_when_build_succeeds"`
-	MergeStatus              string     `json:"merge_status"` // can_be_merged, cannot_be_merged
-	Subscribed               bool       `json:"subscribed"`
-	UserNotesCount           int        `json:"user_notes_count"`
-	ShouldRemoveSourceBranch *bool      `json:"should_remove_source_branch"`
-	ForceRemoveSourceBranch  *bool      `json:"force_remove_source_branch"`
-	Changes                  []*Change  `json:"changes"` // only from Changes
+	ID                       int               `json:"id"`
+	IID                      int               `json:"iid"`
+	ProjectID                int               `json:"project_id"`
+	SourceBranch             string            `json:"source_branch"`
+	TargetBranch             string            `json:"target_branch"`
+	SourceProjectID          int               `json:"source_project_id"` // some servers send a string such as "2"
+	TargetProjectID          int               `json:"target_project_id"`
+	Title                    string            `json:"title"`
+	Description              *string           `json:"description"`
+	State                    MergeRequestState `json:"state"`
+	CreatedAt                *Time             `json:"created_at"`
+	UpdatedAt                *Time             `json:"updated_at"`
+	Upvotes                  int               `json:"upvotes"`
+	Downvotes                int               `json:"downvotes"`
+	Author                   *User             `json:"author"`
+	Assignee                 *User             `json:"assignee"`
+	Labels                   []string          `json:"labels"`
+	Milestone                *Milestone        `json:"milestone"`
+	WorkInProgress           bool              `json:"work_in_progress"`
+	MergeWhenBuildSucceeds   bool              `json:"merge_when_build_succeeds"`
+	MergeStatus              MergeStatus       `json:"merge_status"`
+	Subscribed               bool              `json:"subscribed"`
+	UserNotesCount           int               `json:"user_notes_count"`
+	ShouldRemoveSourceBranch *bool             `json:"should_remove_source_branch"`
+	ForceRemoveSourceBranch  *bool             `json:"force_remove_source_branch"`
+	Changes                  []*Change         `json:"changes"` // only from Changes
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extras

@@ -18,14 +18,14 @@ func Ptr[T any](v T) *T { return &v }
 // Some merge request records carry Email and CreatedAt instead of AvatarURL
 // and WebURL; both variants decode here.
 type User struct {
-	ID        int     `json:"id"`
-	Name      string  `json:"name"`
-	Username  string  `json:"username"`
-	State     string  `json:"state"`
-	AvatarURL *string `json:"avatar_url"` // nil when the server sends null
-	WebURL    string  `json:"web_url"`
-	Email     string  `json:"email"`
-	CreatedAt *Time   `json:"created_at"`
+	ID        int       `json:"id"`
+	Name      string    `json:"name"`
+	Username  string    `json:"username"`
+	State     UserState `json:"state"`
+	AvatarURL *string   `json:"avatar_url"` // nil when the server sends null
+	WebURL    string    `json:"web_url"`
+	Email     string    `json:"email"`
+	CreatedAt *Time     `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extras
@@ -48,15 +48,15 @@ type BuildUser struct {
 
 // Milestone is a project milestone, embedded in issues and merge requests.
 type Milestone struct {
-	ID          int     `json:"id"`
-	IID         int     `json:"iid"`
-	ProjectID   int     `json:"project_id"`
-	Title       string  `json:"title"`
-	Description *string `json:"description"`
-	State       string  `json:"state"`
-	DueDate     *Time   `json:"due_date"`
-	CreatedAt   *Time   `json:"created_at"`
-	UpdatedAt   *Time   `json:"updated_at"`
+	ID          int            `json:"id"`
+	IID         int            `json:"iid"`
+	ProjectID   int            `json:"project_id"`
+	Title       string         `json:"title"`
+	Description *string        `json:"description"`
+	State       MilestoneState `json:"state"`
+	DueDate     *Time          `json:"due_date"`
+	CreatedAt   *Time          `json:"created_at"`
+	UpdatedAt   *Time          `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extras
@@ -398,13 +398,17 @@ func (l LabelNames) EncodeValues(key string, v *url.Values) error {
 	return nil
 }
 
-// IssueState filters issue lists by state.
+// IssueState is the state of an issue, in records and webhook events, and
+// the filter of issue lists. A state this package does not name, from a
+// later server, decodes as itself.
 type IssueState string
 
-// The states an issue list filters on; a nil State lists both.
+// The states of an issue. Lists filter on IssueOpened or IssueClosed (a
+// reopened issue is listed as opened); a nil State lists both.
 const (
-	IssueOpened IssueState = "opened"
-	IssueClosed IssueState = "closed"
+	IssueOpened   IssueState = "opened"
+	IssueReopened IssueState = "reopened"
+	IssueClosed   IssueState = "closed"
 )
 
 // IssueStateEvent closes or reopens an issue through UpdateIssueOptions.
@@ -416,15 +420,31 @@ const (
 	IssueReopen IssueStateEvent = "reopen"
 )
 
-// MergeRequestState filters merge request lists by state.
+// MergeRequestState is the state of a merge request, in records and
+// webhook events, and the filter of merge request lists. A state this
+// package does not name, from a later server, decodes as itself.
 type MergeRequestState string
 
-// The states a merge request list filters on.
+// The states of a merge request. Lists filter on opened, closed, merged or
+// MergeRequestAll, which is only a filter.
 const (
-	MergeRequestOpened MergeRequestState = "opened"
-	MergeRequestClosed MergeRequestState = "closed"
-	MergeRequestMerged MergeRequestState = "merged"
-	MergeRequestAll    MergeRequestState = "all"
+	MergeRequestOpened   MergeRequestState = "opened"
+	MergeRequestReopened MergeRequestState = "reopened"
+	MergeRequestClosed   MergeRequestState = "closed"
+	MergeRequestMerged   MergeRequestState = "merged"
+	MergeRequestLocked   MergeRequestState = "locked"
+	MergeRequestAll      MergeRequestState = "all"
+)
+
+// MergeStatus says whether a merge request can be merged, as the server last
+// checked.
+type MergeStatus string
+
+// The merge statuses of a merge request.
+const (
+	MergeStatusUnchecked      MergeStatus = "unchecked"
+	MergeStatusCanBeMerged    MergeStatus = "can_be_merged"
+	MergeStatusCannotBeMerged MergeStatus = "cannot_be_merged"
 )
 
 // MergeRequestStateEvent closes, reopens or merges a merge request through
@@ -438,10 +458,11 @@ const (
 	MergeRequestMerge  MergeRequestStateEvent = "merge"
 )
 
-// MilestoneState filters milestone lists by state.
+// MilestoneState is the state of a milestone, in records, and the filter of
+// milestone lists. A state this package does not name decodes as itself.
 type MilestoneState string
 
-// The states a milestone list filters on; a nil State lists both.
+// The states of a milestone; a nil State in list options lists both.
 const (
 	MilestoneActive MilestoneState = "active"
 	MilestoneClosed MilestoneState = "closed"

@@ -26,15 +26,8 @@ type seedSpec struct {
 		Visibility string            `json:"visibility"`
 		Members    map[string]string `json:"members"` // username: access level
 	} `json:"groups"`
-	Projects []struct {
-		Name       string            `json:"name"`
-		Owner      string            `json:"owner"`
-		Group      string            `json:"group"` // "" for the owner's namespace
-		Visibility string            `json:"visibility"`
-		Members    map[string]string `json:"members"`
-		Branches   []string          `json:"branches"`
-	} `json:"projects"`
-	Issues []struct {
+	Projects []seedProject `json:"projects"`
+	Issues   []struct {
 		Project string     `json:"project"`
 		Author  string     `json:"author"`
 		Title   string     `json:"title"`
@@ -60,6 +53,16 @@ type seedSpec struct {
 	Runners []struct {
 		Description string `json:"description"`
 	} `json:"runners"`
+}
+
+// seedProject is a project of a seedSpec.
+type seedProject struct {
+	Name       string            `json:"name"`
+	Owner      string            `json:"owner"`
+	Group      string            `json:"group"` // "" for the owner's namespace
+	Visibility string            `json:"visibility"`
+	Members    map[string]string `json:"members"`
+	Branches   []string          `json:"branches"`
 }
 
 type seedNote struct {
@@ -234,13 +237,28 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 	s.reportMu.Lock()
 	sd := &seeder{s: s, errs: len(s.seedErrs)} // only mistakes from now on count
 	s.reportMu.Unlock()
+	for _, step := range []func(*seedSpec, *seedResult) error{
+		sd.users, sd.tokens, sd.groups, sd.projects, sd.tickets, sd.builds, sd.runners,
+	} {
+		if err := step(spec, res); err != nil {
+			return err
+		}
+	}
+	return sd.failed()
+}
+
+func (sd *seeder) users(spec *seedSpec, res *seedResult) error {
 	for _, u := range spec.Users {
-		made := s.AddUser(u.Username, u.Admin)
+		made := sd.s.AddUser(u.Username, u.Admin)
 		if err := sd.failed(); err != nil {
 			return err
 		}
 		res.Users[u.Username] = seedUser{made.ID, made.Token}
 	}
+	return nil
+}
+
+func (sd *seeder) tokens(spec *seedSpec, res *seedResult) error {
 	for _, t := range spec.Tokens {
 		uid, err := sd.user(t.User)
 		if err != nil {
@@ -250,8 +268,13 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 		if !ok {
 			return fmt.Errorf("token kind %q is not private, oauth or personal_access", t.Kind)
 		}
-		res.Tokens = append(res.Tokens, s.AddToken(uid, kind))
+		res.Tokens = append(res.Tokens, sd.s.AddToken(uid, kind))
 	}
+	return nil
+}
+
+func (sd *seeder) groups(spec *seedSpec, res *seedResult) error {
+	s := sd.s
 	for _, g := range spec.Groups {
 		owner, vis, err := sd.ownerAndVisibility(g.Owner, g.Visibility)
 		if err != nil {
@@ -266,35 +289,55 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 			return err
 		}
 	}
-	for _, p := range spec.Projects {
-		owner, vis, err := sd.ownerAndVisibility(p.Owner, p.Visibility)
+	return nil
+}
+
+func (sd *seeder) projects(spec *seedSpec, res *seedResult) error {
+	for i := range spec.Projects {
+		if err := sd.makeProject(&spec.Projects[i], res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeProject makes one project, in its group if it names one, with its
+// members and branches.
+func (sd *seeder) makeProject(p *seedProject, res *seedResult) error {
+	s := sd.s
+	owner, vis, err := sd.ownerAndVisibility(p.Owner, p.Visibility)
+	if err != nil {
+		return err
+	}
+	var pid int
+	if p.Group == "" {
+		pid = s.AddProject(owner, p.Name, vis)
+	} else {
+		gid, err := sd.group(p.Group)
 		if err != nil {
 			return err
 		}
-		var pid int
-		if p.Group == "" {
-			pid = s.AddProject(owner, p.Name, vis)
-		} else {
-			gid, err := sd.group(p.Group)
-			if err != nil {
-				return err
-			}
-			pid = s.AddGroupProject(gid, owner, p.Name, vis)
-		}
+		pid = s.AddGroupProject(gid, owner, p.Name, vis)
+	}
+	if err := sd.failed(); err != nil {
+		return err
+	}
+	res.Projects[sd.fullPath(pid)] = pid
+	if err := sd.members(p.Members, func(uid int, l int) { s.AddMember(pid, uid, l) }); err != nil {
+		return err
+	}
+	for _, b := range p.Branches {
+		s.AddBranch(pid, b, "")
 		if err := sd.failed(); err != nil {
 			return err
 		}
-		res.Projects[sd.fullPath(pid)] = pid
-		if err := sd.members(p.Members, func(uid int, l int) { s.AddMember(pid, uid, l) }); err != nil {
-			return err
-		}
-		for _, b := range p.Branches {
-			s.AddBranch(pid, b, "")
-			if err := sd.failed(); err != nil {
-				return err
-			}
-		}
 	}
+	return nil
+}
+
+// tickets makes the issues, then the merge requests, with their notes.
+func (sd *seeder) tickets(spec *seedSpec, res *seedResult) error {
+	s := sd.s
 	for _, is := range spec.Issues {
 		if err := sd.ticket("Issue", is.Project, is.Author, is.Notes, res, &res.Issues, func(pid, uid int) int {
 			return s.AddIssue(pid, uid, is.Title, is.Labels...)
@@ -309,22 +352,30 @@ func (s *Server) seed(spec *seedSpec, res *seedResult) error {
 			return err
 		}
 	}
+	return nil
+}
+
+func (sd *seeder) builds(spec *seedSpec, res *seedResult) error {
 	for _, b := range spec.Builds {
 		pid, err := sd.project(b.Project)
 		if err != nil {
 			return err
 		}
-		id := s.AddBuild(pid, BuildSpec{Name: b.Name, Stage: b.Stage, Ref: b.Ref, Status: b.Status, Trace: b.Trace})
+		id := sd.s.AddBuild(pid, BuildSpec{Name: b.Name, Stage: b.Stage, Ref: b.Ref, Status: b.Status, Trace: b.Trace})
 		if err := sd.failed(); err != nil {
 			return err
 		}
 		res.Builds = append(res.Builds, id)
 	}
+	return nil
+}
+
+func (sd *seeder) runners(spec *seedSpec, res *seedResult) error {
 	for _, r := range spec.Runners {
-		id, token := s.AddRunner(r.Description)
+		id, token := sd.s.AddRunner(r.Description)
 		res.Runners = append(res.Runners, seedRunner{id, token})
 	}
-	return sd.failed()
+	return nil
 }
 
 // ticket makes an issue or merge request (kind) with add, in a project by

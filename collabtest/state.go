@@ -1,6 +1,10 @@
 package collabtest
 
-import "time"
+import (
+	"time"
+
+	"github.com/collabsvc/collab/internal/hookpayload"
+)
 
 // db is the whole in-memory state. Every field is guarded by Server.mu.
 // Each resource's record type lives in the file of its routes and
@@ -111,8 +115,8 @@ type event struct {
 	targetType              string // Issue, MergeRequest, Note, Milestone or ""
 	targetID                int
 	targetTitle             string
-	noteID                  int            // for comment events
-	data                    map[string]any // push events: the push data
+	noteID                  int               // for comment events
+	data                    *hookpayload.Push // push events: the push data
 	createdAt               time.Time
 }
 

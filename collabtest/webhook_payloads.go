@@ -1,10 +1,12 @@
 package collabtest
 
 import (
+	"cmp"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab/internal/hookpayload"
 )
 
 // Webhook payloads, built from the fake's records with the keys and JSON
@@ -24,8 +26,8 @@ const (
 
 // hookEventNames are the X-Gitlab-Event values, by kind.
 var hookEventNames = [...]string{
-	pushHook: "Push Hook", tagPushHook: "Tag Push Hook", issueHook: "Issue Hook",
-	mergeRequestHook: "Merge Request Hook", noteHook: "Note Hook", buildHook: "Build Hook",
+	pushHook: hookpayload.EventPush, tagPushHook: hookpayload.EventTagPush, issueHook: hookpayload.EventIssue,
+	mergeRequestHook: hookpayload.EventMergeRequest, noteHook: hookpayload.EventNote, buildHook: hookpayload.EventBuild,
 }
 
 // wants reports whether the hook's flags select kind.
@@ -49,7 +51,7 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []ho
 		if body == nil {
 			var err error
 			if body, err = json.Marshal(payload()); err != nil {
-				panic("collabtest: webhook payload: " + err.Error()) // payloads are maps of plain values
+				panic("collabtest: webhook payload: " + err.Error()) // payloads are plain values
 			}
 		}
 		jobs = append(jobs, hookJob{hookID: h.id, projectID: projectID, url: h.url, event: hookEventNames[kind], body: body,
@@ -58,38 +60,16 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []ho
 	return jobs
 }
 
-// zeroSHA stands for "no commit" in push and build payloads.
-const zeroSHA = "0000000000000000000000000000000000000000"
-
 // commitZone is the committer offset of seeded commits, so that commit
 // timestamps carry a numeric offset as real committer dates usually do.
 var commitZone = time.FixedZone("", 2*60*60)
 
-// dbTime renders a database timestamp as payloads carry it, or null.
-func dbTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format("2006-01-02 15:04:05 MST")
-}
-
-// commitTime renders a committer date: RFC 3339 with a numeric offset.
-func commitTime(t time.Time) string { return t.In(commitZone).Format("2006-01-02T15:04:05-07:00") }
-
-// intOrNil renders an id of 0 as null.
-func intOrNil(id int) any {
-	if id == 0 {
-		return nil
-	}
-	return id
-}
-
 // hookUser is the user object of payloads (actor, assignee).
-func hookUser(u *user) map[string]any {
+func hookUser(u *user) *hookpayload.User {
 	if u == nil {
-		return map[string]any{"name": nil, "username": nil, "avatar_url": nil}
+		return &hookpayload.User{}
 	}
-	return map[string]any{"name": u.name, "username": u.username, "avatar_url": nil}
+	return &hookpayload.User{Name: hookpayload.Ptr(u.name), Username: hookpayload.Ptr(u.username)}
 }
 
 func (s *Server) projectWebURL(p *project) string { return s.URL + "/" + s.projectFullPath(p) }
@@ -99,147 +79,137 @@ func (s *Server) projectSSHURL(p *project) string {
 	return "git@" + host + ":" + s.projectFullPath(p) + ".git"
 }
 
-// hookProject is the project object of payloads, with its deprecated copies.
-func (s *Server) hookProject(p *project) map[string]any {
+// hookProjectInfo is what payloads tell of p.
+func (s *Server) hookProjectInfo(p *project) hookpayload.ProjectInfo {
+	web := s.projectWebURL(p)
+	info := hookpayload.ProjectInfo{
+		Name: p.name, Description: p.description, WebURL: web, SSHURL: s.projectSSHURL(p), HTTPURL: web + ".git",
+		Namespace: s.namespaceName(p), PathWithNamespace: s.projectFullPath(p), VisibilityLevel: p.visibility,
+	}
+	if len(p.branches) > 0 {
+		info.DefaultBranch = p.defaultBranch
+	}
+	return info
+}
+
+// hookProject is the project object of payloads, nil for a missing project.
+func (s *Server) hookProject(p *project) *hookpayload.Project {
 	if p == nil {
 		return nil
 	}
-	web, ssh := s.projectWebURL(p), s.projectSSHURL(p)
-	var defaultBranch any
-	if len(p.branches) > 0 {
-		defaultBranch = p.defaultBranch
-	}
-	return map[string]any{
-		"name": p.name, "description": orNil(p.description), "web_url": web, "avatar_url": nil,
-		"git_ssh_url": ssh, "git_http_url": web + ".git", "namespace": s.namespaceName(p),
-		"visibility_level": p.visibility, "path_with_namespace": s.projectFullPath(p), "default_branch": defaultBranch,
-		"homepage": web, "url": ssh, "ssh_url": ssh, "http_url": web + ".git",
-	}
-}
-
-// hookRepository is the deprecated repository object: the short variant
-// (issue, merge request, note) or the long one (push, build).
-func (s *Server) hookRepository(p *project, long bool) map[string]any {
-	web, ssh := s.projectWebURL(p), s.projectSSHURL(p)
-	m := map[string]any{"name": p.name, "url": ssh, "description": orNil(p.description), "homepage": web}
-	if long {
-		m["git_http_url"], m["git_ssh_url"], m["visibility_level"] = web+".git", ssh, p.visibility
-	}
-	return m
+	return s.hookProjectInfo(p).Project()
 }
 
 // hookCommit is a commit object without file lists.
-func (s *Server) hookCommit(p *project, id, message, authorName, authorEmail string, at time.Time) map[string]any {
-	return map[string]any{
-		"id": id, "message": message, "timestamp": commitTime(at), "url": s.projectWebURL(p) + "/commit/" + id,
-		"author": map[string]any{"name": authorName, "email": authorEmail},
+func (s *Server) hookCommit(p *project, id, message, authorName, authorEmail string, at time.Time) hookpayload.Commit {
+	return hookpayload.Commit{
+		ID: id, Message: message, Timestamp: hookpayload.CommitTime(at.In(commitZone)), URL: s.projectWebURL(p) + "/commit/" + id,
+		Author: hookpayload.CommitAuthor{Name: authorName, Email: authorEmail},
 	}
 }
 
 // issueColumns is the issue row as payloads dump it.
-func (s *Server) issueColumns(is *issue) map[string]any {
-	return map[string]any{
-		"id": is.id, "iid": is.iid, "title": is.title, "description": orNil(is.description), "state": is.state,
-		"project_id": is.projectID, "author_id": is.authorID, "assignee_id": intOrNil(is.assigneeID),
-		"milestone_id": intOrNil(is.milestoneID), "updated_by_id": nil, "position": 0, "branch_name": nil,
-		"confidential": false, "due_date": orNil(is.dueDate), "moved_to_id": nil, "deleted_at": nil,
-		"created_at": dbTime(is.createdAt), "updated_at": dbTime(is.updatedAt),
+func (s *Server) issueColumns(is *issue) *hookpayload.Issue {
+	due, _ := time.Parse(time.DateOnly, is.dueDate) // validated on input; "" is null
+	return &hookpayload.Issue{
+		ID: is.id, IID: is.iid, Title: is.title, Description: hookpayload.Str(is.description), State: is.state,
+		ProjectID: is.projectID, AuthorID: is.authorID, AssigneeID: hookpayload.ID(is.assigneeID),
+		MilestoneID: hookpayload.ID(is.milestoneID), DueDate: hookpayload.Date(due),
+		CreatedAt: hookpayload.Time(is.createdAt), UpdatedAt: hookpayload.Time(is.updatedAt),
 	}
 }
 
 func (s *Server) issueURL(is *issue) string {
-	return s.projectWebURL(s.projects[is.projectID]) + "/issues/" + strconv.Itoa(is.iid)
+	return hookpayload.IssueURL(s.projectWebURL(s.projects[is.projectID]), is.iid)
 }
 
 // issuePayload is an Issue Hook body; action is open, update, close or reopen.
-func (s *Server) issuePayload(is *issue, actorID int, action string) map[string]any {
+func (s *Server) issuePayload(is *issue, actorID int, action string) any {
 	attrs := s.issueColumns(is)
-	attrs["url"], attrs["action"] = s.issueURL(is), action
-	return s.issuablePayload("issue", s.projects[is.projectID], actorID, is.assigneeID, attrs)
+	attrs.URL, attrs.Action = s.issueURL(is), action
+	p := s.projects[is.projectID]
+	return &hookpayload.Issuable[*hookpayload.Issue]{
+		ObjectKind: "issue", User: hookUser(s.users[actorID]), Project: s.hookProject(p),
+		Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs, Assignee: s.assignee(is.assigneeID),
+	}
 }
 
-// issuablePayload is the body of an issue or merge request event of the
-// given object_kind, in project p, with attrs as its object_attributes.
-func (s *Server) issuablePayload(kind string, p *project, actorID, assigneeID int, attrs map[string]any) map[string]any {
-	m := map[string]any{
-		"object_kind": kind, "user": hookUser(s.users[actorID]), "project": s.hookProject(p),
-		"repository": s.hookRepository(p, false), "object_attributes": attrs,
+// assignee is the assignee object of an issue or merge request event: nil,
+// so absent, without one.
+func (s *Server) assignee(id int) *hookpayload.User {
+	if a := s.users[id]; a != nil {
+		return hookUser(a)
 	}
-	if a := s.users[assigneeID]; a != nil {
-		m["assignee"] = hookUser(a)
-	}
-	return m
+	return nil
 }
 
 // mergeRequestColumns is the merge request row plus source, target,
 // last_commit and work_in_progress, as payloads carry it.
-func (s *Server) mergeRequestColumns(mr *mergeRequest) map[string]any {
+func (s *Server) mergeRequestColumns(mr *mergeRequest) *hookpayload.MergeRequest {
 	src, dst := s.projects[mr.sourceProjectID], s.projects[mr.targetProjectID]
 	status := "can_be_merged"
 	if mr.conflicts {
 		status = "cannot_be_merged"
 	}
-	params := map[string]any{}
+	params := map[string]string{}
 	if mr.shouldRemoveSourceBranch {
 		params["should_remove_source_branch"] = "1"
 	}
-	var lastCommit any
+	var lastCommit *hookpayload.Commit
 	if src != nil {
 		if b := src.branches[mr.sourceBranch]; b != nil {
-			lastCommit = s.hookCommit(src, b.commitID, b.message, b.authorName, b.authorEmail, b.committedAt)
+			c := s.hookCommit(src, b.commitID, b.message, b.authorName, b.authorEmail, b.committedAt)
+			lastCommit = &c
 		}
 	}
-	var source any
-	if src != nil {
-		source = s.hookProject(src)
-	}
-	return map[string]any{
-		"id": mr.id, "iid": mr.iid, "title": mr.title, "description": orNil(mr.description), "state": mr.state,
-		"merge_status": status, "source_branch": mr.sourceBranch, "target_branch": mr.targetBranch,
-		"source_project_id": mr.sourceProjectID, "target_project_id": mr.targetProjectID, "author_id": mr.authorID,
-		"assignee_id": intOrNil(mr.assigneeID), "milestone_id": intOrNil(mr.milestoneID), "updated_by_id": nil,
-		"position": 0, "locked_at": nil, "merge_error": nil, "merge_params": params,
-		"merge_when_build_succeeds": mr.mergeWhenBuildSucceeds, "merge_user_id": nil, "merge_commit_sha": nil,
-		"deleted_at": nil, "created_at": dbTime(mr.createdAt), "updated_at": dbTime(mr.updatedAt),
-		"source": source, "target": s.hookProject(dst), "last_commit": lastCommit, "work_in_progress": mr.workInProgress(),
+	return &hookpayload.MergeRequest{
+		ID: mr.id, IID: mr.iid, Title: mr.title, Description: hookpayload.Str(mr.description), State: mr.state,
+		MergeStatus: status, SourceBranch: mr.sourceBranch, TargetBranch: mr.targetBranch,
+		SourceProjectID: mr.sourceProjectID, TargetProjectID: mr.targetProjectID, AuthorID: mr.authorID,
+		AssigneeID: hookpayload.ID(mr.assigneeID), MilestoneID: hookpayload.ID(mr.milestoneID), MergeParams: params,
+		MergeWhenBuildSucceeds: mr.mergeWhenBuildSucceeds, CreatedAt: hookpayload.Time(mr.createdAt),
+		UpdatedAt: hookpayload.Time(mr.updatedAt), Source: s.hookProject(src), Target: s.hookProject(dst),
+		LastCommit: lastCommit, WorkInProgress: mr.workInProgress(),
 	}
 }
 
 func (s *Server) mergeRequestURL(mr *mergeRequest) string {
-	return s.projectWebURL(s.projects[mr.projectID]) + "/merge_requests/" + strconv.Itoa(mr.iid)
+	return hookpayload.MergeRequestURL(s.projectWebURL(s.projects[mr.projectID]), mr.iid)
 }
 
 // mergeRequestPayload is a Merge Request Hook body; action is open,
 // update, close, reopen or merge.
-func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action string) map[string]any {
+func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action string) any {
 	attrs := s.mergeRequestColumns(mr)
-	attrs["url"], attrs["action"] = s.mergeRequestURL(mr), action
-	return s.issuablePayload("merge_request", s.projects[mr.targetProjectID], actorID, mr.assigneeID, attrs)
+	attrs.URL, attrs.Action = s.mergeRequestURL(mr), action
+	p := s.projects[mr.targetProjectID]
+	return &hookpayload.Issuable[*hookpayload.MergeRequest]{
+		ObjectKind: "merge_request", User: hookUser(s.users[actorID]), Project: s.hookProject(p),
+		Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs, Assignee: s.assignee(mr.assigneeID),
+	}
 }
 
 // notePayload is a Note Hook body for a comment on an issue or a merge
 // request, with the noteable as the sibling object.
-func (s *Server) notePayload(n *note) map[string]any {
+func (s *Server) notePayload(n *note) any {
 	p := s.projects[n.projectID]
-	attrs := map[string]any{
-		"id": n.id, "note": n.body, "noteable_type": n.noteableType, "noteable_id": n.noteableID, "commit_id": nil,
-		"author_id": n.authorID, "project_id": n.projectID, "updated_by_id": nil, "line_code": nil,
-		"attachment": orNil(n.attachment), "system": false, "st_diff": nil, "type": nil,
-		"created_at": dbTime(n.createdAt), "updated_at": dbTime(n.updatedAt),
+	attrs := &hookpayload.NoteAttributes{
+		ID: n.id, Note: n.body, NoteableType: n.noteableType, NoteableID: hookpayload.ID(n.noteableID),
+		AuthorID: n.authorID, ProjectID: n.projectID, Attachment: hookpayload.Str(n.attachment),
+		CreatedAt: hookpayload.Time(n.createdAt), UpdatedAt: hookpayload.Time(n.updatedAt),
 	}
-	m := map[string]any{
-		"object_kind": "note", "user": hookUser(s.users[n.authorID]), "project_id": n.projectID,
-		"project": s.hookProject(p), "repository": s.hookRepository(p, false), "object_attributes": attrs,
+	m := &hookpayload.Note{
+		ObjectKind: "note", User: hookUser(s.users[n.authorID]), ProjectID: n.projectID,
+		Project: s.hookProject(p), Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs,
 	}
-	anchor := "#note_" + strconv.Itoa(n.id)
 	switch n.noteableType {
 	case "Issue":
 		if is := s.issues[n.noteableID]; is != nil {
-			m["issue"], attrs["url"] = s.issueColumns(is), s.issueURL(is)+anchor
+			m.Issue, attrs.URL = s.issueColumns(is), hookpayload.NoteURL(s.issueURL(is), n.id)
 		}
 	case "MergeRequest":
 		if mr := s.mergeRequests[n.noteableID]; mr != nil {
-			m["merge_request"], attrs["url"] = s.mergeRequestColumns(mr), s.mergeRequestURL(mr)+anchor
+			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), hookpayload.NoteURL(s.mergeRequestURL(mr), n.id)
 		}
 	}
 	return m
@@ -247,30 +217,27 @@ func (s *Server) notePayload(n *note) map[string]any {
 
 // buildPayload is a Build Hook body: flat, with the build's pipeline as
 // "commit".
-func (s *Server) buildPayload(b *build) map[string]any {
+func (s *Server) buildPayload(b *build) any {
 	p := s.projects[b.projectID]
-	before := b.beforeSHA
-	if before == "" {
-		before = zeroSHA
-	}
-	var duration any
+	var duration *float64
 	if !b.startedAt.IsZero() {
 		end := b.finishedAt
 		if end.IsZero() {
 			end = s.now()
 		}
-		duration = end.Sub(b.startedAt).Seconds()
+		d := end.Sub(b.startedAt).Seconds()
+		duration = &d
 	}
-	u := map[string]any{"id": nil, "name": nil, "email": nil}
+	var u hookpayload.BuildUser
 	if usr := s.users[b.userID]; usr != nil {
-		u = map[string]any{"id": usr.id, "name": usr.name, "email": usr.email}
+		u = hookpayload.BuildUser{ID: hookpayload.Ptr(usr.id), Name: hookpayload.Ptr(usr.name), Email: hookpayload.Ptr(usr.email)}
 	}
-	return map[string]any{
-		"object_kind": "build", "ref": b.ref, "tag": b.tag, "before_sha": before, "sha": b.commitID,
-		"build_id": b.id, "build_name": b.name, "build_stage": b.stage, "build_status": b.status,
-		"build_started_at": dbTime(b.startedAt), "build_finished_at": dbTime(b.finishedAt), "build_duration": duration,
-		"build_allow_failure": false, "project_id": b.projectID, "project_name": s.namespaceName(p) + " / " + p.name,
-		"user": u, "commit": s.pipelinePayload(b), "repository": s.hookRepository(p, true),
+	return &hookpayload.Build{
+		ObjectKind: "build", Ref: b.ref, Tag: b.tag, BeforeSHA: cmp.Or(b.beforeSHA, hookpayload.ZeroSHA), SHA: b.commitID,
+		BuildID: b.id, BuildName: b.name, BuildStage: b.stage, BuildStatus: b.status,
+		BuildStartedAt: hookpayload.Time(b.startedAt), BuildFinishedAt: hookpayload.Time(b.finishedAt), BuildDuration: duration,
+		ProjectID: b.projectID, ProjectName: s.namespaceName(p) + " / " + p.name,
+		User: u, Commit: s.pipelinePayload(b), Repository: s.hookProjectInfo(p).LongRepository(),
 	}
 }
 
@@ -278,7 +245,7 @@ func (s *Server) buildPayload(b *build) map[string]any {
 // pipelines, so the builds of the same project and commit form one, whose id
 // is the lowest of their build ids. As on deployed servers, a retried build
 // no longer counts: the status is that of the latest build of each name.
-func (s *Server) pipelinePayload(b *build) map[string]any {
+func (s *Server) pipelinePayload(b *build) *hookpayload.Pipeline {
 	id := b.id
 	latest := map[string]*build{}
 	for _, o := range s.builds {
@@ -301,20 +268,21 @@ func (s *Server) pipelinePayload(b *build) map[string]any {
 		}
 	}
 	status := pipelineStatus(counts, len(latest))
-	var duration any
+	var duration *int
 	if !buildFinished(status) {
 		finished = time.Time{}
 	} else if !started.IsZero() {
-		duration = int(finished.Sub(started).Seconds())
+		d := int(finished.Sub(started).Seconds())
+		duration = &d
 	}
 	name, email := "", ""
 	if u := s.users[b.userID]; u != nil {
 		name, email = u.name, u.email
 	}
-	return map[string]any{
-		"id": id, "sha": b.commitID, "message": orNil(b.commitMessage), "author_name": orNil(name),
-		"author_email": orNil(email), "status": status, "duration": duration,
-		"started_at": dbTime(started), "finished_at": dbTime(finished),
+	return &hookpayload.Pipeline{
+		ID: id, SHA: b.commitID, Message: hookpayload.Str(b.commitMessage), AuthorName: hookpayload.Str(name),
+		AuthorEmail: hookpayload.Str(email), Status: &status, Duration: duration,
+		StartedAt: hookpayload.Time(started), FinishedAt: hookpayload.Time(finished),
 	}
 }
 
@@ -344,33 +312,25 @@ type pushedCommit struct {
 
 // pushData is the push object of project events and Push Hook bodies:
 // at most the last 20 commits, oldest first, and the full count.
-func (s *Server) pushData(p *project, pusher *user, branch, before, after string, commits []pushedCommit) map[string]any {
-	list := []any{}
+func (s *Server) pushData(p *project, pusher *user, branch, before, after string, commits []pushedCommit) *hookpayload.Push {
+	list := []hookpayload.PushedCommit{}
 	for _, c := range commits[max(0, len(commits)-20):] {
-		m := s.hookCommit(p, c.id, c.Message, c.AuthorName, c.AuthorEmail, c.at)
-		m["added"], m["modified"], m["removed"] = nonNil(c.Added), nonNil(c.Modified), nonNil(c.Removed)
-		list = append(list, m)
+		list = append(list, hookpayload.PushedCommit{
+			Commit: s.hookCommit(p, c.id, c.Message, c.AuthorName, c.AuthorEmail, c.at),
+			Added:  c.Added, Modified: c.Modified, Removed: c.Removed,
+		})
 	}
-	var checkout any
-	if after != zeroSHA {
-		checkout = after
+	info := s.hookProjectInfo(p)
+	m := &hookpayload.Push{
+		ObjectKind: "push", EventName: "push", Before: before, After: after, Ref: "refs/heads/" + branch,
+		ProjectID: p.id, Project: info.Project(), Commits: list, TotalCommitsCount: len(commits),
+		Repository: info.LongRepository(),
 	}
-	m := map[string]any{
-		"object_kind": "push", "event_name": "push", "before": before, "after": after, "ref": "refs/heads/" + branch,
-		"checkout_sha": checkout, "message": nil, "user_id": nil, "user_name": nil, "user_email": nil, "user_avatar": nil,
-		"project_id": p.id, "project": s.hookProject(p), "commits": list, "total_commits_count": len(commits),
-		"repository": s.hookRepository(p, true),
+	if after != hookpayload.ZeroSHA {
+		m.CheckoutSHA = &after
 	}
 	if pusher != nil {
-		m["user_id"], m["user_name"], m["user_email"] = pusher.id, pusher.name, pusher.email
+		m.UserID, m.UserName, m.UserEmail = hookpayload.Ptr(pusher.id), hookpayload.Ptr(pusher.name), hookpayload.Ptr(pusher.email)
 	}
 	return m
-}
-
-// nonNil renders a nil list of paths as [].
-func nonNil(paths []string) []string {
-	if paths == nil {
-		return []string{}
-	}
-	return paths
 }

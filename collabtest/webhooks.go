@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/collabsvc/collab/internal/hookpayload"
 )
 
 // defaultWebhookTimeout is the deployed servers' webhook_timeout, used for
@@ -468,7 +470,7 @@ func (s *Server) Push(projectID int, branch string, commits ...PushCommit) (stri
 	if pusher == nil {
 		pusher = s.users[s.AdminID]
 	}
-	before, action := zeroSHA, actionPushedNew
+	before, action := hookpayload.ZeroSHA, actionPushedNew
 	if old := p.branches[branch]; old != nil {
 		before, action = old.commitID, actionPushedTo
 	}

@@ -56,12 +56,12 @@ func TestBadBuildIDsAreRefusedBeforeAnyRequest(t *testing.T) {
 // runner reports; anything else is refused before any request.
 func TestUpdateBuildStates(t *testing.T) {
 	c, m := newMockClient(t)
-	for _, state := range []string{"", collab.BuildRunning, collab.BuildSuccess, collab.BuildFailed, collab.BuildCanceled} {
+	for _, state := range []collab.BuildStatus{"", collab.BuildRunning, collab.BuildSuccess, collab.BuildFailed, collab.BuildCanceled} {
 		m.Reply(http.StatusOK, `{}`)
 		require.NoError(t, c.UpdateBuild(context.Background(), 3, testRunnerToken, state, nil), state)
 	}
 	n := m.Count()
-	for _, state := range []string{collab.BuildPending, collab.BuildSkipped, "done"} {
+	for _, state := range []collab.BuildStatus{collab.BuildPending, collab.BuildSkipped, "done"} {
 		err := c.UpdateBuild(context.Background(), 3, testRunnerToken, state, nil)
 		var ae *collab.ArgumentError
 		require.ErrorAs(t, err, &ae, state)

@@ -203,9 +203,9 @@ func buildPath(id int, suffix string) (string, error) {
 }
 
 type updateOptions struct {
-	Token string  `url:"token"`
-	State string  `url:"state,omitempty"`
-	Trace *string `url:"trace,omitempty"`
+	Token string             `url:"token"`
+	State collab.BuildStatus `url:"state,omitempty"`
+	Trace *string            `url:"trace,omitempty"`
 }
 
 // UpdateBuild reports a build's state (collab.BuildRunning, BuildSuccess,
@@ -217,7 +217,7 @@ type updateOptions struct {
 // 403 that it was erased.
 //
 // API: PUT /builds/:id (runner)
-func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, state string, trace *string) error {
+func (c *Client) UpdateBuild(ctx context.Context, id int, runnerToken string, state collab.BuildStatus, trace *string) error {
 	if runnerToken == "" {
 		return &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
 	}

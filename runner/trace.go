@@ -43,7 +43,7 @@ func (e *RangeError) Unwrap() error { return e.Err }
 // and end = offset+len(part)-1, as deployed runners send it.
 //
 // API: PATCH /builds/:id/trace.txt (runner)
-func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, offset int64, part []byte) (status string, length int64, err error) {
+func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, offset int64, part []byte) (status collab.BuildStatus, length int64, err error) {
 	if offset < 0 {
 		return "", 0, &collab.ArgumentError{Arg: "offset", Reason: fmt.Sprintf("is negative (%d)", offset)}
 	}
@@ -66,7 +66,7 @@ func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, off
 		}
 		return "", 0, err
 	}
-	status = strings.TrimSpace(resp.Header.Get("Build-Status"))
+	status = collab.BuildStatus(strings.TrimSpace(resp.Header.Get("Build-Status")))
 	h := resp.Header.Get("Range")
 	if strings.TrimSpace(h) == "" {
 		return status, offset + int64(len(part)), nil
@@ -218,7 +218,7 @@ type TraceWriter struct {
 	space  *sync.Cond // signalled when bytes are acknowledged or the writer stops
 	buf    []byte     // bytes written but not acknowledged; buf[0] is at offset acked
 	acked  int64      // the server's trace length as last acknowledged
-	status string
+	status collab.BuildStatus
 	closed bool
 	forced bool  // Flush asked to send whatever is buffered
 	err    error // sticky: why the writer stopped
@@ -346,7 +346,7 @@ func (w *TraceWriter) Canceled() <-chan struct{} { return w.canceled }
 
 // Status is the build status the server last reported ("" before the first
 // append).
-func (w *TraceWriter) Status() string {
+func (w *TraceWriter) Status() collab.BuildStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.status
@@ -500,7 +500,7 @@ func (w *TraceWriter) call(off int64, part []byte) error {
 	return nil
 }
 
-func (w *TraceWriter) setStatus(s string) {
+func (w *TraceWriter) setStatus(s collab.BuildStatus) {
 	if s == "" {
 		return
 	}

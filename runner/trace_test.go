@@ -254,7 +254,7 @@ func TestTraceWriterSurvivesFaults(t *testing.T) {
 			require.Equal(t, len(written), len(got), "seed %d: length", seed)
 			require.True(t, bytes.Equal(written, got), "seed %d: the server's trace is exactly what was written", seed)
 			assert.Equal(t, int64(len(written)), tw.Length())
-			assert.Equal(t, "running", tw.Status())
+			assert.Equal(t, collab.BuildRunning, tw.Status())
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if fault == "mixed" {
@@ -332,7 +332,7 @@ func TestTraceWriterTickAndStatus(t *testing.T) {
 	tw := s.client(t).NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{
 		tick: tick, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
-	assert.Equal(t, "", tw.Status())
+	assert.Empty(t, tw.Status())
 	_, err := io.WriteString(tw, "$ make test\n")
 	require.NoError(t, err)
 	tick <- time.Now()

@@ -76,7 +76,7 @@ func identityOf(ev Event) identity {
 			p.MergeRequest.ID = e.MergeRequest.ID
 		}
 	case *BuildEvent:
-		p.BuildID, p.BuildStatus = e.BuildID, e.BuildStatus
+		p.BuildID, p.BuildStatus = e.BuildID, string(e.BuildStatus)
 	}
 	return p.identity(ev.Kind())
 }

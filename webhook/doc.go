@@ -62,13 +62,11 @@
 //
 // # Catching up
 //
-// What the server sends while no receiver runs is lost. Handler.CatchUp asks
-// the API what changed since a checkpoint it keeps in the queue and hands
-// each change to the same callbacks as a synthesized event (see
-// Delivery.Synthesized and Delivery.Record); changes already handled are
-// skipped by dedup key. A synthesized event is built from the record as it
-// is when read: it cannot tell the exact action (it is guessed from the
-// state), the intermediate states, who acted, or what changed.
+// What the server sends while no receiver runs is lost. Package
+// github.com/collabsvc/collab/webhook/catchup reads what changed meanwhile
+// from the API and stores it in a Handler, through Handler.Synthetic, as
+// synthesized events (Delivery.Synthesized and Delivery.Record) that the same
+// callbacks handle; what the receiver already has is skipped by dedup key.
 //
 // Several receivers behind a load balancer share one queue, with its dedup
 // keys and checkpoints, through package

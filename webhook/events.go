@@ -41,6 +41,45 @@ type PushEvent struct{ collab.PushData }
 // commit, if any, and Message the annotation of a new annotated tag.
 type TagPushEvent struct{ collab.PushData }
 
+// The states an event carries are the root package's types
+// (collab.IssueState, collab.MergeRequestState, collab.MergeStatus,
+// collab.BuildStatus), so that an event's state compares with a record's.
+// Actions exist only in events, so their types live here.
+
+// IssueAction is what happened to the issue of an IssueEvent. An action this
+// package does not name, from a later server, decodes as itself.
+type IssueAction string
+
+// The actions of an issue event.
+const (
+	IssueOpen   IssueAction = "open"
+	IssueUpdate IssueAction = "update"
+	IssueClose  IssueAction = "close"
+	IssueReopen IssueAction = "reopen"
+)
+
+// MergeRequestAction is what happened to the merge request of a
+// MergeRequestEvent. An action this package does not name decodes as itself.
+type MergeRequestAction string
+
+// The actions of a merge request event.
+const (
+	MergeRequestOpen   MergeRequestAction = "open"
+	MergeRequestUpdate MergeRequestAction = "update"
+	MergeRequestClose  MergeRequestAction = "close"
+	MergeRequestReopen MergeRequestAction = "reopen"
+	MergeRequestMerge  MergeRequestAction = "merge"
+)
+
+// WikiPageAction is what happened to the page of a WikiPageEvent.
+type WikiPageAction string
+
+// The actions of a wiki page event.
+const (
+	WikiPageCreate WikiPageAction = "create"
+	WikiPageUpdate WikiPageAction = "update"
+)
+
 // IssueEvent is an issue opened, updated, closed or reopened (Issue Hook).
 type IssueEvent struct {
 	ObjectKind       string           `json:"object_kind"` // "issue"
@@ -58,26 +97,26 @@ type IssueEvent struct {
 // IssueAttributes is the issue record of an issue event, and the issue a
 // note is about (which has no URL or Action). The payload carries no labels.
 type IssueAttributes struct {
-	ID           int          `json:"id"`
-	IID          int          `json:"iid"` // the number within the project
-	Title        string       `json:"title"`
-	Description  *string      `json:"description"`
-	State        string       `json:"state"` // "opened", "reopened" or "closed"
-	ProjectID    int          `json:"project_id"`
-	AuthorID     int          `json:"author_id"`
-	AssigneeID   *int         `json:"assignee_id"`
-	MilestoneID  *int         `json:"milestone_id"`
-	UpdatedByID  *int         `json:"updated_by_id"`
-	Position     int          `json:"position"`
-	BranchName   *string      `json:"branch_name"`
-	Confidential bool         `json:"confidential"`
-	DueDate      *collab.Time `json:"due_date"` // a date, at midnight UTC
-	MovedToID    *int         `json:"moved_to_id"`
-	DeletedAt    *collab.Time `json:"deleted_at"`
-	CreatedAt    *collab.Time `json:"created_at"`
-	UpdatedAt    *collab.Time `json:"updated_at"`
-	URL          string       `json:"url,omitempty"`
-	Action       string       `json:"action,omitempty"` // "open", "update", "close" or "reopen"
+	ID           int               `json:"id"`
+	IID          int               `json:"iid"` // the number within the project
+	Title        string            `json:"title"`
+	Description  *string           `json:"description"`
+	State        collab.IssueState `json:"state"`
+	ProjectID    int               `json:"project_id"`
+	AuthorID     int               `json:"author_id"`
+	AssigneeID   *int              `json:"assignee_id"`
+	MilestoneID  *int              `json:"milestone_id"`
+	UpdatedByID  *int              `json:"updated_by_id"`
+	Position     int               `json:"position"`
+	BranchName   *string           `json:"branch_name"`
+	Confidential bool              `json:"confidential"`
+	DueDate      *collab.Time      `json:"due_date"` // a date, at midnight UTC
+	MovedToID    *int              `json:"moved_to_id"`
+	DeletedAt    *collab.Time      `json:"deleted_at"`
+	CreatedAt    *collab.Time      `json:"created_at"`
+	UpdatedAt    *collab.Time      `json:"updated_at"`
+	URL          string            `json:"url,omitempty"`
+	Action       IssueAction       `json:"action,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	collab.Extras
@@ -102,37 +141,37 @@ type MergeRequestEvent struct {
 // MergeRequestAttributes is the merge request record of a merge request
 // event, and the merge request a note is about (which has no URL or Action).
 type MergeRequestAttributes struct {
-	ID                       int          `json:"id"`
-	IID                      int          `json:"iid"`
-	Title                    string       `json:"title"`
-	Description              *string      `json:"description"`
-	State                    string       `json:"state"`        // "opened", "reopened", "closed", "merged" or "locked"
-	MergeStatus              string       `json:"merge_status"` // "unchecked", "can_be_merged" or "cannot_be_merged"
-	SourceBranch             string       `json:"source_branch"`
-	TargetBranch             string       `json:"target_branch"`
-	SourceProjectID          int          `json:"source_project_id"`
-	TargetProjectID          int          `json:"target_project_id"`
-	AuthorID                 int          `json:"author_id"`
-	AssigneeID               *int         `json:"assignee_id"`
-	MilestoneID              *int         `json:"milestone_id"`
-	UpdatedByID              *int         `json:"updated_by_id"`
-	Position                 int          `json:"position"`
-	LockedAt                 *collab.Time `json:"locked_at"`
-	MergeError               *string      `json:"merge_error"`
-	MergeParams              MergeParams  `json:"merge_params"`
-	MergeWhenBuildSucceeds   bool         `json:"merge_when_build_succeeds"`
-	MergeUserID              *int         `json:"merge_user_id"`
-	MergeCommitSHA           *string      `json:"merge_commit_sha"`
-	InProgressMergeCommitSHA *string      `json:"in_progress_merge_commit_sha,omitempty"` // sent from 8.10 on
-	DeletedAt                *collab.Time `json:"deleted_at"`
-	CreatedAt                *collab.Time `json:"created_at"`
-	UpdatedAt                *collab.Time `json:"updated_at"`
-	Source                   *Project     `json:"source"` // nil when the source fork is gone
-	Target                   *Project     `json:"target"`
-	LastCommit               *PushCommit  `json:"last_commit"`
-	WorkInProgress           bool         `json:"work_in_progress"`
-	URL                      string       `json:"url,omitempty"`
-	Action                   string       `json:"action,omitempty"` // "open", "update", "close", "reopen" or "merge"
+	ID                       int                      `json:"id"`
+	IID                      int                      `json:"iid"`
+	Title                    string                   `json:"title"`
+	Description              *string                  `json:"description"`
+	State                    collab.MergeRequestState `json:"state"`
+	MergeStatus              collab.MergeStatus       `json:"merge_status"`
+	SourceBranch             string                   `json:"source_branch"`
+	TargetBranch             string                   `json:"target_branch"`
+	SourceProjectID          int                      `json:"source_project_id"`
+	TargetProjectID          int                      `json:"target_project_id"`
+	AuthorID                 int                      `json:"author_id"`
+	AssigneeID               *int                     `json:"assignee_id"`
+	MilestoneID              *int                     `json:"milestone_id"`
+	UpdatedByID              *int                     `json:"updated_by_id"`
+	Position                 int                      `json:"position"`
+	LockedAt                 *collab.Time             `json:"locked_at"`
+	MergeError               *string                  `json:"merge_error"`
+	MergeParams              MergeParams              `json:"merge_params"`
+	MergeWhenBuildSucceeds   bool                     `json:"merge_when_build_succeeds"`
+	MergeUserID              *int                     `json:"merge_user_id"`
+	MergeCommitSHA           *string                  `json:"merge_commit_sha"`
+	InProgressMergeCommitSHA *string                  `json:"in_progress_merge_commit_sha,omitempty"` // sent from 8.10 on
+	DeletedAt                *collab.Time             `json:"deleted_at"`
+	CreatedAt                *collab.Time             `json:"created_at"`
+	UpdatedAt                *collab.Time             `json:"updated_at"`
+	Source                   *Project                 `json:"source"` // nil when the source fork is gone
+	Target                   *Project                 `json:"target"`
+	LastCommit               *PushCommit              `json:"last_commit"`
+	WorkInProgress           bool                     `json:"work_in_progress"`
+	URL                      string                   `json:"url,omitempty"`
+	Action                   MergeRequestAction       `json:"action,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	collab.Extras
@@ -247,24 +286,24 @@ type Snippet struct {
 // BuildEvent is a CI build created, started or finished (Build Hook). A
 // build normally sends three: pending, running, and its end state.
 type BuildEvent struct {
-	ObjectKind        string          `json:"object_kind"` // "build"
-	Ref               string          `json:"ref"`         // a branch or tag name, without refs/
-	Tag               bool            `json:"tag"`
-	BeforeSHA         string          `json:"before_sha"` // 40 zeros when there is none
-	SHA               string          `json:"sha"`
-	BuildID           int             `json:"build_id"`
-	BuildName         string          `json:"build_name"`
-	BuildStage        string          `json:"build_stage"`
-	BuildStatus       string          `json:"build_status"` // "pending", "running", "success", "failed", "canceled" or "skipped"
-	BuildStartedAt    *collab.Time    `json:"build_started_at"`
-	BuildFinishedAt   *collab.Time    `json:"build_finished_at"`
-	BuildDuration     *float64        `json:"build_duration"` // seconds; while running, the time so far
-	BuildAllowFailure bool            `json:"build_allow_failure"`
-	ProjectID         int             `json:"project_id"`
-	ProjectName       string          `json:"project_name"` // "Namespace / Project"
-	User              *BuildEventUser `json:"user"`
-	Pipeline          *Pipeline       `json:"commit"` // sent under "commit", but the pipeline, not a git commit
-	Repository        *Repository     `json:"repository"`
+	ObjectKind        string             `json:"object_kind"` // "build"
+	Ref               string             `json:"ref"`         // a branch or tag name, without refs/
+	Tag               bool               `json:"tag"`
+	BeforeSHA         string             `json:"before_sha"` // 40 zeros when there is none
+	SHA               string             `json:"sha"`
+	BuildID           int                `json:"build_id"`
+	BuildName         string             `json:"build_name"`
+	BuildStage        string             `json:"build_stage"`
+	BuildStatus       collab.BuildStatus `json:"build_status"`
+	BuildStartedAt    *collab.Time       `json:"build_started_at"`
+	BuildFinishedAt   *collab.Time       `json:"build_finished_at"`
+	BuildDuration     *float64           `json:"build_duration"` // seconds; while running, the time so far
+	BuildAllowFailure bool               `json:"build_allow_failure"`
+	ProjectID         int                `json:"project_id"`
+	ProjectName       string             `json:"project_name"` // "Namespace / Project"
+	User              *BuildEventUser    `json:"user"`
+	Pipeline          *Pipeline          `json:"commit"` // sent under "commit", but the pipeline, not a git commit
+	Repository        *Repository        `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	collab.Extras
@@ -283,15 +322,15 @@ type BuildEventUser struct {
 
 // Pipeline is the pipeline a build belongs to, sent under the key "commit".
 type Pipeline struct {
-	ID          int          `json:"id"` // the pipeline id, not a commit id
-	SHA         string       `json:"sha"`
-	Message     *string      `json:"message"`
-	AuthorName  *string      `json:"author_name"`
-	AuthorEmail *string      `json:"author_email"`
-	Status      *string      `json:"status"`   // the pipeline's status
-	Duration    *int         `json:"duration"` // seconds
-	StartedAt   *collab.Time `json:"started_at"`
-	FinishedAt  *collab.Time `json:"finished_at"`
+	ID          int                 `json:"id"` // the pipeline id, not a commit id
+	SHA         string              `json:"sha"`
+	Message     *string             `json:"message"`
+	AuthorName  *string             `json:"author_name"`
+	AuthorEmail *string             `json:"author_email"`
+	Status      *collab.BuildStatus `json:"status"`   // the pipeline's status
+	Duration    *int                `json:"duration"` // seconds
+	StartedAt   *collab.Time        `json:"started_at"`
+	FinishedAt  *collab.Time        `json:"finished_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	collab.Extras
@@ -323,13 +362,13 @@ type Wiki struct {
 
 // WikiPageAttributes is the page of a wiki page event.
 type WikiPageAttributes struct {
-	Title   string  `json:"title"`
-	Slug    string  `json:"slug"`
-	Format  string  `json:"format"` // "markdown", "rdoc", "asciidoc"...
-	Content string  `json:"content"`
-	Message *string `json:"message,omitempty"` // the commit message; only on create
-	URL     string  `json:"url"`
-	Action  string  `json:"action"` // "create" or "update"
+	Title   string         `json:"title"`
+	Slug    string         `json:"slug"`
+	Format  string         `json:"format"` // "markdown", "rdoc", "asciidoc"...
+	Content string         `json:"content"`
+	Message *string        `json:"message,omitempty"` // the commit message; only on create
+	URL     string         `json:"url"`
+	Action  WikiPageAction `json:"action"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	collab.Extras

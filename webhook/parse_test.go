@@ -112,7 +112,7 @@ func TestSpecValues(t *testing.T) {
 	issue := ev.(*IssueEvent)
 	a := issue.ObjectAttributes
 	assert.Equal(t, 58, a.IID)
-	assert.Equal(t, "open", a.Action)
+	assert.Equal(t, IssueOpen, a.Action)
 	assert.Equal(t, "2016-06-21T09:14:07Z", a.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"))
 	assert.Equal(t, "2016-07-01", a.DueDate.Format("2006-01-02"))
 	assert.Nil(t, a.MilestoneID)

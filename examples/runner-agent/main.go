@@ -144,7 +144,7 @@ type agent struct {
 
 // runOnce takes one build and runs it, returning the state it reported
 // ("" when there was nothing to do).
-func (a *agent) runOnce(ctx context.Context) (string, error) {
+func (a *agent) runOnce(ctx context.Context) (collab.BuildStatus, error) {
 	b, err := a.take(ctx)
 	if b == nil || err != nil {
 		return "", err

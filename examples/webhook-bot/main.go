@@ -44,6 +44,8 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/exampleenv"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/catchup"
+	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 func main() {
@@ -160,11 +162,11 @@ func scenario(ctx context.Context, w io.Writer) error {
 		return nil
 	}
 	const secret = "webhook-bot-secret"
-	catchUp := webhook.CatchUpOptions{Projects: []any{pid}}
+	catchUp := catchup.Options{Projects: catchup.IDs(pid)}
 
 	// The bot starts: its queue lives on disk, and a first catch-up records
 	// where the project stands.
-	q, err := webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{})
+	q, err := diskqueue.Open(dir, diskqueue.Options{})
 	if err != nil {
 		return err
 	}
@@ -172,7 +174,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return errors.Join(err, q.Close())
 	}
-	if _, err := r.h.CatchUp(ctx, admin, catchUp); err != nil {
+	if _, err := catchup.Run(ctx, r.h, admin, catchUp); err != nil {
 		r.close()
 		return errors.Join(err, q.Close())
 	}
@@ -237,7 +239,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 
 	// The bot restarts on the same queue: it handles what was pending, and
 	// catches up on what it missed.
-	if q, err = webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{}); err != nil {
+	if q, err = diskqueue.Open(dir, diskqueue.Options{}); err != nil {
 		return err
 	}
 	defer q.Close()
@@ -250,7 +252,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 	}
 	// Catch-up stores what was missed behind what was pending; then the
 	// workers handle both, in that order.
-	cst, err := r.h.CatchUp(ctx, admin, catchUp)
+	cst, err := catchup.Run(ctx, r.h, admin, catchUp)
 	if err != nil {
 		return err
 	}
@@ -389,7 +391,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 		}
 		dir = filepath.Join(cache, "collab-webhook-bot")
 	}
-	q, err := webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{})
+	q, err := diskqueue.Open(dir, diskqueue.Options{})
 	if err != nil {
 		return err
 	}
@@ -406,7 +408,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 	}
 	fmt.Fprintf(out, "hook %d registered for %s; queue in %s; interrupt to stop\n", hook.ID, r.url, dir)
 	// What changed while the bot was not running reaches it too.
-	cst, err := r.h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid}})
+	cst, err := catchup.Run(ctx, r.h, c, catchup.Options{Projects: []catchup.Project{catchup.Path(project)}})
 	if err != nil {
 		fmt.Fprintln(out, "catching up:", err)
 	} else if n := total(cst.Admitted); n > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/catchup"
 )
 
 // TestCatchUpTwoReceivers: two receivers on one Redis queue catch up at the
@@ -33,7 +34,7 @@ func TestCatchUpTwoReceivers(t *testing.T) {
 
 	var mu sync.Mutex
 	handled := map[string]int{}
-	stats := make([]webhook.CatchUpStats, 2)
+	stats := make([]catchup.Stats, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		q := newQueue(t, rdb, redisqueue.Options{})
@@ -58,7 +59,7 @@ func TestCatchUpTwoReceivers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var err error
-			stats[i], err = h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid}, Since: time.Now().Add(-time.Hour)})
+			stats[i], err = catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid), Since: time.Now().Add(-time.Hour)})
 			if err != nil {
 				t.Error(err)
 			}

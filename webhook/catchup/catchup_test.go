@@ -1,10 +1,11 @@
-package webhook_test
+package catchup_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -14,9 +15,18 @@ import (
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/catchup"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
+	t.Helper()
+	srv := collabtest.NewTestServer(t)
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
+	require.NoError(t, err)
+	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)
+}
 
 // handledEvent is what a callback saw.
 type handledEvent struct {
@@ -89,7 +99,14 @@ func (r *recorder) events() []handledEvent {
 // returned stop is called.
 func receiverUp(t *testing.T, r *recorder, q webhook.Queue) (*webhook.Handler, string, func()) {
 	t.Helper()
-	h, err := webhook.NewHandler(r.options(q))
+	return runHandler(t, r.options(q))
+}
+
+// runHandler runs a Handler made with opts behind a loopback server until
+// the returned stop is called.
+func runHandler(t *testing.T, opts webhook.Options) (*webhook.Handler, string, func()) {
+	t.Helper()
+	h, err := webhook.NewHandler(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -117,13 +134,13 @@ func TestCatchUp(t *testing.T) {
 	srv, c, pid := newWebshop(t)
 	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) // outlives the receiver, as a disk queue would
 	t.Cleanup(func() { q.Close() })
-	opts := webhook.CatchUpOptions{Projects: []any{pid}}
+	opts := catchup.Options{Projects: catchup.IDs(pid)}
 
 	// Up: the first catch-up only records where the project stands.
 	before := &recorder{}
 	h, url, stop := receiverUp(t, before, q)
 	old := srv.AddIssue(pid, srv.AdminID, "Old issue")
-	stats, err := h.CatchUp(ctx, c, opts)
+	stats, err := catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted, "a first catch-up without Since hands nothing over")
 	_, _, err = c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
@@ -162,7 +179,7 @@ func TestCatchUp(t *testing.T) {
 	// found among the project's events.
 	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, "Still happens.")
 	require.NoError(t, err)
-	srv.SetBuildStatus(build, collab.BuildSuccess)
+	srv.SetBuildStatus(build, string(collab.BuildSuccess))
 	build2 := srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint"})
 	head, err := srv.Push(pid, "master", collabtest.PushCommit{Message: "Hotfix"})
 	require.NoError(t, err)
@@ -172,7 +189,7 @@ func TestCatchUp(t *testing.T) {
 	// Up again: catch up on what was missed.
 	after := &recorder{}
 	h, _, _ = receiverUp(t, after, q)
-	stats, err = h.CatchUp(ctx, c, opts)
+	stats, err = catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(ctx))
 
@@ -203,7 +220,7 @@ func TestCatchUp(t *testing.T) {
 	t.Logf("catch-up: admitted %v, skipped %d already handled", stats.Admitted, stats.Duplicates)
 
 	// Caught up: a second run finds nothing new.
-	stats, err = h.CatchUp(ctx, c, opts)
+	stats, err = catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted)
 }
@@ -222,7 +239,7 @@ func TestCatchUpSince(t *testing.T) {
 	tick()
 	srv.AddNote(pid, "Issue", issue, srv.AdminID, "Me too")
 	tick()
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: collab.BuildFailed})
+	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: string(collab.BuildFailed)})
 	tick()
 	_, err := srv.Push(pid, "fix", collabtest.PushCommit{Message: "Fix"})
 	require.NoError(t, err)
@@ -234,7 +251,7 @@ func TestCatchUpSince(t *testing.T) {
 
 	r := &recorder{workers: 1}
 	h, _, _ := receiverUp(t, r, nil)
-	stats, err := h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid}, Since: time.Now().Add(-time.Hour)})
+	stats, err := catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid), Since: time.Now().Add(-time.Hour)})
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(ctx))
 	assert.Equal(t, map[webhook.Kind]int{webhook.KindIssue: 1, webhook.KindNote: 2, webhook.KindBuild: 1,
@@ -264,13 +281,15 @@ func TestCatchUpErrors(t *testing.T) {
 	t.Cleanup(func() { q.Close() })
 	h, _, _ := receiverUp(t, &recorder{}, q)
 
-	_, err := h.CatchUp(ctx, nil, webhook.CatchUpOptions{})
+	_, err := catchup.Run(ctx, h, nil, catchup.Options{})
 	assert.ErrorContains(t, err, "nil client")
-	_, err = h.CatchUp(ctx, c, webhook.CatchUpOptions{Overlap: -time.Second})
+	_, err = catchup.Run(ctx, nil, c, catchup.Options{})
+	assert.ErrorContains(t, err, "nil handler")
+	_, err = catchup.Run(ctx, h, c, catchup.Options{Overlap: -time.Second})
 	assert.ErrorContains(t, err, "negative Overlap")
 
 	require.NoError(t, q.SetCheckpoint(ctx, fmt.Sprintf("catchup/%d", pid), []byte("{")))
-	stats, err := h.CatchUp(ctx, c, webhook.CatchUpOptions{Projects: []any{pid, pid + 1000, good}, Since: time.Now().Add(-time.Hour)})
+	stats, err := catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid, pid+1000, good), Since: time.Now().Add(-time.Hour)})
 	assert.ErrorContains(t, err, "damaged")
 	assert.ErrorContains(t, err, fmt.Sprint(pid+1000), "the error names the project")
 	assert.Equal(t, 1, stats.Admitted[webhook.KindIssue], "the good project is caught up")
@@ -290,4 +309,156 @@ func firstWords(objects []string) []string {
 		out[i], _, _ = strings.Cut(o, " ")
 	}
 	return out
+}
+
+func TestProjectNames(t *testing.T) {
+	assert.Equal(t, catchup.ID(12), catchup.Path("12"), "a path of digits is an id, as the API reads it")
+	assert.Equal(t, catchup.ID(9), catchup.Of(&collab.Project{ID: 9, PathWithNamespace: "acme/shop"}))
+	assert.Equal(t, []catchup.Project{catchup.ID(1), catchup.ID(2)}, catchup.IDs(1, 2))
+	assert.Equal(t, "12", catchup.ID(12).String())
+	assert.Equal(t, "acme/shop", catchup.Path("acme/shop").String())
+	assert.Equal(t, "0x", catchup.Path("0x").String())
+}
+
+// TestCatchUpByPath: a project named by its path is read through the API by
+// that path, and its checkpoint is kept under it.
+func TestCatchUpByPath(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	p, _, err := c.Projects.Get(ctx, pid)
+	require.NoError(t, err)
+	srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
+	t.Cleanup(func() { q.Close() })
+	r := &recorder{}
+	h, _, _ := receiverUp(t, r, q)
+	stats, err := catchup.Run(ctx, h, c, catchup.Options{Projects: []catchup.Project{catchup.Path(p.PathWithNamespace)},
+		Since: time.Now().Add(-time.Hour)})
+	require.NoError(t, err)
+	assert.Equal(t, map[webhook.Kind]int{webhook.KindIssue: 1}, stats.Admitted)
+	raw, err := q.Checkpoint(ctx, "catchup/"+p.PathWithNamespace)
+	require.NoError(t, err)
+	assert.NotNil(t, raw)
+}
+
+// TestOnLoss: when the queue's engine lost what it held, OnLoss hands over
+// again what changed since the time it names, even where a checkpoint says
+// the project was caught up later.
+func TestOnLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	lost := time.Now().Add(-time.Minute)
+	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+
+	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
+	t.Cleanup(func() { q.Close() })
+	// The engine came back with a checkpoint newer than the issue.
+	require.NoError(t, q.SetCheckpoint(ctx, fmt.Sprintf("catchup/%d", pid),
+		[]byte(fmt.Sprintf(`{"at":%q,"build_id":0}`, time.Now().Add(time.Minute).UTC().Format(time.RFC3339Nano)))))
+	opts := catchup.Options{Projects: catchup.IDs(pid)}
+	var h *webhook.Handler
+	onLoss := catchup.OnLoss(&h, c, opts)
+	assert.ErrorContains(t, onLoss(ctx, lost), "before the handler was set")
+
+	r := &recorder{}
+	h, _, _ = receiverUp(t, r, q)
+	stats, err := catchup.Run(ctx, h, c, opts)
+	require.NoError(t, err)
+	assert.Empty(t, stats.Admitted, "the checkpoint says caught up")
+
+	assert.ErrorContains(t, onLoss(ctx, time.Time{}), "no time")
+	require.NoError(t, onLoss(ctx, lost))
+	require.NoError(t, h.WaitIdle(ctx))
+	require.Len(t, r.events(), 1)
+	assert.Equal(t, fmt.Sprintf("issue %d Crash on save", issue), r.events()[0].object)
+	assert.True(t, r.events()[0].synthesized)
+}
+
+// reports is an Observer that keeps the catch-up reports and the
+// admissions.
+type reports struct {
+	mu       sync.Mutex
+	runs     []webhook.CatchUpReport
+	admitted map[webhook.Outcome]int
+}
+
+func (o *reports) DeliveryReceived(ctx context.Context, _ *http.Request) context.Context { return ctx }
+func (o *reports) DeliveryAdmitted(_ context.Context, _ webhook.Kind, outcome webhook.Outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.admitted[outcome]++
+}
+func (o *reports) Inject(context.Context, http.Header) {}
+func (o *reports) HandlingStarted(ctx context.Context, _ *webhook.Delivery) context.Context {
+	return ctx
+}
+func (o *reports) HandlingEnded(context.Context, *webhook.Delivery, webhook.HandleOutcome, time.Duration, error) {
+}
+func (o *reports) CatchUpEnded(_ context.Context, r webhook.CatchUpReport) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.runs = append(o.runs, r)
+}
+
+// TestCatchUpReports: each project's run reaches the Observer, with the
+// changes stored, how far behind the checkpoint was, and the error.
+func TestCatchUpReports(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, c, pid := newWebshop(t)
+	since := time.Now().Add(-time.Hour)
+	srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	srv.AddIssue(pid, srv.AdminID, "Slow search")
+	obs := &reports{admitted: map[webhook.Outcome]int{}}
+	h, err := webhook.NewHandler(webhook.Options{Observer: obs, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
+	require.NoError(t, err)
+
+	_, err = catchup.Run(ctx, h, c, catchup.Options{Projects: []catchup.Project{catchup.ID(pid), catchup.Path("nobody/nothing")}, Since: since})
+	require.Error(t, err)
+	_, err = catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid)})
+	require.NoError(t, err)
+
+	require.Len(t, obs.runs, 3)
+	first, missing, again := obs.runs[0], obs.runs[1], obs.runs[2]
+	assert.Equal(t, fmt.Sprint(pid), first.Project)
+	assert.Equal(t, 2, first.Changes)
+	assert.Greater(t, first.Lag, 50*time.Minute, "the newest change is about an hour after Since")
+	assert.NoError(t, first.Err)
+	assert.Equal(t, "nobody/nothing", missing.Project)
+	assert.ErrorIs(t, missing.Err, collab.ErrNotFound)
+	assert.Zero(t, again.Changes)
+	assert.Zero(t, again.Lag)
+	assert.Equal(t, map[webhook.Outcome]int{webhook.OutcomeAccepted: 2, webhook.OutcomeDuplicate: 2}, obs.admitted,
+		"the second run re-reads the overlap and finds both")
+}
+
+// lossyQueue is a queue whose engine reports losses on demand.
+type lossyQueue struct {
+	*webhook.MemoryQueue
+	losses chan time.Time
+}
+
+func (q *lossyQueue) Losses() <-chan time.Time { return q.losses }
+
+// TestOnLossWithHandler: OnLoss set in the handler's options catches up
+// when the queue reports a loss.
+func TestOnLossWithHandler(t *testing.T) {
+	srv, c, pid := newWebshop(t)
+	lost := time.Now().Add(-time.Minute)
+	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	q := &lossyQueue{webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}), make(chan time.Time, 1)}
+	t.Cleanup(func() { q.Close() })
+
+	r := &recorder{}
+	opts := r.options(q)
+	var h *webhook.Handler
+	opts.OnLoss = catchup.OnLoss(&h, c, catchup.Options{Projects: catchup.IDs(pid)})
+	h, _, _ = runHandler(t, opts)
+
+	q.losses <- lost
+	require.Eventually(t, func() bool { return len(r.events()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, fmt.Sprintf("issue %d Crash on save", issue), r.events()[0].object)
+	assert.Equal(t, int64(1), h.Stats().Losses)
 }
