@@ -3,7 +3,6 @@ package redisqueue_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -306,26 +305,6 @@ func TestHandlerRetries(t *testing.T) {
 	}
 	if st := h.Stats(); st.Handled != 1 || st.DeadLettered != 1 || st.Retried != 2 {
 		t.Fatalf("stats %+v, want 2 retries, 1 dead letter, then handled", st)
-	}
-}
-
-// A delivery damaged in Redis is dead-lettered with the reason; the others
-// are handed out.
-func TestDamagedDelivery(t *testing.T) {
-	rdb := startRedis(t)
-	q := newQueue(t, rdb, redisqueue.Options{})
-	ctx := context.Background()
-	bad := put(t, q, delivery("bad", "issue/1"))
-	good := put(t, q, delivery("good", "issue/1"))
-	if err := rdb.HSet(ctx, fmt.Sprintf("{collab:webhook}:d:%d", bad), "j", "{not json").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if d := take(t, q); d.ID != good {
-		t.Fatalf("Take = %d, want %d", d.ID, good)
-	}
-	dead, err := q.DeadLetters(ctx)
-	if err != nil || len(dead) != 1 || dead[0].ID != bad || !strings.Contains(dead[0].LastError, "damaged") {
-		t.Fatalf("DeadLetters = %+v, %v; want %d, damaged", dead, err, bad)
 	}
 }
 
