@@ -47,7 +47,7 @@ end
 // marks, then the fields m, b, r and c. The bound and the dedup key are
 // checked in the same atomic step as the write, so concurrent Puts cannot
 // overshoot either. Returns {id, epoch, damaged}: id is -1 when full and -2
-// for a duplicate; epoch is the engine's marker (” when missing); damaged
+// for a duplicate; epoch is the engine's marker (empty when missing); damaged
 // is 1 when the dedup key held a value that is not a mark, which is then
 // overwritten.
 var putScript = redis.NewScript(`

@@ -86,7 +86,8 @@ func (q *Queue) Faults() Faults {
 // was not yet handled: a catch-up from that time (webhook.CatchUpOptions.Since)
 // recovers the events the engine forgot, as far as the API tells them. A
 // loss not yet received is merged with the next: the channel then holds
-// the earlier time. The time is this receiver's clock.
+// the earlier time. The time is this receiver's clock, rounded down to the
+// second as the API's times are.
 func (q *Queue) Losses() <-chan time.Time { return q.losses }
 
 // Check reports whether this receiver can store deliveries: Redis answers
@@ -196,6 +197,7 @@ func (q *Queue) check(ctx context.Context) error {
 	q.checkMu.Lock()
 	defer q.checkMu.Unlock()
 	start := time.Now()
+	seen := q.maxSeq.Load() // before the read: a Put may raise it meanwhile
 	res, err := checkScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group).Slice()
 	if err == nil && len(res) != 4 {
 		err = fmt.Errorf("unexpected reply %v", res)
@@ -210,7 +212,7 @@ func (q *Queue) check(ctx context.Context) error {
 	group, _ := res[3].(int64)
 	known := q.epoch != ""
 	wiped := known && epoch != q.epoch
-	back := known && !wiped && seq < q.maxSeq.Load()
+	back := known && !wiped && seq < seen
 	mark := start
 	if oldest != "" {
 		mark = minTime(start, sidTime(oldest))
@@ -299,6 +301,9 @@ func (q *Queue) lost(since time.Time, wiped bool, seq int64) {
 		delete(q.byID, e.id)
 	}
 	q.mu.Unlock()
+	// The API's times are whole seconds: a catch-up from a mark within a
+	// second would skip the changes made earlier in that second.
+	since = since.Truncate(time.Second)
 	q.lossMu.Lock()
 	defer q.lossMu.Unlock()
 	select {
