@@ -57,6 +57,10 @@ func TestDamagedDelivery(t *testing.T) {
 	if f := q.Faults(); f.Damaged != int64(len(damage)) {
 		t.Errorf("Faults = %+v, want %d damaged", f, len(damage))
 	}
+	st, err := q.Stats(ctx)
+	if err != nil || st.Damaged != int64(len(damage)) || st.DeadLetters != len(damage) || st.Pending != 1 || st.Oldest.IsZero() {
+		t.Errorf("Stats = %+v, %v; want %d damaged and dead-lettered, 1 pending", st, err, len(damage))
+	}
 }
 
 // A damaged dedup key is taken as absent: Seen says no, and a delivery

@@ -398,6 +398,7 @@ func (q *Queue) leased(ctx context.Context, res []any) (*webhook.Delivery, error
 		// Out of the way, for a person to look at; the others go on.
 		reason := fmt.Sprintf("redisqueue: delivery %d is damaged: %v", id, err)
 		q.damagedEntry("delivery", err.Error(), "id", id)
+		q.damagedDeliveries.Add(1)
 		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, sid).Err(); err != nil {
 			return nil, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
 		}
@@ -599,7 +600,7 @@ func (q *Queue) leaseOf(id uint64) (*entry, error) {
 	if e := q.byID[id]; e != nil && e.leased {
 		return e, nil
 	}
-	return nil, fmt.Errorf("redisqueue: delivery %d is not leased by this receiver", id)
+	return nil, fmt.Errorf("redisqueue: delivery %d is not leased by this receiver: %w", id, webhook.ErrNotLeased)
 }
 
 func (q *Queue) release(id uint64) {
@@ -672,7 +673,7 @@ func (q *Queue) deadOp(ctx context.Context, s *redis.Script, what string, id uin
 		return fmt.Errorf("redisqueue: %s dead letter %d: %w", what, id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("redisqueue: no dead letter %d", id)
+		return fmt.Errorf("redisqueue: no dead letter %d: %w", id, webhook.ErrNotDeadLettered)
 	}
 	q.signal()
 	return nil

@@ -196,12 +196,12 @@ func TestDeadLetters(t *testing.T) {
 		t.Fatalf("DeadLetters after Delete = %d, want 0", len(dead))
 	}
 	for _, op := range []func(context.Context, uint64) error{q.Delete, q.Requeue} {
-		if err := op(ctx, d.ID); err == nil || !strings.Contains(err.Error(), "no dead letter") {
+		if err := op(ctx, d.ID); !errors.Is(err, webhook.ErrNotDeadLettered) {
 			t.Fatalf("on a deleted dead letter: %v", err)
 		}
 	}
-	if err := q.Ack(ctx, 999); err == nil {
-		t.Fatal("Ack of an unknown delivery: no error")
+	if err := q.Ack(ctx, 999); !errors.Is(err, webhook.ErrNotLeased) {
+		t.Fatalf("Ack of an unknown delivery: %v, want ErrNotLeased", err)
 	}
 }
 

@@ -55,7 +55,7 @@ type watch struct {
 	lossMu sync.Mutex
 	losses chan time.Time
 
-	lossCount, damaged, regrouped atomic.Int64
+	lossCount, damaged, damagedDeliveries, regrouped atomic.Int64
 }
 
 func (w *watch) init() {
@@ -90,9 +90,10 @@ func (q *Queue) Faults() Faults {
 // second as the API's times are.
 func (q *Queue) Losses() <-chan time.Time { return q.losses }
 
-// Check reports whether this receiver can store deliveries: Redis answers
-// within ctx, the stream and its group exist (they are created again if
-// not), and MaxPending is not reached.
+// Check implements webhook.Queue: Redis answers within ctx, the stream and
+// its group exist (they are created again if not), and MaxPending is not
+// reached. It also runs the check for a loss of the engine's state (see
+// Losses).
 func (q *Queue) Check(ctx context.Context) error {
 	if err := q.open(); err != nil {
 		return err
@@ -113,10 +114,14 @@ func (q *Queue) Check(ctx context.Context) error {
 	return nil
 }
 
-// Stats returns the queue's depth, the arrival of its oldest pending
-// delivery (by Redis's clock) and the number of dead letters, shared by
-// every receiver.
+// Stats implements webhook.Queue: the queue's depth, the arrival of its
+// oldest pending delivery (by Redis's clock) and the number of dead
+// letters, shared by every receiver; Damaged counts the damaged deliveries
+// this receiver dead-lettered.
 func (q *Queue) Stats(ctx context.Context) (webhook.QueueStats, error) {
+	if err := q.open(); err != nil {
+		return webhook.QueueStats{}, err
+	}
 	var n, dead *redis.IntCmd
 	var first *redis.XMessageSliceCmd
 	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -128,7 +133,7 @@ func (q *Queue) Stats(ctx context.Context) (webhook.QueueStats, error) {
 	if err != nil {
 		return webhook.QueueStats{}, fmt.Errorf("redisqueue: reading the queue's stats: %w", err)
 	}
-	st := webhook.QueueStats{Pending: int(n.Val()), DeadLetters: int(dead.Val())}
+	st := webhook.QueueStats{Pending: int(n.Val()), DeadLetters: int(dead.Val()), Damaged: q.damagedDeliveries.Load()}
 	if m := first.Val(); len(m) == 1 {
 		st.Oldest = sidTime(m[0].ID)
 	}
