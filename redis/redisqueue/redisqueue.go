@@ -33,6 +33,26 @@
 // a Redis restart keeps what the receivers answered 200; with snapshots
 // alone, a Redis crash loses the deliveries since the last snapshot.
 //
+// Faults of the engine:
+//   - A stream or consumer group found missing is created again on the spot
+//     by whichever receiver finds it, and counted in Faults.
+//   - Put returns when its context ends, even while Redis is stalled, so the
+//     Handler's store deadline holds. Give the client short timeouts anyway
+//     (ReadTimeout and WriteTimeout of a second or two, and
+//     ContextTimeoutEnabled), so that the write cut short does not hold a
+//     connection for long.
+//   - A loss of the engine's state (Redis restarted with an empty data set,
+//     or a failover to a replica that lagged) is detected by each receiver
+//     within CheckInterval, logged at error level, counted, and reported on
+//     Losses with the last time the engine was known to hold every pending
+//     delivery. The Handler answers it with a catch-up from that time. That
+//     time is kept in memory: a loss that happens while no receiver runs is
+//     not detected.
+//   - Each stored delivery carries CRC-32C checksums of its metadata, body
+//     and record. One that fails is never handed to a callback: it is
+//     dead-lettered with a reason naming the damaged part, logged and
+//     counted. A damaged dedup key counts as absent.
+//
 // All keys share one hash tag (the Prefix), so the queue lives on one Redis
 // Cluster shard and its scripts stay atomic.
 package redisqueue
