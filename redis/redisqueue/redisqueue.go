@@ -194,8 +194,10 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 		return nil, err
 	}
 	q.loops.Add(2)
-	go q.renewLoop()
-	go q.watchLoop()
+	// Leases are renewed every third of their timeout; the engine's state is
+	// checked every CheckInterval, and at once when a sign of loss is seen.
+	go q.loop(q.o.LeaseTimeout/3, nil, q.renew)
+	go q.loop(q.o.CheckInterval, q.kick, q.checkNow)
 	return q, nil
 }
 
@@ -778,21 +780,23 @@ func (q *Queue) open() error {
 	}
 }
 
-// renewLoop keeps this receiver's leases from expiring while it runs.
-func (q *Queue) renewLoop() {
+// loop runs fn every period, and whenever kick fires, until Close.
+func (q *Queue) loop(period time.Duration, kick <-chan struct{}, fn func()) {
 	defer q.loops.Done()
-	t := time.NewTicker(q.o.LeaseTimeout / 3)
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-q.closed:
 			return
 		case <-t.C:
-			q.renew()
+		case <-kick:
 		}
+		fn()
 	}
 }
 
+// renew keeps this receiver's leases from expiring while it runs.
 func (q *Queue) renew() {
 	q.mu.Lock()
 	args := []any{q.o.Group, q.o.Consumer}

@@ -146,23 +146,12 @@ func sidTime(sid string) time.Time {
 	return time.UnixMilli(int64(ms))
 }
 
-// watchLoop checks the engine's state every CheckInterval, and when a Put
-// or a read saw a sign of loss.
-func (q *Queue) watchLoop() {
-	defer q.loops.Done()
-	t := time.NewTicker(q.o.CheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-q.closed:
-			return
-		case <-t.C:
-		case <-q.kick:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), max(q.o.CheckInterval, time.Second))
-		_ = q.check(ctx) // an unreachable engine is tried again next round
-		cancel()
-	}
+// checkNow runs a check on its own deadline; an unreachable engine is
+// tried again next round.
+func (q *Queue) checkNow() {
+	ctx, cancel := context.WithTimeout(context.Background(), max(q.o.CheckInterval, time.Second))
+	defer cancel()
+	_ = q.check(ctx)
 }
 
 // observe looks at what a Put saw: the epoch, and the id it got where seen
