@@ -213,11 +213,16 @@ func (q *Queue) check(ctx context.Context) error {
 	}
 	if wiped || back {
 		// Until the next check, the mark stays where the catch-up starts.
+		// The loss is reported once: should recovery fail now, the next
+		// check only recovers.
 		mark = q.since(wiped, seq)
-		q.goods = q.goods[:0]
+		q.goods = append(q.goods[:0], good{mark: mark})
+		q.epoch = ""
 		q.lost(mark, wiped, seq)
 	}
-	if epoch == "" || group == 0 || back {
+	if epoch == "" || group == 0 || wiped || back {
+		// After a loss, seq is raised too: ids stay unique, and no receiver
+		// takes the ids it saw before for a second loss.
 		if epoch, err = q.recover(ctx, seq); err != nil {
 			return err
 		}
