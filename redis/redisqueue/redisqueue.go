@@ -111,6 +111,12 @@ type Options struct {
 	// CheckInterval is how often a receiver checks that Redis still holds
 	// the queue's state (see Losses). Default 1 s.
 	CheckInterval time.Duration
+	// DeliveryLag is how long after a change the server may deliver its
+	// webhook, plus the clock skew between receivers and server. A loss is
+	// reported that much before the last known-good time, so that the
+	// catch-up also finds the changes delivered late, just before the loss.
+	// Default 1 min.
+	DeliveryLag time.Duration
 	// Logger, when set, receives a record for each loss of the engine's
 	// state, each consumer group created again and each damaged entry.
 	Logger *slog.Logger
@@ -155,7 +161,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	if rdb == nil {
 		return nil, errors.New("redisqueue: nil client")
 	}
-	if opts.LeaseTimeout < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 || opts.CheckInterval < 0 {
+	if opts.LeaseTimeout < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 || opts.CheckInterval < 0 ||
+		opts.DeliveryLag < 0 {
 		return nil, errors.New("redisqueue: negative option")
 	}
 	setDefault(&opts.Prefix, "{collab:webhook}:")
@@ -165,6 +172,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	setDefault(&opts.Prefetch, 16)
 	setDefault(&opts.PollInterval, 100*time.Millisecond)
 	setDefault(&opts.CheckInterval, time.Second)
+	setDefault(&opts.DeliveryLag, time.Minute)
 	if opts.LeaseTimeout < 3*opts.PollInterval {
 		return nil, fmt.Errorf("redisqueue: LeaseTimeout %v must be at least three PollIntervals (%v)", opts.LeaseTimeout, opts.PollInterval)
 	}

@@ -81,13 +81,14 @@ func (q *Queue) Faults() Faults {
 	return Faults{Losses: q.lossCount.Load(), Damaged: q.damaged.Load(), GroupsCreated: q.regrouped.Load()}
 }
 
-// Losses delivers, for each loss of the engine's state this receiver
-// detects, the last time the engine was known to hold every delivery that
-// was not yet handled: a catch-up from that time (webhook.CatchUpOptions.Since)
-// recovers the events the engine forgot, as far as the API tells them. A
-// loss not yet received is merged with the next: the channel then holds
-// the earlier time. The time is this receiver's clock, rounded down to the
-// second as the API's times are.
+// Losses implements webhook.LossReporter. For each loss of the engine's
+// state this receiver detects, it delivers the last time the engine was
+// known to hold every delivery not yet handled, less Options.DeliveryLag: a
+// catch-up from that time (webhook.CatchUpOptions.Since) recovers the
+// events the engine forgot, as far as the API tells them. A loss not yet
+// received is merged with the next: the channel then holds the earlier
+// time. The time is this receiver's clock, rounded down to the second as
+// the API's times are.
 func (q *Queue) Losses() <-chan time.Time { return q.losses }
 
 // Check implements webhook.Queue: Redis answers within ctx, the stream and
@@ -300,9 +301,10 @@ func (q *Queue) lost(since time.Time, wiped bool, seq int64) {
 		delete(q.byID, e.id)
 	}
 	q.mu.Unlock()
-	// The API's times are whole seconds: a catch-up from a mark within a
-	// second would skip the changes made earlier in that second.
-	since = since.Truncate(time.Second)
+	// A change made before the mark may have been delivered after it. The
+	// API's times are whole seconds: a catch-up from a mark within a second
+	// would skip the changes made earlier in that second.
+	since = since.Add(-q.o.DeliveryLag).Truncate(time.Second)
 	q.lossMu.Lock()
 	defer q.lossMu.Unlock()
 	select {
