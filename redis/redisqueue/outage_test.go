@@ -35,6 +35,9 @@ const (
 	outageEvents  = 240
 	eventEvery    = 4 * time.Millisecond
 	backlog       = 300 * time.Millisecond
+	// outageProjects is how many deliveries the server has in flight: one
+	// per hook, and each project has one.
+	outageProjects = 8
 )
 
 func TestOutageKillRestart(t *testing.T) {
@@ -69,7 +72,7 @@ type rig struct {
 	redis  *redisServer
 	api    *collabtest.Server
 	client *collab.Client
-	pid    int
+	pids   []any // the projects, each with a hook: the server delivers one event per hook at a time
 	queues []*redisqueue.Queue
 	hs     []*webhook.Handler
 	gate   sync.RWMutex // held from a while before the fault to its end: callbacks wait, so work is pending
@@ -97,7 +100,8 @@ func runOutage(t *testing.T, loss bool, fault func(*rig)) {
 				fault(r)
 			}()
 		}
-		created = append(created, r.api.AddIssue(r.pid, r.api.AdminID, fmt.Sprintf("Issue %d", i)))
+		pid := r.pids[i%len(r.pids)].(int)
+		created = append(created, r.api.AddIssue(pid, r.api.AdminID, fmt.Sprintf("Issue %d", i)))
 		time.Sleep(eventEvery)
 	}
 	<-faulted
@@ -116,67 +120,55 @@ func newRig(ctx context.Context, t *testing.T) *rig {
 	if r.client, err = collab.NewClient(r.api.URL, collab.WithPrivateToken(r.api.AdminToken)); err != nil {
 		t.Fatal(err)
 	}
-	r.pid = r.api.AddProject(r.api.AdminID, "Webshop", 10)
 	var backends []string
 	for i := range 2 {
 		backends = append(backends, r.receiver(ctx, fmt.Sprintf("r%d", i)))
 	}
-	_, _, err = r.client.Hooks.Add(ctx, r.pid, &collab.HookOptions{URL: "http://" + balance(t, backends) + "/",
-		IssuesEvents: collab.Ptr(true), PushEvents: collab.Ptr(false)})
-	if err != nil {
-		t.Fatal(err)
+	lb := balance(t, backends)
+	for i := range outageProjects {
+		pid := r.api.AddProject(r.api.AdminID, fmt.Sprintf("Shop %d", i), 10)
+		_, _, err = r.client.Hooks.Add(ctx, pid, &collab.HookOptions{URL: "http://" + lb + "/",
+			IssuesEvents: collab.Ptr(true), PushEvents: collab.Ptr(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.pids = append(r.pids, pid)
 	}
 	r.api.SetWebhookTimeout(senderWait)
 	return r
 }
 
 // receiver starts one receiver on its own Redis client and returns its
-// address.
+// address. It catches up from the API on each loss its queue reports.
 func (r *rig) receiver(ctx context.Context, name string) string {
 	t := r.t
 	rdb := r.redis.client(&redis.Options{ReadTimeout: storeDeadline, WriteTimeout: storeDeadline, ContextTimeoutEnabled: true})
 	q, err := redisqueue.New(ctx, rdb, redisqueue.Options{Consumer: name, LeaseTimeout: 3 * time.Second,
-		PollInterval: 20 * time.Millisecond, CheckInterval: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		PollInterval: 20 * time.Millisecond, CheckInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond,
-		OnIssue: r.handle})
+	var h *webhook.Handler
+	h, err = webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, StoreTimeout: storeDeadline,
+		RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond, OnIssue: r.handle,
+		OnLoss: func(ctx context.Context, since time.Time) error {
+			_, err := h.CatchUp(ctx, r.client, webhook.CatchUpOptions{Projects: r.pids, Since: since})
+			return err
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = h.Run(runCtx); close(done) }()
-	go r.catchUp(runCtx, h, q)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { srv.Close(); stop(); <-done; q.Close() })
+	serveCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = webhook.Serve(serveCtx, l, h); close(done) }()
+	t.Cleanup(func() { stop(); <-done; q.Close() })
 	r.queues, r.hs = append(r.queues, q), append(r.hs, h)
 	return l.Addr().String()
-}
-
-// catchUp answers each loss the queue reports with a catch-up from its
-// known-good time, until it succeeds.
-func (r *rig) catchUp(ctx context.Context, h *webhook.Handler, q *redisqueue.Queue) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case since := <-q.Losses():
-			for ctx.Err() == nil {
-				_, err := h.CatchUp(ctx, r.client, webhook.CatchUpOptions{Projects: []any{r.pid}, Since: since})
-				if err == nil {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-	}
 }
 
 func (r *rig) handle(ctx context.Context, e *webhook.IssueEvent) error {
@@ -256,13 +248,14 @@ func (r *rig) report(created []int) int64 {
 			handled++
 		}
 	}
-	var losses int64
-	for _, q := range r.queues {
+	var losses, closed int64
+	for i, q := range r.queues {
 		losses += q.Faults().Losses
+		closed += r.hs[i].Stats().AskedAgain
 	}
 	r.t.Logf("%d events: answered 200 %d; asked again %d; final answers %d; handled %d; handled twice %d; lost %d "+
-		"(engine losses detected %d; events recovered by catch-up %d)",
-		len(created), answered, askedAgain, final, handled, twice, lost, losses, r.recovered)
+		"(closed unanswered by the receivers %d; engine losses detected %d; events recovered by catch-up %d)",
+		len(created), answered, askedAgain, final, handled, twice, lost, closed, losses, r.recovered)
 	if lost != 0 || final != 0 {
 		r.t.Errorf("lost %d, final answers other than 200 %d; want 0 and 0", lost, final)
 	}
