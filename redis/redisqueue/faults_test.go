@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -323,5 +324,50 @@ func TestStalledPut(t *testing.T) {
 	// is then a duplicate.
 	if err := q.Put(ctx, delivery("a", "")); err != nil && !errors.Is(err, webhook.ErrDuplicate) {
 		t.Fatal(err)
+	}
+}
+
+// The bound holds over HTTP too: hundreds of concurrent deliveries to a
+// Handler on a bounded queue, with no worker draining it. Those past the
+// bound are not stored, and are closed without an answer, so that the
+// server sends them again.
+func TestBoundConcurrentHTTP(t *testing.T) {
+	rdb := startRedis(t)
+	const bound, deliveries = 50, 300
+	q := newQueue(t, rdb, redisqueue.Options{MaxPending: bound})
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered, closed := 0, 0
+	for i := range deliveries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := send(addr, issueBody(i+1, 0))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				answered++
+			case strings.Contains(err.Error(), "EOF"):
+				closed++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	n, _ := rdb.XLen(context.Background(), prefix+"stream").Result()
+	st := h.Stats()
+	t.Logf("%d concurrent deliveries, bound %d: %d answered 200, %d closed without an answer, %d in the stream; %+v",
+		deliveries, bound, answered, closed, n, st)
+	if answered != bound || closed != deliveries-bound || n != bound || st.Accepted != bound || st.AskedAgain != deliveries-bound {
+		t.Fatalf("answered %d, closed %d, stream %d; want %d, %d, %d", answered, closed, n, bound, deliveries-bound, bound)
 	}
 }

@@ -216,7 +216,8 @@ func TestDedupOff(t *testing.T) {
 }
 
 // A Redis that went away is an error from every method, never a hang or a
-// panic; the handler answers such a delivery 503.
+// panic; the handler asks for such a delivery again: it closes the
+// connection without an answer.
 func TestRedisDown(t *testing.T) {
 	server, kill := runRedis(t)
 	// No retries, so that each failure comes at once.
@@ -242,13 +243,18 @@ func TestRedisDown(t *testing.T) {
 	if _, err := q.Checkpoint(ctx, "x"); err == nil {
 		t.Fatal("Checkpoint with Redis down: no error")
 	}
-	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(string(issueBody(1, 0))))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
-	h.ServeHTTP(w, r)
-	if w.Code != http.StatusServiceUnavailable || h.Stats().Dropped != 1 {
-		t.Fatalf("delivery with Redis down answered %d, dropped %d; want 503, 1", w.Code, h.Stats().Dropped)
+	if _, err := q.Stats(ctx); err == nil {
+		t.Fatal("Stats with Redis down: no error")
+	}
+	if err := q.Check(ctx); err == nil {
+		t.Fatal("Check with Redis down: no error")
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	err = send(strings.TrimPrefix(srv.URL, "http://"), issueBody(1, 0))
+	if err == nil || !strings.Contains(err.Error(), "EOF") || h.Stats().AskedAgain != 1 {
+		t.Fatalf("delivery with Redis down: %v, asked again %d; want the connection closed without an answer, 1",
+			err, h.Stats().AskedAgain)
 	}
 }
 
