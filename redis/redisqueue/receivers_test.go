@@ -70,9 +70,7 @@ func receiverMain(addr, logPath, name string) int {
 		return fail(err)
 	}
 	fmt.Println(l.Addr().String())
-	go func() { _ = h.Run(ctx) }()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	return fail(srv.Serve(l))
+	return fail(webhook.Serve(ctx, l, h))
 }
 
 // receiver is a running child receiver.

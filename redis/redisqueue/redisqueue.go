@@ -33,6 +33,26 @@
 // a Redis restart keeps what the receivers answered 200; with snapshots
 // alone, a Redis crash loses the deliveries since the last snapshot.
 //
+// Faults of the engine:
+//   - A stream or consumer group found missing is created again on the spot
+//     by whichever receiver finds it, and counted in Faults.
+//   - Put returns when its context ends, even while Redis is stalled, so the
+//     Handler's store deadline holds. Give the client short timeouts anyway
+//     (ReadTimeout and WriteTimeout of a second or two, and
+//     ContextTimeoutEnabled), so that the write cut short does not hold a
+//     connection for long.
+//   - A loss of the engine's state (Redis restarted with an empty data set,
+//     or a failover to a replica that lagged) is detected by each receiver
+//     within CheckInterval, logged at error level, counted, and reported on
+//     Losses with the last time the engine was known to hold every pending
+//     delivery. The Handler answers it with a catch-up from that time. That
+//     time is kept in memory: a loss that happens while no receiver runs is
+//     not detected.
+//   - Each stored delivery carries CRC-32C checksums of its metadata, body
+//     and record. One that fails is never handed to a callback: it is
+//     dead-lettered with a reason naming the damaged part, logged and
+//     counted. A damaged dedup key counts as absent.
+//
 // All keys share one hash tag (the Prefix), so the queue lives on one Redis
 // Cluster shard and its scripts stay atomic.
 package redisqueue
@@ -42,9 +62,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -88,6 +108,18 @@ type Options struct {
 	// PollInterval is how often a receiver with nothing to do looks for new
 	// deliveries and for partitions freed by other receivers. Default 100 ms.
 	PollInterval time.Duration
+	// CheckInterval is how often a receiver checks that Redis still holds
+	// the queue's state (see Losses). Default 1 s.
+	CheckInterval time.Duration
+	// DeliveryLag is how long after a change the server may deliver its
+	// webhook, plus the clock skew between receivers and server. A loss is
+	// reported that much before the last known-good time, so that the
+	// catch-up also finds the changes delivered late, just before the loss.
+	// Default 1 min.
+	DeliveryLag time.Duration
+	// Logger, when set, receives a record for each loss of the engine's
+	// state, each consumer group created again and each damaged entry.
+	Logger *slog.Logger
 }
 
 // Queue is a webhook.Queue in Redis Streams. It is safe for concurrent use.
@@ -105,9 +137,11 @@ type Queue struct {
 	byID      map[uint64]*entry
 	lastClaim time.Time
 
+	watch // the engine's state, see watch.go
+
 	closeOnce sync.Once
 	closed    chan struct{}
-	done      chan struct{}
+	loops     sync.WaitGroup
 }
 
 // entry is a stream entry in this receiver's lease.
@@ -127,7 +161,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	if rdb == nil {
 		return nil, errors.New("redisqueue: nil client")
 	}
-	if opts.LeaseTimeout < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 {
+	if opts.LeaseTimeout < 0 || opts.MaxPending < 0 || opts.Prefetch < 0 || opts.PollInterval < 0 || opts.CheckInterval < 0 ||
+		opts.DeliveryLag < 0 {
 		return nil, errors.New("redisqueue: negative option")
 	}
 	setDefault(&opts.Prefix, "{collab:webhook}:")
@@ -136,6 +171,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	setDefault(&opts.DedupWindow, webhook.DefaultDedupWindow)
 	setDefault(&opts.Prefetch, 16)
 	setDefault(&opts.PollInterval, 100*time.Millisecond)
+	setDefault(&opts.CheckInterval, time.Second)
+	setDefault(&opts.DeliveryLag, time.Minute)
 	if opts.LeaseTimeout < 3*opts.PollInterval {
 		return nil, fmt.Errorf("redisqueue: LeaseTimeout %v must be at least three PollIntervals (%v)", opts.LeaseTimeout, opts.PollInterval)
 	}
@@ -154,18 +191,21 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 		held:   map[string]*entry{},
 		byID:   map[uint64]*entry{},
 		closed: make(chan struct{}),
-		done:   make(chan struct{}),
 	}
 	q.keys = []string{q.stream}
-	err := rdb.XGroupCreateMkStream(ctx, q.stream, opts.Group, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	q.watch.init()
+	if err := q.check(ctx); err != nil {
 		return nil, fmt.Errorf("redisqueue: creating the consumer group: %w", err)
 	}
 	// What this consumer leased before a restart comes first.
 	if err := q.read(ctx, "0", 0, -1); err != nil {
 		return nil, err
 	}
-	go q.renewLoop()
+	q.loops.Add(2)
+	// Leases are renewed every third of their timeout; the engine's state is
+	// checked every CheckInterval, and at once when a sign of loss is seen.
+	go q.loop(q.o.LeaseTimeout/3, nil, q.renew)
+	go q.loop(q.o.CheckInterval, q.kick, q.checkNow)
 	return q, nil
 }
 
@@ -180,27 +220,44 @@ func setDefault[T comparable](v *T, def T) {
 func (q *Queue) Consumer() string { return q.o.Consumer }
 
 // Put implements webhook.Queue. The delivery, its dedup key and its stream
-// entry are stored in one atomic step.
+// entry are stored in one atomic step, and MaxPending is checked within it.
+// Put returns when ctx ends even if Redis has not answered (a stalled
+// server): the write may still land later, and a delivery sent again is
+// then a duplicate.
 func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if err := q.open(); err != nil {
 		return err
 	}
-	j, err := json.Marshal(d)
+	s, err := encode(d)
 	if err != nil {
-		return fmt.Errorf("redisqueue: encoding the delivery: %w", err)
+		return err
 	}
 	key, stateKey := d.Key, d.StateKey
 	if q.o.DedupWindow < 0 {
 		key, stateKey = "", ""
 	}
-	id, err := putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(),
-		q.o.MaxPending, d.Partition, j, stateKey).Int64()
-	switch {
-	case err != nil:
+	seen := q.maxSeq.Load()
+	res, err := bounded(ctx, func(ctx context.Context) ([]any, error) {
+		return putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(), q.o.MaxPending,
+			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c).Slice()
+	})
+	if err == nil && len(res) != 3 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		q.noGroup(err)
 		return fmt.Errorf("redisqueue: storing the delivery: %w", err)
-	case id == -1:
+	}
+	id, _ := res[0].(int64)
+	epoch, _ := res[1].(string)
+	if n, _ := res[2].(int64); n == 1 {
+		q.damagedEntry("dedup key", "its value is not a mark; it was written again", "key", key)
+	}
+	q.observe(epoch, seen, id)
+	switch id {
+	case -1:
 		return webhook.ErrQueueFull
-	case id == -2:
+	case -2:
 		return webhook.ErrDuplicate
 	}
 	d.ID = uint64(id)
@@ -208,9 +265,41 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	return nil
 }
 
+// bounded returns f's result, or ctx's error as soon as ctx ends: a client
+// whose timeouts ignore the context (go-redis without
+// ContextTimeoutEnabled) must not hold the caller past its deadline. f
+// then finishes in the background, within the client's own timeouts.
+func bounded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	if ctx.Done() == nil {
+		return f(ctx)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	c := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		c <- result{v, err}
+	}()
+	select {
+	case r := <-c:
+		return r.v, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-c:
+			return r.v, r.err
+		default:
+			var zero T
+			return zero, ctx.Err()
+		}
+	}
+}
+
 // Take implements webhook.Queue. It hands out this receiver's oldest ready
 // lease, reading new deliveries and taking over expired leases of other
-// receivers as needed.
+// receivers as needed. A stream or consumer group found missing is created
+// again on the spot.
 func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
 	select {
 	case q.taker <- struct{}{}:
@@ -227,25 +316,21 @@ func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := q.claim(ctx); err != nil {
-			return nil, err
+		d, more, err := q.takeOnce(ctx)
+		if d != nil {
+			return d, nil
 		}
-		d, waiting, err := q.lease(ctx)
-		if d != nil || err != nil {
-			return d, err
-		}
-		if waiting < q.o.Prefetch {
-			block := q.o.PollInterval
-			if waiting > 0 {
-				block = -1 // do not sit in Redis while a local settle may free one
-			}
-			n := q.heldLen()
-			if err := q.read(ctx, ">", int64(q.o.Prefetch-waiting), block); err != nil {
+		if err != nil {
+			if !q.noGroup(err) {
 				return nil, err
 			}
-			if q.heldLen() > n || block > 0 {
-				continue
+			if err := q.check(ctx); err != nil {
+				return nil, err
 			}
+			continue
+		}
+		if more {
+			continue
 		}
 		t := time.NewTimer(q.o.PollInterval)
 		select {
@@ -258,12 +343,65 @@ func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
 	}
 }
 
+// takeOnce takes over expired leases, leases a ready delivery, or reads new
+// ones; more reports that reading found some, to be looked at at once.
+func (q *Queue) takeOnce(ctx context.Context) (d *webhook.Delivery, more bool, err error) {
+	if err := q.claim(ctx); err != nil {
+		return nil, false, err
+	}
+	d, waiting, err := q.lease(ctx)
+	if d != nil || err != nil || waiting >= q.o.Prefetch {
+		return d, false, err
+	}
+	block := q.o.PollInterval
+	if waiting > 0 {
+		block = -1 // do not sit in Redis while a local settle may free one
+	}
+	n := q.heldLen()
+	if err := q.read(ctx, ">", int64(q.o.Prefetch-waiting), block); err != nil {
+		return nil, false, err
+	}
+	return nil, q.heldLen() > n || block > 0, nil
+}
+
 // lease leases the oldest ready entry of this receiver, if any; waiting
 // counts the entries held and not handed out.
 func (q *Queue) lease(ctx context.Context) (d *webhook.Delivery, waiting int, err error) {
 	now := time.Now()
+	cands, waiting := q.candidates(now)
+	if len(cands) == 0 {
+		return nil, waiting, nil
+	}
+	args := []any{q.o.Prefix, now.UnixMilli()}
+	for _, e := range cands {
+		args = append(args, e.id, e.sid)
+	}
+	res, err := leaseScript.Run(ctx, q.rdb, q.keys, args...).Slice()
+	if err == nil && len(res) != 5 && len(res) != 10 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		return nil, waiting, fmt.Errorf("redisqueue: leasing: %w", err)
+	}
+	if gone, _ := res[4].([]any); len(gone) > 0 {
+		if err := q.forget(ctx, gone); err != nil {
+			return nil, waiting, err
+		}
+	}
+	if len(res) == 5 {
+		return nil, waiting, nil
+	}
+	d, err = q.leased(ctx, res)
+	if d == nil {
+		return nil, waiting - 1, err
+	}
+	return d, waiting - 1, nil
+}
+
+// candidates lists the entries held and ready at now, in arrival order;
+// waiting counts the entries held and not handed out.
+func (q *Queue) candidates(now time.Time) (cands []*entry, waiting int) {
 	q.mu.Lock()
-	var cands []*entry
 	for _, e := range q.held {
 		if !e.leased && !e.lost {
 			waiting++
@@ -273,54 +411,41 @@ func (q *Queue) lease(ctx context.Context) (d *webhook.Delivery, waiting int, er
 		}
 	}
 	q.mu.Unlock()
-	if len(cands) == 0 {
-		return nil, waiting, nil
-	}
 	slices.SortFunc(cands, func(a, b *entry) int { return compareSID(a.sid, b.sid) })
-	args := []any{q.o.Prefix, now.UnixMilli()}
-	for _, e := range cands {
-		args = append(args, e.id, e.sid)
-	}
-	res, err := leaseScript.Run(ctx, q.rdb, q.keys, args...).Slice()
-	if err != nil {
-		return nil, waiting, fmt.Errorf("redisqueue: leasing: %w", err)
-	}
-	if len(res) != 5 {
-		return nil, waiting, fmt.Errorf("redisqueue: leasing: unexpected reply %v", res)
-	}
-	if gone, _ := res[4].([]any); len(gone) > 0 {
-		if err := q.forget(ctx, gone); err != nil {
-			return nil, waiting, err
-		}
-	}
+	return cands, waiting
+}
+
+// leased decodes the delivery the lease script handed out, and marks it
+// leased. A damaged one is dead-lettered instead, with the damage as its
+// reason, and nil is returned.
+func (q *Queue) leased(ctx context.Context, res []any) (*webhook.Delivery, error) {
 	id, _ := res[0].(int64)
-	if id == 0 {
-		return nil, waiting, nil
-	}
-	d = new(webhook.Delivery)
-	j, _ := res[2].(string)
-	if err := json.Unmarshal([]byte(j), d); err != nil {
+	n, _ := res[1].(int64)
+	sid, _ := res[2].(string)
+	str := func(i int) string { v, _ := res[i].(string); return v }
+	d, err := decode(stored{m: str(5), b: str(6), r: str(7), c: str(8), j: str(9)})
+	if err != nil {
 		// Out of the way, for a person to look at; the others go on.
-		reason := fmt.Sprintf("redisqueue: the stored delivery is damaged: %v", err)
-		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason).Err(); err != nil {
-			return nil, waiting, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
+		reason := fmt.Sprintf("redisqueue: delivery %d is damaged: %v", id, err)
+		q.damagedEntry("delivery", err.Error(), "id", id)
+		q.damagedDeliveries.Add(1)
+		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, sid).Err(); err != nil {
+			return nil, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
 		}
 		q.release(uint64(id))
-		return nil, waiting - 1, nil
+		return nil, nil
 	}
-	n, _ := res[1].(int64)
-	d.ID, d.Attempt = uint64(id), int(n)
-	d.LastError, _ = res[3].(string)
+	d.ID, d.Attempt, d.LastError = uint64(id), int(n), str(3)
 	q.mu.Lock()
-	if e := q.byID[d.ID]; e != nil {
+	if e := q.byID[d.ID]; e != nil && e.sid == sid {
 		e.leased = true
 	} else {
 		// Renewal found it taken over while it was being leased: hand it out
 		// anyway, as the lease script counted the attempt.
-		q.byID[d.ID] = &entry{id: d.ID, leased: true, lost: true}
+		q.byID[d.ID] = &entry{id: d.ID, sid: sid, leased: true, lost: true}
 	}
 	q.mu.Unlock()
-	return d, waiting - 1, nil
+	return d, nil
 }
 
 // forget drops entries whose deliveries were settled elsewhere, and acks
@@ -441,10 +566,11 @@ func (q *Queue) heldLen() int {
 // Ack implements webhook.Queue. Acking a delivery that another receiver took
 // over and settled already is not an error.
 func (q *Queue) Ack(ctx context.Context, id uint64) error {
-	if _, err := q.leased(id); err != nil {
+	e, err := q.leaseOf(id)
+	if err != nil {
 		return err
 	}
-	if err := ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id).Err(); err != nil {
+	if err := ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, e.sid).Err(); err != nil {
 		q.unlease(id, time.Now().Add(q.o.PollInterval))
 		return fmt.Errorf("redisqueue: acking delivery %d: %w", id, err)
 	}
@@ -455,10 +581,11 @@ func (q *Queue) Ack(ctx context.Context, id uint64) error {
 // Retry implements webhook.Queue. The delivery stays in this receiver's
 // lease until it is ready again.
 func (q *Queue) Retry(ctx context.Context, id uint64, at time.Time, reason string) error {
-	if _, err := q.leased(id); err != nil {
+	e, err := q.leaseOf(id)
+	if err != nil {
 		return err
 	}
-	if err := retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason).Err(); err != nil {
+	if err := retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason, e.sid).Err(); err != nil {
 		q.unlease(id, time.Now().Add(q.o.PollInterval))
 		return fmt.Errorf("redisqueue: retrying delivery %d: %w", id, err)
 	}
@@ -468,10 +595,11 @@ func (q *Queue) Retry(ctx context.Context, id uint64, at time.Time, reason strin
 
 // DeadLetter implements webhook.Queue.
 func (q *Queue) DeadLetter(ctx context.Context, id uint64, reason string) error {
-	if _, err := q.leased(id); err != nil {
+	e, err := q.leaseOf(id)
+	if err != nil {
 		return err
 	}
-	if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason).Err(); err != nil {
+	if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, e.sid).Err(); err != nil {
 		q.unlease(id, time.Now().Add(q.o.PollInterval))
 		return fmt.Errorf("redisqueue: dead-lettering delivery %d: %w", id, err)
 	}
@@ -496,13 +624,13 @@ func (q *Queue) unlease(id uint64, at time.Time) {
 	q.signal()
 }
 
-func (q *Queue) leased(id uint64) (*entry, error) {
+func (q *Queue) leaseOf(id uint64) (*entry, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if e := q.byID[id]; e != nil && e.leased {
 		return e, nil
 	}
-	return nil, fmt.Errorf("redisqueue: delivery %d is not leased by this receiver", id)
+	return nil, fmt.Errorf("redisqueue: delivery %d is not leased by this receiver: %w", id, webhook.ErrNotLeased)
 }
 
 func (q *Queue) release(id uint64) {
@@ -531,7 +659,7 @@ func (q *Queue) DeadLetters(ctx context.Context) ([]*webhook.Delivery, error) {
 	}
 	cmds, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, id := range ids {
-			p.HMGet(ctx, q.o.Prefix+"d:"+id, "j", "n", "e")
+			p.HMGet(ctx, q.o.Prefix+"d:"+id, "n", "e", "m", "b", "r", "c", "j")
 		}
 		return nil
 	})
@@ -541,17 +669,18 @@ func (q *Queue) DeadLetters(ctx context.Context) ([]*webhook.Delivery, error) {
 	out := make([]*webhook.Delivery, 0, len(ids))
 	for i, c := range cmds {
 		v := c.(*redis.SliceCmd).Val()
-		j, _ := v[0].(string)
-		if j == "" {
+		str := func(i int) string { s, _ := v[i].(string); return s }
+		s := stored{m: str(2), b: str(3), r: str(4), c: str(5), j: str(6)}
+		if s.m == "" && s.j == "" {
 			continue // deleted meanwhile
 		}
-		d := new(webhook.Delivery)
-		// A damaged one is listed with what is known: its id and error.
-		_ = json.Unmarshal([]byte(j), d)
+		d, err := decode(s)
+		if err != nil {
+			d = new(webhook.Delivery) // a damaged one is listed with its id and error
+		}
 		d.ID, _ = strconv.ParseUint(ids[i], 10, 64)
-		n, _ := v[1].(string)
-		d.Attempt, _ = strconv.Atoi(n)
-		d.LastError, _ = v[2].(string)
+		d.Attempt, _ = strconv.Atoi(str(0))
+		d.LastError = str(1)
 		out = append(out, d)
 	}
 	return out, nil
@@ -574,7 +703,7 @@ func (q *Queue) deadOp(ctx context.Context, s *redis.Script, what string, id uin
 		return fmt.Errorf("redisqueue: %s dead letter %d: %w", what, id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("redisqueue: no dead letter %d", id)
+		return fmt.Errorf("redisqueue: no dead letter %d: %w", id, webhook.ErrNotDeadLettered)
 	}
 	q.signal()
 	return nil
@@ -601,13 +730,20 @@ func (q *Queue) WaitIdle(ctx context.Context) error {
 	}
 }
 
-// Seen implements webhook.Queue.
+// Seen implements webhook.Queue. A dedup key whose value is damaged counts
+// as not seen: the delivery is stored again, and at worst handled twice.
 func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
-	n, err := q.rdb.Exists(ctx, q.o.Prefix+"k:"+key).Result()
-	if err != nil {
+	v, err := q.rdb.Get(ctx, q.o.Prefix+"k:"+key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("redisqueue: looking up a dedup key: %w", err)
+	case !soundMark(key, v):
+		q.damagedEntry("dedup key", "its value is not a mark; taken as not seen", "key", key)
+		return false, nil
 	}
-	return n == 1, nil
+	return true, nil
 }
 
 // Checkpoint implements webhook.Queue.
@@ -638,7 +774,7 @@ func (q *Queue) SetCheckpoint(ctx context.Context, name string, value []byte) er
 func (q *Queue) Close() error {
 	q.closeOnce.Do(func() {
 		close(q.closed)
-		<-q.done
+		q.loops.Wait()
 	})
 	return nil
 }
@@ -652,21 +788,23 @@ func (q *Queue) open() error {
 	}
 }
 
-// renewLoop keeps this receiver's leases from expiring while it runs.
-func (q *Queue) renewLoop() {
-	defer close(q.done)
-	t := time.NewTicker(q.o.LeaseTimeout / 3)
+// loop runs fn every period, and whenever kick fires, until Close.
+func (q *Queue) loop(period time.Duration, kick <-chan struct{}, fn func()) {
+	defer q.loops.Done()
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-q.closed:
 			return
 		case <-t.C:
-			q.renew()
+		case <-kick:
 		}
+		fn()
 	}
 }
 
+// renew keeps this receiver's leases from expiring while it runs.
 func (q *Queue) renew() {
 	q.mu.Lock()
 	args := []any{q.o.Group, q.o.Consumer}

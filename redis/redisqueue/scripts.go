@@ -10,14 +10,18 @@ import "github.com/redis/go-redis/v9"
 //
 //	P stream          the stream of pending deliveries; entry field "id"
 //	P seq             the last delivery id given out
-//	P d:<id>          hash: j (the delivery as JSON), p (partition), ps (its
-//	                  place in the partition), n (attempts), e (last error),
-//	                  at (ready time, Unix ms), sid (stream entry), dead
+//	P d:<id>          hash: m, b, r, c (the delivery, see codec.go; j in
+//	                  the old format), p (partition), ps (its place in the
+//	                  partition), n (attempts), e (last error), at (ready
+//	                  time, Unix ms), sid (stream entry), dead
 //	P ps:<partition>  the last place given out in the partition
 //	P ph:<partition>  the last place settled (acked or dead-lettered)
-//	P k:<key>         a dedup key, expiring after the dedup window
+//	P k:<key>         a dedup key, expiring after the dedup window; its
+//	                  value is a mark (see dedupMark)
 //	P dead            sorted set of dead-lettered ids
 //	P cp              hash of checkpoints
+//	P epoch           the engine's marker: a random value written once; its
+//	                  absence, or a change, tells that the data set was lost
 //
 // A partition's two counters are deleted once everything in it is settled,
 // so they live only as long as the partition has pending deliveries.
@@ -38,29 +42,42 @@ local function settle(p, part, ps)
 end
 `
 
-// putScript: ARGV prefix, dedup key, window ms, max pending, partition, JSON,
-// state key (remembered beside the dedup key, never checked).
-// Returns the new id, -1 when full, -2 for a duplicate.
+// putScript: ARGV prefix, dedup key, window ms, max pending, partition,
+// state key (remembered beside the dedup key, never checked), the two keys'
+// marks, then the fields m, b, r and c. The bound and the dedup key are
+// checked in the same atomic step as the write, so concurrent Puts cannot
+// overshoot either. Returns {id, epoch, damaged}: id is -1 when full and -2
+// for a duplicate; epoch is the engine's marker (empty when missing); damaged
+// is 1 when the dedup key held a value that is not a mark, which is then
+// overwritten.
 var putScript = redis.NewScript(`
 local p = ARGV[1]
 local max = tonumber(ARGV[4])
-if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return -1 end
+local epoch = redis.call('GET', p..'epoch') or ''
+if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return {-1, epoch, 0} end
+local damaged = 0
 if ARGV[2] ~= '' then
-  if not redis.call('SET', p..'k:'..ARGV[2], '1', 'NX', 'PX', ARGV[3]) then return -2 end
-  if ARGV[7] ~= '' and ARGV[7] ~= ARGV[2] then redis.call('SET', p..'k:'..ARGV[7], '1', 'PX', ARGV[3]) end
+  local k = p..'k:'..ARGV[2]
+  local v = redis.call('GET', k)
+  if v == ARGV[7] or v == '1' then return {-2, epoch, 0} end
+  if v then damaged = 1 end
+  redis.call('SET', k, ARGV[7], 'PX', ARGV[3])
+  if ARGV[6] ~= '' and ARGV[6] ~= ARGV[2] then redis.call('SET', p..'k:'..ARGV[6], ARGV[8], 'PX', ARGV[3]) end
 end
 local id = redis.call('INCR', p..'seq')
 local ps = 0
 if ARGV[5] ~= '' then ps = redis.call('INCR', p..'ps:'..ARGV[5]) end
 local sid = redis.call('XADD', KEYS[1], '*', 'id', id)
-redis.call('HSET', p..'d:'..id, 'j', ARGV[6], 'p', ARGV[5], 'ps', ps, 'n', 0, 'at', 0, 'sid', sid)
-return id
+redis.call('HSET', p..'d:'..id, 'm', ARGV[9], 'b', ARGV[10], 'r', ARGV[11], 'c', ARGV[12],
+  'p', ARGV[5], 'ps', ps, 'n', 0, 'at', 0, 'sid', sid)
+return {id, epoch, damaged}
 `)
 
 // leaseScript: ARGV prefix, now ms, then pairs of id and stream entry id, in
 // arrival order. It leases the first ready one and returns {id, attempts,
-// JSON, last error, gone}, or {0, 0, "", "", gone} when none is ready; gone
-// lists the entries whose delivery was settled meanwhile.
+// stream entry id, last error, gone, m, b, r, c, j}, or {0, 0, ”, ”, gone}
+// when none is ready; gone lists the entries whose delivery was settled
+// meanwhile.
 var leaseScript = redis.NewScript(`
 local p = ARGV[1]
 local now = tonumber(ARGV[2])
@@ -77,21 +94,23 @@ for i = 3, #ARGV, 2 do
     end
     if ready then
       local n = redis.call('HINCRBY', k, 'n', 1)
-      local v = redis.call('HMGET', k, 'j', 'e')
-      return {tonumber(ARGV[i]), n, v[1], v[2] or '', gone}
+      local v = redis.call('HMGET', k, 'e', 'm', 'b', 'r', 'c', 'j')
+      for j = 1, 6 do v[j] = v[j] or '' end
+      return {tonumber(ARGV[i]), n, ARGV[i+1], v[1], gone, v[2], v[3], v[4], v[5], v[6]}
     end
   end
 end
-return {0, 0, "", "", gone}
+return {0, 0, '', '', gone}
 `)
 
-// ackScript: ARGV prefix, group, id. Returns 0 when the delivery was already
-// settled (by a receiver that took over its lease).
+// ackScript: ARGV prefix, group, id, stream entry id. Returns 0 when the
+// delivery was already settled (by a receiver that took over its lease), or
+// id now names another delivery (the engine lost its state meanwhile).
 var ackScript = redis.NewScript(settleLua + `
 local p = ARGV[1]
 local k = p..'d:'..ARGV[3]
 local f = redis.call('HMGET', k, 'p', 'ps', 'sid', 'dead')
-if not f[3] or f[3] == '' or f[4] then return 0 end
+if f[3] ~= ARGV[4] or f[4] then return 0 end
 redis.call('XACK', KEYS[1], ARGV[2], f[3])
 redis.call('XDEL', KEYS[1], f[3])
 redis.call('DEL', k)
@@ -99,22 +118,22 @@ settle(p, f[1], f[2])
 return 1
 `)
 
-// retryScript: ARGV prefix, id, ready time ms, reason. The entry stays
-// leased to its receiver, which keeps it ahead of its partition.
+// retryScript: ARGV prefix, id, ready time ms, reason, stream entry id. The
+// entry stays leased to its receiver, which keeps it ahead of its partition.
 var retryScript = redis.NewScript(`
 local k = ARGV[1]..'d:'..ARGV[2]
 local f = redis.call('HMGET', k, 'sid', 'dead')
-if not f[1] or f[2] then return 0 end
+if f[1] ~= ARGV[5] or f[2] then return 0 end
 redis.call('HSET', k, 'at', ARGV[3], 'e', ARGV[4])
 return 1
 `)
 
-// deadScript: ARGV prefix, group, id, reason.
+// deadScript: ARGV prefix, group, id, reason, stream entry id.
 var deadScript = redis.NewScript(settleLua + `
 local p = ARGV[1]
 local k = p..'d:'..ARGV[3]
 local f = redis.call('HMGET', k, 'p', 'ps', 'sid', 'dead')
-if not f[3] or f[4] then return 0 end
+if f[3] ~= ARGV[5] or f[4] then return 0 end
 redis.call('XACK', KEYS[1], ARGV[2], f[3])
 redis.call('XDEL', KEYS[1], f[3])
 redis.call('HSET', k, 'dead', 1, 'e', ARGV[4], 'sid', '')
@@ -163,4 +182,41 @@ for i = 3, #ARGV do
   end
 end
 return lost
+`)
+
+// checkScript: ARGV prefix, group. Returns {epoch, seq, oldest stream entry id,
+// group present}, for the watch on the engine's state.
+var checkScript = redis.NewScript(`
+local p = ARGV[1]
+local epoch = redis.call('GET', p..'epoch') or ''
+local seq = redis.call('GET', p..'seq') or '0'
+local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
+local oldest = ''
+if #first == 1 then oldest = first[1][1] end
+local group = 0
+local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
+if ok then
+  for _, g in ipairs(groups) do
+    for i = 1, #g, 2 do
+      if g[i] == 'name' and g[i+1] == ARGV[2] then group = 1 end
+    end
+  end
+end
+return {epoch, seq, oldest, group}
+`)
+
+// recoverScript: ARGV prefix, group, a new epoch, the least seq. It writes the
+// epoch when missing, raises seq so that delivery ids stay unique across
+// the loss, and creates the stream and group when missing. Returns the
+// epoch now in force.
+var recoverScript = redis.NewScript(`
+local p = ARGV[1]
+local epoch = redis.call('GET', p..'epoch')
+if not epoch then
+  redis.call('SET', p..'epoch', ARGV[3])
+  epoch = ARGV[3]
+end
+if tonumber(redis.call('GET', p..'seq') or '0') < tonumber(ARGV[4]) then redis.call('SET', p..'seq', ARGV[4]) end
+pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], ARGV[2], '0', 'MKSTREAM')
+return epoch
 `)

@@ -4,57 +4,144 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// startRedis starts a redis-server of its own on a free loopback port, with
-// its files in a temporary directory, and stops it when the test ends.
+// redisServer is a redis-server of the test's own, on a loopback port, with
+// its files in a temporary directory; it is stopped when the test ends.
+type redisServer struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+	aof  bool
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// startRedis starts a server without persistence and returns a client.
 func startRedis(t testing.TB) *redis.Client {
 	t.Helper()
-	rdb, _ := runRedis(t)
-	return rdb
+	return newRedis(t, false).client(nil)
 }
 
 // runRedis is startRedis that also returns a function killing the server.
 func runRedis(t testing.TB) (*redis.Client, func()) {
 	t.Helper()
+	s := newRedis(t, false)
+	return s.client(nil), s.kill
+}
+
+// newRedis starts a server; aof turns on the append-only file with fsync
+// every second, as the README advises.
+func newRedis(t testing.TB, aof bool) *redisServer {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not found; install the Debian package redis-server to run these tests")
 	}
+	s := &redisServer{t: t, bin: bin, dir: t.TempDir(), aof: aof}
 	for try := 0; ; try++ {
-		port := freePort(t)
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
-			"--save", "", "--appendonly", "no", "--protected-mode", "yes")
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting redis-server: %v", err)
+		s.port = freePort(t)
+		if s.start() {
+			break
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
-		if ready(rdb, exited) {
-			var once sync.Once
-			kill := func() {
-				once.Do(func() {
-					_ = cmd.Process.Kill()
-					<-exited
-				})
-			}
-			t.Cleanup(func() { rdb.Close(); kill() })
-			return rdb, kill
-		}
-		rdb.Close()
-		_ = cmd.Process.Kill()
-		<-exited
 		if try == 2 {
 			t.Fatal("redis-server did not start")
 		}
+	}
+	t.Cleanup(s.kill)
+	return s
+}
+
+func (s *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+
+// client returns a client of the server, closed when the test ends; opts
+// may set timeouts.
+func (s *redisServer) client(opts *redis.Options) *redis.Client {
+	if opts == nil {
+		opts = &redis.Options{}
+	}
+	opts.Addr = s.addr()
+	rdb := redis.NewClient(opts)
+	s.t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// start runs the server on s.port and waits until it answers; false when
+// it exited first (the port was taken).
+func (s *redisServer) start() bool {
+	aof := "no"
+	if s.aof {
+		aof = "yes"
+	}
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "", "--appendonly", aof, "--appendfsync", "everysec", "--protected-mode", "yes")
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("starting redis-server: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr()})
+	defer rdb.Close()
+	if !ready(rdb, exited) {
+		_ = cmd.Process.Kill()
+		<-exited
+		return false
+	}
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	return true
+}
+
+// kill stops the server with SIGKILL, as a crash would.
+func (s *redisServer) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a stopped process dies only once continued
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.cmd = nil
+}
+
+// restart starts the server again on the same port and files; empty
+// removes its files first, so that it comes back with no data.
+func (s *redisServer) restart(empty bool) {
+	s.t.Helper()
+	s.kill()
+	if empty {
+		if err := os.RemoveAll(s.dir); err != nil {
+			s.t.Fatal(err)
+		}
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	if !s.start() {
+		s.t.Fatal("redis-server did not start again")
+	}
+}
+
+// signal sends sig (SIGSTOP, SIGCONT) to the server.
+func (s *redisServer) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatal(err)
 	}
 }
 

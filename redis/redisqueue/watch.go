@@ -1,0 +1,335 @@
+package redisqueue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/collabsvc/collab/webhook"
+	"github.com/redis/go-redis/v9"
+)
+
+// The watch on the engine's state. Redis can lose what it acknowledged: a
+// restart with an empty data set, or a failover to a replica that lagged.
+// Two values tell it:
+//   - the epoch, a random value the first receiver writes; a data set
+//     without it, or with another, is not the one this receiver wrote to;
+//   - seq, the last delivery id given out, which only grows; a smaller
+//     value than this receiver saw means the data set went back in time.
+//
+// Each receiver checks both every CheckInterval, and on each Put. After a
+// good check at time t, every delivery that arrived before the oldest one
+// still pending (or before t, when none is) has been settled; that time is
+// the receiver's "known good" mark. It is kept in memory, together with the
+// seq of each recent good check: a loss is reported with the mark of the
+// last check whose seq the data set still holds, and a catch-up from there
+// recovers what the engine forgot.
+
+// maxGood is how many good checks a receiver remembers, for a data set that
+// went back further than the last one.
+const maxGood = 256
+
+// good is one good check: the seq then, and the known-good mark.
+type good struct {
+	seq  int64
+	mark time.Time
+}
+
+// watch is the engine's state as this receiver knows it.
+type watch struct {
+	checkMu sync.Mutex // one check at a time; guards epoch and goods
+	epoch   string
+	goods   []good // oldest first
+
+	maxSeq atomic.Int64 // the highest delivery id seen
+	epochs atomic.Value // string: epoch, for Put's look without the lock
+	kick   chan struct{}
+
+	lossMu sync.Mutex
+	losses chan time.Time
+
+	lossCount, damaged, damagedDeliveries, regrouped atomic.Int64
+}
+
+func (w *watch) init() {
+	w.kick, w.losses = make(chan struct{}, 1), make(chan time.Time, 1)
+	w.epochs.Store("")
+}
+
+// Faults counts what went wrong with the engine since New.
+type Faults struct {
+	// Losses counts the losses of the engine's state detected: the data set
+	// was empty, or older than what this receiver had seen.
+	Losses int64
+	// Damaged counts stored entries that failed their checksum or did not
+	// decode: deliveries (dead-lettered) and dedup keys (written again).
+	Damaged int64
+	// GroupsCreated counts the times the stream or its consumer group was
+	// missing and was created again.
+	GroupsCreated int64
+}
+
+// Faults returns this receiver's counts of engine faults.
+func (q *Queue) Faults() Faults {
+	return Faults{Losses: q.lossCount.Load(), Damaged: q.damaged.Load(), GroupsCreated: q.regrouped.Load()}
+}
+
+// Losses implements webhook.LossReporter. For each loss of the engine's
+// state this receiver detects, it delivers the last time the engine was
+// known to hold every delivery not yet handled, less Options.DeliveryLag: a
+// catch-up from that time (catchup.OnLoss in package webhook/catchup) recovers the
+// events the engine forgot, as far as the API tells them. A loss not yet
+// received is merged with the next: the channel then holds the earlier
+// time. The time is this receiver's clock, rounded down to the second as
+// the API's times are.
+func (q *Queue) Losses() <-chan time.Time { return q.losses }
+
+// Check implements webhook.Queue: Redis answers within ctx, the stream and
+// its group exist (they are created again if not), and MaxPending is not
+// reached. It also runs the check for a loss of the engine's state (see
+// Losses).
+func (q *Queue) Check(ctx context.Context) error {
+	if err := q.open(); err != nil {
+		return err
+	}
+	_, err := bounded(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, q.check(ctx) })
+	if err != nil {
+		return fmt.Errorf("redisqueue: checking the engine: %w", err)
+	}
+	if q.o.MaxPending > 0 {
+		n, err := q.rdb.XLen(ctx, q.stream).Result()
+		if err != nil {
+			return fmt.Errorf("redisqueue: checking the engine: %w", err)
+		}
+		if n >= q.o.MaxPending {
+			return fmt.Errorf("redisqueue: %d deliveries pending: %w", n, webhook.ErrQueueFull)
+		}
+	}
+	return nil
+}
+
+// Stats implements webhook.Queue: the queue's depth, the arrival of its
+// oldest pending delivery (by Redis's clock) and the number of dead
+// letters, shared by every receiver; Damaged counts the damaged deliveries
+// this receiver dead-lettered.
+func (q *Queue) Stats(ctx context.Context) (webhook.QueueStats, error) {
+	if err := q.open(); err != nil {
+		return webhook.QueueStats{}, err
+	}
+	var n, dead *redis.IntCmd
+	var first *redis.XMessageSliceCmd
+	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.XLen(ctx, q.stream)
+		first = p.XRangeN(ctx, q.stream, "-", "+", 1)
+		dead = p.ZCard(ctx, q.o.Prefix+"dead")
+		return nil
+	})
+	if err != nil {
+		return webhook.QueueStats{}, fmt.Errorf("redisqueue: reading the queue's stats: %w", err)
+	}
+	st := webhook.QueueStats{Pending: int(n.Val()), DeadLetters: int(dead.Val()), Damaged: q.damagedDeliveries.Load()}
+	if m := first.Val(); len(m) == 1 {
+		st.Oldest = sidTime(m[0].ID)
+	}
+	return st, nil
+}
+
+// sidTime is the time a stream entry id names.
+func sidTime(sid string) time.Time {
+	ms, _ := splitSID(sid)
+	return time.UnixMilli(int64(ms))
+}
+
+// checkNow runs a check on its own deadline; an unreachable engine is
+// tried again next round.
+func (q *Queue) checkNow() {
+	ctx, cancel := context.WithTimeout(context.Background(), max(q.o.CheckInterval, time.Second))
+	defer cancel()
+	_ = q.check(ctx)
+}
+
+// observe looks at what a Put saw: the epoch, and the id it got where seen
+// was the highest id known before. A sign of loss asks for a check at once.
+func (q *Queue) observe(epoch string, seen, id int64) {
+	if epoch != q.epochs.Load().(string) || (id > 0 && id <= seen) {
+		q.ask()
+	}
+	raise(&q.maxSeq, id)
+}
+
+func (q *Queue) ask() {
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
+// noGroup reports whether err says that the stream or its group is
+// missing, and asks for a check, which creates them again.
+func (q *Queue) noGroup(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	if strings.Contains(s, "NOGROUP") || strings.Contains(s, "no such key") {
+		q.ask()
+		return true
+	}
+	return false
+}
+
+// check reads the engine's state, recovers what is missing (epoch, stream,
+// group) and reports a loss when the state is not the one this receiver
+// knew.
+func (q *Queue) check(ctx context.Context) error {
+	q.checkMu.Lock()
+	defer q.checkMu.Unlock()
+	start := time.Now()
+	seen := q.maxSeq.Load() // before the read: a Put may raise it meanwhile
+	res, err := checkScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group).Slice()
+	if err == nil && len(res) != 4 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		return err
+	}
+	epoch, _ := res[0].(string)
+	seqS, _ := res[1].(string)
+	seq, _ := strconv.ParseInt(seqS, 10, 64)
+	oldest, _ := res[2].(string)
+	group, _ := res[3].(int64)
+	known := q.epoch != ""
+	wiped := known && epoch != q.epoch
+	back := known && !wiped && seq < seen
+	mark := start
+	if oldest != "" {
+		mark = minTime(start, sidTime(oldest))
+	}
+	if wiped || back {
+		// Until the next check, the mark stays where the catch-up starts.
+		// The loss is reported once: should recovery fail now, the next
+		// check only recovers.
+		mark = q.since(wiped, seq)
+		q.goods = append(q.goods[:0], good{mark: mark})
+		q.epoch = ""
+		q.lost(mark, wiped, seq)
+	}
+	if epoch == "" || group == 0 || wiped || back {
+		// After a loss, seq is raised too: ids stay unique, and no receiver
+		// takes the ids it saw before for a second loss.
+		if epoch, err = q.recover(ctx, seq); err != nil {
+			return err
+		}
+		if known && !wiped && !back {
+			q.regrouped.Add(1)
+			q.log(slog.LevelWarn, "redisqueue: the stream or its consumer group was missing; created again")
+		}
+		seq = max(seq, q.maxSeq.Load())
+	}
+	q.epoch = epoch
+	q.epochs.Store(epoch)
+	raise(&q.maxSeq, seq)
+	q.goods = append(q.goods, good{seq: seq, mark: mark})
+	if len(q.goods) > maxGood {
+		q.goods = q.goods[len(q.goods)-maxGood:]
+	}
+	return nil
+}
+
+// raise sets v to n if n is higher.
+func raise(v *atomic.Int64, n int64) {
+	for {
+		m := v.Load()
+		if n <= m || v.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+// recover writes what a lost data set misses: the epoch, a seq no lower
+// than any id this receiver saw, the stream and its group.
+func (q *Queue) recover(ctx context.Context, seq int64) (string, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	epoch, err := recoverScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, hex.EncodeToString(b[:]),
+		max(seq, q.maxSeq.Load())).Text()
+	if err != nil {
+		return "", fmt.Errorf("redisqueue: recreating the queue's state: %w", err)
+	}
+	return epoch, nil
+}
+
+// since is the known-good mark to catch up from after a loss: the last good
+// check's for a wiped data set; for one that went back to seq, the last
+// good check whose seq it still holds (or the oldest remembered).
+func (q *Queue) since(wiped bool, seq int64) time.Time {
+	if wiped {
+		return q.goods[len(q.goods)-1].mark
+	}
+	for i := len(q.goods) - 1; i >= 0; i-- {
+		if q.goods[i].seq <= seq {
+			return q.goods[i].mark
+		}
+	}
+	return q.goods[0].mark
+}
+
+// lost records a loss: logs, counts, forgets the leases it no longer has,
+// and tells Losses.
+func (q *Queue) lost(since time.Time, wiped bool, seq int64) {
+	q.lossCount.Add(1)
+	what := "the data set went back in time (a failover to a replica that lagged?)"
+	if wiped {
+		what = "the data set is not the one receivers wrote to (restarted empty?)"
+	}
+	q.log(slog.LevelError, "redisqueue: Redis lost deliveries it had acknowledged; catch up from the known-good time",
+		"cause", what, "since", since, "seq", seq, "seen", q.maxSeq.Load())
+	q.mu.Lock()
+	for sid, e := range q.held {
+		if e.leased {
+			e.lost = true // its worker settles it, or finds it gone
+			continue
+		}
+		delete(q.held, sid)
+		delete(q.byID, e.id)
+	}
+	q.mu.Unlock()
+	// A change made before the mark may have been delivered after it. The
+	// API's times are whole seconds: a catch-up from a mark within a second
+	// would skip the changes made earlier in that second.
+	since = since.Add(-q.o.DeliveryLag).Truncate(time.Second)
+	q.lossMu.Lock()
+	defer q.lossMu.Unlock()
+	select {
+	case old := <-q.losses:
+		since = minTime(old, since)
+	default:
+	}
+	q.losses <- since
+}
+
+// damagedEntry logs and counts a stored entry that failed its check.
+func (q *Queue) damagedEntry(what, damage string, args ...any) {
+	q.damaged.Add(1)
+	q.log(slog.LevelError, "redisqueue: damaged "+what, append([]any{"damage", damage}, args...)...)
+}
+
+func (q *Queue) log(level slog.Level, msg string, args ...any) {
+	if q.o.Logger != nil {
+		q.o.Logger.Log(context.Background(), level, msg, args...)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
