@@ -3,8 +3,11 @@ package collab
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
@@ -214,7 +217,7 @@ func (e labelEdit[T]) run(change func([]string) []string) (*T, *Response, error)
 		if slices.Equal(want, labels) {
 			return cur, resp, nil
 		}
-		if i > 0 && slices.Equal(labels, prevLabels) && sameTime(at, prevAt) {
+		if i > 0 && slices.Equal(labels, prevLabels) && sameInstant(at, prevAt) {
 			return e.put(LabelNames(want))
 		}
 		prevLabels, prevAt = labels, at
@@ -222,7 +225,7 @@ func (e labelEdit[T]) run(change func([]string) []string) (*T, *Response, error)
 	return nil, nil, fmt.Errorf("collab: labels kept changing across %d reads; nothing written: %w", maxLabelReads, ErrConflict)
 }
 
-func sameTime(a, b *Time) bool {
+func sameInstant(a, b *Time) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
