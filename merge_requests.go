@@ -196,8 +196,8 @@ type UpdateMergeRequestOptions struct {
 	MilestoneID *int        `url:"milestone_id,omitempty"`
 }
 
-// MergeOptions are the parameters of Merge.
-type MergeOptions struct {
+// MergeMergeRequestOptions are the parameters of Merge.
+type MergeMergeRequestOptions struct {
 	MergeCommitMessage *string
 	// ShouldRemoveSourceBranch is sent only when true: the server removes
 	// the branch whenever the key is present.
@@ -357,7 +357,7 @@ func (s *MergeRequestsService) Delete(ctx context.Context, pid any, mrID int) (*
 // the server's defaults.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/merge
-func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeOptions) (*MergeRequest, *Response, error) {
+func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeMergeRequestOptions) (*MergeRequest, *Response, error) {
 	form := &mergeForm{}
 	if opt != nil {
 		form = &mergeForm{MergeCommitMessage: opt.MergeCommitMessage, ShouldRemoveSourceBranch: opt.ShouldRemoveSourceBranch,

@@ -47,11 +47,13 @@ func TestMergeRequestsUnit(t *testing.T) {
 		}, "PUT", "projects/3/merge_requests/1", url.Values{"target_branch": {"main"}, "assignee_id": {"2"}, "title": {"t"}, "description": {"d"},
 			"state_event": {"close"}, "labels": {""}, "milestone_id": {"0"}}, false},
 		{"Merge", func(c *Client) (any, error) {
-			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeOptions{MergeCommitMessage: Ptr("Merge!"), ShouldRemoveSourceBranch: true,
+			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeMergeRequestOptions{MergeCommitMessage: Ptr("Merge!"), ShouldRemoveSourceBranch: true,
 				MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr("abc123")}))
 		}, "PUT", "projects/3/merge_requests/1/merge", url.Values{"merge_commit_message": {"Merge!"}, "should_remove_source_branch": {"true"},
 			"merged_when_build_succeeds": {"true"}, "merge_when_build_succeeds": {"true"}, "sha": {"abc123"}}, false},
-		{"MergePlain", func(c *Client) (any, error) { return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeOptions{})) }, "PUT", "projects/3/merge_requests/1/merge", nil, false},
+		{"MergePlain", func(c *Client) (any, error) {
+			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeMergeRequestOptions{}))
+		}, "PUT", "projects/3/merge_requests/1/merge", nil, false},
 		{"MergeNil", func(c *Client) (any, error) { return one(c.MergeRequests.Merge(ctx, 3, 1, nil)) }, "PUT", "projects/3/merge_requests/1/merge", nil, false},
 		{"Cancel", func(c *Client) (any, error) { return one(c.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, 3, 1)) }, "PUT", "projects/3/merge_requests/1/cancel_merge_when_build_succeeds", nil, false},
 		{"Subscribe", func(c *Client) (any, error) { return one(c.MergeRequests.Subscribe(ctx, 3, 1)) }, "POST", "projects/3/merge_requests/1/subscription", nil, false},
@@ -148,7 +150,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	// Merge rules.
 	_, _, err = gc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
 	assert.ErrorIs(t, err, ErrUnauthorized)
-	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{SHA: Ptr("0000")})
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{SHA: Ptr("0000")})
 	assert.ErrorIs(t, err, ErrConflict)
 	assert.ErrorContains(t, err, "SHA does not match HEAD of source branch")
 	srv.SetMergeConflict(mr.ID, true)
@@ -158,7 +160,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 
 	// Merge when the build succeeds.
 	build := srv.AddBuild(pid, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"})
-	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
+	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
 	require.NoError(t, err)
 	assertEqual(t, MergeRequestOpened, waiting.State)
 	assert.True(t, waiting.MergeWhenBuildSucceeds)
@@ -169,7 +171,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotAcceptable, "the flag is not set")
 	_, _, err = gc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
 	assert.ErrorIs(t, err, ErrUnauthorized)
-	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), ShouldRemoveSourceBranch: true})
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{MergeWhenBuildSucceeds: Ptr(true), ShouldRemoveSourceBranch: true})
 	require.NoError(t, err)
 	srv.SetBuildStatus(build, "success")
 	merged, _, err := c.MergeRequests.Get(ctx, pid, mr.ID)

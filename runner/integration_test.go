@@ -73,7 +73,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.ErrorIs(t, err, collab.ErrForbidden)
 
 	zip := []byte("PK\x03\x04 pretend zip")
-	ub, err := c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", bytes.NewReader(zip), &UploadOptions{ExpireIn: "7 days"})
+	ub, err := c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", bytes.NewReader(zip), &UploadArtifactsOptions{ExpireIn: "7 days"})
 	require.NoError(t, err)
 	assert.Equal(t, b.ID, ub.ID)
 	require.NotNil(t, ub.ArtifactsFile)
