@@ -246,7 +246,7 @@ func TestAppendTrace(t *testing.T) {
 	m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-17")
 	status, n, err := c.AppendTrace(context.Background(), 9, testBuildToken, 10, []byte("hello\n\x00"))
 	require.NoError(t, err)
-	assert.Equal(t, "running", status)
+	assert.Equal(t, collab.BuildRunning, status)
 	assert.Equal(t, int64(17), n)
 	rec := m.assertCall(http.MethodPatch, "builds/9/trace.txt", nil)
 	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
