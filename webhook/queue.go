@@ -39,6 +39,13 @@ type Delivery struct {
 	// rather than received from the server; Record holds that record.
 	Synthesized bool   `json:"synthesized,omitempty"`
 	Record      []byte `json:"record,omitempty"`
+	// Superseded is set, while a callback handles an issue or merge request
+	// event, when this Handler already handled a later state of the same
+	// object (a later updated_at). A delivery the server sends again after a
+	// failure arrives at least 16 s late, often after later events of its
+	// object: its event is then an old state, and the object has changed
+	// since. The Handler knows the states it handled since it started.
+	Superseded bool `json:"-"`
 
 	// event is Body decoded, when the delivery has not left this process;
 	// it spares the workers a second decoding.
@@ -86,8 +93,25 @@ type Queue interface {
 	Checkpoint(ctx context.Context, name string) ([]byte, error)
 	// SetCheckpoint stores value under name, durably.
 	SetCheckpoint(ctx context.Context, name string, value []byte) error
+	// Stats returns the queue's state now: what it holds, how old the
+	// oldest pending delivery is, and what it found damaged.
+	Stats(ctx context.Context) (QueueStats, error)
+	// Check reports whether the queue can store a delivery now: its store is
+	// reachable, the state its engine keeps (a stream, a consumer group) is
+	// present, and no bound is reached. It returns nil when it can; a bound
+	// reached is an error wrapping ErrQueueFull.
+	Check(ctx context.Context) error
 	// Close releases the queue; blocked Takes return ErrQueueClosed.
 	Close() error
+}
+
+// LossReporter is implemented by a queue whose engine can lose what it had
+// stored and acknowledged: a server restarted with an empty data set, or a
+// failover to a replica that lagged. Each value sent on Losses is the last
+// time the engine was known to hold its state; the Handler answers it with
+// Options.OnLoss, a catch-up from that time.
+type LossReporter interface {
+	Losses() <-chan time.Time
 }
 
 // The errors of a Queue.
@@ -95,6 +119,12 @@ var (
 	ErrDuplicate   = errors.New("webhook: duplicate delivery")
 	ErrQueueFull   = errors.New("webhook: queue full")
 	ErrQueueClosed = errors.New("webhook: queue closed")
+	// ErrNotLeased: Ack, Retry or DeadLetter named a delivery that is not
+	// leased.
+	ErrNotLeased = errors.New("webhook: delivery not leased")
+	// ErrNotDeadLettered: Requeue or Delete named a delivery that is not
+	// dead-lettered.
+	ErrNotDeadLettered = errors.New("webhook: delivery not dead-lettered")
 )
 
 type deliveryKey struct{}
@@ -112,9 +142,9 @@ func DeliveryFrom(ctx context.Context) *Delivery {
 	return d
 }
 
-// dedupKeys are the keys a queue remembers for d: Key, and StateKey when
+// DedupKeys are the keys a queue remembers for d: Key, and StateKey when
 // it differs.
-func (d *Delivery) dedupKeys() []string {
+func (d *Delivery) DedupKeys() []string {
 	var keys []string
 	for _, k := range [...]string{d.Key, d.StateKey} {
 		if k != "" && (len(keys) == 0 || keys[0] != k) {

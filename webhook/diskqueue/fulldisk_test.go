@@ -1,11 +1,9 @@
-package webhook
+package diskqueue
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/webhook"
 )
 
 // The test binary fills its queue's disk when this variable is set; see
@@ -24,11 +24,11 @@ const fullDiskEnv = "WEBHOOK_TEST_FULL_DISK"
 
 // fullDiskChild limits the size of the files it may write, as a full disk
 // would, and delivers issues to a Handler on a DiskQueue in
-// $WEBHOOK_TEST_FULL_DISK until one is answered 503. It prints the ids
+// $WEBHOOK_TEST_FULL_DISK until one is not answered 200. It prints the ids
 // answered 200 and the handler's counters.
 func fullDiskChild() int {
 	dir := os.Getenv(fullDiskEnv)
-	q, err := OpenDiskQueue(dir, DiskQueueOptions{})
+	q, err := Open(dir, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -46,25 +46,21 @@ func fullDiskChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, err := NewHandler(Options{Queue: q, OnIssue: func(context.Context, *IssueEvent) error { return nil }})
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	template, err := os.ReadFile("testdata/spec/issue.json")
+	template, err := os.ReadFile("../testdata/spec/issue.json")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	for id := 1; id < 100000; id++ {
-		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(issueBody(template, id)))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set(HeaderEvent, string(KindIssue))
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serve(h, issueRequest(issueBody(template, id)))
 		if w.Code != http.StatusOK {
 			st := h.Stats()
-			fmt.Printf("last %d status %d accepted %d dropped %d\n", id, w.Code, st.Accepted, st.Dropped)
+			fmt.Printf("last %d status %d accepted %d asked-again %d dropped %d\n", id, w.Code, st.Accepted, st.AskedAgain, st.Dropped)
 			return 0
 		}
 	}
@@ -72,15 +68,16 @@ func fullDiskChild() int {
 	return 1
 }
 
-// TestFullDiskAnswers503: when the queue's file cannot grow (a real write
-// error from the kernel), the delivery is answered 503 and counted, and the
-// deliveries stored before are intact at the next open.
-func TestFullDiskAnswers503(t *testing.T) {
+// TestFullDiskAsksAgain: when the queue's file cannot grow (a real write
+// error from the kernel), the delivery is closed without an answer, so that
+// the sender delivers it again, and counted; no delivery gets a final
+// answer, and the deliveries stored before are intact at the next open.
+func TestFullDiskAsksAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	q := openDisk(t, dir, DiskQueueOptions{})
+	q := openDisk(t, dir, Options{})
 	require.NoError(t, q.Close())
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -88,15 +85,16 @@ func TestFullDiskAnswers503(t *testing.T) {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	var last, status, accepted, dropped int
-	_, err = fmt.Sscanf(strings.TrimSpace(string(out)), "last %d status %d accepted %d dropped %d", &last, &status, &accepted, &dropped)
+	var last, status, accepted, asked, dropped int
+	_, err = fmt.Sscanf(strings.TrimSpace(string(out)), "last %d status %d accepted %d asked-again %d dropped %d", &last, &status, &accepted, &asked, &dropped)
 	require.NoError(t, err, "child said %q", out)
-	assert.Equal(t, http.StatusServiceUnavailable, status)
-	assert.Equal(t, 1, dropped)
+	assert.Equal(t, askedAgain, status)
+	assert.Equal(t, 1, asked)
+	assert.Zero(t, dropped, "no final answer")
 	assert.Equal(t, last-1, accepted)
-	t.Logf("%d deliveries stored, then %d answered 503 when the file could not grow", accepted, dropped)
+	t.Logf("answered 200 %d; asked again %d; final answers %d; lost 0 (checked below)", accepted, asked, dropped)
 
-	q = openDisk(t, dir, DiskQueueOptions{})
+	q = openDisk(t, dir, Options{})
 	defer q.Close()
 	assert.Equal(t, accepted, q.Len(), "what was stored is intact")
 	for id := 1; id <= last; id++ {

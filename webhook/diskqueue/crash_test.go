@@ -1,4 +1,4 @@
-package webhook
+package diskqueue
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/webhook"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -31,7 +33,7 @@ const childEnv = "WEBHOOK_TEST_RECEIVER"
 // queue is idle; otherwise it runs until killed.
 func receiverChild() int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "receiver:", err); return 1 }
-	q, err := OpenDiskQueue(os.Getenv(childEnv), DiskQueueOptions{})
+	q, err := Open(os.Getenv(childEnv), Options{})
 	if err != nil {
 		return fail(err)
 	}
@@ -43,11 +45,11 @@ func receiverChild() int {
 	defer log.Close()
 	var mu sync.Mutex
 	run := os.Getenv("RUN")
-	h, err := NewHandler(Options{Queue: q, Workers: 4, OnIssue: func(ctx context.Context, _ *IssueEvent) error {
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error {
 		time.Sleep(10 * time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
-		if _, err := fmt.Fprintf(log, "%s %s\n", run, DeliveryFrom(ctx).StateKey); err != nil {
+		if _, err := fmt.Fprintf(log, "%s %s\n", run, webhook.DeliveryFrom(ctx).StateKey); err != nil {
 			return err
 		}
 		return log.Sync()
@@ -104,53 +106,6 @@ func issueBody(template []byte, id int) []byte {
 	return bytes.Replace(template, []byte(`"id":4417`), []byte(fmt.Sprintf(`"id":%d`, id)), 1)
 }
 
-// sendIssues delivers issues 1..n to url from conc goroutines and returns the
-// status of each.
-func sendIssues(t *testing.T, url string, n, conc int) map[int]int {
-	template := readFile(t, "spec/issue.json")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}, Timeout: SenderTimeout}
-	defer client.CloseIdleConnections()
-	ids := make(chan int)
-	var mu sync.Mutex
-	status := map[int]int{}
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range ids {
-				code := post(client, url, issueBody(template, id))
-				mu.Lock()
-				status[id] = code
-				mu.Unlock()
-			}
-		}()
-	}
-	for id := 1; id <= n; id++ {
-		ids <- id
-	}
-	close(ids)
-	wg.Wait()
-	return status
-}
-
-// post sends one issue delivery and returns the status, or 0 on a transport
-// error.
-func post(client *http.Client, url string, body []byte) int {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderEvent, string(KindIssue))
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
 func issueKey(id int) string { return fmt.Sprintf("issue/%d/2016-06-21T09:14:07Z", id) }
 
 // readHandled returns, per run, how many times each key was handled.
@@ -169,12 +124,12 @@ func readHandled(t *testing.T, path string) map[string]map[string]int {
 // pendingKeys reads the keys still in the queue file: the deliveries not
 // acked.
 func pendingKeys(t *testing.T, qdir string) map[string]bool {
-	q := openDisk(t, qdir, DiskQueueOptions{})
+	q := openDisk(t, qdir, Options{})
 	defer q.Close()
 	keys := map[string]bool{}
-	require.NoError(t, q.db.View(func(tx *bolt.Tx) error {
+	require.NoError(t, q.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bPending).ForEach(func(k, v []byte) error {
-			d, err := decodeDelivery(k, v)
+			d, _, err := decodeRecord(k, v)
 			if err == nil {
 				keys[d.StateKey] = true
 			}
@@ -197,12 +152,11 @@ func TestCrashKeepsAnsweredEvents(t *testing.T) {
 	qdir, handledLog := filepath.Join(dir, "queue"), filepath.Join(dir, "handled.log")
 
 	first, addr := startReceiver(t, qdir, handledLog, "1", false)
-	status := sendIssues(t, "http://"+addr+"/hook", n, 32)
-	answered := 0
-	for id, code := range status {
-		require.Equal(t, http.StatusOK, code, "issue %d", id)
-		answered++
-	}
+	s := newSender(t, "http://"+addr+"/hook")
+	s.deliverAll(n, 32, nil)
+	require.Zero(t, s.finals, "no final answer")
+	answered := s.answered
+	require.Equal(t, n, answered)
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
 
@@ -231,6 +185,6 @@ func TestCrashKeepsAnsweredEvents(t *testing.T) {
 		}
 	}
 	assert.Empty(t, pendingKeys(t, qdir), "all acked after the restart")
-	t.Logf("answered %d; handled before the kill %d; not acked at the kill %d; handled after the restart %d; handled in both runs %d (each unacked at the kill)",
-		answered, len(before), len(pending), len(after), twice)
+	t.Logf("answered 200 %d; asked again %d; final answers %d; handled before the kill %d; not acked at the kill %d; handled after the restart %d; handled in both runs %d (each unacked at the kill); lost 0",
+		answered, s.asked, s.finals, len(before), len(pending), len(after), twice)
 }
