@@ -9,6 +9,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 // Options configure a Bot.
@@ -39,7 +40,7 @@ type Options struct {
 type Bot struct {
 	opts    Options
 	handler *webhook.Handler
-	queue   *webhook.DiskQueue // opened by New, closed when Run returns
+	queue   *diskqueue.Queue // opened by New, closed when Run returns
 
 	started chan struct{} // closed once Run knows who the bot is and caught up
 
@@ -75,7 +76,7 @@ func New(opts Options) (*Bot, error) {
 	}
 	b := &Bot{opts: opts, started: make(chan struct{}), commands: map[string][]func(context.Context, *Note, Command) error{}}
 	if w.Queue == nil {
-		q, err := webhook.OpenDiskQueue(opts.Dir, webhook.DiskQueueOptions{})
+		q, err := diskqueue.Open(opts.Dir, diskqueue.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -119,21 +120,31 @@ func (b *Bot) WaitIdle(ctx context.Context) error {
 
 // Run asks the server who the bot is, starts handling deliveries, catches
 // up on the projects of Options.CatchUp, and blocks until ctx ends and the
-// callbacks running then have finished (see webhook.Handler.Run). It closes
+// callbacks running then have finished (see webhook.Handler.Run). Serve the
+// bot's deliveries yourself (it is an http.Handler), or use ListenAndServe,
+// which also stops receiving in the order that loses nothing. Run closes
 // the queue New opened. A failed catch-up is logged to
 // Options.Webhook.Logger and returned when Run ends; the bot keeps running.
-func (b *Bot) Run(ctx context.Context) error { return b.run(ctx, nil) }
+func (b *Bot) Run(ctx context.Context) error {
+	return b.run(ctx, b.handler.Run)
+}
 
-// run is Run; stop, when set, stops the HTTP server and is waited for
-// before the queue is closed, so that no delivery still being received finds
-// it closed.
-func (b *Bot) run(ctx context.Context, stop func() error) (err error) {
-	defer func() {
-		if stop != nil {
-			err = errors.Join(err, stop())
-		}
-		b.closeQueue()
-	}()
+// Serve runs the bot as Run does and serves its deliveries on ln, through
+// webhook.Serve, until ctx ends.
+func (b *Bot) Serve(ctx context.Context, ln net.Listener) error {
+	return b.run(ctx, func(ctx context.Context) error { return webhook.Serve(ctx, ln, b.handler) })
+}
+
+// ListenAndServe runs the bot as Run does and serves its deliveries on addr
+// (":8080"), through webhook.ListenAndServe, until ctx ends.
+func (b *Bot) ListenAndServe(ctx context.Context, addr string) error {
+	return b.run(ctx, func(ctx context.Context) error { return webhook.ListenAndServe(ctx, addr, b.handler) })
+}
+
+// run learns who the bot is, then runs serve (which runs the handler's
+// workers) and the catch-up beside it, and closes the queue once both end.
+func (b *Bot) run(ctx context.Context, serve func(context.Context) error) error {
+	defer b.closeQueue()
 	me, _, err := b.opts.Client.Users.Current(ctx)
 	if err != nil {
 		return err
@@ -141,47 +152,24 @@ func (b *Bot) run(ctx context.Context, stop func() error) (err error) {
 	b.mu.Lock()
 	b.me = me
 	b.mu.Unlock()
-	done := make(chan error, 1)
-	go func() { done <- b.handler.Run(ctx) }()
-	var catchUpErr error
-	if len(b.opts.CatchUp.Projects) > 0 {
-		if _, catchUpErr = b.handler.CatchUp(ctx, b.opts.Client, b.opts.CatchUp); catchUpErr != nil && b.opts.Webhook.Logger != nil {
-			b.opts.Webhook.Logger.ErrorContext(ctx, "bot: catch-up failed", "err", catchUpErr)
-		}
-	}
-	close(b.started)
-	return errors.Join(<-done, catchUpErr)
+	caughtUp := make(chan error, 1)
+	go func() { caughtUp <- b.catchUp(ctx) }()
+	err = serve(ctx)
+	return errors.Join(err, <-caughtUp)
 }
 
-// ListenAndServe serves the bot's deliveries on addr (":8080") and runs it
-// until ctx ends; then it stops taking deliveries, lets running callbacks
-// finish, and returns.
-func (b *Bot) ListenAndServe(ctx context.Context, addr string) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		b.closeQueue()
-		return err
+// catchUp admits what changed in the bot's projects while it was down; the
+// workers handle it as they do deliveries.
+func (b *Bot) catchUp(ctx context.Context) error {
+	defer close(b.started)
+	if len(b.opts.CatchUp.Projects) == 0 {
+		return nil
 	}
-	srv := &http.Server{Handler: b, ReadHeaderTimeout: webhook.SenderTimeout}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	ctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan error, 1)
-	go func() {
-		var err error
-		select {
-		case <-ctx.Done():
-			shutCtx, cancel := context.WithTimeout(context.Background(), webhook.SenderTimeout)
-			err = srv.Shutdown(shutCtx)
-			cancel()
-			if serveErr := <-served; !errors.Is(serveErr, http.ErrServerClosed) {
-				err = errors.Join(err, serveErr)
-			}
-		case err = <-served: // the listener failed
-		}
-		stopped <- err
-	}()
-	return b.run(ctx, func() error { cancel(); return <-stopped })
+	_, err := b.handler.CatchUp(ctx, b.opts.Client, b.opts.CatchUp)
+	if err != nil && b.opts.Webhook.Logger != nil {
+		b.opts.Webhook.Logger.ErrorContext(ctx, "bot: catch-up failed", "err", err)
+	}
+	return err
 }
 
 func (b *Bot) closeQueue() {
