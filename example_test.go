@@ -359,3 +359,26 @@ func ExampleArgumentError() {
 	}
 	// Output: opt.TargetBranch is required true
 }
+
+func ExampleUsersService_Current() {
+	c, srv, _ := newExampleClient()
+	defer srv.Close()
+	me, _, err := c.Users.Current(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(me.Username, me.IsAdmin, me.PrivateToken) // the token never prints
+	// Output: root true [REDACTED]
+}
+
+func ExampleIssuesService_AddLabels() {
+	c, srv, pid := newExampleClient()
+	defer srv.Close()
+	id := srv.AddIssue(pid, srv.AdminID, "Crash on save", "ui")
+	is, _, err := c.Issues.AddLabels(context.Background(), pid, id, "bug")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(is.Labels)
+	// Output: [ui bug]
+}
