@@ -365,7 +365,7 @@ func nothingLost(ctx context.Context, out io.Writer, c *collab.Client, pid int, 
 	if err != nil {
 		return err
 	}
-	if is.State != "closed" {
+	if is.State != collab.IssueClosed {
 		lost = append(lost, fmt.Sprintf("#%d was not closed", is.IID))
 	}
 	noted := false
