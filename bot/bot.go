@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/webhook"
@@ -43,6 +44,7 @@ type Bot struct {
 	queue   *diskqueue.Queue // opened by New, closed when Run returns
 
 	started chan struct{} // closed once Run knows who the bot is and caught up
+	ran     atomic.Bool   // Run, Serve or ListenAndServe was called
 
 	mu       sync.RWMutex
 	me       *collab.UserDetails
@@ -59,6 +61,7 @@ var (
 	errNoClient    = errors.New("bot: Options.Client is required")
 	errNoQueue     = errors.New("bot: Options.Dir is required (or Options.Webhook.Queue)")
 	errOwnCallback = errors.New("bot: the callbacks of Options.Webhook must be nil; register them on the Bot")
+	errRanTwice    = errors.New("bot: Run, Serve or ListenAndServe may be called once")
 )
 
 // New makes a bot and opens its queue. It makes no request: Run asks who
@@ -144,9 +147,13 @@ func (b *Bot) ListenAndServe(ctx context.Context, addr string) error {
 // run learns who the bot is, then runs serve (which runs the handler's
 // workers) and the catch-up beside it, and closes the queue once both end.
 func (b *Bot) run(ctx context.Context, serve func(context.Context) error) error {
+	if b.ran.Swap(true) {
+		return errRanTwice
+	}
 	defer b.closeQueue()
 	me, _, err := b.opts.Client.Users.Current(ctx)
 	if err != nil {
+		close(b.started) // nothing more is coming: WaitIdle need not wait
 		return err
 	}
 	b.mu.Lock()

@@ -213,4 +213,5 @@ func TestNewRefuses(t *testing.T) {
 	b, err := New(Options{Client: c, Dir: t.TempDir()})
 	require.NoError(t, err)
 	assert.Error(t, b.Run(ctx))
+	assert.ErrorIs(t, b.Run(ctx), errRanTwice, "a second run is refused, not a panic")
 }
