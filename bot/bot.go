@@ -173,6 +173,9 @@ func (b *Bot) catchUp(ctx context.Context) error {
 		return nil
 	}
 	_, err := b.handler.CatchUp(ctx, b.opts.Client, b.opts.CatchUp)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil // stopped while catching up: the next start does it again
+	}
 	if err != nil && b.opts.Webhook.Logger != nil {
 		b.opts.Webhook.Logger.ErrorContext(ctx, "bot: catch-up failed", "err", err)
 	}
