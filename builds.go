@@ -90,7 +90,6 @@ type BuildCommit struct {
 	Extras
 }
 
-
 // BuildScopes filters build lists by status, for example
 // BuildScopes{BuildFailed, BuildCanceled}. It encodes one value as
 // scope=pending and several as scope[0]=pending&scope[1]=running: the

@@ -27,8 +27,8 @@ type ProjectHook struct {
 	Extras
 }
 
-// HookOptions are the parameters of Add and Update. URL is required.
-type HookOptions struct {
+// AddHookOptions are the parameters of Add. URL is required.
+type AddHookOptions struct {
 	URL                   string `url:"url"`
 	PushEvents            *bool  `url:"push_events,omitempty"`
 	IssuesEvents          *bool  `url:"issues_events,omitempty"`
@@ -39,7 +39,11 @@ type HookOptions struct {
 	EnableSSLVerification *bool  `url:"enable_ssl_verification,omitempty"`
 }
 
-func (o *HookOptions) check() error {
+// UpdateHookOptions are the parameters of Update: the same as Add's, URL
+// included, which the server needs again even when it does not change.
+type UpdateHookOptions = AddHookOptions
+
+func (o *AddHookOptions) check() error {
 	switch {
 	case o == nil:
 		return errRequired("opt")
@@ -75,7 +79,7 @@ func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHo
 // Add creates a hook. A nil opt or an empty URL is an *ArgumentError.
 //
 // API: POST /projects/:id/hooks
-func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*ProjectHook, *Response, error) {
+func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*ProjectHook, *Response, error) {
 	if err := opt.check(); err != nil {
 		return nil, nil, err
 	}
@@ -86,7 +90,7 @@ func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*Pro
 // not change: a nil opt or an empty URL is an *ArgumentError.
 //
 // API: PUT /projects/:id/hooks/:hook_id
-func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *HookOptions) (*ProjectHook, *Response, error) {
+func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *UpdateHookOptions) (*ProjectHook, *Response, error) {
 	if err := opt.check(); err != nil {
 		return nil, nil, err
 	}

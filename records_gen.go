@@ -134,6 +134,14 @@ func (e EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&e) 
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
+func (f *ForkRelation) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, f) }
+
+// MarshalJSON writes the keys f was decoded from and the fields set since,
+// or every field of a value built in code.
+func (f ForkRelation) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
 func (f *ForkedFromProject) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, f) }
 
 // MarshalJSON writes the keys f was decoded from and the fields set since,
@@ -163,6 +171,14 @@ func (h *HookRepository) UnmarshalJSON(data []byte) error { return jsonkeep.Deco
 // MarshalJSON writes the keys h was decoded from and the fields set since,
 // or every field of a value built in code.
 func (h HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (i *Identity) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
+
+// MarshalJSON writes the keys i was decoded from and the fields set since,
+// or every field of a value built in code.
+func (i Identity) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
@@ -371,3 +387,11 @@ func (u *User) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u
 // MarshalJSON writes the keys u was decoded from and the fields set since,
 // or every field of a value built in code.
 func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (u *UserDetails) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u) }
+
+// MarshalJSON writes the keys u was decoded from and the fields set since,
+// or every field of a value built in code.
+func (u UserDetails) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }

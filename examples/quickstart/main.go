@@ -93,7 +93,7 @@ func (t tour) memberAndHook(memberID int) error {
 	} else {
 		fmt.Print("2. (no member added on a real server)")
 	}
-	h, _, err := t.c.Hooks.Add(t.ctx, t.p.ID, &collab.HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
+	h, _, err := t.c.Hooks.Add(t.ctx, t.p.ID, &collab.AddHookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
 	if err != nil {
 		return fmt.Errorf("adding a hook: %w", err)
 	}

@@ -39,7 +39,7 @@ func (b *bot) options(secret string, q webhook.Queue) webhook.Options {
 // crash, or by catch-up) changes nothing.
 func (b *bot) onIssue(ctx context.Context, e *webhook.IssueEvent) error {
 	a := e.ObjectAttributes
-	if a == nil || a.Action != "open" {
+	if a == nil || a.Action != webhook.IssueOpen {
 		return nil
 	}
 	issue, _, err := b.c.Issues.Get(ctx, a.ProjectID, a.ID)
@@ -79,7 +79,7 @@ func (b *bot) onNote(ctx context.Context, e *webhook.NoteEvent) error {
 	if a == nil || issue == nil || a.NoteableType != webhook.NoteableIssue || strings.TrimSpace(a.Note) != "/close" {
 		return nil
 	}
-	if e.User != nil && b.self != "" && e.User.Username == b.self || issue.State == "closed" {
+	if e.User != nil && b.self != "" && e.User.Username == b.self || issue.State == collab.IssueClosed {
 		return nil
 	}
 	if _, _, err := b.c.Issues.Update(ctx, issue.ProjectID, issue.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)}); err != nil {
@@ -95,7 +95,7 @@ func (b *bot) onNote(ctx context.Context, e *webhook.NoteEvent) error {
 
 // onBuild notes a failed build on the open merge request of its branch.
 func (b *bot) onBuild(ctx context.Context, e *webhook.BuildEvent) error {
-	if e.BuildStatus != "failed" || e.Tag {
+	if e.BuildStatus != collab.BuildFailed || e.Tag {
 		return nil
 	}
 	for mr, err := range b.c.MergeRequests.All(ctx, e.ProjectID, &collab.ListMergeRequestsOptions{State: collab.Ptr(collab.MergeRequestOpened)}) {

@@ -120,158 +120,192 @@ func (r *receiver) stopWorkers() error {
 	return <-r.stopped
 }
 
+// scene is the scenario's world: the fake server, alice, the bot and its
+// queue directory, shared by the phases below.
+type scene struct {
+	ctx         context.Context
+	out         io.Writer
+	srv         *collabtest.Server
+	admin, user *collab.Client
+	pid         int
+	dir         string
+	b           *bot
+	reports     chan string
+	catchUp     catchup.Options
+	hookID      int
+}
+
+const hookSecret = "webhook-bot-secret"
+
 func scenario(ctx context.Context, w io.Writer) error {
-	out := &lockedWriter{w: w} // the bot's workers print too
-	srv, err := collabtest.NewServer()
+	s, cleanup, err := newScene(ctx, w)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer cleanup()
+	mr, export, err := s.firstRun()
+	if err != nil {
+		return err
+	}
+	login, slow, err := s.whileDown()
+	if err != nil {
+		return err
+	}
+	st, err := s.restart()
+	if err != nil {
+		return err
+	}
+	return nothingLost(ctx, s.out, s.admin, s.pid, st, []int{export, login}, slow, mr)
+}
+
+// newScene starts the fake server with alice, a project and the bot.
+func newScene(ctx context.Context, w io.Writer) (*scene, func(), error) {
+	out := &lockedWriter{w: w} // the bot's workers print too
+	srv, err := collabtest.NewServer()
+	if err != nil {
+		return nil, nil, err
+	}
 	fmt.Fprintln(out, "using the embedded fake server at", srv.URL)
 	alice := srv.AddUser("alice", false)
 	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
 	srv.AddMember(pid, alice.ID, 30)
-	admin, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
-	if err != nil {
-		return err
+	admin, err1 := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
+	user, err2 := collab.NewClient(srv.URL, collab.WithPrivateToken(alice.Token))
+	dir, err3 := os.MkdirTemp("", "webhook-bot-queue-")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		srv.Close()
+		return nil, nil, err
 	}
-	user, err := collab.NewClient(srv.URL, collab.WithPrivateToken(alice.Token))
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "webhook-bot-queue-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-
-	reports := make(chan string, 16)
-	b := &bot{c: admin, self: "root", label: "needs-triage", report: func(s string) {
-		fmt.Fprintln(out, "bot:", s)
-		reports <- s
+	s := &scene{ctx: ctx, out: out, srv: srv, admin: admin, user: user, pid: pid, dir: dir,
+		reports: make(chan string, 16), catchUp: catchup.Options{Projects: catchup.IDs(pid)}}
+	s.b = &bot{c: admin, self: "root", label: "needs-triage", report: func(r string) {
+		fmt.Fprintln(out, "bot:", r)
+		s.reports <- r
 	}}
-	// waitReports waits for the bot's next n reactions, at most until ctx ends.
-	waitReports := func(n int, what string) error {
-		for range n {
-			select {
-			case <-reports:
-			case <-ctx.Done():
-				return fmt.Errorf("no reaction to %s: %w", what, ctx.Err())
-			}
+	return s, func() { srv.Close(); os.RemoveAll(dir) }, nil
+}
+
+// waitReports waits for the bot's next n reactions, at most until ctx ends.
+func (s *scene) waitReports(n int, what string) error {
+	for range n {
+		select {
+		case <-s.reports:
+		case <-s.ctx.Done():
+			return fmt.Errorf("no reaction to %s: %w", what, s.ctx.Err())
 		}
-		return nil
 	}
-	const secret = "webhook-bot-secret"
-	catchUp := catchup.Options{Projects: catchup.IDs(pid)}
+	return nil
+}
 
-	// The bot starts: its queue lives on disk, and a first catch-up records
-	// where the project stands.
-	q, err := diskqueue.Open(dir, diskqueue.Options{})
+// firstRun starts the bot on its disk queue (a first catch-up records where
+// the project stands), registers the hook, plays the first act, and stops
+// the bot in the middle: one event accepted and not handled.
+func (s *scene) firstRun() (mr, export int, err error) {
+	q, err := diskqueue.Open(s.dir, diskqueue.Options{})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	r, err := listen(ctx, b, "127.0.0.1:0", secret, q)
+	defer func() { err = errors.Join(err, q.Close()) }()
+	r, err := listen(s.ctx, s.b, "127.0.0.1:0", hookSecret, q)
 	if err != nil {
-		return errors.Join(err, q.Close())
-	}
-	if _, err := catchup.Run(ctx, r.h, admin, catchUp); err != nil {
-		r.close()
-		return errors.Join(err, q.Close())
-	}
-	r.run()
-	hook, _, err := admin.Hooks.Add(ctx, pid, hookOptions(r.url))
-	if err == nil {
-		err = srv.SetHookToken(hook.ID, secret)
-	}
-	if err != nil {
-		return errors.Join(fmt.Errorf("registering the hook: %w", err), r.stop(), q.Close())
-	}
-	fmt.Fprintf(out, "hook %d registered for %s; the bot's queue is in %s\n", hook.ID, r.url, dir)
-	mr, err := firstAct(ctx, out, srv, user, pid, waitReports)
-	if err != nil {
-		return errors.Join(err, r.stop(), q.Close())
-	}
-
-	// The bot is stopped in the middle: one event accepted and not handled.
-	if err := r.h.WaitIdle(ctx); err != nil {
-		return errors.Join(err, r.stop(), q.Close())
-	}
-	if err := r.stopWorkers(); err != nil {
-		return errors.Join(err, q.Close())
-	}
-	export, _, err := user.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Export is empty"})
-	if err != nil {
-		return errors.Join(err, q.Close())
-	}
-	if err := srv.WaitIdle(ctx); err != nil {
-		return errors.Join(err, q.Close())
-	}
-	r.close()
-	if err := q.Close(); err != nil {
-		return err
-	}
-	st := r.h.Stats()
-	fmt.Fprintf(out, "alice opened #%d %q; the bot stopped with %d event(s) accepted and not handled\n",
-		export.IID, export.Title, st.Accepted-st.Handled-st.DeadLettered)
-
-	// While it is down, the server's deliveries fail, and it never sends
-	// them again.
-	login, _, err := user.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Login fails"})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "while the bot is down: alice opened #%d %q\n", login.IID, login.Title)
-	slow, _, err := admin.Issues.GetByIID(ctx, pid, 2)
-	if err != nil {
-		return err
-	}
-	if _, _, err := user.Notes.CreateIssueNote(ctx, pid, slow.ID, "/close"); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "while the bot is down: alice commented /close on #%d\n", slow.IID)
-	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Ref: "fix-save"})
-	srv.SetBuildStatus(build, "running")
-	srv.SetBuildStatus(build, "failed")
-	fmt.Fprintf(out, "while the bot is down: build rspec (#%d) on fix-save failed\n", build)
-	if err := srv.WaitIdle(ctx); err != nil {
-		return err
-	}
-
-	// The bot restarts on the same queue: it handles what was pending, and
-	// catches up on what it missed.
-	if q, err = diskqueue.Open(dir, diskqueue.Options{}); err != nil {
-		return err
-	}
-	defer q.Close()
-	if r, err = listen(ctx, b, "127.0.0.1:0", secret, q); err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer r.close()
-	if _, _, err := admin.Hooks.Update(ctx, pid, hook.ID, hookOptions(r.url)); err != nil {
-		return fmt.Errorf("moving the hook: %w", err)
-	}
-	// Catch-up stores what was missed behind what was pending; then the
-	// workers handle both, in that order.
-	cst, err := catchup.Run(ctx, r.h, admin, catchUp)
-	if err != nil {
-		return err
+	if _, err := catchup.Run(s.ctx, r.h, s.admin, s.catchUp); err != nil {
+		return 0, 0, err
 	}
 	r.run()
-	fmt.Fprintf(out, "the bot restarted; catch-up found %d missed event(s) and skipped %d it already had\n",
+	if err := s.registerHook(r.url); err != nil {
+		return 0, 0, errors.Join(err, r.stop())
+	}
+	if mr, err = firstAct(s.ctx, s.out, s.srv, s.user, s.pid, s.waitReports); err != nil {
+		return 0, 0, errors.Join(err, r.stop())
+	}
+	if err := r.h.WaitIdle(s.ctx); err != nil {
+		return 0, 0, errors.Join(err, r.stop())
+	}
+	if err := r.stopWorkers(); err != nil {
+		return 0, 0, err
+	}
+	is, _, err := s.user.Issues.Create(s.ctx, s.pid, &collab.CreateIssueOptions{Title: "Export is empty"})
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := s.srv.WaitIdle(s.ctx); err != nil {
+		return 0, 0, err
+	}
+	st := r.h.Stats()
+	fmt.Fprintf(s.out, "alice opened #%d %q; the bot stopped with %d event(s) accepted and not handled\n",
+		is.IID, is.Title, st.Accepted-st.Handled-st.DeadLettered)
+	return mr, is.ID, nil
+}
+
+// registerHook adds the project hook, with its secret, for url.
+func (s *scene) registerHook(url string) error {
+	hook, _, err := s.admin.Hooks.Add(s.ctx, s.pid, hookOptions(url))
+	if err == nil {
+		err = s.srv.SetHookToken(hook.ID, hookSecret)
+	}
+	if err != nil {
+		return fmt.Errorf("registering the hook: %w", err)
+	}
+	s.hookID = hook.ID
+	fmt.Fprintf(s.out, "hook %d registered for %s; the bot's queue is in %s\n", hook.ID, url, s.dir)
+	return nil
+}
+
+// whileDown makes changes while the bot is down: the server's deliveries
+// fail, and it never sends them again.
+func (s *scene) whileDown() (login, slow int, err error) {
+	is, _, err := s.user.Issues.Create(s.ctx, s.pid, &collab.CreateIssueOptions{Title: "Login fails"})
+	if err != nil {
+		return 0, 0, err
+	}
+	fmt.Fprintf(s.out, "while the bot is down: alice opened #%d %q\n", is.IID, is.Title)
+	sl, _, err := s.admin.Issues.GetByIID(s.ctx, s.pid, 2)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, _, err := s.user.Notes.CreateIssueNote(s.ctx, s.pid, sl.ID, "/close"); err != nil {
+		return 0, 0, err
+	}
+	fmt.Fprintf(s.out, "while the bot is down: alice commented /close on #%d\n", sl.IID)
+	build := s.srv.AddBuild(s.pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Ref: "fix-save"})
+	s.srv.SetBuildStatus(build, "running")
+	s.srv.SetBuildStatus(build, "failed")
+	fmt.Fprintf(s.out, "while the bot is down: build rspec (#%d) on fix-save failed\n", build)
+	return is.ID, sl.ID, s.srv.WaitIdle(s.ctx)
+}
+
+// restart starts the bot again on the same queue: it handles what was
+// pending, and catches up on what it missed, stored behind it.
+func (s *scene) restart() (webhook.Stats, error) {
+	q, err := diskqueue.Open(s.dir, diskqueue.Options{})
+	if err != nil {
+		return webhook.Stats{}, err
+	}
+	defer q.Close()
+	r, err := listen(s.ctx, s.b, "127.0.0.1:0", hookSecret, q)
+	if err != nil {
+		return webhook.Stats{}, err
+	}
+	defer r.close()
+	if _, _, err := s.admin.Hooks.Update(s.ctx, s.pid, s.hookID, hookOptions(r.url)); err != nil {
+		return webhook.Stats{}, fmt.Errorf("moving the hook: %w", err)
+	}
+	cst, err := catchup.Run(s.ctx, r.h, s.admin, s.catchUp)
+	if err != nil {
+		return webhook.Stats{}, err
+	}
+	r.run()
+	fmt.Fprintf(s.out, "the bot restarted; catch-up found %d missed event(s) and skipped %d it already had\n",
 		total(cst.Admitted), cst.Duplicates)
-	if err := waitReports(4, "the pending and missed events"); err != nil {
-		return err
+	err = errors.Join(s.waitReports(4, "the pending and missed events"), s.srv.WaitIdle(s.ctx), r.h.WaitIdle(s.ctx))
+	if err != nil {
+		return webhook.Stats{}, errors.Join(err, r.stop())
 	}
-	if err := srv.WaitIdle(ctx); err != nil {
-		return err
-	}
-	if err := r.h.WaitIdle(ctx); err != nil {
-		return err
-	}
-	if err := r.stop(); err != nil {
-		return err
-	}
-	return nothingLost(ctx, out, admin, pid, r.h.Stats(), []int{export.ID, login.ID}, slow.ID, mr)
+	err = r.stop()
+	return r.h.Stats(), err
 }
 
 // firstAct is the scenario while the bot runs: two issues, a /close comment
@@ -332,7 +366,7 @@ func nothingLost(ctx context.Context, out io.Writer, c *collab.Client, pid int, 
 	if err != nil {
 		return err
 	}
-	if is.State != "closed" {
+	if is.State != collab.IssueClosed {
 		lost = append(lost, fmt.Sprintf("#%d was not closed", is.IID))
 	}
 	noted := false
@@ -365,8 +399,8 @@ func total(m map[webhook.Kind]int) int {
 }
 
 // hookOptions registers a hook at url for the events the bot reacts to.
-func hookOptions(url string) *collab.HookOptions {
-	return &collab.HookOptions{URL: url, PushEvents: collab.Ptr(false),
+func hookOptions(url string) *collab.AddHookOptions {
+	return &collab.AddHookOptions{URL: url, PushEvents: collab.Ptr(false),
 		IssuesEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)}
 }
 

@@ -128,7 +128,7 @@ func newRig(ctx context.Context, t *testing.T) *rig {
 	lb := balance(t, backends)
 	for i := range outageProjects {
 		pid := r.api.AddProject(r.api.AdminID, fmt.Sprintf("Shop %d", i), 10)
-		_, _, err = r.client.Hooks.Add(ctx, pid, &collab.HookOptions{URL: "http://" + lb + "/",
+		_, _, err = r.client.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: "http://" + lb + "/",
 			IssuesEvents: collab.Ptr(true), PushEvents: collab.Ptr(false)})
 		if err != nil {
 			t.Fatal(err)
