@@ -223,7 +223,7 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Transport: defaultTransport()}
+	hc := &http.Client{Transport: NewTransport()}
 	if cfg.httpClient != nil {
 		cp := *cfg.httpClient // never change the caller's client
 		hc = &cp
@@ -304,10 +304,16 @@ type redirectError struct{ err error }
 func (e *redirectError) Error() string { return e.err.Error() }
 func (e *redirectError) Unwrap() error { return e.err }
 
-// defaultTransport has no overall deadline, which would cut long downloads,
-// but gives up on a server that accepts a request and never answers it, and
-// bounds the response headers.
-func defaultTransport() *http.Transport {
+// NewTransport returns a new transport with the settings a client uses
+// when WithHTTPClient is not given: no overall deadline, which would cut
+// long downloads, but a server that accepts a request and never answers is
+// given up after DefaultResponseHeaderTimeout; response headers are bounded;
+// and up to 32 idle connections per host are kept for calls in parallel.
+// Wrap it to put middleware under a client:
+//
+//	hc := &http.Client{Transport: myMiddleware(collab.NewTransport())}
+//	c, err := collab.NewClient(url, collab.WithHTTPClient(hc))
+func NewTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 32 // prefetching iterators and bots run calls in parallel
 	t.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
