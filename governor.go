@@ -72,7 +72,8 @@ func WithSharedLimiter(l SharedLimiter) ClientOption {
 
 // governor holds a client's limits and the pause the server asked for. A
 // Client and every copy of it share one. With no limit set, a request
-// costs it one atomic load.
+// costs it one atomic load. A nil governor lets everything through; only
+// the benchmark that measures the governor's cost uses one.
 type governor struct {
 	pauseUntil atomic.Int64  // unix nanoseconds; 0 when no pause was ever set
 	maxPause   time.Duration // the retry policy's MaxWait: Retry-After is honoured up to it
@@ -98,7 +99,7 @@ func newGovernor(cfg *clientConfig) *governor {
 // with a free slot and a token of each budget. It returns how long it
 // waited. On error (ctx ended) it holds no slot.
 func (g *governor) acquire(ctx context.Context) (time.Duration, error) {
-	if g.rate == nil && g.slots == nil && g.shared == nil && g.pauseUntil.Load() == 0 {
+	if g == nil || g.rate == nil && g.slots == nil && g.shared == nil && g.pauseUntil.Load() == 0 {
 		return 0, nil
 	}
 	var waited time.Duration
@@ -184,7 +185,7 @@ func (g *governor) release() {
 
 // hold makes resp's body give back the call's slot when it is closed.
 func (g *governor) hold(resp *http.Response) {
-	if g.slots == nil {
+	if g == nil || g.slots == nil {
 		return
 	}
 	if resp == nil {
@@ -210,24 +211,26 @@ func (b *slotBody) Close() error {
 // every request of the client (and of the shared limiter's other users),
 // and a 429 also lowers the rate; any other answer lets the rate recover.
 func (g *governor) settle(ctx context.Context, resp *http.Response) {
-	if resp == nil {
+	if g == nil || resp == nil {
+		return
+	}
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		if g.rate != nil {
+			g.rate.recover(time.Now())
+		}
 		return
 	}
 	ra, hasRA := retryAfter(resp.Header.Get("Retry-After"), time.Now())
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
+	if resp.StatusCode == http.StatusServiceUnavailable && !hasRA {
+		return
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
 		if !hasRA {
 			ra = g.minPause
 		}
 		if g.rate != nil {
 			g.rate.cut(time.Now())
 		}
-	case resp.StatusCode == http.StatusServiceUnavailable && hasRA:
-	default:
-		if g.rate != nil {
-			g.rate.recover(time.Now())
-		}
-		return
 	}
 	g.pause(ctx, min(ra, g.maxPause))
 }
