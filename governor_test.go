@@ -248,7 +248,8 @@ func TestPauseHoldsEveryRequest(t *testing.T) {
 			defer wg.Done()
 			for k := 1; going(); k++ {
 				_, _, err := c.Projects.Get(context.Background(), g*1000+k) // a path per request; 404s are fine
-				if !errors.Is(err, ErrTooManyRequests) {                    // with no rate limit, retries released together may collide again
+				// With no rate limit, retries released together may collide again.
+				if !errors.Is(err, ErrTooManyRequests) {
 					assert.ErrorIs(t, err, ErrNotFound)
 				}
 			}
