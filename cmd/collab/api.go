@@ -101,7 +101,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	watch := &watcher{next: collab.NewTransport(), header: headers}
+	watch := newWatcher(headers)
 	client, err := a.client(watch)
 	if err != nil {
 		return err
@@ -293,6 +293,12 @@ type watcher struct {
 	header     http.Header // from -H; each replaces what the SDK set
 	onResponse func(*http.Response)
 	pages      atomic.Int64
+}
+
+// newWatcher wraps the SDK's own transport (its response-header timeout and
+// connection pool), adding headers to every request.
+func newWatcher(headers http.Header) *watcher {
+	return &watcher{next: collab.NewTransport(), header: headers}
 }
 
 // CloseIdleConnections closes the idle connections of the transport
