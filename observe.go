@@ -8,9 +8,15 @@ import (
 // CallInfo names an API call by its shape, never by its values: it holds no
 // id, name, token, query or body, so that it can name spans and label
 // metrics without making them unbounded or leaking a secret.
+//
+// The route template names each path value after the segment before it, as
+// the API documents it: "/projects/:id/merge_requests/:merge_request_id".
+// Each page of an iterator is a call of the list's route. A request built
+// by hand (NewRequest, then Do or BareDo) is named by the SDK route its
+// path matches, or gets Route "" when it matches none.
 type CallInfo struct {
 	Method string // "GET"
-	Route  string // the route template, "/projects/:id/issues"
+	Route  string // the route template, "/projects/:id/issues"; see below
 	Host   string // the server's host, with its port when the URL names one
 }
 

@@ -80,6 +80,22 @@ func NewClient(baseURL string, opts ...collab.ClientOption) (*Client, error) {
 	return &Client{c: c}, nil
 }
 
+// FromClient returns a runner API client made from c: on the same server,
+// through the same transport, with c's retry policy, observer and logger,
+// and sharing c's rate and concurrency limits and the pauses the server
+// asks for, so that a program's runner calls and API calls spend one budget.
+// It sends c's token and Sudo user too, as c would.
+func FromClient(c *collab.Client) (*Client, error) {
+	if c == nil {
+		return nil, &collab.ArgumentError{Arg: "c", Reason: "is nil"}
+	}
+	api, err := c.ForAPIPath(APIPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: api}, nil
+}
+
 // API returns the underlying root-package client, for its BaseURL or to
 // build requests this package does not cover.
 func (c *Client) API() *collab.Client { return c.c }

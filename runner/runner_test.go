@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
@@ -541,4 +542,35 @@ func TestUploadArtifactsRewindFails(t *testing.T) {
 	_, err := c.UploadArtifacts(context.Background(), 9, testBuildToken, "a.zip", &badSeeker{Reader: strings.NewReader("x")}, nil)
 	assert.ErrorContains(t, err, "tape drive jammed")
 	assert.Equal(t, 1, m.Count())
+}
+
+// A runner client made from an API client spends the same budget: here the
+// one concurrency slot, held by the API client's open download.
+func TestFromClientSharesLimits(t *testing.T) {
+	_, err := FromClient(nil)
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+
+	m := mocktest.New(t)
+	api, err := collab.NewClient("https://collab.example.com", collab.WithHTTPClient(m.Client()), collab.WithConcurrencyLimit(1), collab.WithoutRetries())
+	require.NoError(t, err)
+	rc, err := FromClient(api)
+	require.NoError(t, err)
+	assert.Equal(t, "https://collab.example.com/ci/api/v1/", rc.API().BaseURL().String())
+
+	m.Reply(http.StatusOK, `data`)
+	req, err := api.NewRequest(context.Background(), http.MethodGet, "projects/1/builds/2/artifacts", nil)
+	require.NoError(t, err)
+	resp, err := api.BareDo(req)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = rc.RequestBuild(ctx, testRunnerToken, nil)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the runner call waits for the API client's slot")
+	assert.Equal(t, 1, m.Count())
+
+	require.NoError(t, resp.Body.Close())
+	m.Reply(http.StatusNoContent, ``)
+	_, err = rc.RequestBuild(context.Background(), testRunnerToken, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/ci/api/v1/builds/register", m.Last().Path)
 }

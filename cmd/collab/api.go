@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -35,6 +36,7 @@ type apiCmd struct {
 	jq        string
 	ndjson    bool
 	runnerAPI bool
+	rate      float64
 }
 
 func newAPICmd(cfg *config, std stdio) *cobra.Command {
@@ -56,12 +58,16 @@ sees the whole list: "collab api --paginate projects/1/issues --jq length" print
 one number. --ndjson prints one item per line as it arrives instead, holding only
 a page in memory; --jq then applies to each item.
 
+--rate N sends at most N requests a second (pages and retries included), and
+any 429 or 503 with Retry-After pauses every request until the wait is over.
+
 An error status exits 1 with a one-line error on stderr. A write is never sent
 twice by a retry.`,
 		Example: `  collab api projects/1/issues --paginate --jq 'map(.title)'
   collab api POST projects/1/issues -f title='Crash on save' -F confidential=true
   collab api -X PUT projects/1/issues/3 -f state_event=close -i
-  collab api --paginate --ndjson projects/1/issues --jq .iid`,
+  collab api --paginate --ndjson projects/1/issues --jq .iid
+  collab api --paginate --rate 5 projects/1/issues --jq length`,
 		Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd.Context(), args) },
 	}
@@ -78,29 +84,14 @@ twice by a retry.`,
 	f.StringVarP(&a.jq, "jq", "q", "", "filter the output with a jq `EXPRESSION` (strings print without quotes)")
 	f.BoolVar(&a.ndjson, "ndjson", false, "print each item of a list as one line of JSON")
 	f.BoolVar(&a.runnerAPI, "runner", false, "call the runner API (/ci/api/v1) instead of /api/v3")
+	f.Float64Var(&a.rate, "rate", 0, "send at most `N` requests per second (0: no limit)")
 	return cmd
 }
 
 func (a *apiCmd) run(ctx context.Context, args []string) error {
-	method, path, err := a.target(args)
+	method, path, fields, err := a.request(args)
 	if err != nil {
 		return err
-	}
-	fields, err := parseFields(a.fields, a.std.in, a.input == "-")
-	if err != nil {
-		return err
-	}
-	if a.method == "" && len(args) == 1 && !a.paginate && (len(fields) > 0 || a.input != "") {
-		method = http.MethodPost
-	}
-	if a.paginate && method != http.MethodGet {
-		return usagef("--paginate needs GET, not %s", method)
-	}
-	if a.paginate && a.input != "" {
-		return usagef("--input cannot be used with --paginate")
-	}
-	if a.prefetch < 1 {
-		return usagef("--prefetch must be at least 1")
 	}
 	headers, err := parseHeaders(a.headers)
 	if err != nil {
@@ -110,22 +101,12 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-
-	watch := &watcher{next: http.DefaultTransport, header: headers}
-	apiPath := "api/v3"
-	if a.runnerAPI {
-		apiPath = "ci/api/v1"
-	}
-	client, token, err := a.cfg.client(apiPath, &http.Client{Transport: watch})
+	watch := newWatcher(headers)
+	client, err := a.client(watch)
 	if err != nil {
 		return err
 	}
-	if a.sudo != "" {
-		client = client.Sudo(a.sudo)
-	}
-	if a.include {
-		watch.onResponse = includePrinter(a.std.err, token)
-	}
+	defer client.Close()
 
 	out := bufio.NewWriterSize(a.std.out, 64<<10)
 	w := &output{w: out, filter: filter, ndjson: a.ndjson}
@@ -138,6 +119,58 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 		err = ferr
 	}
 	return err
+}
+
+// request reads the method, path and parameters, and checks the flags
+// that go with them.
+func (a *apiCmd) request(args []string) (method, path string, fields []field, err error) {
+	method, path, err = a.target(args)
+	if err != nil {
+		return "", "", nil, err
+	}
+	fields, err = parseFields(a.fields, a.std.in, a.input == "-")
+	if err != nil {
+		return "", "", nil, err
+	}
+	if a.method == "" && len(args) == 1 && !a.paginate && (len(fields) > 0 || a.input != "") {
+		method = http.MethodPost
+	}
+	switch {
+	case a.paginate && method != http.MethodGet:
+		return "", "", nil, usagef("--paginate needs GET, not %s", method)
+	case a.paginate && a.input != "":
+		return "", "", nil, usagef("--input cannot be used with --paginate")
+	case a.prefetch < 1:
+		return "", "", nil, usagef("--prefetch must be at least 1")
+	case a.rate < 0 || math.IsNaN(a.rate) || math.IsInf(a.rate, 0):
+		return "", "", nil, usagef("--rate must be a number of requests per second, 0 for no limit")
+	}
+	return method, path, fields, nil
+}
+
+// client builds the SDK client on the SDK's own transport (its timeouts and
+// connection pool) wrapped by watch, with the --runner, --sudo, --rate and
+// --include settings.
+func (a *apiCmd) client(watch *watcher) (*collab.Client, error) {
+	apiPath := "api/v3"
+	if a.runnerAPI {
+		apiPath = "ci/api/v1"
+	}
+	var extra []collab.ClientOption
+	if a.rate > 0 {
+		extra = append(extra, collab.WithRateLimit(a.rate, 1))
+	}
+	client, token, err := a.cfg.client(apiPath, &http.Client{Transport: watch}, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if a.sudo != "" {
+		client = client.Sudo(a.sudo)
+	}
+	if a.include {
+		watch.onResponse = includePrinter(a.std.err, token)
+	}
+	return client, nil
 }
 
 // target reads [METHOD] PATH and -X.
@@ -260,6 +293,20 @@ type watcher struct {
 	header     http.Header // from -H; each replaces what the SDK set
 	onResponse func(*http.Response)
 	pages      atomic.Int64
+}
+
+// newWatcher wraps the SDK's own transport (its response-header timeout and
+// connection pool), adding headers to every request.
+func newWatcher(headers http.Header) *watcher {
+	return &watcher{next: collab.NewTransport(), header: headers}
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// underneath, so that Client.Close reaches them.
+func (w *watcher) CloseIdleConnections() {
+	if c, ok := w.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // RoundTrip implements http.RoundTripper.

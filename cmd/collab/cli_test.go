@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
@@ -257,5 +258,22 @@ func TestEmptyTokenFile(t *testing.T) {
 	code, _, errOut := runCollab(t, "api", "--url", ts.URL, "--token-file", empty, "user")
 	if code != 2 || calls.Load() != 0 || !strings.Contains(errOut, "is empty") {
 		t.Errorf("exit %d, %d calls, stderr %q", code, calls.Load(), errOut)
+	}
+}
+
+// The command sends through the SDK's transport, not http.DefaultTransport:
+// a server that never answers is given up, and calls in parallel reuse
+// connections.
+func TestAPIUsesTheSDKTransport(t *testing.T) {
+	w := newWatcher(nil)
+	tr, ok := w.next.(*http.Transport)
+	if !ok {
+		t.Fatalf("transport is %T", w.next)
+	}
+	if tr.ResponseHeaderTimeout != collab.DefaultResponseHeaderTimeout || tr.MaxIdleConnsPerHost < 32 {
+		t.Errorf("header timeout %v, %d idle connections per host", tr.ResponseHeaderTimeout, tr.MaxIdleConnsPerHost)
+	}
+	if tr == http.DefaultTransport {
+		t.Error("the process-wide default transport")
 	}
 }

@@ -52,8 +52,8 @@ func (c *config) token() (token, kind string, err error) {
 
 // client builds an SDK client for the API at apiPath ("api/v3" or
 // "ci/api/v1"); hc carries the command's transport. It returns the token
-// too, so that output can redact it.
-func (c *config) client(apiPath string, hc *http.Client) (*collab.Client, string, error) {
+// too, so that output can redact it. extra options come last.
+func (c *config) client(apiPath string, hc *http.Client, extra ...collab.ClientOption) (*collab.Client, string, error) {
 	base := c.url
 	if base == "" {
 		base = os.Getenv("COLLAB_URL")
@@ -76,7 +76,7 @@ func (c *config) client(apiPath string, hc *http.Client) (*collab.Client, string
 			opts = append(opts, collab.WithPrivateToken(token))
 		}
 	}
-	cl, err := collab.NewClient(base, opts...)
+	cl, err := collab.NewClient(base, append(opts, extra...)...)
 	if err != nil {
 		return nil, "", usageError{fmt.Errorf("server URL: %w", err)}
 	}

@@ -74,6 +74,8 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"hook-token":      cmdHookToken,
 		"add-user":        cmdAddUser,
 		"same-deliveries": cmdSameDeliveries,
+		"rate-limit":      cmdRateLimit,
+		"count-status":    cmdCountStatus,
 	}
 	for name, f := range extraCmds {
 		cmds[name] = f
@@ -224,4 +226,37 @@ func cmdAddUser(ts *testscript.TestScript, neg bool, args []string) {
 	u := server(ts).AddUser(args[0], false)
 	ts.Check(server(ts).Err())
 	ts.Setenv(args[1], strconv.Itoa(u.ID))
+}
+
+// rate-limit RPS BURST limits every token of the fake to RPS requests a
+// second (0 lifts the limit), and empties its request log.
+func cmdRateLimit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rate-limit RPS BURST")
+	}
+	rps, err := strconv.ParseFloat(args[0], 64)
+	ts.Check(err)
+	burst, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	server(ts).SetRateLimit(rps, burst)
+	server(ts).ClearRequests()
+}
+
+// count-status STATUS N checks that the fake answered exactly N requests
+// (at least N with !) with STATUS since the last rate-limit.
+func cmdCountStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: count-status STATUS N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	got := 0
+	for _, r := range server(ts).Requests() {
+		if strconv.Itoa(r.Status) == args[0] {
+			got++
+		}
+	}
+	if (!neg && got != want) || (neg && got < want) {
+		ts.Fatalf("%d requests answered %s; want %s%d", got, args[0], map[bool]string{true: "at least ", false: ""}[neg], want)
+	}
 }

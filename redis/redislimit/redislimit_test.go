@@ -1,0 +1,173 @@
+package redislimit_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/redis/redislimit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewRefusesBadInput(t *testing.T) {
+	rdb := startRedis(t).Client()
+	defer rdb.Close()
+	for _, tc := range []struct {
+		token string
+		o     redislimit.Options
+	}{
+		{"", redislimit.Options{Rate: 1}},
+		{"t", redislimit.Options{}},
+		{"t", redislimit.Options{Rate: 1, Burst: -1}},
+		{"t", redislimit.Options{Rate: 1, FallbackRate: -1}},
+	} {
+		_, err := redislimit.New(rdb, tc.token, tc.o)
+		assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+	}
+	_, err := redislimit.New(nil, "t", redislimit.Options{Rate: 1})
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
+}
+
+// Two limiters of one token (two processes) book one budget: the waits
+// they are given space all their requests at the shared rate.
+func TestTwoLimitersShareOneBudget(t *testing.T) {
+	srv := startRedis(t)
+	a, b := srv.Client(), srv.Client()
+	defer a.Close()
+	defer b.Close()
+	const token = "tok-shared-1"
+	la, err := redislimit.New(a, token, redislimit.Options{Rate: 10, Burst: 2})
+	require.NoError(t, err)
+	lb, err := redislimit.New(b, token, redislimit.Options{Rate: 10, Burst: 2})
+	require.NoError(t, err)
+	other, err := redislimit.New(b, "tok-other-2", redislimit.Options{Rate: 10, Burst: 2})
+	require.NoError(t, err)
+	ctx := context.Background()
+	var waits []time.Duration
+	for i := range 10 {
+		l := la
+		if i%2 == 1 {
+			l = lb
+		}
+		d, err := l.Reserve(ctx)
+		require.NoError(t, err)
+		waits = append(waits, d)
+	}
+	assert.Zero(t, waits[0])
+	assert.Zero(t, waits[1], "a burst of 2")
+	assert.InDelta(t, 800*time.Millisecond, waits[9], float64(50*time.Millisecond), "the 10th of 10 at 10/s with a burst of 2 goes after 0.8 s")
+	for i := 2; i < 10; i++ {
+		assert.Greater(t, waits[i], waits[i-1], "each booking comes after the one before, whichever process made it")
+	}
+	d, err := other.Reserve(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, d, "another token has a budget of its own")
+
+	keys, err := a.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(token))
+	assert.Contains(t, keys, "collab:ratelimit:"+hex.EncodeToString(sum[:16]))
+	for _, k := range keys {
+		assert.NotContains(t, k, "tok-", "keys hold a hash of the token, never the token")
+	}
+}
+
+// A pause from one process holds every process's next booking.
+func TestPauseReachesEveryProcess(t *testing.T) {
+	srv := startRedis(t)
+	a, b := srv.Client(), srv.Client()
+	defer a.Close()
+	defer b.Close()
+	la, err := redislimit.New(a, "tok-p", redislimit.Options{Rate: 100})
+	require.NoError(t, err)
+	lb, err := redislimit.New(b, "tok-p", redislimit.Options{Rate: 100})
+	require.NoError(t, err)
+	la.Pause(context.Background(), time.Now().Add(2*time.Second))
+	d, err := lb.Reserve(context.Background())
+	require.NoError(t, err)
+	assert.InDelta(t, 2*time.Second, d, float64(100*time.Millisecond))
+	d2, err := lb.Reserve(context.Background())
+	require.NoError(t, err)
+	assert.InDelta(t, 10*time.Millisecond, d2-d, float64(2*time.Millisecond), "after the pause, requests are spaced, not let go at once")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = lb.Reserve(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// Without Redis the limiter falls back to its local budget, says so once,
+// and never names the token.
+func TestFallbackWhenRedisIsLost(t *testing.T) {
+	srv := startRedis(t)
+	rdb := srv.Client()
+	defer rdb.Close()
+	var logs bytes.Buffer
+	const token = "tok-fallback-3"
+	l, err := redislimit.New(rdb, token, redislimit.Options{Rate: 20, Processes: 2, Timeout: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	_, err = l.Reserve(context.Background())
+	require.NoError(t, err)
+	srv.Stop()
+
+	var waits []time.Duration
+	for range 4 {
+		d, err := l.Reserve(context.Background())
+		require.NoError(t, err, "a lost Redis is no error")
+		waits = append(waits, d)
+	}
+	assert.InDelta(t, 300*time.Millisecond, waits[3], float64(30*time.Millisecond), "the local budget is Rate/Processes, 10/s")
+	l.Pause(context.Background(), time.Now().Add(time.Second))
+	d, err := l.Reserve(context.Background())
+	require.NoError(t, err)
+	assert.Greater(t, d, 800*time.Millisecond, "a pause holds the local budget too")
+
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "Redis unreachable, using the local limiter"), out)
+	assert.NotContains(t, out, token)
+}
+
+// Through a collab.Client against the fake: the shared limiter paces the
+// calls and a 429's pause reaches the other client's limiter.
+func TestWithCollabClient(t *testing.T) {
+	redisSrv := startRedis(t)
+	fake := collabtest.NewTestServer(t)
+	var clients []*collab.Client
+	for range 2 {
+		rdb := redisSrv.Client()
+		t.Cleanup(func() { rdb.Close() })
+		lim, err := redislimit.New(rdb, fake.AdminToken, redislimit.Options{Rate: 20})
+		require.NoError(t, err)
+		c, err := collab.NewClient(fake.URL, collab.WithPrivateToken(fake.AdminToken), collab.WithSharedLimiter(lim),
+			collab.WithRetry(collab.RetryPolicy{MaxWait: 1500 * time.Millisecond}))
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		clients = append(clients, c)
+	}
+	for i := range 6 {
+		_, _, err := clients[i%2].Projects.List(context.Background(), nil)
+		require.NoError(t, err)
+	}
+	log := fake.Requests()
+	require.Len(t, log, 6)
+	assert.Greater(t, log[5].Time.Sub(log[0].Time), 230*time.Millisecond, "6 calls at 20/s across two clients span 0.25 s")
+
+	fake.SetRateLimit(0.5, 1)
+	_, _, err := clients[0].Projects.List(context.Background(), nil) // spends the fake's budget
+	require.NoError(t, err)
+	_, _, err = clients[0].Projects.List(context.Background(), nil)
+	require.ErrorIs(t, err, collab.ErrTooManyRequests, "no retries in this policy")
+	fake.SetRateLimit(0, 0)
+	_, resp, err := clients[1].Projects.List(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Greater(t, resp.Waited, 500*time.Millisecond, "the other client paused for the Retry-After")
+}
