@@ -1,0 +1,24 @@
+module github.com/collabsvc/collab/examples/webhook-bot
+
+go 1.25.0
+
+require (
+	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/google/go-querystring v1.2.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sync v0.21.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)
+
+replace (
+	github.com/collabsvc/collab => ../../
+	github.com/collabsvc/collab/otelcollab => ../../otelcollab
+)
