@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 // sendersPerCPU is how many deliveries the benchmark keeps in flight per
@@ -47,7 +48,7 @@ func BenchmarkDeliveries(b *testing.B) {
 			benchHandler(b, template, webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}), o.opts)
 		})
 		b.Run("disk"+o.name, func(b *testing.B) {
-			q, err := webhook.OpenDiskQueue(b.TempDir(), webhook.DiskQueueOptions{})
+			q, err := diskqueue.Open(b.TempDir(), diskqueue.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

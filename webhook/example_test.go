@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 func Example() {
@@ -60,13 +61,13 @@ func Example() {
 
 // A receiver that keeps what it answered across crashes and restarts: the
 // queue lives in a directory, and a failing callback is retried.
-func ExampleOpenDiskQueue() {
+func Example_durable() {
 	dir, err := os.MkdirTemp("", "hooks") // in production: a directory of its own, such as /var/lib/mybot/queue
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	q, err := webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{})
+	q, err := diskqueue.Open(dir, diskqueue.Options{})
 	if err != nil {
 		panic(err) // a damaged or locked queue is an error, never a silent reset
 	}

@@ -1,6 +1,9 @@
 package webhook
 
-import "reflect"
+import (
+	"reflect"
+	"time"
+)
 
 // For the tests of package webhook_test.
 var SameJSON = sameJSON
@@ -10,4 +13,11 @@ func ExtraKeys(v any) map[string]bool {
 	out := map[string]bool{}
 	collectExtra(reflect.ValueOf(v), "$", out)
 	return out
+}
+
+// SetMemoryClock turns the clock of q.
+func SetMemoryClock(q *MemoryQueue, now func() time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.s.SetClock(now)
 }

@@ -23,12 +23,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		os.Exit(receiverChild())
-	}
-	if os.Getenv(fullDiskEnv) != "" {
-		os.Exit(fullDiskChild())
-	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -3,10 +3,13 @@ package webhook
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/collabsvc/collab/webhook/internal/schedule"
 )
 
 // DefaultDedupWindow is how long a queue remembers a delivery's dedup key
@@ -18,6 +21,9 @@ type MemoryQueueOptions struct {
 	// MaxPending bounds the deliveries held (pending, leased or waiting for
 	// a retry); past it Put returns ErrQueueFull. 0 means no bound.
 	MaxPending int
+	// MaxBytes bounds the bodies held, in bytes; past it Put returns
+	// ErrQueueFull. 0 means no bound.
+	MaxBytes int64
 	// DedupWindow is how long a key is remembered. Default
 	// DefaultDedupWindow; negative turns duplicate suppression off.
 	DedupWindow time.Duration
@@ -31,8 +37,9 @@ type MemoryQueue struct {
 	opts MemoryQueueOptions
 
 	mu          sync.Mutex
-	s           schedule
+	s           schedule.Schedule
 	items       map[uint64]*Delivery
+	bytes       int64 // the bodies of items
 	dead        map[uint64]*Delivery
 	keys        map[string]time.Time // dedup key -> expiry
 	nextSweep   time.Time
@@ -47,7 +54,7 @@ func NewMemoryQueue(opts MemoryQueueOptions) *MemoryQueue {
 	}
 	return &MemoryQueue{
 		opts:        opts,
-		s:           newSchedule(),
+		s:           schedule.New(),
 		items:       map[uint64]*Delivery{},
 		dead:        map[uint64]*Delivery{},
 		keys:        map[string]time.Time{},
@@ -62,18 +69,18 @@ func (q *MemoryQueue) unlock() { q.mu.Unlock() }
 func (q *MemoryQueue) Put(_ context.Context, d *Delivery) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.s.closed {
+	if q.s.Closed() {
 		return ErrQueueClosed
 	}
 	now := time.Now()
 	if q.seen(d.Key, now) {
 		return ErrDuplicate
 	}
-	if q.opts.MaxPending > 0 && len(q.items) >= q.opts.MaxPending {
-		return ErrQueueFull
+	if err := q.full(int64(len(d.Body))); err != nil {
+		return err
 	}
 	if q.opts.DedupWindow > 0 {
-		for _, k := range d.dedupKeys() {
+		for _, k := range d.DedupKeys() {
 			q.keys[k] = now.Add(q.opts.DedupWindow)
 		}
 	}
@@ -86,7 +93,29 @@ func (q *MemoryQueue) insert(d *Delivery) {
 	q.lastID++
 	d.ID = q.lastID
 	q.items[d.ID] = d
-	q.s.add(d.ID, d.Partition)
+	q.bytes += int64(len(d.Body))
+	q.s.Add(d.ID, d.Partition)
+}
+
+// drop removes item id. q.mu is held.
+func (q *MemoryQueue) drop(id uint64) *Delivery {
+	d := q.items[id]
+	delete(q.items, id)
+	q.bytes -= int64(len(d.Body))
+	return d
+}
+
+// full reports ErrQueueFull when one more delivery with a body of n bytes
+// would pass a bound. q.mu is held, so that the check and the insert are
+// one step.
+func (q *MemoryQueue) full(n int64) error {
+	switch {
+	case q.opts.MaxPending > 0 && len(q.items) >= q.opts.MaxPending:
+		return fmt.Errorf("%w: MaxPending %d reached", ErrQueueFull, q.opts.MaxPending)
+	case q.opts.MaxBytes > 0 && q.bytes+n > q.opts.MaxBytes:
+		return fmt.Errorf("%w: MaxBytes %d reached", ErrQueueFull, q.opts.MaxBytes)
+	}
+	return nil
 }
 
 // seen reports whether key is held and not expired, sweeping expired keys
@@ -109,9 +138,9 @@ func (q *MemoryQueue) seen(key string, now time.Time) bool {
 
 // Take implements Queue. The delivery handed out is a copy.
 func (q *MemoryQueue) Take(ctx context.Context) (*Delivery, error) {
-	id, err := q.s.take(ctx, q.lock, q.unlock)
+	id, err := q.s.Take(ctx, q.lock, q.unlock)
 	if err != nil {
-		return nil, err
+		return nil, takeError(err)
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -128,10 +157,10 @@ func (q *MemoryQueue) Take(ctx context.Context) (*Delivery, error) {
 func (q *MemoryQueue) Ack(_ context.Context, id uint64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.s.remove(id) {
+	if !q.s.Remove(id) {
 		return notLeased(id)
 	}
-	delete(q.items, id)
+	q.drop(id)
 	return nil
 }
 
@@ -139,7 +168,7 @@ func (q *MemoryQueue) Ack(_ context.Context, id uint64) error {
 func (q *MemoryQueue) Retry(_ context.Context, id uint64, at time.Time, reason string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.s.retry(id, at) {
+	if !q.s.Retry(id, at) {
 		return notLeased(id)
 	}
 	q.items[id].LastError = reason
@@ -150,11 +179,10 @@ func (q *MemoryQueue) Retry(_ context.Context, id uint64, at time.Time, reason s
 func (q *MemoryQueue) DeadLetter(_ context.Context, id uint64, reason string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.s.remove(id) {
+	if !q.s.Remove(id) {
 		return notLeased(id)
 	}
-	d := q.items[id]
-	delete(q.items, id)
+	d := q.drop(id)
 	d.LastError = reason
 	q.dead[id] = d
 	return nil
@@ -230,26 +258,48 @@ func (q *MemoryQueue) Len() int {
 // WaitIdle waits until no delivery is pending, leased or waiting for a
 // retry.
 func (q *MemoryQueue) WaitIdle(ctx context.Context) error {
-	return q.s.waitEmpty(ctx, q.lock, q.unlock)
+	return q.s.WaitEmpty(ctx, q.lock, q.unlock)
 }
 
 // Close implements Queue. What the queue holds is discarded.
 func (q *MemoryQueue) Close() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.s.close()
+	q.s.Close()
 	return nil
 }
 
-// stateError says a delivery is not in the state an operation needs.
-type stateError struct {
-	id   uint64
-	want string
+// Stats implements Queue.
+func (q *MemoryQueue) Stats(context.Context) (QueueStats, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	st := QueueStats{Pending: len(q.items), DeadLetters: len(q.dead)}
+	for _, d := range q.items {
+		if st.Oldest.IsZero() || d.ReceivedAt.Before(st.Oldest) {
+			st.Oldest = d.ReceivedAt
+		}
+	}
+	return st, nil
 }
 
-func (e *stateError) Error() string {
-	return fmt.Sprintf("webhook: delivery %d is not %s", e.id, e.want)
+// Check implements Queue: it fails once the queue is closed or a bound is
+// reached.
+func (q *MemoryQueue) Check(context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.s.Closed() {
+		return ErrQueueClosed
+	}
+	return q.full(0)
 }
 
-func notLeased(id uint64) error { return &stateError{id, "leased"} }
-func notDead(id uint64) error   { return &stateError{id, "dead-lettered"} }
+// takeError turns the schedule's closed error into the Queue's.
+func takeError(err error) error {
+	if errors.Is(err, schedule.ErrClosed) {
+		return ErrQueueClosed
+	}
+	return err
+}
+
+func notLeased(id uint64) error { return fmt.Errorf("%w: %d", ErrNotLeased, id) }
+func notDead(id uint64) error   { return fmt.Errorf("%w: %d", ErrNotDeadLettered, id) }

@@ -65,4 +65,5 @@ type QueueStats struct {
 	Pending     int       // deliveries stored and not yet handled, leased ones included
 	Oldest      time.Time // arrival of the oldest pending delivery; zero when none
 	DeadLetters int       // deliveries dead-lettered and kept
+	Damaged     int64     // deliveries found damaged (a checksum that fails) and dead-lettered since the queue was opened
 }

@@ -86,8 +86,25 @@ type Queue interface {
 	Checkpoint(ctx context.Context, name string) ([]byte, error)
 	// SetCheckpoint stores value under name, durably.
 	SetCheckpoint(ctx context.Context, name string, value []byte) error
+	// Stats returns the queue's state now: what it holds, how old the
+	// oldest pending delivery is, and what it found damaged.
+	Stats(ctx context.Context) (QueueStats, error)
+	// Check reports whether the queue can store a delivery now: its store is
+	// reachable, the state its engine keeps (a stream, a consumer group) is
+	// present, and no bound is reached. It returns nil when it can; a bound
+	// reached is an error wrapping ErrQueueFull.
+	Check(ctx context.Context) error
 	// Close releases the queue; blocked Takes return ErrQueueClosed.
 	Close() error
+}
+
+// LossReporter is implemented by a queue whose engine can lose what it had
+// stored and acknowledged: a server restarted with an empty data set, or a
+// failover to a replica that lagged. Each value sent on Losses is the last
+// time the engine was known to hold its state; the Handler answers it with
+// Options.OnLoss, a catch-up from that time.
+type LossReporter interface {
+	Losses() <-chan time.Time
 }
 
 // The errors of a Queue.
@@ -95,6 +112,12 @@ var (
 	ErrDuplicate   = errors.New("webhook: duplicate delivery")
 	ErrQueueFull   = errors.New("webhook: queue full")
 	ErrQueueClosed = errors.New("webhook: queue closed")
+	// ErrNotLeased: Ack, Retry or DeadLetter named a delivery that is not
+	// leased.
+	ErrNotLeased = errors.New("webhook: delivery not leased")
+	// ErrNotDeadLettered: Requeue or Delete named a delivery that is not
+	// dead-lettered.
+	ErrNotDeadLettered = errors.New("webhook: delivery not dead-lettered")
 )
 
 type deliveryKey struct{}
@@ -112,9 +135,9 @@ func DeliveryFrom(ctx context.Context) *Delivery {
 	return d
 }
 
-// dedupKeys are the keys a queue remembers for d: Key, and StateKey when
+// DedupKeys are the keys a queue remembers for d: Key, and StateKey when
 // it differs.
-func (d *Delivery) dedupKeys() []string {
+func (d *Delivery) DedupKeys() []string {
 	var keys []string
 	for _, k := range [...]string{d.Key, d.StateKey} {
 		if k != "" && (len(keys) == 0 || keys[0] != k) {

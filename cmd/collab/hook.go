@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 // eventLine is one delivery as collab hook listen prints it and collab hook
@@ -110,7 +111,7 @@ func (l *listenCmd) run(ctx context.Context) error {
 	}
 	var queue webhook.Queue
 	if l.queueDir != "" {
-		dq, err := webhook.OpenDiskQueue(l.queueDir, webhook.DiskQueueOptions{})
+		dq, err := diskqueue.Open(l.queueDir, diskqueue.Options{})
 		if err != nil {
 			return err
 		}

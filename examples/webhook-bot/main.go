@@ -44,6 +44,7 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/exampleenv"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 func main() {
@@ -164,7 +165,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 
 	// The bot starts: its queue lives on disk, and a first catch-up records
 	// where the project stands.
-	q, err := webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{})
+	q, err := diskqueue.Open(dir, diskqueue.Options{})
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func scenario(ctx context.Context, w io.Writer) error {
 
 	// The bot restarts on the same queue: it handles what was pending, and
 	// catches up on what it missed.
-	if q, err = webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{}); err != nil {
+	if q, err = diskqueue.Open(dir, diskqueue.Options{}); err != nil {
 		return err
 	}
 	defer q.Close()
@@ -389,7 +390,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 		}
 		dir = filepath.Join(cache, "collab-webhook-bot")
 	}
-	q, err := webhook.OpenDiskQueue(dir, webhook.DiskQueueOptions{})
+	q, err := diskqueue.Open(dir, diskqueue.Options{})
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,18 @@
-package webhook
+// Package schedule decides which delivery a local queue hands out next.
+package schedule
 
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"time"
 )
 
-// schedule decides which delivery a local queue hands out next: the oldest
+// Schedule decides which delivery a local queue hands out next: the oldest
 // ready one whose partition has nothing older still pending, leased or
 // waiting for a retry. It holds ids only; the queues keep the records.
 // Callers hold mu.
-type schedule struct {
+type Schedule struct {
 	entries map[uint64]*entry
 	parts   map[string][]*entry // the pending deliveries of each named partition, oldest first
 	ready   readyHeap           // partition heads ready now, lowest id first
@@ -19,7 +21,7 @@ type schedule struct {
 	done    chan struct{}       // closed by close
 	empty   chan struct{}       // closed and replaced when entries becomes empty
 	closed  bool
-	now     func() time.Time // tests turn the clock
+	now     func() time.Time // tests turn the clock (SetClock)
 }
 
 type entry struct {
@@ -29,8 +31,9 @@ type entry struct {
 	leased bool
 }
 
-func newSchedule() schedule {
-	return schedule{
+// New returns an empty Schedule.
+func New() Schedule {
+	return Schedule{
 		entries: map[uint64]*entry{},
 		parts:   map[string][]*entry{},
 		signal:  make(chan struct{}, 1),
@@ -40,8 +43,8 @@ func newSchedule() schedule {
 	}
 }
 
-// add appends a delivery; ids must grow.
-func (s *schedule) add(id uint64, part string) {
+// Add appends a delivery; ids must grow.
+func (s *Schedule) Add(id uint64, part string) {
 	e := &entry{id: id, part: part}
 	s.entries[id] = e
 	if part == "" {
@@ -55,7 +58,7 @@ func (s *schedule) add(id uint64, part string) {
 }
 
 // enqueue makes a partition head eligible, now or at its retry time.
-func (s *schedule) enqueue(e *entry) {
+func (s *Schedule) enqueue(e *entry) {
 	if e.at.IsZero() {
 		heap.Push(&s.ready, e)
 	} else {
@@ -67,7 +70,7 @@ func (s *schedule) enqueue(e *entry) {
 // wake lets one waiting Take look again. Waking one rather than all keeps
 // a busy queue from stirring every worker for each delivery; a Take that
 // finds more ready passes the token on.
-func (s *schedule) wake() {
+func (s *Schedule) wake() {
 	select {
 	case s.signal <- struct{}{}:
 	default:
@@ -76,7 +79,7 @@ func (s *schedule) wake() {
 
 // next leases the next ready delivery. When there is none it returns the
 // time the earliest retry is due, or the zero time.
-func (s *schedule) next(now time.Time) (*entry, time.Time) {
+func (s *Schedule) next(now time.Time) (*entry, time.Time) {
 	for s.later.Len() > 0 && !s.later.readyHeap[0].at.After(now) {
 		e := heap.Pop(&s.later).(*entry)
 		e.at = time.Time{}
@@ -93,15 +96,15 @@ func (s *schedule) next(now time.Time) (*entry, time.Time) {
 	return nil, time.Time{}
 }
 
-// leased reports whether id is held under a lease.
-func (s *schedule) leased(id uint64) bool {
+// Leased reports whether id is held under a lease.
+func (s *Schedule) Leased(id uint64) bool {
 	e := s.entries[id]
 	return e != nil && e.leased
 }
 
-// remove drops a leased delivery (acked or dead-lettered) and lets the next
+// Remove drops a leased delivery (acked or dead-lettered) and lets the next
 // one of its partition go. It reports false when id is not leased.
-func (s *schedule) remove(id uint64) bool {
+func (s *Schedule) Remove(id uint64) bool {
 	e := s.entries[id]
 	if e == nil || !e.leased {
 		return false
@@ -125,9 +128,9 @@ func (s *schedule) remove(id uint64) bool {
 	return true
 }
 
-// retry ends a lease; the delivery stays at the head of its partition. It
+// Retry ends a lease; the delivery stays at the head of its partition. It
 // reports false when id is not leased.
-func (s *schedule) retry(id uint64, at time.Time) bool {
+func (s *Schedule) Retry(id uint64, at time.Time) bool {
 	e := s.entries[id]
 	if e == nil || !e.leased {
 		return false
@@ -138,16 +141,17 @@ func (s *schedule) retry(id uint64, at time.Time) bool {
 	return true
 }
 
-func (s *schedule) close() {
+// Close makes waiting and later Takes return ErrClosed.
+func (s *Schedule) Close() {
 	if !s.closed {
 		s.closed = true
 		close(s.done)
 	}
 }
 
-// take waits for the next ready delivery and leases it. lock and unlock
+// Take waits for the next ready delivery and leases it. lock and unlock
 // guard s.
-func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error) {
+func (s *Schedule) Take(ctx context.Context, lock, unlock func()) (uint64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			// This taker may hold a wake, or be the one waiting for the
@@ -158,7 +162,7 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 		lock()
 		if s.closed {
 			unlock()
-			return 0, ErrQueueClosed
+			return 0, ErrClosed
 		}
 		now := s.now()
 		e, due := s.next(now)
@@ -187,8 +191,8 @@ func (s *schedule) take(ctx context.Context, lock, unlock func()) (uint64, error
 	}
 }
 
-// waitEmpty waits until no delivery is pending or leased.
-func (s *schedule) waitEmpty(ctx context.Context, lock, unlock func()) error {
+// WaitEmpty waits until no delivery is pending or leased.
+func (s *Schedule) WaitEmpty(ctx context.Context, lock, unlock func()) error {
 	lock()
 	n, empty := len(s.entries), s.empty
 	unlock()
@@ -222,4 +226,19 @@ type laterHeap struct{ readyHeap }
 func (h laterHeap) Less(i, j int) bool {
 	a, b := h.readyHeap[i], h.readyHeap[j]
 	return a.at.Before(b.at) || a.at.Equal(b.at) && a.id < b.id
+}
+
+// ErrClosed is returned by Take once Close was called.
+var ErrClosed = errors.New("schedule closed")
+
+// Len returns the number of deliveries pending, leased or waiting for a retry.
+func (s *Schedule) Len() int { return len(s.entries) }
+
+// Closed reports whether Close was called.
+func (s *Schedule) Closed() bool { return s.closed }
+
+// SetClock replaces the clock, for tests, and lets a waiting Take look again.
+func (s *Schedule) SetClock(now func() time.Time) {
+	s.now = now
+	s.wake()
 }

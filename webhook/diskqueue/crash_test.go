@@ -1,4 +1,4 @@
-package webhook
+package diskqueue
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/webhook"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -31,7 +33,7 @@ const childEnv = "WEBHOOK_TEST_RECEIVER"
 // queue is idle; otherwise it runs until killed.
 func receiverChild() int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "receiver:", err); return 1 }
-	q, err := OpenDiskQueue(os.Getenv(childEnv), DiskQueueOptions{})
+	q, err := Open(os.Getenv(childEnv), Options{})
 	if err != nil {
 		return fail(err)
 	}
@@ -43,11 +45,11 @@ func receiverChild() int {
 	defer log.Close()
 	var mu sync.Mutex
 	run := os.Getenv("RUN")
-	h, err := NewHandler(Options{Queue: q, Workers: 4, OnIssue: func(ctx context.Context, _ *IssueEvent) error {
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error {
 		time.Sleep(10 * time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
-		if _, err := fmt.Fprintf(log, "%s %s\n", run, DeliveryFrom(ctx).StateKey); err != nil {
+		if _, err := fmt.Fprintf(log, "%s %s\n", run, webhook.DeliveryFrom(ctx).StateKey); err != nil {
 			return err
 		}
 		return log.Sync()
@@ -108,7 +110,7 @@ func issueBody(template []byte, id int) []byte {
 // status of each.
 func sendIssues(t *testing.T, url string, n, conc int) map[int]int {
 	template := readFile(t, "spec/issue.json")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}, Timeout: SenderTimeout}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}, Timeout: webhook.SenderTimeout}
 	defer client.CloseIdleConnections()
 	ids := make(chan int)
 	var mu sync.Mutex
@@ -142,7 +144,7 @@ func post(client *http.Client, url string, body []byte) int {
 		return 0
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderEvent, string(KindIssue))
+	req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0
@@ -169,12 +171,12 @@ func readHandled(t *testing.T, path string) map[string]map[string]int {
 // pendingKeys reads the keys still in the queue file: the deliveries not
 // acked.
 func pendingKeys(t *testing.T, qdir string) map[string]bool {
-	q := openDisk(t, qdir, DiskQueueOptions{})
+	q := openDisk(t, qdir, Options{})
 	defer q.Close()
 	keys := map[string]bool{}
-	require.NoError(t, q.db.View(func(tx *bolt.Tx) error {
+	require.NoError(t, q.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bPending).ForEach(func(k, v []byte) error {
-			d, err := decodeDelivery(k, v)
+			d, _, err := decodeRecord(k, v)
 			if err == nil {
 				keys[d.StateKey] = true
 			}

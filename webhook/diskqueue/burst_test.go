@@ -1,4 +1,4 @@
-package webhook
+package diskqueue
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/webhook"
 )
 
 // TestBurstIsStoredNotDropped: 500 deliveries at once, a 50 ms callback and
 // the disk queue: every one is answered 200 and handled.
 func TestBurstIsStoredNotDropped(t *testing.T) {
 	const n = 500
-	q := openDisk(t, t.TempDir(), DiskQueueOptions{})
+	q := openDisk(t, t.TempDir(), Options{})
 	defer q.Close()
-	h := newHandler(t, Options{Queue: q, Workers: 16, OnIssue: func(context.Context, *IssueEvent) error {
+	h := newHandler(t, webhook.Options{Queue: q, Workers: 16, OnIssue: func(context.Context, *webhook.IssueEvent) error {
 		time.Sleep(50 * time.Millisecond)
 		return nil
 	}})
@@ -27,7 +29,7 @@ func TestBurstIsStoredNotDropped(t *testing.T) {
 	defer srv.Close()
 
 	template := readFile(t, "spec/issue.json")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: SenderTimeout}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: webhook.SenderTimeout}
 	defer client.CloseIdleConnections()
 	codes := make([]int, n)
 	start := make(chan struct{})
@@ -57,15 +59,13 @@ func TestBurstIsStoredNotDropped(t *testing.T) {
 // TestFullDiskQueueAnswers503: a delivery the store refuses is answered 503
 // and counted, and what was stored before is still handled.
 func TestFullDiskQueueAnswers503(t *testing.T) {
-	q := openDisk(t, t.TempDir(), DiskQueueOptions{MaxBytes: 64 << 10})
+	q := openDisk(t, t.TempDir(), Options{MaxBytes: 64 << 10})
 	defer q.Close()
-	h := newHandler(t, Options{Queue: q, OnIssue: func(context.Context, *IssueEvent) error { return nil }})
+	h := newHandler(t, webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
 	template := readFile(t, "spec/issue.json")
 	ok, full := 0, 0
 	for id := 1; full == 0 && id < 10000; id++ {
-		r := delivery(t, KindIssue, "spec/issue.json", "")
-		r.Body = readCloser(string(issueBody(template, id)))
-		switch code := serve(h, r).Code; code {
+		switch code := serve(h, issueRequest(issueBody(template, id))).Code; code {
 		case http.StatusOK:
 			ok++
 		case http.StatusServiceUnavailable:

@@ -1,11 +1,9 @@
-package webhook
+package diskqueue
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/webhook"
 )
 
 // The test binary fills its queue's disk when this variable is set; see
@@ -28,7 +28,7 @@ const fullDiskEnv = "WEBHOOK_TEST_FULL_DISK"
 // answered 200 and the handler's counters.
 func fullDiskChild() int {
 	dir := os.Getenv(fullDiskEnv)
-	q, err := OpenDiskQueue(dir, DiskQueueOptions{})
+	q, err := Open(dir, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -46,22 +46,18 @@ func fullDiskChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	h, err := NewHandler(Options{Queue: q, OnIssue: func(context.Context, *IssueEvent) error { return nil }})
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	template, err := os.ReadFile("testdata/spec/issue.json")
+	template, err := os.ReadFile("../testdata/spec/issue.json")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	for id := 1; id < 100000; id++ {
-		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(issueBody(template, id)))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set(HeaderEvent, string(KindIssue))
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serve(h, issueRequest(issueBody(template, id)))
 		if w.Code != http.StatusOK {
 			st := h.Stats()
 			fmt.Printf("last %d status %d accepted %d dropped %d\n", id, w.Code, st.Accepted, st.Dropped)
@@ -80,7 +76,7 @@ func TestFullDiskAnswers503(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	q := openDisk(t, dir, DiskQueueOptions{})
+	q := openDisk(t, dir, Options{})
 	require.NoError(t, q.Close())
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -96,7 +92,7 @@ func TestFullDiskAnswers503(t *testing.T) {
 	assert.Equal(t, last-1, accepted)
 	t.Logf("%d deliveries stored, then %d answered 503 when the file could not grow", accepted, dropped)
 
-	q = openDisk(t, dir, DiskQueueOptions{})
+	q = openDisk(t, dir, Options{})
 	defer q.Close()
 	assert.Equal(t, accepted, q.Len(), "what was stored is intact")
 	for id := 1; id <= last; id++ {

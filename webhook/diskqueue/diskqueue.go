@@ -1,0 +1,383 @@
+// Package diskqueue keeps the deliveries of a webhook.Handler on local disk,
+// in one file, so that an event answered 200 survives a crash or a restart.
+//
+//	q, err := diskqueue.Open("/var/lib/bot/queue", diskqueue.Options{})
+//	...
+//	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: onIssue})
+//
+// Every stored delivery carries checksums of its record and its body; one
+// that fails them is never handed to a callback but dead-lettered, with a
+// reason naming the damage. Space freed by handled deliveries is given back
+// when most of the file is free (see Queue.Compact).
+package diskqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/internal/schedule"
+)
+
+// Options configure a Queue.
+type Options struct {
+	// MaxPending bounds the deliveries held (pending, leased or waiting for
+	// a retry); past it Put returns webhook.ErrQueueFull. 0 means no bound.
+	MaxPending int
+	// MaxBytes bounds the bytes of the bodies stored, dead letters
+	// included; past it Put returns webhook.ErrQueueFull, while takes, acks
+	// and retries go on so that the queue can drain. 0 means no bound.
+	MaxBytes int64
+	// DedupWindow is how long a key is remembered. Default
+	// webhook.DefaultDedupWindow; negative turns duplicate suppression off.
+	DedupWindow time.Duration
+	// Logger, when set, receives a record for each damaged delivery or dedup
+	// entry found, and for each compaction.
+	Logger *slog.Logger
+}
+
+// Queue is a webhook.Queue kept in a directory on local disk, in one file
+// (queue.db, a bbolt database). A delivery whose Put returned nil is on disk:
+// it survives a crash or a restart, and is handed out again, in arrival
+// order, when the queue is opened next. So is a delivery whose callback was
+// running at the crash. Dedup keys and checkpoints are kept too.
+//
+// Concurrent writes are committed together, so many deliveries arriving at
+// once share one disk flush. The bounds are checked inside that commit, so
+// they hold however many deliveries arrive at once. The directory and the
+// file are readable by their owner only, because bodies can hold private
+// data. One process at a time may open a directory.
+type Queue struct {
+	opts Options
+	path string
+
+	dbMu sync.RWMutex // read-held around each use of db; write-held while Compact swaps it
+	db   *bolt.DB
+
+	mu sync.Mutex // guards s
+	s  schedule.Schedule
+
+	// The writer goroutine commits what accumulates in ops as one
+	// transaction; closing (under closing's write lock) ends it.
+	closing sync.RWMutex
+	closed  bool
+	ops     chan *dbOp
+	done    chan struct{}
+
+	// Changed by the writer only; read by Check.
+	pending, bytes atomic.Int64 // deliveries held, and bytes of stored bodies
+	damaged        atomic.Int64 // damaged deliveries and dedup entries found
+	commits        atomic.Int64 // transactions committed, for the tests
+
+	nextSweep time.Time // used by the writer only
+	fileSize  int64     // used by the writer only
+}
+
+// dbOp is one write of a group commit.
+type dbOp struct {
+	// fn makes the change. A refusal it returns (see refused) fails this op
+	// alone and must come before any change; another error aborts the
+	// transaction.
+	fn func(tx *bolt.Tx) error
+	// after runs once the change is committed, under mu.
+	after func()
+	err   error
+	done  chan struct{}
+}
+
+// The buckets of the queue's file.
+var (
+	bPending     = []byte("pending")     // id -> record of a pending delivery, without its body
+	bDead        = []byte("dead")        // id -> record of a dead-lettered delivery, without its body
+	bBodies      = []byte("bodies")      // id -> body, of pending and dead deliveries
+	bKeys        = []byte("keys")        // dedup key -> expiry (unix ns) and checksum
+	bExpiry      = []byte("expiry")      // expiry (unix ns) + dedup key -> nothing, for sweeping
+	bCheckpoints = []byte("checkpoints") // name -> value
+	buckets      = [][]byte{bPending, bDead, bBodies, bKeys, bExpiry, bCheckpoints}
+)
+
+// maxGroup bounds the writes committed together.
+const maxGroup = 1000
+
+// Open opens the queue kept in dir, creating it if needed. A queue that
+// cannot be opened or read back, or whose file is damaged, is an error:
+// nothing is reset. A delivery whose record is damaged is dead-lettered.
+// When most of the file is free, Open compacts it first.
+func Open(dir string, opts Options) (*Queue, error) {
+	if opts.MaxPending < 0 || opts.MaxBytes < 0 {
+		return nil, errors.New("diskqueue: negative Options bound")
+	}
+	if opts.DedupWindow == 0 {
+		opts.DedupWindow = webhook.DefaultDedupWindow
+	}
+	path, err := prepare(dir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue{opts: opts, path: path, db: db, s: schedule.New(), ops: make(chan *dbOp, maxGroup), done: make(chan struct{})}
+	if err := q.load(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("diskqueue: queue file %s is damaged (%w); move it away to start afresh", path, err)
+	}
+	if q.sparse() {
+		if err := q.Compact(); err != nil {
+			_ = q.closeDB()
+			return nil, err
+		}
+	}
+	go q.writer()
+	return q, nil
+}
+
+// prepare makes dir, owner only, and returns the path of the queue's file.
+func prepare(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("diskqueue: queue directory: %w", err)
+	}
+	// Bodies can hold private data: owner only, also for a directory that
+	// existed.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", fmt.Errorf("diskqueue: queue directory: %w", err)
+	}
+	path := filepath.Join(dir, "queue.db")
+	if err := chmodIfExists(path, 0o600); err != nil {
+		return "", fmt.Errorf("diskqueue: queue file: %w", err)
+	}
+	return path, nil
+}
+
+// openFile opens the queue's file, telling a busy or damaged one apart.
+func openFile(path string) (*bolt.DB, error) {
+	db, err := openBolt(path)
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("diskqueue: queue %s is open in another process", path)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, fmt.Errorf("diskqueue: queue file %s is damaged (%w); move it away to start afresh", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("diskqueue: opening queue %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// openBolt opens the file, turning the panic bbolt raises on some damaged
+// files into an error.
+func openBolt(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", berrors.ErrInvalid, p)
+		}
+	}()
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+}
+
+func chmodIfExists(path string, mode os.FileMode) error {
+	err := os.Chmod(path, mode)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// load checks the file, creates the buckets, dead-letters the deliveries
+// whose records are damaged, and schedules the others in arrival order. A
+// damaged file can make bbolt panic; that is an error here.
+func (q *Queue) load() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	if err := q.db.View(func(tx *bolt.Tx) error { return <-tx.Check() }); err != nil {
+		return err
+	}
+	return q.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range buckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		damaged := map[uint64]error{}
+		err := tx.Bucket(bPending).ForEach(func(k, v []byte) error {
+			d, _, err := decodeRecord(k, v)
+			switch {
+			case isDamage(err):
+				damaged[idOf(k)] = err
+			case err == nil:
+				q.s.Add(d.ID, d.Partition)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for id, why := range damaged {
+			if err := q.bury(tx, id, why); err != nil {
+				return err
+			}
+		}
+		q.pending.Store(int64(q.s.Len()))
+		return tx.Bucket(bBodies).ForEach(func(_, v []byte) error {
+			q.bytes.Add(int64(len(v)))
+			return nil
+		})
+	})
+}
+
+// writer commits the queued writes in groups until the queue closes, and
+// gives space back when the queue is drained and most of its file is free.
+func (q *Queue) writer() {
+	defer close(q.done)
+	group := make([]*dbOp, 0, maxGroup)
+	for op := range q.ops {
+		group = append(group[:0], op)
+	fill:
+		for len(group) < maxGroup {
+			select {
+			case op, ok := <-q.ops:
+				if !ok {
+					break fill
+				}
+				group = append(group, op)
+			default:
+				break fill
+			}
+		}
+		q.commit(group)
+		if q.pending.Load() == 0 && q.sparse() {
+			if err := q.Compact(); err != nil {
+				q.log(slog.LevelError, "diskqueue: compaction failed", "error", err)
+			}
+		}
+	}
+}
+
+// commit runs a group in one transaction. When the transaction fails, each
+// write is tried alone, so that one bad write fails only itself.
+func (q *Queue) commit(group []*dbOp) {
+	pending, bytes := q.pending.Load(), q.bytes.Load()
+	err := q.update(func(tx *bolt.Tx) error {
+		for _, op := range group {
+			if op.err = op.fn(tx); op.err != nil && !refused(op.err) {
+				return op.err
+			}
+		}
+		q.sweep(tx)
+		q.fileSize = tx.Size()
+		return nil
+	})
+	if err != nil {
+		q.pending.Store(pending)
+		q.bytes.Store(bytes)
+		if len(group) > 1 {
+			for _, op := range group {
+				q.commit([]*dbOp{op})
+			}
+			return
+		}
+		group[0].err = err
+	} else {
+		q.commits.Add(1)
+	}
+	q.mu.Lock()
+	for _, op := range group {
+		if op.err == nil && op.after != nil {
+			op.after()
+		}
+	}
+	q.mu.Unlock()
+	for _, op := range group {
+		close(op.done)
+	}
+}
+
+// errBroken is the error of a queue whose file could not be reopened after
+// a compaction.
+var errBroken = errors.New("diskqueue: the queue file could not be reopened after a compaction")
+
+// update runs fn in a write transaction; view in a read transaction.
+func (q *Queue) update(fn func(tx *bolt.Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("diskqueue: store failed: %v", p)
+		}
+	}()
+	q.dbMu.RLock()
+	defer q.dbMu.RUnlock()
+	if q.db == nil {
+		return errBroken
+	}
+	return q.db.Update(fn)
+}
+
+func (q *Queue) view(fn func(tx *bolt.Tx) error) error {
+	q.dbMu.RLock()
+	defer q.dbMu.RUnlock()
+	if q.db == nil {
+		return errBroken
+	}
+	return q.db.View(fn)
+}
+
+// full returns webhook.ErrQueueFull, wrapped, when one more delivery with a
+// body of n bytes would pass a bound.
+func (q *Queue) full(n int64) error {
+	switch {
+	case q.opts.MaxPending > 0 && q.pending.Load() >= int64(q.opts.MaxPending):
+		return fmt.Errorf("%w: MaxPending %d reached", webhook.ErrQueueFull, q.opts.MaxPending)
+	case q.opts.MaxBytes > 0 && q.bytes.Load()+n > q.opts.MaxBytes:
+		return fmt.Errorf("%w: MaxBytes %d reached", webhook.ErrQueueFull, q.opts.MaxBytes)
+	}
+	return nil
+}
+
+// refused reports whether err is an answer about the queue's content rather
+// than a failure to write.
+func refused(err error) bool {
+	return errors.Is(err, webhook.ErrDuplicate) || errors.Is(err, webhook.ErrQueueFull) ||
+		errors.Is(err, webhook.ErrNotLeased) || errors.Is(err, webhook.ErrNotDeadLettered) || isDamage(err)
+}
+
+// write queues fn for the next group commit and waits for it, or for ctx
+// to end. A write given up on may still be committed.
+func (q *Queue) write(ctx context.Context, fn func(tx *bolt.Tx) error, after func()) error {
+	op := &dbOp{fn: fn, after: after, done: make(chan struct{})}
+	q.closing.RLock()
+	if q.closed {
+		q.closing.RUnlock()
+		return webhook.ErrQueueClosed
+	}
+	select {
+	case q.ops <- op:
+		q.closing.RUnlock()
+	case <-ctx.Done():
+		q.closing.RUnlock()
+		return fmt.Errorf("diskqueue: store stalled: %w", ctx.Err())
+	}
+	select {
+	case <-op.done:
+		return op.err
+	case <-ctx.Done():
+		return fmt.Errorf("diskqueue: store stalled (the write may still complete): %w", ctx.Err())
+	}
+}
+
+func (q *Queue) log(level slog.Level, msg string, args ...any) {
+	if q.opts.Logger != nil {
+		q.opts.Logger.Log(context.Background(), level, msg, args...)
+	}
+}
