@@ -465,7 +465,7 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 		return http.ErrUseLastResponse
 	}}
 	c, m = newMockClient(t)
-	hc.Transport = c.http.HTTPClient.Transport
+	hc.Transport = c.http.Transport
 	c, err = NewClient("https://collab.example.com", WithPrivateToken(testToken), WithHTTPClient(hc), WithoutRetries())
 	require.NoError(t, err)
 	m.Reply(302, `{"message":"302 Found"}`, "Location", "https://elsewhere.example.net/x")

@@ -18,7 +18,6 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/collabsvc/collab/internal/wire"
 	"github.com/google/go-querystring/query"
-	"github.com/hashicorp/go-retryablehttp"
 )
 
 // Version is the SDK version sent in the default User-Agent.
@@ -34,7 +33,10 @@ const (
 type Client struct {
 	baseURL   *url.URL // ends in "/", e.g. https://host/api/v3/
 	base      string   // baseURL as a string, built once
-	http      *retryablehttp.Client
+	http      *http.Client
+	retry     RetryPolicy
+	gov       *governor // limits and pauses, shared with every copy of the client
+	observer  Observer
 	logger    *slog.Logger
 	userAgent string
 	authKey   string // header name for the token
@@ -74,6 +76,12 @@ type clientConfig struct {
 	jobQueue   string
 	retry      RetryPolicy
 	maxBody    int64
+	observer   Observer
+
+	rate        float64 // requests per second, 0 for no limit
+	burst       int
+	concurrency int // requests in flight, 0 for no limit
+	shared      SharedLimiter
 }
 
 // DefaultMaxResponseSize is the largest JSON body a client decodes unless
@@ -151,6 +159,19 @@ func WithLogger(l *slog.Logger) ClientOption {
 	return func(c *clientConfig) error { c.logger = l; return nil }
 }
 
+// WithObserver reports every call to o: its start, each wait for a limit
+// and each retry, and its end. o sees route templates, statuses and
+// durations, never a token, a query value or a body.
+func WithObserver(o Observer) ClientOption {
+	return func(c *clientConfig) error {
+		if o == nil {
+			return invalidArg("WithObserver", "is nil")
+		}
+		c.observer = o
+		return nil
+	}
+}
+
 // WithRetry replaces DefaultRetryPolicy().
 func WithRetry(p RetryPolicy) ClientOption {
 	return func(c *clientConfig) error {
@@ -216,9 +237,12 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 		authValue: cfg.authValue,
 		jobQueue:  cfg.jobQueue,
 		maxBody:   cfg.maxBody,
+		retry:     cfg.retry,
+		observer:  cfg.observer,
+		gov:       newGovernor(&cfg),
 	}
 	hc.CheckRedirect = c.safeRedirects(hc.CheckRedirect)
-	c.http = newRetryClient(hc, cfg.retry, c.logger)
+	c.http = hc
 	c.initServices()
 	return c, nil
 }
@@ -348,6 +372,35 @@ func (c *Client) Sudo(user string) *Client {
 	return &cp
 }
 
+// ForAPIPath returns a copy of c whose requests go under another API prefix
+// of the same server (as WithAPIPath sets it), with the same token, Sudo
+// user, transport, retry policy, observer and limits. The copy and c share
+// their rate, concurrency and pause budget; the runner package builds its
+// client this way from an existing one.
+func (c *Client) ForAPIPath(prefix string) (*Client, error) {
+	base, err := parseBaseURL(c.baseURL.String(), strings.Trim(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.baseURL, cp.base = base, base.String()
+	cp.initServices()
+	return &cp, nil
+}
+
+// Close frees the idle connections of the client's transport. A program
+// that makes many short-lived clients should close each when done with it,
+// or keep one client for the process: otherwise each keeps its connections
+// (and their goroutines) until the transport's idle timeout, 90 s. The
+// client stays usable after Close; its next request opens a connection.
+// Sudo and ForAPIPath copies share the transport, so closing one closes the
+// idle connections of all. A transport given with WithHTTPClient is closed
+// too.
+func (c *Client) Close() error {
+	c.http.CloseIdleConnections()
+	return nil
+}
+
 // NewRequest builds a request for path, which is relative to the API root
 // (for example "projects/1/issues") and must already be escaped. opt is
 // encoded with go-querystring: into the query for GET, HEAD and DELETE, and
@@ -441,12 +494,22 @@ func (c *Client) sameOrigin(u *url.URL) bool {
 // ErrResponseTooLarge. A copy to an io.Writer streams without that limit and
 // without buffering.
 func (c *Client) Do(req *http.Request, v any) (*Response, error) {
-	resp, err := c.BareDo(req)
-	if err != nil {
-		return resp, err
+	if req == nil {
+		return nil, invalidArg("req", "is nil")
 	}
-	defer closeBody(resp.Body)
-	return resp, c.decode(req, resp, v)
+	return c.do(req, "", v)
+}
+
+// do is Do for a call whose route template is tmpl ("" when unknown).
+func (c *Client) do(req *http.Request, tmpl string, v any) (*Response, error) {
+	cl, req := c.startCall(req, tmpl)
+	resp, err := c.bareDo(cl, req)
+	if err == nil {
+		err = c.decode(req, resp, v)
+		closeBody(resp.Body)
+	}
+	cl.end(resp, err)
+	return resp, err
 }
 
 func (c *Client) decode(req *http.Request, resp *Response, v any) error {
@@ -616,9 +679,17 @@ func (c *Client) BareDo(req *http.Request) (*Response, error) {
 	if req == nil {
 		return nil, invalidArg("req", "is nil")
 	}
-	info := &attempt{method: req.Method, url: req.URL, rewindable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil}
-	req = req.WithContext(context.WithValue(req.Context(), attemptKey{}, info))
-	hresp, err := c.http.Do(&retryablehttp.Request{Request: req})
+	cl, req := c.startCall(req, "")
+	resp, err := c.bareDo(cl, req)
+	cl.end(resp, err)
+	return resp, err
+}
+
+func (c *Client) bareDo(cl *call, req *http.Request) (*Response, error) {
+	if err := checkHeaders(req.Header); err != nil {
+		return nil, err
+	}
+	hresp, err := c.exchange(cl, req)
 	if err != nil {
 		if hresp != nil {
 			closeBody(hresp.Body)
@@ -626,6 +697,7 @@ func (c *Client) BareDo(req *http.Request) (*Response, error) {
 		return nil, c.transportError(req, err)
 	}
 	resp := newResponse(hresp)
+	resp.Waited = cl.waited
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		defer closeBody(hresp.Body)
 		return resp, newErrorResponse(hresp, req.Method, req.URL, c.secretsOf(req))
@@ -633,11 +705,25 @@ func (c *Client) BareDo(req *http.Request) (*Response, error) {
 	return resp, nil
 }
 
-func (c *Client) transportError(req *http.Request, err error) error {
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		err = uerr.Err
+// checkHeaders refuses a header value that net/http would refuse to send
+// (a Sudo user with a line break, say) before any attempt, so that it fails
+// at once instead of being retried as a connection error. The value is not
+// echoed: it may be a credential.
+func checkHeaders(h http.Header) error {
+	for k, vs := range h {
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if b := v[i]; (b < 0x20 && b != '\t') || b == 0x7f {
+					return invalidArg("header "+k, "contains a control character (a line break?)")
+				}
+			}
+		}
 	}
+	return nil
+}
+
+func (c *Client) transportError(req *http.Request, err error) error {
+	err = unwrapURLError(err)
 	return &RequestError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: err, secrets: c.secretsOf(req)}
 }
 
@@ -661,8 +747,9 @@ func closeBody(b io.ReadCloser) {
 // endpoint is an escaped request path, or the error met while building it,
 // so that a method can hand route's result straight to do.
 type endpoint struct {
-	s   string
-	err error
+	s    string
+	tmpl string // the route template, "/projects/:id/issues"; "" when unknown
+	err  error
 }
 
 // route fills each %s in format with one escaped path segment. Values may be
@@ -674,7 +761,7 @@ func route(format string, args ...any) endpoint {
 	if err != nil {
 		return endpoint{err: argumentError(err)}
 	}
-	return endpoint{s: s}
+	return endpoint{s: s, tmpl: routeTemplate(format)}
 }
 
 // argumentError gives a value the route builder refused its exported type.
@@ -717,7 +804,7 @@ func send(ctx context.Context, c *Client, method string, p endpoint, opt, v any)
 	if err != nil {
 		return nil, err
 	}
-	return c.Do(req, v)
+	return c.do(req, p.tmpl, v)
 }
 
 // errRequired reports a required parameter missing before any request is sent.

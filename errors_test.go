@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab/internal/mocktest"
 	"github.com/collabsvc/collab/internal/suite"
 	"github.com/collabsvc/collab/internal/wire"
 	"github.com/stretchr/testify/assert"
@@ -201,4 +202,23 @@ func TestNoSecretInAnyError(t *testing.T) {
 	leaky := suite.NewRecorder(nil, testToken)
 	leaky.Record("x " + testToken)
 	assert.Error(t, leaky.Check(), "the check catches a token")
+}
+
+// TestShortTokensRedactInOnePass: a token of one to three characters, even
+// one inside the marker, is replaced once, and the marker stays whole.
+func TestShortTokensRedactInOnePass(t *testing.T) {
+	for token, want := range map[string]string{
+		"c":   "GET /api/v3/projects/1: 404 Not Found: Proje[redacted]t Not Found",
+		"ct":  "GET /api/v3/projects/1: 404 Not Found: Proje[redacted] Not Found",
+		"Not": "GET /api/v3/projects/1: 404 Not Found: Project [redacted] Found",
+		"re":  "GET /api/v3/projects/1: 404 Not Found: Project Not Found",
+	} {
+		m := mocktest.New(t)
+		c, err := NewClient("https://collab.example.com", WithPrivateToken(token), WithHTTPClient(m.Client()), WithoutRetries())
+		require.NoError(t, err)
+		m.Reply(404, `{"message":"404 Project Not Found"}`)
+		_, _, err = c.Projects.Get(context.Background(), 1)
+		require.Error(t, err)
+		assert.Equal(t, want, err.Error(), "token %q", token)
+	}
 }

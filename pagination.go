@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ListOptions selects a page of a paginated list. The zero value asks for the
@@ -67,6 +68,12 @@ type Response struct {
 
 	// Link relations, as full URLs, or "" when absent.
 	FirstURL, PrevURL, NextURL, LastURL string
+
+	// Waited is how long the call waited for the client's limits
+	// (WithRateLimit, WithConcurrencyLimit, WithSharedLimiter) and for
+	// pauses the server asked for with Retry-After. Backoff between
+	// retries is not counted.
+	Waited time.Duration
 }
 
 func newResponse(r *http.Response) *Response {
@@ -156,7 +163,7 @@ func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []Ite
 		}
 		page, next := pg.first, pg.pageURL(pg.first)
 		for {
-			items, resp, err := fetchPage[T](ctx, c, next)
+			items, resp, err := fetchPage[T](ctx, c, pg.page(next))
 			if err == nil {
 				err = pg.confirm(next, page, resp)
 			}
@@ -193,6 +200,7 @@ func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []Ite
 type pager struct {
 	c        *Client
 	path     string
+	tmpl     string // the list's route template, for each page's call
 	query    url.Values
 	first    int
 	prefetch int
@@ -219,7 +227,7 @@ func newPager(c *Client, p endpoint, opt any, iopts []IterOption) (*pager, error
 	if err != nil {
 		return nil, err
 	}
-	pg := &pager{c: c, path: p.s, query: q, first: max(1, atoiOrZero(q.Get("page"))), prefetch: cfg.prefetch, seen: map[string]bool{}}
+	pg := &pager{c: c, path: p.s, tmpl: p.tmpl, query: q, first: max(1, atoiOrZero(q.Get("page"))), prefetch: cfg.prefetch, seen: map[string]bool{}}
 	if u, err := c.resolve(p.s); err == nil {
 		pg.listPath = u.EscapedPath()
 	}
@@ -303,9 +311,13 @@ func (p *pager) loopError(format string, a ...any) error {
 
 func hasNext(resp *Response) bool { return resp.NextPage > 0 || resp.NextURL != "" }
 
-// fetchPage gets one page by its path and query (or same-origin URL).
-func fetchPage[T any](ctx context.Context, c *Client, path string) ([]*T, *Response, error) {
-	return doList[T](ctx, c, http.MethodGet, endpoint{s: path}, nil)
+// page is the endpoint of one page, by its path and query (or same-origin
+// URL); each page is a call of the list's route.
+func (p *pager) page(path string) endpoint { return endpoint{s: path, tmpl: p.tmpl} }
+
+// fetchPage gets one page.
+func fetchPage[T any](ctx context.Context, c *Client, p endpoint) ([]*T, *Response, error) {
+	return doList[T](ctx, c, http.MethodGet, p, nil)
 }
 
 // dropNil removes nil records in place.
@@ -351,7 +363,7 @@ func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total i
 			go func(page int) {
 				defer wg.Done()
 				u := p.pageURL(page)
-				items, resp, err := fetchPage[T](ctx, c, u)
+				items, resp, err := fetchPage[T](ctx, c, p.page(u))
 				ch <- pageResult[T]{page, u, items, resp, err}
 			}(launched)
 		}

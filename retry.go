@@ -13,70 +13,141 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab/internal/wire"
-	"github.com/hashicorp/go-retryablehttp"
 )
 
-// attempt travels in the request context so that the retry policy, which
-// retryablehttp calls without the request, knows what it is deciding about.
+// attempt is what the retry policy knows about the request it decides on.
 type attempt struct {
 	method     string
-	url        *url.URL
 	rewindable bool
 }
 
-type attemptKey struct{}
+// call is one API call on its way: the observer's view of it and what it
+// has cost so far.
+type call struct {
+	c        *Client
+	ctx      context.Context // carries the CallInfo, and whatever the observer added
+	info     CallInfo
+	attempts int
+	waited   time.Duration
+}
 
-func newRetryClient(hc *http.Client, p RetryPolicy, logger *slog.Logger) *retryablehttp.Client {
-	return &retryablehttp.Client{
-		HTTPClient:   hc,
-		Logger:       nil, // retryablehttp's own logger is silenced; we log through slog below
-		RetryMax:     p.MaxRetries,
-		RetryWaitMin: p.MinWait,
-		RetryWaitMax: p.MaxWait,
-		CheckRetry:   retryCheck(logger),
-		Backoff:      backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		PrepareRetry: rewindBody,
-		RequestLogHook: func(_ retryablehttp.Logger, r *http.Request, n int) {
-			if logger != nil && logger.Enabled(r.Context(), slog.LevelDebug) {
-				logger.DebugContext(r.Context(), "collab: request", "method", r.Method, "url", wire.RedactURL(r.URL), "attempt", n+1)
-			}
-		},
+// startCall names req's call, puts that name in its context for the
+// transport, and tells the observer. tmpl is the route template, "" for a
+// request built by hand, which is then named by the route it matches.
+func (c *Client) startCall(req *http.Request, tmpl string) (*call, *http.Request) {
+	if tmpl == "" {
+		tmpl = c.matchTemplate(req.URL)
+	}
+	cl := &call{c: c, info: CallInfo{Method: req.Method, Route: tmpl, Host: c.baseURL.Host}}
+	ctx := withCallInfo(req.Context(), cl.info)
+	if c.observer != nil {
+		ctx = c.observer.CallStarted(ctx, cl.info)
+	}
+	cl.ctx = ctx
+	return cl, req.WithContext(ctx)
+}
+
+func (cl *call) event(ev CallEvent) {
+	if cl.c.observer != nil {
+		cl.c.observer.CallEvent(cl.ctx, ev)
 	}
 }
 
-// rewindBody gives a retried request a fresh copy of its body.
-func rewindBody(r *http.Request) error {
-	if r.GetBody == nil {
-		return nil
+// end tells the observer how the call ended.
+func (cl *call) end(resp *Response, err error) {
+	if cl.c.observer == nil {
+		return
 	}
-	body, err := r.GetBody()
-	if err != nil {
-		return err
+	end := CallEnd{Attempts: cl.attempts, Waited: cl.waited, Err: err}
+	if resp != nil && resp.Response != nil {
+		end.Status = resp.StatusCode
 	}
-	r.Body = body
-	return nil
+	cl.c.observer.CallEnded(cl.ctx, end)
 }
 
-func retryCheck(logger *slog.Logger) retryablehttp.CheckRetry {
-	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
+// exchange sends req through the client's limits, as often as the retry
+// policy allows, and returns the last response or error. The response's
+// body is open.
+func (c *Client) exchange(cl *call, req *http.Request) (*http.Response, error) {
+	at := attempt{method: req.Method, rewindable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil}
+	ctx := req.Context()
+	for n := 1; ; n++ {
+		waited, err := c.gov.acquire(ctx)
+		cl.waited += waited
+		if waited > 0 {
+			cl.event(CallEvent{Kind: EventLimitWait, Attempt: n, Wait: waited})
 		}
-		info, _ := ctx.Value(attemptKey{}).(*attempt)
-		if info == nil {
-			return false, nil
+		if err != nil {
+			return nil, err
 		}
-		retry := shouldRetry(info, resp, err)
-		if retry && logger != nil && logger.Enabled(ctx, slog.LevelDebug) {
-			reason := "connection error"
-			if resp != nil {
-				reason = strconv.Itoa(resp.StatusCode) // not Status: its text is the server's
-			}
-			logger.DebugContext(ctx, "collab: retrying", "method", info.method, "url", wire.RedactURL(info.url), "reason", reason)
+		cl.attempts = n
+		c.logAttempt(cl, req, n)
+		resp, err := c.http.Do(req)
+		c.gov.hold(resp)
+		c.gov.settle(ctx, resp)
+		if n > c.retry.MaxRetries || !shouldRetry(&at, resp, err) {
+			return resp, err
 		}
-		return retry, nil
+		wait := backoff(c.retry.MinWait, c.retry.MaxWait, n-1, resp)
+		ev := CallEvent{Kind: EventRetry, Attempt: n + 1, Wait: wait}
+		if resp != nil {
+			ev.Status = resp.StatusCode
+			closeBody(resp.Body)
+		} else {
+			ev.Err = wire.Redacted(unwrapURLError(err), c.secretsOf(req))
+		}
+		cl.event(ev)
+		c.logRetry(cl, ev)
+		var slept time.Duration
+		if err := sleep(ctx, wait, &slept); err != nil {
+			return nil, err
+		}
+		if req, err = rewound(req); err != nil {
+			return nil, err
+		}
 	}
+}
+
+// rewound returns a copy of req with a fresh body, for the next attempt.
+// The copy keeps the transport of the last attempt from racing with us on
+// the old request's body.
+func rewound(req *http.Request) (*http.Request, error) {
+	cp := *req
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		cp.Body = body
+	}
+	return &cp, nil
+}
+
+func unwrapURLError(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
+}
+
+func (c *Client) logAttempt(cl *call, req *http.Request, n int) {
+	if c.logger != nil && c.logger.Enabled(cl.ctx, slog.LevelDebug) {
+		c.logger.DebugContext(cl.ctx, "collab: request", "method", cl.info.Method, "route", cl.info.Route,
+			"url", wire.RedactURL(req.URL), "attempt", n)
+	}
+}
+
+func (c *Client) logRetry(cl *call, ev CallEvent) {
+	if c.logger == nil || !c.logger.Enabled(cl.ctx, slog.LevelDebug) {
+		return
+	}
+	reason := "connection error"
+	if ev.Status != 0 {
+		reason = strconv.Itoa(ev.Status) // not the status text: it is the server's
+	}
+	c.logger.DebugContext(cl.ctx, "collab: retrying", "method", cl.info.Method, "route", cl.info.Route,
+		"attempt", ev.Attempt, "reason", reason, "wait", ev.Wait)
 }
 
 // shouldRetry is the policy: idempotent methods are retried on

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -229,21 +230,17 @@ func TestDebugLogsNeverCarryTokens(t *testing.T) {
 	}
 }
 
-func TestShouldRetryWithoutAttemptInfo(t *testing.T) {
-	check := retryCheck(nil)
-	retry, err := check(context.Background(), &http.Response{StatusCode: 503}, nil)
-	assert.False(t, retry)
-	assert.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	retry, err = check(ctx, nil, errors.New("x"))
-	assert.False(t, retry)
-	assert.ErrorIs(t, err, context.Canceled)
+func TestShouldRetryEdges(t *testing.T) {
 	info := &attempt{method: http.MethodGet, rewindable: true}
 	assert.False(t, shouldRetry(info, nil, context.DeadlineExceeded))
+	assert.False(t, shouldRetry(info, nil, &url.Error{Op: "Get", Err: context.Canceled}))
 	assert.True(t, shouldRetry(&attempt{method: http.MethodPost, rewindable: true}, nil, &net.DNSError{Err: "no such host"}))
-	assert.NoError(t, rewindBody(&http.Request{}))
-	assert.Error(t, rewindBody(&http.Request{GetBody: func() (io.ReadCloser, error) { return nil, errors.New("gone") }}))
+	assert.False(t, shouldRetry(&attempt{method: http.MethodGet}, &http.Response{StatusCode: 503}, nil), "a body that cannot be rewound is sent once")
+	_, err := rewound(&http.Request{GetBody: func() (io.ReadCloser, error) { return nil, errors.New("gone") }})
+	assert.Error(t, err)
+	r, err := rewound(&http.Request{Method: http.MethodGet})
+	require.NoError(t, err)
+	assert.Equal(t, http.MethodGet, r.Method)
 }
 
 // TestDefaultRetryPolicyCannotBeChanged: each call returns a fresh value,
@@ -255,5 +252,5 @@ func TestDefaultRetryPolicyCannotBeChanged(t *testing.T) {
 	assert.Equal(t, 3, DefaultRetryPolicy().MaxRetries)
 	c, err := NewClient("https://collab.example.com")
 	require.NoError(t, err)
-	assert.Equal(t, 3, c.http.RetryMax, "a new client retries by the default")
+	assert.Equal(t, 3, c.retry.MaxRetries, "a new client retries by the default")
 }

@@ -30,6 +30,9 @@ func (s *Server) controlMux() http.Handler {
 		"POST /-/collabtest/deliveries/wait":      s.controlWait,
 		"POST /-/collabtest/reset":                s.controlReset,
 		"POST /-/collabtest/seed":                 s.controlSeed,
+		"PUT /-/collabtest/ratelimit":             s.controlRateLimit,
+		"GET /-/collabtest/requests":              s.controlRequests,
+		"DELETE /-/collabtest/requests":           s.controlClearRequests,
 	} {
 		mux.Handle(pattern, s.controlHandler(h))
 	}
@@ -135,6 +138,49 @@ func (s *Server) controlRequestFault(r *http.Request) (int, any, error) {
 	return http.StatusCreated, in, nil
 }
 
+// controlRateLimit sets the per-token rate limit: {"rate": 50, "burst": 50};
+// a rate of 0 removes it; the burst defaults to the rate, at least 1.
+func (s *Server) controlRateLimit(r *http.Request) (int, any, error) {
+	var in struct {
+		Rate  float64 `json:"rate"`
+		Burst int     `json:"burst"`
+	}
+	if err := decodeControl(r, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Rate < 0 || in.Burst < 0 {
+		return 0, nil, errors.New("rate and burst must not be negative")
+	}
+	if in.Burst == 0 {
+		in.Burst = max(1, int(in.Rate))
+	}
+	s.SetRateLimit(in.Rate, in.Burst)
+	return http.StatusOK, in, nil
+}
+
+// loggedJSON is a LoggedRequest as the control API shows it.
+type loggedJSON struct {
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	Status int       `json:"status"`
+	Token  string    `json:"token_sha256_prefix"`
+}
+
+func (s *Server) controlRequests(*http.Request) (int, any, error) {
+	log := s.Requests()
+	out := make([]loggedJSON, len(log))
+	for i, e := range log {
+		out[i] = loggedJSON(e)
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) controlClearRequests(*http.Request) (int, any, error) {
+	s.ClearRequests()
+	return http.StatusOK, map[string]any{"cleared": true}, nil
+}
+
 func (s *Server) controlDeliveryFault(r *http.Request) (int, any, error) {
 	var in struct {
 		Duplicate bool     `json:"duplicate"`
@@ -215,8 +261,9 @@ func deliveriesJSON(ds []Delivery) []deliveryJSON {
 }
 
 // controlReset empties the fake as a new server is: only the administrator
-// is left, with the same tokens. Delivery records, hook tokens and pending
-// faults go too; deliveries already queued still go out.
+// is left, with the same tokens. Delivery records, hook tokens, pending
+// faults and the request log go too; deliveries already queued still go
+// out. A rate limit stays.
 func (s *Server) controlReset(*http.Request) (int, any, error) {
 	s.reset()
 	return http.StatusOK, map[string]any{"admin_id": s.AdminID}, nil
@@ -236,6 +283,7 @@ func (s *Server) reset() {
 	s.users[admin.id], s.tokens = admin, tokens
 	s.mu.Unlock()
 	s.FailNext(0, 0)
+	s.ClearRequests()
 	d := s.webhooks
 	d.mu.Lock()
 	d.tokens, d.faults, d.done = map[int]string{}, nil, nil

@@ -60,6 +60,8 @@ type Server struct {
 
 	webhooks *deliverer // webhook delivery, with its own lock
 
+	limits limiter // per-token rate limit and request log
+
 	faultMu     sync.Mutex
 	faultStatus int
 	faultsLeft  int
@@ -77,6 +79,8 @@ type config struct {
 	addr       string
 	adminToken string
 	log        *slog.Logger
+	rate       float64
+	burst      int
 }
 
 // Option configures a server made by NewServer or NewTestServer.
@@ -136,9 +140,10 @@ func NewServer(opts ...Option) (*Server, error) {
 	}
 	s := &Server{log: cfg.log, webhooks: newDeliverer(cfg.log)}
 	s.db.init()
+	s.limits.set(cfg.rate, cfg.burst)
 	s.registerRoutes()
 	s.control = s.controlMux()
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveLimited))
 	s.srv.Listener.Close()
 	s.srv.Listener = l
 	s.srv.Start()

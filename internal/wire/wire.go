@@ -222,19 +222,74 @@ func RedactURL(u *url.URL) string {
 }
 
 // Redact replaces every secret in s, also in the URL-, form- and
-// HTML-escaped forms a server may echo it in.
+// HTML-escaped forms a server may echo it in. It reads s once, left to
+// right, replacing the longest secret that starts at each position, so a
+// short secret never matches inside a Marker it wrote, and a Marker already
+// in s is kept whole unless a secret runs on past its end. Redact of its own
+// output changes nothing.
 func Redact(s string, secrets []string) string {
+	forms := secretForms(s, secrets)
+	if len(forms) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if n := longestAt(s, i, forms); n > 0 {
+			b.WriteString(Marker)
+			i += n
+			continue
+		}
+		if strings.HasPrefix(s[i:], Marker) && !spillsPast(s, i, forms) {
+			b.WriteString(Marker)
+			i += len(Marker)
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// secretForms lists the forms of the secrets that occur in s.
+func secretForms(s string, secrets []string) []string {
+	var forms []string
 	for _, sec := range secrets {
 		if sec == "" {
 			continue
 		}
 		for _, form := range [...]string{sec, url.QueryEscape(sec), url.PathEscape(sec), html.EscapeString(sec)} {
 			if strings.Contains(s, form) {
-				s = strings.ReplaceAll(s, form, Marker)
+				forms = append(forms, form)
 			}
 		}
 	}
-	return s
+	return forms
+}
+
+// longestAt returns the length of the longest form that starts at s[i:].
+func longestAt(s string, i int, forms []string) int {
+	n := 0
+	for _, f := range forms {
+		if len(f) > n && strings.HasPrefix(s[i:], f) {
+			n = len(f)
+		}
+	}
+	return n
+}
+
+// spillsPast reports whether a secret starts inside the Marker at s[i:]
+// and ends after it: then the Marker is not ours to keep.
+func spillsPast(s string, i int, forms []string) bool {
+	end := i + len(Marker)
+	for j := i + 1; j < end; j++ {
+		for _, f := range forms {
+			if j+len(f) > end && strings.HasPrefix(s[j:], f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MaxMessage bounds the server's part of an error's text, in bytes.

@@ -65,3 +65,37 @@ func TestRequestSecretsAndRedaction(t *testing.T) {
 		t.Errorf("RedactURL = %q", got)
 	}
 }
+
+// TestRedactShortAndOverlappingSecrets: one pass, whatever the secrets'
+// lengths; a secret inside the marker never makes the marker grow.
+func TestRedactShortAndOverlappingSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		s       string
+		secrets []string
+		want    string
+	}{
+		{"404 Project Not Found", []string{"ct"}, "404 Proje[redacted] Not Found"},
+		{"abc", []string{"a"}, "[redacted]bc"},
+		{"aaa", []string{"a"}, "[redacted][redacted][redacted]"},
+		{"a re b", []string{"re"}, "a [redacted] b"},
+		{"x dact y", []string{"dact", "e"}, "x [redacted] y"},
+		{"[redacted] x", []string{"[redacted]"}, "[redacted] x"},
+		{"r", []string{"r", "e", "d"}, "[redacted]"},
+		{"abcd bcd cd", []string{"cd", "bcd", "abcd"}, "[redacted] [redacted] [redacted]"},
+		{"tok-1 tok-12 tok-123", []string{"tok-1", "tok-12", "tok-123"}, "[redacted] [redacted] [redacted]"},
+		{"a%2Fb a/b", []string{"a/b"}, "[redacted] [redacted]"},
+		{"[redacte" + "d]x!", []string{"d]x"}, "[redacte[redacted]!"},
+		{"nothing here", []string{"zz", ""}, "nothing here"},
+	} {
+		got := Redact(tc.s, tc.secrets)
+		if got != tc.want {
+			t.Errorf("Redact(%q, %q) = %q, want %q", tc.s, tc.secrets, got, tc.want)
+		}
+		if again := Redact(got, tc.secrets); again != got {
+			t.Errorf("Redact is not stable on %q: %q", got, again)
+		}
+		if safe := SafeText(tc.s, tc.secrets, MaxMessage); safe != tc.want {
+			t.Errorf("SafeText(%q, %q) = %q, want %q", tc.s, tc.secrets, safe, tc.want)
+		}
+	}
+}
