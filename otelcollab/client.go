@@ -55,22 +55,41 @@ func (ci *clientInstruments) init(m metric.Meter) (err error) {
 	return err
 }
 
-// call is what CallEnded needs of CallStarted.
+// call is the context of an observed call: what CallEvent and CallEnded
+// need, in the one allocation that also carries the span.
 type call struct {
-	info  collab.CallInfo
-	start time.Time
+	context.Context
+	info    collab.CallInfo
+	start   time.Time
+	span    trace.Span
+	metrics bool // the duration is recorded
 }
 
 type callKey struct{}
 
+// Value implements context.Context.
+func (c *call) Value(key any) any {
+	if key == (callKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
 // CallStarted implements collab.Observer: it starts the call's span, a
-// child of any span in ctx.
+// child of any span in ctx. When neither the span nor the metrics would
+// record anything (no provider set), it keeps nothing more, so that an
+// observer nobody reads costs next to nothing.
 func (o *Observer) CallStarted(ctx context.Context, ci collab.CallInfo) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, attrMethod.String(ci.Method), attrTemplate.String(ci.Route))
-	attrs = append(attrs, serverAttrs(ci.Host)...)
-	ctx, _ = o.tracer.Start(ctx, ci.Name(), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, callKey{}, &call{info: ci, start: time.Now()})
+	ctx, span := o.tracer.Start(ctx, ci.Name(), trace.WithSpanKind(trace.SpanKindClient))
+	metrics := o.client.duration.Enabled(ctx)
+	if !span.IsRecording() && !metrics {
+		return ctx
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attrMethod.String(ci.Method), attrTemplate.String(ci.Route))
+		span.SetAttributes(serverAttrs(ci.Host)...)
+	}
+	return &call{Context: ctx, info: ci, start: time.Now(), span: span, metrics: metrics}
 }
 
 // serverAttrs splits a host with an optional port.
@@ -93,21 +112,28 @@ func (o *Observer) CallEvent(ctx context.Context, ev collab.CallEvent) {
 	if c == nil {
 		return
 	}
-	attrs := []attribute.KeyValue{attrAttempt.Int(ev.Attempt), attrWait.Float64(ev.Wait.Seconds())}
 	route := metric.WithAttributes(attrMethod.String(c.info.Method), attrTemplate.String(c.info.Route))
 	switch ev.Kind {
 	case collab.EventRetry:
-		if ev.Status != 0 {
-			attrs = append(attrs, attrStatus.Int(ev.Status))
+		if o.client.retries.Enabled(ctx) {
+			o.client.retries.Add(ctx, 1, route, metric.WithAttributes(attrStatusClass.String(statusClass(ev.Status))))
 		}
-		if ev.Err != nil {
-			attrs = append(attrs, attrErrorType.String(errorType(ev.Err)))
-		}
-		o.client.retries.Add(ctx, 1, route, metric.WithAttributes(attrStatusClass.String(statusClass(ev.Status))))
 	case collab.EventLimitWait:
-		o.client.waited.Add(ctx, ev.Wait.Seconds(), route)
+		if o.client.waited.Enabled(ctx) {
+			o.client.waited.Add(ctx, ev.Wait.Seconds(), route)
+		}
 	}
-	trace.SpanFromContext(ctx).AddEvent(string(ev.Kind), trace.WithAttributes(attrs...))
+	if !c.span.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{attrAttempt.Int(ev.Attempt), attrWait.Float64(ev.Wait.Seconds())}
+	if ev.Status != 0 {
+		attrs = append(attrs, attrStatus.Int(ev.Status))
+	}
+	if ev.Err != nil {
+		attrs = append(attrs, attrErrorType.String(errorType(ev.Err)))
+	}
+	c.span.AddEvent(string(ev.Kind), trace.WithAttributes(attrs...))
 }
 
 // CallEnded implements collab.Observer: it ends the span and records the
@@ -117,21 +143,28 @@ func (o *Observer) CallEnded(ctx context.Context, end collab.CallEnd) {
 	if c == nil {
 		return
 	}
-	span := trace.SpanFromContext(ctx)
-	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs, attrMethod.String(c.info.Method), attrTemplate.String(c.info.Route))
-	attrs = append(attrs, serverAttrs(c.info.Host)[0], attrStatusClass.String(statusClass(end.Status)))
-	if et := callErrorType(end); et != "" {
-		attrs = append(attrs, attrErrorType.String(et))
-		span.SetAttributes(attrErrorType.String(et))
-		span.SetStatus(codes.Error, et)
+	et := callErrorType(end)
+	if c.metrics {
+		attrs := make([]attribute.KeyValue, 0, 6)
+		attrs = append(attrs, attrMethod.String(c.info.Method), attrTemplate.String(c.info.Route))
+		attrs = append(attrs, serverAttrs(c.info.Host)[0], attrStatusClass.String(statusClass(end.Status)))
+		if et != "" {
+			attrs = append(attrs, attrErrorType.String(et))
+		}
+		o.client.duration.Record(ctx, time.Since(c.start).Seconds(), metric.WithAttributes(attrs...))
 	}
-	o.client.duration.Record(ctx, time.Since(c.start).Seconds(), metric.WithAttributes(attrs...))
+	if !c.span.IsRecording() {
+		return
+	}
+	if et != "" {
+		c.span.SetAttributes(attrErrorType.String(et))
+		c.span.SetStatus(codes.Error, et)
+	}
 	if end.Status != 0 {
-		span.SetAttributes(attrStatus.Int(end.Status))
+		c.span.SetAttributes(attrStatus.Int(end.Status))
 	}
-	span.SetAttributes(attrAttempts.Int(end.Attempts))
-	span.End()
+	c.span.SetAttributes(attrAttempts.Int(end.Attempts))
+	c.span.End()
 }
 
 // callErrorType names what went wrong with a call, after the conventions:

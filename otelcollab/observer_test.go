@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/otelcollab"
@@ -189,4 +191,27 @@ func TestNewRefusesNilPropagator(t *testing.T) {
 	require.Error(t, err)
 	_, err = otelcollab.New(otelcollab.WithPropagator(propagation.TraceContext{}))
 	require.NoError(t, err)
+}
+
+// With providers that record nothing, the observer keeps nothing: a call
+// costs what starting a no-op span costs, and a span of the caller's in
+// the context is never touched.
+func TestNoProviderCostsNextToNothing(t *testing.T) {
+	obs, err := otelcollab.New(otelcollab.WithTracerProvider(tracenoop.NewTracerProvider()), otelcollab.WithMeterProvider(metricnoop.NewMeterProvider()))
+	require.NoError(t, err)
+	ci := collab.CallInfo{Method: "GET", Route: "/projects/:id/issues", Host: "h"}
+	allocs := testing.AllocsPerRun(100, func() {
+		obs.CallEnded(obs.CallStarted(context.Background(), ci), collab.CallEnd{Status: 200, Attempts: 1})
+	})
+	assert.LessOrEqual(t, allocs, 4.0, "allocations of an unobserved call")
+
+	r := newRecorder(t)
+	ctx, callers := r.tp.Tracer("caller").Start(context.Background(), "caller's request")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://receiver/hook", nil)
+	require.NoError(t, err)
+	obs.DeliveryAdmitted(obs.DeliveryReceived(ctx, req), webhook.KindIssue, webhook.OutcomeAccepted)
+	d := &webhook.Delivery{Kind: webhook.KindIssue}
+	obs.HandlingEnded(obs.HandlingStarted(ctx, d), d, webhook.HandleDone, time.Millisecond, nil)
+	assert.True(t, callers.IsRecording(), "the caller's span was ended")
+	callers.End()
 }

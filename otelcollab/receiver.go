@@ -75,19 +75,31 @@ func (ri *receiverInstruments) init(m metric.Meter) (err error) {
 // DeliveryReceived implements webhook.Observer: it starts the admission's
 // span, a new trace whatever trace headers the sender put in.
 func (o *Observer) DeliveryReceived(ctx context.Context, r *http.Request) context.Context {
-	ctx, _ = o.tracer.Start(ctx, "webhook receive", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attrMethod.String(r.Method)))
+	// The returned context carries this span even when it does not record,
+	// so that DeliveryAdmitted never ends a span of the caller's.
+	ctx, span := o.tracer.Start(ctx, "webhook receive", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer))
+	if !span.IsRecording() {
+		return ctx
+	}
+	span.SetAttributes(attrMethod.String(r.Method))
 	return ctx
 }
 
 // DeliveryAdmitted implements webhook.Observer: it counts the delivery and
 // ends the admission's span.
 func (o *Observer) DeliveryAdmitted(ctx context.Context, kind webhook.Kind, outcome webhook.Outcome) {
-	k := kindAttr(kind)
-	o.recv.received.Add(ctx, 1, metric.WithAttributes(k))
-	o.recv.admitted.Add(ctx, 1, metric.WithAttributes(k, attrOutcome.String(string(outcome))))
+	k, out := kindAttr(kind), attrOutcome.String(string(outcome))
+	if o.recv.received.Enabled(ctx) {
+		o.recv.received.Add(ctx, 1, metric.WithAttributes(k))
+	}
+	if o.recv.admitted.Enabled(ctx) {
+		o.recv.admitted.Add(ctx, 1, metric.WithAttributes(k, out))
+	}
 	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(k, attrOutcome.String(string(outcome)))
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(k, out)
 	if outcome == webhook.OutcomeRejected || outcome == webhook.OutcomeRefused {
 		span.SetStatus(codes.Error, string(outcome))
 	}
@@ -95,47 +107,54 @@ func (o *Observer) DeliveryAdmitted(ctx context.Context, kind webhook.Kind, outc
 }
 
 // Inject implements webhook.Observer: it stores the admission's trace
-// context in h, replacing any the sender sent.
+// context in h, and never a trace context the sender sent.
 func (o *Observer) Inject(ctx context.Context, h http.Header) {
 	for _, f := range o.prop.Fields() {
 		h.Del(f)
 	}
-	o.prop.Inject(ctx, propagation.HeaderCarrier(h))
+	if trace.SpanFromContext(ctx).IsRecording() {
+		o.prop.Inject(ctx, propagation.HeaderCarrier(h))
+	}
 }
 
 // HandlingStarted implements webhook.Observer: it starts the handling's
 // span, linked to the admission's span stored with the delivery. API calls
 // made with the returned context are its children.
 func (o *Observer) HandlingStarted(ctx context.Context, d *webhook.Delivery) context.Context {
-	attrs := []attribute.KeyValue{kindAttr(d.Kind), attrDeliveryID.Int64(int64(d.ID)), attrAttempt.Int(d.Attempt)}
-	if d.Synthesized {
-		attrs = append(attrs, attrSynthesized.Bool(true))
+	ctx, span := o.tracer.Start(ctx, "webhook handle", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer))
+	if !span.IsRecording() {
+		return ctx
 	}
-	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...)}
+	span.SetAttributes(kindAttr(d.Kind), attrDeliveryID.Int64(int64(d.ID)), attrAttempt.Int(d.Attempt))
+	if d.Synthesized {
+		span.SetAttributes(attrSynthesized.Bool(true))
+	}
 	if d.Header != nil {
 		admitted := trace.SpanContextFromContext(o.prop.Extract(context.Background(), propagation.HeaderCarrier(d.Header)))
 		if admitted.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: admitted}))
+			span.AddLink(trace.Link{SpanContext: admitted})
 		}
 	}
-	ctx, _ = o.tracer.Start(ctx, "webhook handle", opts...)
 	return ctx
 }
 
 // HandlingEnded implements webhook.Observer: it ends the handling's span and
 // records its duration, and the attempts of a delivery that left the queue.
 func (o *Observer) HandlingEnded(ctx context.Context, d *webhook.Delivery, outcome webhook.HandleOutcome, took time.Duration, err error) {
-	k := kindAttr(d.Kind)
-	out := attrOutcome.String(string(outcome))
-	o.recv.duration.Record(ctx, took.Seconds(), metric.WithAttributes(k, out))
-	switch outcome {
-	case webhook.HandleDeadLetter:
+	k, out := kindAttr(d.Kind), attrOutcome.String(string(outcome))
+	if o.recv.duration.Enabled(ctx) {
+		o.recv.duration.Record(ctx, took.Seconds(), metric.WithAttributes(k, out))
+	}
+	if outcome == webhook.HandleDeadLetter && o.recv.dead.Enabled(ctx) {
 		o.recv.dead.Add(ctx, 1, metric.WithAttributes(k))
-		o.recv.attempts.Record(ctx, int64(d.Attempt), metric.WithAttributes(k, out))
-	case webhook.HandleDone:
+	}
+	if outcome != webhook.HandleRetry && o.recv.attempts.Enabled(ctx) {
 		o.recv.attempts.Record(ctx, int64(d.Attempt), metric.WithAttributes(k, out))
 	}
 	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(out)
 	if err != nil {
 		// The error's kind only: a callback's message may hold anything.

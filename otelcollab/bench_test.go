@@ -1,0 +1,143 @@
+package otelcollab_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/otelcollab"
+)
+
+// side is one way of running the same work: without an observer, with one
+// on the global providers that nobody set (no-ops), and with the SDK
+// recording every span and metric in memory.
+type side struct {
+	name string
+	obs  *otelcollab.Observer // nil: none
+}
+
+func sides(b *testing.B) []side {
+	noop, err := otelcollab.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	sdk, err := otelcollab.New(otelcollab.WithTracerProvider(tp), otelcollab.WithMeterProvider(mp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The exporter keeps what it receives: empty it now and then.
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				spans.Reset()
+			}
+		}
+	}()
+	b.Cleanup(func() { close(stop) })
+	return []side{{"none", nil}, {"noprovider", noop}, {"sdk", sdk}}
+}
+
+// issuePage is 20 issues, each the API's example issue with its own id.
+func issuePage(b *testing.B) []byte {
+	one, err := os.ReadFile("../testdata/issues_issue.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var page bytes.Buffer
+	page.WriteByte('[')
+	for i := 1; i <= 20; i++ {
+		if i > 1 {
+			page.WriteByte(',')
+		}
+		page.Write(bytes.Replace(bytes.TrimSpace(one), []byte(`"id": 77,`), fmt.Appendf(nil, `"id": %d,`, i), 1))
+	}
+	page.WriteByte(']')
+	return page.Bytes()
+}
+
+// BenchmarkIssuePage lists a page of 20 issues over loopback and decodes
+// it, the three sides interleaved call by call so that they share the
+// machine's state; the ratios compare each observed side with none.
+func BenchmarkIssuePage(b *testing.B) {
+	page := issuePage(b)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(page)
+	}))
+	defer srv.Close()
+	ss := sides(b)
+	clients := make([]*collab.Client, len(ss))
+	for i, s := range ss {
+		opts := []collab.ClientOption{collab.WithPrivateToken("bench")}
+		if s.obs != nil {
+			opts = append(opts, collab.WithObserver(s.obs))
+		}
+		c, err := collab.NewClient(srv.URL, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients[i] = c
+	}
+	ctx := context.Background()
+	took := make([]time.Duration, len(ss))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range ss {
+			k := (i + j) % len(ss)
+			start := time.Now()
+			issues, _, err := clients[k].Issues.List(ctx, 1, nil)
+			took[k] += time.Since(start)
+			if err != nil || len(issues) != 20 {
+				b.Fatalf("%d issues, %v", len(issues), err)
+			}
+		}
+	}
+	report(b, ss, took, b.N)
+}
+
+// report gives each side's time per operation and its ratio to none.
+func report(b *testing.B, ss []side, took []time.Duration, n int) {
+	for k, s := range ss {
+		b.ReportMetric(float64(took[k].Nanoseconds())/float64(n), s.name+"-ns/op")
+		if k > 0 {
+			b.ReportMetric(float64(took[k])/float64(took[0]), s.name+"/none")
+		}
+	}
+}
+
+// BenchmarkObserverCall is the observer's own cost for one call (start and
+// end, no retry), which the ratios above bury in the noise of a shared
+// machine: compare it with the none-ns/op of BenchmarkIssuePage.
+func BenchmarkObserverCall(b *testing.B) {
+	ci := collab.CallInfo{Method: "GET", Route: "/projects/:id/issues", Host: "127.0.0.1:8080"}
+	for _, s := range sides(b)[1:] {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for b.Loop() {
+				s.obs.CallEnded(s.obs.CallStarted(ctx, ci), collab.CallEnd{Status: 200, Attempts: 1})
+			}
+		})
+	}
+}
