@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +16,6 @@ import (
 )
 
 func Example() {
-	ctx, stop := context.WithCancel(context.Background())
 	handled := make(chan string, 1)
 	h, err := webhook.NewHandler(webhook.Options{
 		Secret: "hook-secret",
@@ -28,16 +28,21 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	// In production: webhook.ListenAndServe(ctx, ":8080", h), with ctx
+	// ended by SIGTERM (signal.NotifyContext).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- h.Run(ctx) }()
-	srv := httptest.NewServer(h) // in production: http.ListenAndServe(addr, h)
-	defer srv.Close()
+	go func() { done <- webhook.Serve(ctx, ln, h) }()
 
 	// What the server sends when issue #58 is opened (most keys left out).
 	body := `{"object_kind":"issue","user":{"name":"Priya Raman","username":"praman","avatar_url":null},
 	  "object_attributes":{"id":4417,"iid":58,"title":"ETA off by one minute","state":"opened",
 	  "created_at":"2016-06-21 09:14:07 UTC","updated_at":"2016-06-21 09:14:07 UTC","action":"open"}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/hook", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Gitlab-Event", "Issue Hook")
 	req.Header.Set("X-Gitlab-Token", "hook-secret")
@@ -49,14 +54,15 @@ func Example() {
 	fmt.Println("answered", resp.StatusCode)
 
 	fmt.Println(<-handled)
-	stop()
+	stop() // stops admitting, then the workers, then the server
 	fmt.Println("stopped:", <-done)
-	fmt.Printf("%+v\n", h.Stats())
+	st := h.Stats()
+	fmt.Println("accepted", st.Accepted, "handled", st.Handled, "asked again", st.AskedAgain)
 	// Output:
 	// answered 200
 	// open #58 "ETA off by one minute" by praman at 09:14
 	// stopped: <nil>
-	// {Received:1 Rejected:0 Dropped:0 Duplicates:0 Ignored:0 Accepted:1 Handled:1 Retried:0 DeadLettered:0}
+	// accepted 1 handled 1 asked again 0
 }
 
 // A receiver that keeps what it answered across crashes and restarts: the

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -28,8 +27,17 @@ type Options struct {
 	MaxBodySize int64
 	// Queue keeps the accepted deliveries until their callbacks succeed.
 	// Default a new MemoryQueue, which loses them on a crash or restart; use
-	// a DiskQueue to keep them.
+	// package diskqueue (or redisqueue) to keep them.
 	Queue Queue
+	// StoreTimeout bounds the storing of one delivery. A store that takes
+	// longer (an engine that stalls, a disk that hangs) is given up, and the
+	// delivery is asked for again. Default 8 s, under the sender's 10 s.
+	StoreTimeout time.Duration
+	// Answer503, when set, answers a delivery that could not be stored with
+	// 503 instead of asking for it again. The server takes any 4xx or 5xx
+	// answer as final and never sends that event again: only catch-up can
+	// find it.
+	Answer503 bool
 	// Workers is the number of goroutines running callbacks. Default 4.
 	Workers int
 	// MaxAttempts is how many times a delivery is handled before it is
@@ -39,11 +47,25 @@ type Options struct {
 	// starts at RetryMin and doubles after each failure, up to RetryMax.
 	// Defaults 1 s and 5 min.
 	RetryMin, RetryMax time.Duration
-	// DrainTimeout is how long Run lets running callbacks finish after its
-	// context ends; then their context is cancelled. Default 5 s.
+	// DrainTimeout is how long a stop lets running callbacks finish; then
+	// their context is cancelled. Default 5 s.
 	DrainTimeout time.Duration
-	// Logger, when set, receives one record per rejected, dropped, failed or
-	// partly decoded delivery. Tokens are never logged.
+	// ProgressTimeout is how long deliveries may wait with none handled
+	// before Health reports that the handler makes no progress. Default 10
+	// min; keep it above RetryMax.
+	ProgressTimeout time.Duration
+	// OnLoss is called when the queue reports that its engine lost what it
+	// had stored (see LossReporter), with the last time the engine was known
+	// to be good; it should catch up from then, usually with CatchUp. Until
+	// it returns nil (it is called again with a growing wait) the handler
+	// reports itself unhealthy.
+	OnLoss func(ctx context.Context, since time.Time) error
+	// Observer, when set, watches admissions and handlings, for tracing and
+	// metrics.
+	Observer Observer
+	// Logger, when set, receives one record per rejected, asked-again,
+	// dropped, failed or partly decoded delivery, with the keys kind, key
+	// and attempt where they apply. Tokens and bodies are never logged.
 	Logger *slog.Logger
 
 	// OnDelivery, when set, receives every delivery of every kind, as
@@ -66,19 +88,23 @@ type Options struct {
 }
 
 // Stats are a Handler's counters since it was made. A delivery that reaches
-// the handler counts as Received and as one of Rejected, Dropped,
-// Duplicates, Ignored or Accepted; an accepted delivery ends as Handled or
-// DeadLettered. Retried counts failed attempts that will be tried again.
+// the handler counts as Received and as one of Rejected, AskedAgain,
+// Dropped, Duplicates, Ignored or Accepted; an accepted delivery ends as
+// Handled or DeadLettered. Retried counts failed attempts that will be
+// tried again.
 type Stats struct {
-	Received     int64 // deliveries that reached the handler
-	Rejected     int64 // answered 4xx: wrong method, content type, token, size, or not a JSON object
-	Dropped      int64 // answered 503: the queue could not store them
-	Duplicates   int64 // answered 200 and not stored: the queue holds their dedup key
-	Ignored      int64 // answered 200 and not stored: no callback for their kind
-	Accepted     int64 // stored and answered 200
-	Handled      int64 // callback returned nil and the delivery left the queue
-	Retried      int64 // attempts that failed or panicked and will be tried again
-	DeadLettered int64 // deliveries that failed their last attempt
+	Received      int64 // deliveries that reached the handler
+	Rejected      int64 // answered 4xx: wrong method, content type, token, size, or not a JSON object
+	AskedAgain    int64 // not stored, and closed without an answer so that the server sends them again
+	Dropped       int64 // not stored, and answered 503 (only with Options.Answer503)
+	Duplicates    int64 // answered 200 and not stored: the queue holds their dedup key
+	Ignored       int64 // answered 200 and not stored: no callback for their kind
+	Accepted      int64 // stored and answered 200
+	Handled       int64 // callback returned nil and the delivery left the queue
+	Retried       int64 // attempts that failed or panicked and will be tried again
+	DeadLettered  int64 // deliveries that failed their last attempt
+	StoreTimeouts int64 // stores given up after StoreTimeout (also counted as AskedAgain or Dropped)
+	Losses        int64 // losses of the engine's state reported by the queue
 }
 
 // Handler is an http.Handler receiving the server's webhooks. It answers a
@@ -88,9 +114,15 @@ type Stats struct {
 // callback is tried again with a growing wait, and after MaxAttempts the
 // delivery is dead-lettered (see DeadLetters).
 //
-// The server never delivers again after an error answer, so the handler
-// answers 503 only when the queue cannot store the event (a disk error, or
-// a bound you set), and counts it in Stats.Dropped.
+// The server never delivers again after an error answer, but does after an
+// exchange closed without one. So when the queue cannot store a delivery
+// (an engine unreachable or stalled, a full disk, a bound reached, a store
+// past StoreTimeout) or the handler is stopping, it reads the body and
+// closes the connection without answering, and counts it in
+// Stats.AskedAgain; the server sends the same body again later. It does so
+// by panicking with http.ErrAbortHandler, which net/http turns into an
+// orderly close: a middleware that recovers panics must let that one
+// through.
 //
 // Order: deliveries of the same issue or merge request (their notes
 // included), of the same build, or pushes to the same branch are handled one
@@ -103,46 +135,67 @@ type Handler struct {
 	queue   Queue
 	ownQ    bool // queue made by NewHandler, closed by Run
 	started atomic.Bool
+	gate    gate
+	run     runState
+	health  healthState
+	latest  latestStates
 
-	received, rejected, dropped, duplicates, ignored, accepted, handled, retried, deadLettered atomic.Int64
+	received, rejected, askedAgain, dropped, duplicates, ignored, accepted, handled, retried, deadLettered atomic.Int64
+	storeTimeouts, losses                                                                                  atomic.Int64
 }
 
 // NewHandler returns a Handler; call Run to start its workers. Deliveries
 // are stored from the start, and handled once Run runs.
 func NewHandler(opts Options) (*Handler, error) {
-	switch {
-	case opts.MaxBodySize < 0, opts.Workers < 0, opts.MaxAttempts < 0, opts.RetryMin < 0, opts.RetryMax < 0, opts.DrainTimeout < 0:
-		return nil, errors.New("webhook: negative option")
-	case opts.OnDelivery != nil && opts.typed():
-		return nil, errors.New("webhook: OnDelivery and the typed callbacks exclude each other")
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
-	if opts.MaxBodySize == 0 {
-		opts.MaxBodySize = DefaultMaxBodySize
-	}
-	if opts.Workers == 0 {
-		opts.Workers = 4
-	}
-	if opts.MaxAttempts == 0 {
-		opts.MaxAttempts = 10
-	}
-	if opts.RetryMin == 0 {
-		opts.RetryMin = time.Second
-	}
-	if opts.RetryMax == 0 {
-		opts.RetryMax = 5 * time.Minute
-	}
+	opts.defaults()
 	if opts.RetryMax < opts.RetryMin {
 		return nil, fmt.Errorf("webhook: RetryMax %v is below RetryMin %v", opts.RetryMax, opts.RetryMin)
-	}
-	if opts.DrainTimeout == 0 {
-		opts.DrainTimeout = 5 * time.Second
 	}
 	h := &Handler{opts: opts, queue: opts.Queue}
 	if h.queue == nil {
 		h.queue, h.ownQ = NewMemoryQueue(MemoryQueueOptions{}), true
 	}
+	h.gate.init()
+	h.run.init()
 	return h, nil
 }
+
+func (o *Options) check() error {
+	switch {
+	case o.MaxBodySize < 0, o.Workers < 0, o.MaxAttempts < 0, o.RetryMin < 0, o.RetryMax < 0, o.DrainTimeout < 0,
+		o.StoreTimeout < 0, o.ProgressTimeout < 0:
+		return errors.New("webhook: negative option")
+	case o.OnDelivery != nil && o.typed():
+		return errors.New("webhook: OnDelivery and the typed callbacks exclude each other")
+	}
+	return nil
+}
+
+func (o *Options) defaults() {
+	setDefault(&o.MaxBodySize, DefaultMaxBodySize)
+	setDefault(&o.Workers, 4)
+	setDefault(&o.MaxAttempts, 10)
+	setDefault(&o.RetryMin, time.Second)
+	setDefault(&o.RetryMax, 5*time.Minute)
+	setDefault(&o.DrainTimeout, 5*time.Second)
+	setDefault(&o.StoreTimeout, DefaultStoreTimeout)
+	setDefault(&o.ProgressTimeout, 10*time.Minute)
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// DefaultStoreTimeout is Options.StoreTimeout unless set: well under the
+// sender's 10 s, so that a delivery asked for again is closed before the
+// sender gives up by itself.
+const DefaultStoreTimeout = 8 * time.Second
 
 func (o *Options) typed() bool {
 	return o.OnPush != nil || o.OnTagPush != nil || o.OnIssue != nil || o.OnMergeRequest != nil ||
@@ -152,164 +205,141 @@ func (o *Options) typed() bool {
 // Stats returns the current counters.
 func (h *Handler) Stats() Stats {
 	return Stats{
-		Received: h.received.Load(), Rejected: h.rejected.Load(), Dropped: h.dropped.Load(),
+		Received: h.received.Load(), Rejected: h.rejected.Load(), AskedAgain: h.askedAgain.Load(), Dropped: h.dropped.Load(),
 		Duplicates: h.duplicates.Load(), Ignored: h.ignored.Load(), Accepted: h.accepted.Load(),
 		Handled: h.handled.Load(), Retried: h.retried.Load(), DeadLettered: h.deadLettered.Load(),
-	}
-}
-
-// Run starts the workers and blocks until ctx ends and they have stopped,
-// or until the queue is closed under them. When ctx ends, no new delivery
-// is taken from the queue; running callbacks get DrainTimeout to finish
-// before their context is cancelled. A delivery whose callback did not
-// succeed by then stays in the queue: a DiskQueue hands it out again after
-// a restart, a MemoryQueue loses it. Run returns nil on such a stop, and
-// ErrQueueClosed when the queue was closed before ctx ended. When
-// NewHandler made the queue, Run closes it, and later deliveries are
-// answered 503. Run may be called once.
-func (h *Handler) Run(ctx context.Context) error {
-	if !h.started.CompareAndSwap(false, true) {
-		return errors.New("webhook: Run called twice")
-	}
-	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, h.opts.Workers)
-	for range h.opts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := h.work(ctx, work); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-ctx.Done():
-	case <-done: // every worker stopped: the queue was closed under them
-	}
-	t := time.NewTimer(h.opts.DrainTimeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		cancel()
-		<-done
-	}
-	if h.ownQ {
-		_ = h.queue.Close()
-	}
-	close(errs)
-	return <-errs
-}
-
-// work takes deliveries until stop ends, and handles them under ctx.
-func (h *Handler) work(stop, ctx context.Context) error {
-	failures := 0
-	for {
-		d, err := h.queue.Take(stop)
-		switch {
-		case err == nil:
-			// Handled even when the stop came meanwhile: the delivery is
-			// leased now, and a queue in memory would never hand it out again.
-			failures = 0
-			h.handle(ctx, d)
-			continue
-		case stop.Err() != nil:
-			return nil
-		case errors.Is(err, ErrQueueClosed):
-			return err
-		default:
-			// A store that fails now may recover; wait as for a retry.
-			failures++
-			h.log(slog.LevelError, "webhook: taking a delivery failed", "error", err)
-			t := time.NewTimer(h.backoff(failures))
-			select {
-			case <-t.C:
-			case <-stop.Done():
-				t.Stop()
-				return nil
-			}
-		}
+		StoreTimeouts: h.storeTimeouts.Load(), Losses: h.losses.Load(),
 	}
 }
 
 // ServeHTTP receives one delivery.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.received.Add(1)
+	ctx := r.Context()
+	if o := h.opts.Observer; o != nil {
+		ctx = o.DeliveryReceived(ctx, r)
+	}
+	if !h.gate.enter() {
+		// Stopping: read the body, so that the close is orderly, and ask
+		// for the delivery again.
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+		h.askAgain(ctx, Kind(r.Header.Get(HeaderEvent)), "", errStopping)
+		return
+	}
+	defer h.gate.leave()
+	body, ok := h.read(ctx, w, r)
+	if !ok {
+		return
+	}
+	d, ok := h.delivery(ctx, w, r, body)
+	if !ok {
+		return
+	}
+	h.store(ctx, w, d)
+}
+
+var errStopping = errors.New("webhook: the handler is stopping")
+
+// read checks a delivery's method, token and content type, and reads its
+// body. It answers the deliveries it rejects and reports false for them.
+func (h *Handler) read(ctx context.Context, w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.reject(w, r, http.StatusMethodNotAllowed, "method not allowed")
-		return
+		h.reject(ctx, w, r, http.StatusMethodNotAllowed, "method not allowed")
+		return nil, false
 	}
 	if h.opts.Secret != "" && !ValidToken(r.Header, h.opts.Secret) {
-		h.reject(w, r, http.StatusUnauthorized, "wrong or missing token")
-		return
+		h.reject(ctx, w, r, http.StatusUnauthorized, "wrong or missing token")
+		return nil, false
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		h.reject(w, r, http.StatusUnsupportedMediaType, "content type is not application/json")
-		return
+		h.reject(ctx, w, r, http.StatusUnsupportedMediaType, "content type is not application/json")
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		h.reject(w, r, http.StatusRequestEntityTooLarge, "body too large")
-		return
+		h.reject(ctx, w, r, http.StatusRequestEntityTooLarge, "body too large")
+		return nil, false
 	case err != nil:
-		h.reject(w, r, http.StatusBadRequest, "reading the body failed")
-		return
+		// The connection failed, not the delivery: no answer, so that the
+		// sender tries again.
+		h.askAgain(ctx, Kind(r.Header.Get(HeaderEvent)), "", err)
 	}
-	d, ok := h.delivery(w, r, body)
-	if !ok {
-		return
-	}
-	// The sender going away must not cut a store short: the event would be
-	// half-admitted.
-	err = h.admit(context.WithoutCancel(r.Context()), d)
-	switch {
-	case errors.Is(err, ErrDuplicate):
-		w.WriteHeader(http.StatusOK)
-	case err != nil:
-		h.log(slog.LevelError, "webhook: event dropped with a 503; the sender will not deliver it again", "kind", d.Kind, "error", err)
-		http.Error(w, "event not stored", http.StatusServiceUnavailable)
-	default:
-		w.WriteHeader(http.StatusOK)
-	}
+	return body, true
 }
 
 // delivery makes the record of a delivery to store, from the few values
 // that name it when that is enough, else from the decoded event. It answers
 // the deliveries it does not store and reports false for them.
-func (h *Handler) delivery(w http.ResponseWriter, r *http.Request, body []byte) (*Delivery, bool) {
+func (h *Handler) delivery(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) (*Delivery, bool) {
 	kind := Kind(r.Header.Get(HeaderEvent))
+	var d *Delivery
 	if id, ok := probeIdentity(kind, body); ok {
-		if !h.wants(kind) {
-			h.ignored.Add(1)
-			w.WriteHeader(http.StatusOK)
+		d = probedDelivery(r.Header, body, id, time.Now())
+	} else {
+		ev, err := ParsePayload(r.Header, body)
+		if ev == nil {
+			h.reject(ctx, w, r, http.StatusBadRequest, err.Error())
 			return nil, false
 		}
-		return probedDelivery(r.Header, body, id, time.Now()), true
+		h.partial(ev, err)
+		d = newDelivery(r.Header, body, ev, time.Now())
 	}
-	ev, err := ParsePayload(r.Header, body)
-	if ev == nil {
-		h.reject(w, r, http.StatusBadRequest, err.Error())
-		return nil, false
-	}
-	h.partial(ev, err)
-	if !h.wants(ev.Kind()) {
+	if !h.wants(d.Kind) {
 		h.ignored.Add(1)
+		h.admitted(ctx, d.Kind, OutcomeIgnored)
 		w.WriteHeader(http.StatusOK)
 		return nil, false
 	}
-	return newDelivery(r.Header, body, ev, time.Now()), true
+	return d, true
 }
 
-// admit stores d in the queue and counts it: accepted, a duplicate, or
-// dropped. The workers pick it up from the queue. Catch-up admits the events
-// it synthesizes here too.
+// store stores d within StoreTimeout and answers: 200 when it is stored or
+// was before, else no answer (or 503 with Answer503).
+func (h *Handler) store(ctx context.Context, w http.ResponseWriter, d *Delivery) {
+	if o := h.opts.Observer; o != nil {
+		o.Inject(ctx, d.Header)
+	}
+	// The sender going away must not cut a store short: the event would be
+	// half-admitted. StoreTimeout bounds it instead.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.StoreTimeout)
+	defer cancel()
+	err := h.admit(sctx, d)
+	switch {
+	case err == nil:
+		h.admitted(ctx, d.Kind, OutcomeAccepted)
+		w.WriteHeader(http.StatusOK)
+	case errors.Is(err, ErrDuplicate):
+		h.admitted(ctx, d.Kind, OutcomeDuplicate)
+		w.WriteHeader(http.StatusOK)
+	case h.opts.Answer503:
+		h.dropped.Add(1)
+		h.admitted(ctx, d.Kind, OutcomeRefused)
+		h.log(slog.LevelError, "webhook: event not stored and answered 503; the sender will not deliver it again",
+			"kind", d.Kind, "key", d.Key, "error", err)
+		http.Error(w, "event not stored", http.StatusServiceUnavailable)
+	default:
+		h.askAgain(ctx, d.Kind, d.Key, err)
+	}
+}
+
+// askAgain ends the exchange without an answer, which the sender takes as a
+// read failure: it delivers the same body again later. The body must have
+// been read, so that the close is orderly and not a reset (which the sender
+// would take as final). net/http closes the connection on this panic.
+func (h *Handler) askAgain(ctx context.Context, kind Kind, key string, why error) {
+	h.askedAgain.Add(1)
+	h.admitted(ctx, kind, OutcomeAskedAgain)
+	h.log(slog.LevelWarn, "webhook: event not stored; closed without an answer so that the sender delivers it again",
+		"kind", kind, "key", key, "error", why)
+	panic(http.ErrAbortHandler)
+}
+
+// admit stores d in the queue and counts it as accepted or a duplicate;
+// the workers pick it up from the queue. Catch-up admits the events it
+// synthesizes here too.
 func (h *Handler) admit(ctx context.Context, d *Delivery) error {
 	err := h.queue.Put(ctx, d)
 	switch {
@@ -317,10 +347,16 @@ func (h *Handler) admit(ctx context.Context, d *Delivery) error {
 		h.accepted.Add(1)
 	case errors.Is(err, ErrDuplicate):
 		h.duplicates.Add(1)
-	default:
-		h.dropped.Add(1)
+	case errors.Is(err, context.DeadlineExceeded):
+		h.storeTimeouts.Add(1)
 	}
 	return err
+}
+
+func (h *Handler) admitted(ctx context.Context, kind Kind, outcome Outcome) {
+	if o := h.opts.Observer; o != nil {
+		o.DeliveryAdmitted(ctx, kind, outcome)
+	}
 }
 
 // wants reports whether a callback takes events of kind k.
@@ -348,98 +384,9 @@ func (h *Handler) wants(k Kind) bool {
 	return o.OnRaw != nil
 }
 
-// handle runs d's callback and settles d: acked, retried later, or
-// dead-lettered. When a stop cancelled ctx, a failed d keeps its lease, so a
-// durable queue hands it out again after a restart.
-func (h *Handler) handle(ctx context.Context, d *Delivery) {
-	err := h.call(withDelivery(ctx, d), d)
-	// Settling must not fail because the stop cancelled ctx.
-	sctx := context.WithoutCancel(ctx)
-	// Counters move before the queue is told, so that they are up to date
-	// when WaitIdle returns.
-	switch {
-	case err == nil:
-		h.handled.Add(1)
-		if err := h.queue.Ack(sctx, d.ID); err != nil {
-			h.handled.Add(-1)
-			h.log(slog.LevelError, "webhook: ack failed; the delivery will be handled again", "key", d.Key, "error", err)
-		}
-	case ctx.Err() != nil:
-		h.log(slog.LevelWarn, "webhook: callback stopped by shutdown; the delivery stays queued", "key", d.Key, "error", err)
-	case d.Attempt >= h.opts.MaxAttempts:
-		h.log(slog.LevelError, "webhook: callback failed its last attempt; dead-lettered", "key", d.Key, "attempt", d.Attempt, "error", err)
-		h.deadLettered.Add(1)
-		if err := h.queue.DeadLetter(sctx, d.ID, err.Error()); err != nil {
-			h.deadLettered.Add(-1)
-			h.log(slog.LevelError, "webhook: dead-lettering failed", "key", d.Key, "error", err)
-		}
-	default:
-		wait := h.backoff(d.Attempt)
-		h.log(slog.LevelWarn, "webhook: callback failed; will retry", "key", d.Key, "attempt", d.Attempt, "in", wait, "error", err)
-		h.retried.Add(1)
-		if err := h.queue.Retry(sctx, d.ID, time.Now().Add(wait), err.Error()); err != nil {
-			h.retried.Add(-1)
-			h.log(slog.LevelError, "webhook: scheduling a retry failed", "key", d.Key, "error", err)
-		}
-	}
-}
-
-// backoff is the wait after the n-th failure: RetryMin doubled n-1 times,
-// capped at RetryMax.
-func (h *Handler) backoff(n int) time.Duration {
-	wait := h.opts.RetryMin
-	for i := 1; i < n && wait < h.opts.RetryMax; i++ {
-		wait *= 2
-	}
-	return min(wait, h.opts.RetryMax)
-}
-
-// call runs the callback for d, turning a panic into an error.
-func (h *Handler) call(ctx context.Context, d *Delivery) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
-		}
-	}()
-	o := &h.opts
-	if o.OnDelivery != nil {
-		return o.OnDelivery(ctx, d)
-	}
-	ev := d.event
-	if ev == nil {
-		var err error
-		if ev, err = ParsePayload(d.Header, d.Body); ev == nil {
-			return err
-		}
-		h.partial(ev, err)
-	}
-	if !h.wants(ev.Kind()) {
-		return nil
-	}
-	switch e := ev.(type) {
-	case *PushEvent:
-		return o.OnPush(ctx, e)
-	case *TagPushEvent:
-		return o.OnTagPush(ctx, e)
-	case *IssueEvent:
-		return o.OnIssue(ctx, e)
-	case *MergeRequestEvent:
-		return o.OnMergeRequest(ctx, e)
-	case *NoteEvent:
-		return o.OnNote(ctx, e)
-	case *BuildEvent:
-		return o.OnBuild(ctx, e)
-	case *WikiPageEvent:
-		return o.OnWikiPage(ctx, e)
-	case *RawEvent:
-		return o.OnRaw(ctx, e)
-	}
-	return fmt.Errorf("unexpected event %T", ev)
-}
-
 // WaitIdle waits until every delivery in the queue is settled: handled, or
 // dead-lettered. It needs a queue that can tell, as MemoryQueue and
-// DiskQueue can (a WaitIdle method); with another queue it returns
+// diskqueue.Queue can (a WaitIdle method); with another queue it returns
 // errors.ErrUnsupported. Meant for tests: deliver, WaitIdle, then check.
 func (h *Handler) WaitIdle(ctx context.Context) error {
 	q, ok := h.queue.(interface{ WaitIdle(context.Context) error })
@@ -472,8 +419,9 @@ func (h *Handler) partial(ev Event, err error) {
 	}
 }
 
-func (h *Handler) reject(w http.ResponseWriter, r *http.Request, status int, reason string) {
+func (h *Handler) reject(ctx context.Context, w http.ResponseWriter, r *http.Request, status int, reason string) {
 	h.rejected.Add(1)
+	h.admitted(ctx, Kind(r.Header.Get(HeaderEvent)), OutcomeRejected)
 	h.log(slog.LevelWarn, "webhook: delivery rejected", "status", status, "reason", reason, "remote", r.RemoteAddr,
 		"kind", r.Header.Get(HeaderEvent))
 	http.Error(w, reason, status)

@@ -38,8 +38,20 @@ func delivery(t *testing.T, kind Kind, file, token string) *http.Request {
 	return r
 }
 
-func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
+// askedAgain is the Code serve reports for a delivery closed without an
+// answer.
+const askedAgain = -1
+
+func serve(h http.Handler, r *http.Request) (w *httptest.ResponseRecorder) {
+	w = httptest.NewRecorder()
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			w.Code = askedAgain
+		}
+	}()
 	h.ServeHTTP(w, r)
 	return w
 }
@@ -332,25 +344,32 @@ func (q *flakyQueue) Put(ctx context.Context, d *Delivery) error {
 	return q.MemoryQueue.Put(ctx, d)
 }
 
-func TestStoreFailureAnswers503AndKeyIsNotRecorded(t *testing.T) {
-	var logs bytes.Buffer
-	q := &flakyQueue{MemoryQueue: NewMemoryQueue(MemoryQueueOptions{}), fail: 1}
-	defer q.Close()
-	handled := 0
-	h := newHandler(t, Options{Queue: q, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		OnIssue: func(context.Context, *IssueEvent) error { handled++; return nil }})
-	running(t, h)
-	assert.Equal(t, http.StatusServiceUnavailable, serve(h, issueDelivery(t, 1)).Code)
-	assert.Contains(t, logs.String(), "no space left on device")
-	// The sender does not retry a 503, but a repeat (a read timeout, or a
-	// replay) must be handled, not taken for a duplicate.
-	assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 1)).Code)
-	waitIdle(t, h)
-	assert.Equal(t, 1, handled)
-	assert.Equal(t, Stats{Received: 2, Dropped: 1, Accepted: 1, Handled: 1}, h.Stats())
+func TestStoreFailureIsAskedAgainAndKeyIsNotRecorded(t *testing.T) {
+	for _, answer503 := range []bool{false, true} {
+		var logs bytes.Buffer
+		q := &flakyQueue{MemoryQueue: NewMemoryQueue(MemoryQueueOptions{}), fail: 1}
+		defer q.Close()
+		handled := 0
+		h := newHandler(t, Options{Queue: q, Answer503: answer503, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			OnIssue: func(context.Context, *IssueEvent) error { handled++; return nil }})
+		running(t, h)
+		want, st := askedAgain, Stats{Received: 2, AskedAgain: 1, Accepted: 1, Handled: 1}
+		if answer503 {
+			want, st = http.StatusServiceUnavailable, Stats{Received: 2, Dropped: 1, Accepted: 1, Handled: 1}
+		}
+		assert.Equal(t, want, serve(h, issueDelivery(t, 1)).Code)
+		assert.Contains(t, logs.String(), "no space left on device")
+		assert.Contains(t, logs.String(), "kind=\"Issue Hook\" key=issue/1/2016-06-21T09:14:07Z/")
+		assert.NotContains(t, logs.String(), "ETA", "no body in the log")
+		// The repeat must be handled, not taken for a duplicate.
+		assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 1)).Code)
+		waitIdle(t, h)
+		assert.Equal(t, 1, handled)
+		assert.Equal(t, st, h.Stats())
+	}
 }
 
-func TestQueueBoundAnswers503(t *testing.T) {
+func TestQueueBoundIsAskedAgain(t *testing.T) {
 	started, release := make(chan int, 2), make(chan struct{})
 	q := NewMemoryQueue(MemoryQueueOptions{MaxPending: 1})
 	defer q.Close()
@@ -358,13 +377,13 @@ func TestQueueBoundAnswers503(t *testing.T) {
 	running(t, h)
 	assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 1)).Code)
 	<-started
-	assert.Equal(t, http.StatusServiceUnavailable, serve(h, issueDelivery(t, 2)).Code)
+	assert.Equal(t, askedAgain, serve(h, issueDelivery(t, 2)).Code)
 	close(release)
 	waitIdle(t, h)
 	assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 2)).Code, "room again")
 	assert.Equal(t, 2, <-started)
 	waitIdle(t, h)
-	assert.Equal(t, Stats{Received: 3, Dropped: 1, Accepted: 2, Handled: 2}, h.Stats())
+	assert.Equal(t, Stats{Received: 3, AskedAgain: 1, Accepted: 2, Handled: 2}, h.Stats())
 }
 
 func TestAcceptedBeforeRunIsHandled(t *testing.T) {
@@ -417,7 +436,7 @@ func TestOwnQueueClosedByRun(t *testing.T) {
 	h := newHandler(t, Options{OnIssue: func(context.Context, *IssueEvent) error { return nil }})
 	stop := running(t, h)
 	require.NoError(t, stop())
-	assert.Equal(t, http.StatusServiceUnavailable, serve(h, issueDelivery(t, 9)).Code, "a stopped handler answers 503")
+	assert.Equal(t, askedAgain, serve(h, issueDelivery(t, 9)).Code, "a stopped handler asks for the delivery again")
 	assert.Error(t, h.Run(context.Background()), "Run twice")
 }
 

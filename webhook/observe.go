@@ -62,8 +62,8 @@ type Observer interface {
 
 // QueueStats is a queue's state at one moment, for gauges and health.
 type QueueStats struct {
-	Pending     int       // deliveries stored and not yet handled, leased ones included
-	Oldest      time.Time // arrival of the oldest pending delivery; zero when none
-	DeadLetters int       // deliveries dead-lettered and kept
-	Damaged     int64     // deliveries found damaged (a checksum that fails) and dead-lettered since the queue was opened
+	Pending     int       `json:"pending"`      // deliveries stored and not yet handled, leased ones included
+	Oldest      time.Time `json:"oldest"`       // arrival of the oldest pending delivery; zero when none
+	DeadLetters int       `json:"dead_letters"` // deliveries dead-lettered and kept
+	Damaged     int64     `json:"damaged"`      // stored deliveries or dedup entries found damaged (a checksum that fails) since the queue was opened; a damaged delivery is dead-lettered
 }

@@ -39,6 +39,13 @@ type Delivery struct {
 	// rather than received from the server; Record holds that record.
 	Synthesized bool   `json:"synthesized,omitempty"`
 	Record      []byte `json:"record,omitempty"`
+	// Superseded is set, while a callback handles an issue or merge request
+	// event, when this Handler already handled a later state of the same
+	// object (a later updated_at). A delivery the server sends again after a
+	// failure arrives at least 16 s late, often after later events of its
+	// object: its event is then an old state, and the object has changed
+	// since. The Handler knows the states it handled since it started.
+	Superseded bool `json:"-"`
 
 	// event is Body decoded, when the delivery has not left this process;
 	// it spares the workers a second decoding.

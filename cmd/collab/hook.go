@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -85,6 +84,11 @@ With --queue DIR, deliveries are stored on disk: a listener that is stopped or
 killed prints, when started again on DIR, everything it had answered 200 and not
 yet printed. A line may then be printed twice, never lost.
 
+GET /healthz reports, as JSON, whether the listener can store deliveries and
+whether it makes progress printing them (503 when not). A delivery that cannot
+be stored, or that arrives while the listener stops, is closed without an
+answer, so that the server sends it again.
+
 It stops on SIGINT or SIGTERM.`,
 		Example: `  collab hook listen --addr :8080 --secret-file hook-secret | jq -r .body.object_attributes.title
   collab hook listen --addr 127.0.0.1:8080 --queue ~/.cache/hooks --forward-to http://127.0.0.1:3000/hook`,
@@ -133,31 +137,10 @@ func (l *listenCmd) run(ctx context.Context) error {
 	if err != nil {
 		return usagef("--addr: %v", err)
 	}
-	fmt.Fprintf(l.std.err, "collab: listening on http://%s\n", ln.Addr())
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: webhook.SenderTimeout}
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.Serve(ln)
-		cancel() // the listener failed: stop the workers too
-	}()
-	// The queue stays open until the last delivery in flight is stored.
-	shut := make(chan struct{})
-	go func() {
-		defer close(shut)
-		<-ctx.Done()
-		sctx, scancel := context.WithTimeout(context.Background(), webhook.SenderTimeout)
-		defer scancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	runErr := h.Run(ctx)
-	<-shut
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return runErr
+	fmt.Fprintf(l.std.err, "collab: listening on http://%s (health at /healthz)\n", ln.Addr())
+	// Serve stops admitting first, so that a delivery arriving during the
+	// stop is asked for again; the queue closes after it returns.
+	return webhook.Serve(ctx, ln, h)
 }
 
 // checkURL accepts an absolute http or https URL.

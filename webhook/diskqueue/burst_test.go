@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,50 +14,31 @@ import (
 )
 
 // TestBurstIsStoredNotDropped: 500 deliveries at once, a 50 ms callback and
-// the disk queue: every one is answered 200 and handled.
+// the disk queue: every one is stored and handled, none gets a final
+// answer. On a loaded machine some may be asked for again, and stored when
+// the sender tries again.
 func TestBurstIsStoredNotDropped(t *testing.T) {
 	const n = 500
 	q := openDisk(t, t.TempDir(), Options{})
 	defer q.Close()
-	h := newHandler(t, webhook.Options{Queue: q, Workers: 16, OnIssue: func(context.Context, *webhook.IssueEvent) error {
+	var log handledLog
+	h := newHandler(t, webhook.Options{Queue: q, Workers: 16, OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
 		time.Sleep(50 * time.Millisecond)
-		return nil
+		return log.record(ctx, e)
 	}})
 	running(t, h)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-
-	template := readFile(t, "spec/issue.json")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: webhook.SenderTimeout}
-	defer client.CloseIdleConnections()
-	codes := make([]int, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			codes[i] = post(client, srv.URL, issueBody(template, i+1))
-		}()
-	}
-	close(start)
-	wg.Wait()
-	count := map[int]int{}
-	for _, c := range codes {
-		count[c]++
-	}
-	assert.Equal(t, map[int]int{http.StatusOK: n}, count)
+	s := newSender(t, srv.URL)
+	s.deliverAll(n, n, nil)
 	waitIdle(t, h)
-	st := h.Stats()
-	assert.Zero(t, st.Dropped)
-	assert.Equal(t, int64(n), st.Handled)
-	t.Logf("%d concurrent deliveries: %v; %+v", n, count, st)
+	s.report(t, "burst", n, &log)
+	t.Logf("%+v", h.Stats())
 }
 
-// TestFullDiskQueueAnswers503: a delivery the store refuses is answered 503
-// and counted, and what was stored before is still handled.
-func TestFullDiskQueueAnswers503(t *testing.T) {
+// TestMaxBytesAsksAgain: a delivery the store refuses for its bound is
+// asked for again and counted, and what was stored before is still handled.
+func TestMaxBytesAsksAgain(t *testing.T) {
 	q := openDisk(t, t.TempDir(), Options{MaxBytes: 64 << 10})
 	defer q.Close()
 	h := newHandler(t, webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
@@ -68,15 +48,43 @@ func TestFullDiskQueueAnswers503(t *testing.T) {
 		switch code := serve(h, issueRequest(issueBody(template, id))).Code; code {
 		case http.StatusOK:
 			ok++
-		case http.StatusServiceUnavailable:
+		case askedAgain:
 			full++
 		default:
 			t.Fatalf("answered %d", code)
 		}
 	}
 	require.Equal(t, 1, full)
-	assert.Equal(t, int64(1), h.Stats().Dropped)
+	assert.Equal(t, int64(1), h.Stats().AskedAgain)
 	running(t, h)
 	waitIdle(t, h)
 	assert.Equal(t, int64(ok), h.Stats().Handled)
+}
+
+// TestConcurrentBoundOverHTTP: 200 deliveries at once to a queue bounded
+// at 10 while the callback is held: 10 are stored, the others are asked
+// for again, and stored once there is room; none is lost.
+func TestConcurrentBoundOverHTTP(t *testing.T) {
+	const n = 200
+	q := openDisk(t, t.TempDir(), Options{MaxPending: 10})
+	defer q.Close()
+	release := make(chan struct{})
+	var log handledLog
+	h := newHandler(t, webhook.Options{Queue: q, Workers: 4, OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
+		<-release
+		return log.record(ctx, e)
+	}})
+	running(t, h)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	s := newSender(t, srv.URL)
+	done := make(chan struct{})
+	go func() { s.deliverAll(n, n, nil); close(done) }()
+	require.Eventually(t, func() bool { return h.Stats().AskedAgain >= n-10 }, time.Minute, time.Millisecond)
+	assert.Equal(t, int64(10), h.Stats().Accepted, "the bound holds under concurrency")
+	assert.LessOrEqual(t, q.Len(), 10)
+	close(release)
+	<-done
+	waitIdle(t, h)
+	s.report(t, "bound of 10, 200 at once", n, &log)
 }

@@ -24,7 +24,7 @@ const fullDiskEnv = "WEBHOOK_TEST_FULL_DISK"
 
 // fullDiskChild limits the size of the files it may write, as a full disk
 // would, and delivers issues to a Handler on a DiskQueue in
-// $WEBHOOK_TEST_FULL_DISK until one is answered 503. It prints the ids
+// $WEBHOOK_TEST_FULL_DISK until one is not answered 200. It prints the ids
 // answered 200 and the handler's counters.
 func fullDiskChild() int {
 	dir := os.Getenv(fullDiskEnv)
@@ -60,7 +60,7 @@ func fullDiskChild() int {
 		w := serve(h, issueRequest(issueBody(template, id)))
 		if w.Code != http.StatusOK {
 			st := h.Stats()
-			fmt.Printf("last %d status %d accepted %d dropped %d\n", id, w.Code, st.Accepted, st.Dropped)
+			fmt.Printf("last %d status %d accepted %d asked-again %d dropped %d\n", id, w.Code, st.Accepted, st.AskedAgain, st.Dropped)
 			return 0
 		}
 	}
@@ -68,10 +68,11 @@ func fullDiskChild() int {
 	return 1
 }
 
-// TestFullDiskAnswers503: when the queue's file cannot grow (a real write
-// error from the kernel), the delivery is answered 503 and counted, and the
-// deliveries stored before are intact at the next open.
-func TestFullDiskAnswers503(t *testing.T) {
+// TestFullDiskAsksAgain: when the queue's file cannot grow (a real write
+// error from the kernel), the delivery is closed without an answer, so that
+// the sender delivers it again, and counted; no delivery gets a final
+// answer, and the deliveries stored before are intact at the next open.
+func TestFullDiskAsksAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -84,13 +85,14 @@ func TestFullDiskAnswers503(t *testing.T) {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	var last, status, accepted, dropped int
-	_, err = fmt.Sscanf(strings.TrimSpace(string(out)), "last %d status %d accepted %d dropped %d", &last, &status, &accepted, &dropped)
+	var last, status, accepted, asked, dropped int
+	_, err = fmt.Sscanf(strings.TrimSpace(string(out)), "last %d status %d accepted %d asked-again %d dropped %d", &last, &status, &accepted, &asked, &dropped)
 	require.NoError(t, err, "child said %q", out)
-	assert.Equal(t, http.StatusServiceUnavailable, status)
-	assert.Equal(t, 1, dropped)
+	assert.Equal(t, askedAgain, status)
+	assert.Equal(t, 1, asked)
+	assert.Zero(t, dropped, "no final answer")
 	assert.Equal(t, last-1, accepted)
-	t.Logf("%d deliveries stored, then %d answered 503 when the file could not grow", accepted, dropped)
+	t.Logf("answered 200 %d; asked again %d; final answers %d; lost 0 (checked below)", accepted, asked, dropped)
 
 	q = openDisk(t, dir, Options{})
 	defer q.Close()

@@ -50,8 +50,20 @@ func issueRequest(body []byte) *http.Request {
 	return r
 }
 
-func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
+// askedAgain is the Code serve reports for a delivery closed without an
+// answer.
+const askedAgain = -1
+
+func serve(h http.Handler, r *http.Request) (w *httptest.ResponseRecorder) {
+	w = httptest.NewRecorder()
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			w.Code = askedAgain
+		}
+	}()
 	h.ServeHTTP(w, r)
 	return w
 }
