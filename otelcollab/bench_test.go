@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"io"
 	"net/http/httptest"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/otelcollab"
+	"github.com/collabsvc/collab/webhook"
 )
 
 // side is one way of running the same work: without an observer, with one
@@ -114,6 +117,95 @@ func BenchmarkIssuePage(b *testing.B) {
 		}
 	}
 	report(b, ss, took, b.N)
+}
+
+// BenchmarkDeliveries posts issue deliveries to a Handler on a memory
+// queue, 16 senders per CPU, the sides in turn in rounds of 200 so that
+// they share the machine's state.
+func BenchmarkDeliveries(b *testing.B) {
+	template, err := os.ReadFile("../webhook/testdata/spec/issue.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ss := sides(b)
+	targets := make([]string, len(ss))
+	for i, s := range ss {
+		targets[i] = startHandler(b, s.obs)
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
+	var next atomic.Int64
+	took := make([]time.Duration, len(ss))
+	const round = 200
+	b.ResetTimer()
+	for done := 0; done < b.N; done += round {
+		for j := range ss {
+			k := (done/round + j) % len(ss)
+			start := time.Now()
+			sendRound(b, hc, targets[k], template, &next, min(round, b.N-done))
+			took[k] += time.Since(start)
+		}
+	}
+	report(b, ss, took, b.N)
+}
+
+func startHandler(b *testing.B, obs *otelcollab.Observer) string {
+	opts := webhook.Options{OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }}
+	if obs != nil {
+		opts.Observer = obs
+	}
+	h, err := webhook.NewHandler(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	srv := httptest.NewServer(h)
+	b.Cleanup(func() {
+		srv.Close()
+		stop()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
+	return srv.URL
+}
+
+// sendRound posts n distinct deliveries, 16 at a time.
+func sendRound(b *testing.B, hc *http.Client, url string, template []byte, next *atomic.Int64, n int) {
+	sem := make(chan struct{}, 16)
+	errs := make(chan error, n)
+	for range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			body := bytes.Replace(template, []byte(`"id":4417`), fmt.Appendf(nil, `"id":%d`, next.Add(1)), 1)
+			req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			if err != nil {
+				errs <- err
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
+			resp, err := hc.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				errs <- fmt.Errorf("answered %d", resp.StatusCode)
+			}
+		}()
+	}
+	for range cap(sem) {
+		sem <- struct{}{}
+	}
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
 }
 
 // report gives each side's time per operation and its ratio to none.

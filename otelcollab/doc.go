@@ -6,7 +6,7 @@
 //	obs, err := otelcollab.New() // the global providers, or WithTracerProvider, WithMeterProvider
 //	client, err := collab.NewClient(url, collab.WithPrivateToken(tok), collab.WithObserver(obs))
 //	h, err := webhook.NewHandler(webhook.Options{Queue: q, Observer: obs, ...})
-//	unregister, err := obs.ObserveQueue(h.QueueStats)
+//	unregister, err := obs.ObserveQueue(q.Stats) // the queue's gauges
 //
 // Client calls. Each call is one span of kind client, named by its route
 // template ("GET /projects/:id/issues"), never by its path, so that ids and

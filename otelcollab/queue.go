@@ -9,7 +9,7 @@ import (
 	"github.com/collabsvc/collab/webhook"
 )
 
-// QueueStatsFunc reads a queue's state; Handler.QueueStats is one.
+// QueueStatsFunc reads a queue's state; the Stats method of every webhook.Queue is one.
 type QueueStatsFunc func(context.Context) (webhook.QueueStats, error)
 
 // ObserveQueue reports the state that stats reads as the observable gauges
