@@ -47,6 +47,7 @@ type Observer struct {
 	tracer trace.Tracer
 	meter  metric.Meter
 	prop   propagation.TextMapPropagator
+	fields []string // the headers prop writes
 	client clientInstruments
 	recv   receiverInstruments
 }
@@ -71,6 +72,7 @@ func New(opts ...Option) (*Observer, error) {
 		tracer: c.tp.Tracer(scope),
 		meter:  c.mp.Meter(scope),
 		prop:   c.prop,
+		fields: c.prop.Fields(),
 	}
 	if err := o.client.init(o.meter); err != nil {
 		return nil, err

@@ -38,15 +38,61 @@ func kindAttr(k webhook.Kind) attribute.KeyValue {
 	return attrKind.String(string(k))
 }
 
+// labels are the metric attributes of a kind, and of a kind with each
+// outcome, built once: a delivery records its metrics without building
+// attribute sets.
+type labels struct {
+	kind     metric.MeasurementOption
+	outcomes map[string]metric.MeasurementOption
+}
+
+func newLabels() map[webhook.Kind]*labels {
+	outcomes := []string{
+		string(webhook.OutcomeAccepted), string(webhook.OutcomeDuplicate), string(webhook.OutcomeIgnored),
+		string(webhook.OutcomeRejected), string(webhook.OutcomeAskedAgain), string(webhook.OutcomeRefused),
+		string(webhook.HandleDone), string(webhook.HandleRetry), string(webhook.HandleDeadLetter),
+	}
+	out := map[webhook.Kind]*labels{}
+	for k := range kinds {
+		out[k] = kindLabels(k, outcomes)
+	}
+	out["other"] = kindLabels("other", outcomes)
+	return out
+}
+
+func kindLabels(k webhook.Kind, outcomes []string) *labels {
+	ka := attrKind.String(string(k))
+	l := &labels{kind: metric.WithAttributeSet(attribute.NewSet(ka)), outcomes: map[string]metric.MeasurementOption{}}
+	for _, o := range outcomes {
+		l.outcomes[o] = metric.WithAttributeSet(attribute.NewSet(ka, attrOutcome.String(o)))
+	}
+	return l
+}
+
+// labelsOf returns the labels of a kind, and of that kind with an outcome.
+func (ri *receiverInstruments) labelsOf(k webhook.Kind, outcome string) (kind, withOutcome metric.MeasurementOption) {
+	l := ri.labels[k]
+	if l == nil {
+		l = ri.labels["other"]
+	}
+	withOutcome = l.outcomes[outcome]
+	if withOutcome == nil { // an outcome this package does not know yet
+		withOutcome = metric.WithAttributes(attrKind.String(string(k)), attrOutcome.String(outcome))
+	}
+	return l.kind, withOutcome
+}
+
 type receiverInstruments struct {
 	received, admitted, dead metric.Int64Counter
 	duration                 metric.Float64Histogram
 	attempts                 metric.Int64Histogram
 	runs, changes            metric.Int64Counter
 	lag                      metric.Float64Gauge
+	labels                   map[webhook.Kind]*labels
 }
 
 func (ri *receiverInstruments) init(m metric.Meter) (err error) {
+	ri.labels = newLabels()
 	counter := func(dst *metric.Int64Counter, name, unit, desc string) {
 		if err == nil {
 			*dst, err = m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -88,18 +134,18 @@ func (o *Observer) DeliveryReceived(ctx context.Context, r *http.Request) contex
 // DeliveryAdmitted implements webhook.Observer: it counts the delivery and
 // ends the admission's span.
 func (o *Observer) DeliveryAdmitted(ctx context.Context, kind webhook.Kind, outcome webhook.Outcome) {
-	k, out := kindAttr(kind), attrOutcome.String(string(outcome))
+	byKind, byOutcome := o.recv.labelsOf(kind, string(outcome))
 	if o.recv.received.Enabled(ctx) {
-		o.recv.received.Add(ctx, 1, metric.WithAttributes(k))
+		o.recv.received.Add(ctx, 1, byKind)
 	}
 	if o.recv.admitted.Enabled(ctx) {
-		o.recv.admitted.Add(ctx, 1, metric.WithAttributes(k, out))
+		o.recv.admitted.Add(ctx, 1, byOutcome)
 	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
 	}
-	span.SetAttributes(k, out)
+	span.SetAttributes(kindAttr(kind), attrOutcome.String(string(outcome)))
 	if outcome == webhook.OutcomeRejected || outcome == webhook.OutcomeRefused {
 		span.SetStatus(codes.Error, string(outcome))
 	}
@@ -109,7 +155,7 @@ func (o *Observer) DeliveryAdmitted(ctx context.Context, kind webhook.Kind, outc
 // Inject implements webhook.Observer: it stores the admission's trace
 // context in h, and never a trace context the sender sent.
 func (o *Observer) Inject(ctx context.Context, h http.Header) {
-	for _, f := range o.prop.Fields() {
+	for _, f := range o.fields {
 		h.Del(f)
 	}
 	if trace.SpanFromContext(ctx).IsRecording() {
@@ -141,21 +187,21 @@ func (o *Observer) HandlingStarted(ctx context.Context, d *webhook.Delivery) con
 // HandlingEnded implements webhook.Observer: it ends the handling's span and
 // records its duration, and the attempts of a delivery that left the queue.
 func (o *Observer) HandlingEnded(ctx context.Context, d *webhook.Delivery, outcome webhook.HandleOutcome, took time.Duration, err error) {
-	k, out := kindAttr(d.Kind), attrOutcome.String(string(outcome))
+	byKind, byOutcome := o.recv.labelsOf(d.Kind, string(outcome))
 	if o.recv.duration.Enabled(ctx) {
-		o.recv.duration.Record(ctx, took.Seconds(), metric.WithAttributes(k, out))
+		o.recv.duration.Record(ctx, took.Seconds(), byOutcome)
 	}
 	if outcome == webhook.HandleDeadLetter && o.recv.dead.Enabled(ctx) {
-		o.recv.dead.Add(ctx, 1, metric.WithAttributes(k))
+		o.recv.dead.Add(ctx, 1, byKind)
 	}
 	if outcome != webhook.HandleRetry && o.recv.attempts.Enabled(ctx) {
-		o.recv.attempts.Record(ctx, int64(d.Attempt), metric.WithAttributes(k, out))
+		o.recv.attempts.Record(ctx, int64(d.Attempt), byOutcome)
 	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
 	}
-	span.SetAttributes(out)
+	span.SetAttributes(attrOutcome.String(string(outcome)))
 	if err != nil {
 		// The error's kind only: a callback's message may hold anything.
 		span.SetStatus(codes.Error, errorType(err))
