@@ -355,13 +355,26 @@ func (q *Queue) Stats(context.Context) (webhook.QueueStats, error) {
 	return st, err
 }
 
+// StallAfter is how long a commit may take before Check reports the disk
+// stalled.
+const StallAfter = 2 * time.Second
+
 // Check implements webhook.Queue: the queue is open, no bound is reached,
-// and the file takes a commit before ctx ends (a stalled disk does not).
-func (q *Queue) Check(ctx context.Context) error {
+// and no commit has been under way for StallAfter (a disk that stalls).
+func (q *Queue) Check(context.Context) error {
+	q.closing.RLock()
+	closed := q.closed
+	q.closing.RUnlock()
+	if closed {
+		return webhook.ErrQueueClosed
+	}
 	if err := q.full(0); err != nil {
 		return err
 	}
-	return q.write(ctx, func(*bolt.Tx) error { return nil }, nil)
+	if t := q.committing.Load(); t != 0 && time.Since(time.Unix(0, t)) > StallAfter {
+		return fmt.Errorf("diskqueue: store stalled: a commit has taken %v", time.Since(time.Unix(0, t)).Round(time.Second))
+	}
+	return nil
 }
 
 // Close implements webhook.Queue: blocked Takes return, writes in flight

@@ -2,11 +2,13 @@ package diskqueue
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
 )
@@ -62,4 +64,34 @@ func TestShutdownUnderLoad(t *testing.T) {
 	t.Logf("first run: %+v", first.h.Stats())
 	t.Logf("second run: %+v", second.h.Stats())
 	assert.Zero(t, first.h.Stats().Dropped+second.h.Stats().Dropped)
+}
+
+// TestStalledDiskAsksAgain: while the disk does not complete a commit
+// (held here inside the writer), deliveries are asked for again after
+// StoreTimeout instead of holding their connections; once the disk comes
+// back, the sender's next tries are stored. Nothing is lost.
+func TestStalledDiskAsksAgain(t *testing.T) {
+	const n = 40
+	q := openDisk(t, t.TempDir(), Options{})
+	defer q.Close()
+	var log handledLog
+	h := newHandler(t, webhook.Options{Queue: q, StoreTimeout: 100 * time.Millisecond, OnIssue: log.record})
+	running(t, h)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	stall, stalled := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = q.write(context.Background(), func(*bolt.Tx) error { close(stalled); <-stall; return nil }, nil)
+	}()
+	<-stalled
+	s := newSender(t, srv.URL)
+	done := make(chan struct{})
+	go func() { s.deliverAll(n, n, nil); close(done) }()
+	require.Eventually(t, func() bool { return h.Stats().StoreTimeouts >= n }, time.Minute, time.Millisecond)
+	require.Eventually(t, func() bool { return !h.Health(context.Background()).Ready }, time.Minute, 10*time.Millisecond, "a stalled store is not ready")
+	close(stall)
+	<-done
+	waitIdle(t, h)
+	s.report(t, "disk stalled, then back", n, &log)
+	t.Logf("%+v", h.Stats())
 }
