@@ -124,15 +124,3 @@ func includes(got, want map[string]any) bool {
 	}
 	return true
 }
-
-// sumAll adds up every point of a sum.
-func sumAll[N int64 | float64](t testing.TB, data metricdata.Aggregation) N {
-	t.Helper()
-	s, ok := data.(metricdata.Sum[N])
-	require.True(t, ok, "not a sum: %T", data)
-	var total N
-	for _, p := range s.DataPoints {
-		total += p.Value
-	}
-	return total
-}
