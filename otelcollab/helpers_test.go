@@ -69,51 +69,44 @@ func attrs(kvs []attribute.KeyValue) map[string]any {
 	return out
 }
 
-// sum returns the value of the sum point whose attributes include want; it
-// fails unless exactly one point matches.
+// only returns the one point whose attributes include want; it fails
+// unless exactly one matches.
+func only[P any](t testing.TB, points []P, set func(P) attribute.Set, want map[string]any) P {
+	t.Helper()
+	var found []P
+	for _, p := range points {
+		if s := set(p); includes(attrs(s.ToSlice()), want) {
+			found = append(found, p)
+		}
+	}
+	require.Len(t, found, 1, "points matching %v in %+v", want, points)
+	return found[0]
+}
+
+// sum returns the value of the sum point whose attributes include want.
 func sum[N int64 | float64](t testing.TB, data metricdata.Aggregation, want map[string]any) N {
 	t.Helper()
 	s, ok := data.(metricdata.Sum[N])
 	require.True(t, ok, "not a sum: %T", data)
-	var found []N
-	for _, p := range s.DataPoints {
-		if includes(attrs(p.Attributes.ToSlice()), want) {
-			found = append(found, p.Value)
-		}
-	}
-	require.Len(t, found, 1, "points matching %v in %+v", want, s.DataPoints)
-	return found[0]
+	return only(t, s.DataPoints, func(p metricdata.DataPoint[N]) attribute.Set { return p.Attributes }, want).Value
 }
 
 // histogramCount returns the count and sum of the histogram point whose
-// attributes include want; it fails unless exactly one point matches.
+// attributes include want.
 func histogramCount[N int64 | float64](t testing.TB, data metricdata.Aggregation, want map[string]any) (uint64, N) {
 	t.Helper()
 	h, ok := data.(metricdata.Histogram[N])
 	require.True(t, ok, "not a histogram: %T", data)
-	var found []metricdata.HistogramDataPoint[N]
-	for _, p := range h.DataPoints {
-		if includes(attrs(p.Attributes.ToSlice()), want) {
-			found = append(found, p)
-		}
-	}
-	require.Len(t, found, 1, "points matching %v in %+v", want, h.DataPoints)
-	return found[0].Count, found[0].Sum
+	p := only(t, h.DataPoints, func(p metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }, want)
+	return p.Count, p.Sum
 }
 
-// gauge returns the value of the only point of a gauge.
+// gauge returns the value of the gauge point whose attributes include want.
 func gauge[N int64 | float64](t testing.TB, data metricdata.Aggregation, want map[string]any) N {
 	t.Helper()
 	g, ok := data.(metricdata.Gauge[N])
 	require.True(t, ok, "not a gauge: %T", data)
-	var found []N
-	for _, p := range g.DataPoints {
-		if includes(attrs(p.Attributes.ToSlice()), want) {
-			found = append(found, p.Value)
-		}
-	}
-	require.Len(t, found, 1, "points matching %v in %+v", want, g.DataPoints)
-	return found[0]
+	return only(t, g.DataPoints, func(p metricdata.DataPoint[N]) attribute.Set { return p.Attributes }, want).Value
 }
 
 func includes(got, want map[string]any) bool {
