@@ -205,19 +205,22 @@ func logDeliveries(ctx context.Context, t *testing.T, srv *collabtest.Server, pi
 }
 
 // checkStableKeys holds the records to their stable keys: a client record
-// names its attempt, and a handler record about a stored delivery names its
-// key (and attempt, when one failed).
+// names its route and attempt; a handler record about a delivery names its
+// kind, and once the delivery is stored its key and attempt.
 func checkStableKeys(t *testing.T, records []map[string]any) {
 	for _, rec := range records {
 		msg := rec["msg"].(string)
 		switch {
-		case msg == "collab: request":
-			assert.Contains(t, rec, "attempt", msg)
-		case msg == "webhook: callback failed; will retry":
-			assert.Contains(t, rec, "key", msg)
-			assert.Contains(t, rec, "attempt", msg)
+		case strings.HasPrefix(msg, "collab: "):
+			for _, k := range []string{"method", "route", "attempt"} {
+				assert.Contains(t, rec, k, msg)
+			}
 		case msg == "webhook: delivery rejected":
 			assert.Contains(t, rec, "kind", msg)
+		case strings.HasPrefix(msg, "webhook: callback"):
+			for _, k := range []string{"kind", "key", "attempt"} {
+				assert.Contains(t, rec, k, msg)
+			}
 		}
 	}
 }
