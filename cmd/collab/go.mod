@@ -4,21 +4,28 @@ go 1.25.0
 
 require (
 	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
+	github.com/collabsvc/collab/redis v0.0.0-00010101000000-000000000000
 	github.com/itchyny/gojq v0.12.20
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	golang.org/x/tools v0.36.0 // indirect
 )
 
-replace github.com/collabsvc/collab => ../../
+replace (
+	github.com/collabsvc/collab => ../../
+	github.com/collabsvc/collab/redis => ../../redis
+)

@@ -4,6 +4,7 @@
 //	collab api [METHOD] PATH      call any endpoint; --paginate makes one JSON array of every page
 //	collab hook listen            receive webhooks and print each as one JSON line
 //	collab hook replay            send recorded webhook lines again
+//	collab queue stats|dead|…     inspect a webhook queue, requeue or delete its dead letters
 //	collab fake                   serve an in-memory fake of the service
 //	collab version                print the module and Go versions
 //	collab completion SHELL       print a completion script for bash, zsh, fish or powershell
@@ -118,6 +119,7 @@ func newRootCmd(std stdio) *cobra.Command {
 		newAPICmd(&cfg, std),
 		newFakeCmd(std),
 		newHookCmd(std),
+		newQueueCmd(std),
 		newVersionCmd(std),
 	)
 	return root
