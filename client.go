@@ -41,7 +41,8 @@ type Client struct {
 	authValue string // header value, never logged
 	sudo      string
 	jobQueue  string
-	maxBody   int64 // largest JSON body decoded, after decompression
+	maxBody   int64           // largest JSON body decoded, after decompression
+	learned   *learnedSecrets // credentials the API handed out, shared by copies
 
 	// Services, one per resource group of the API.
 	Projects       *ProjectsService
@@ -59,6 +60,7 @@ type Client struct {
 	Notes          *NotesService
 	Milestones     *MilestonesService
 	Builds         *BuildsService
+	Users          *UsersService
 }
 
 // ClientOption configures a Client in NewClient.
@@ -216,6 +218,7 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 		authValue: cfg.authValue,
 		jobQueue:  cfg.jobQueue,
 		maxBody:   cfg.maxBody,
+		learned:   &learnedSecrets{},
 	}
 	hc.CheckRedirect = c.safeRedirects(hc.CheckRedirect)
 	c.http = newRetryClient(hc, cfg.retry, c.logger)
@@ -331,6 +334,7 @@ func (c *Client) initServices() {
 	c.Notes = &NotesService{client: c}
 	c.Milestones = &MilestonesService{client: c}
 	c.Builds = &BuildsService{client: c}
+	c.Users = &UsersService{client: c}
 }
 
 // BaseURL returns the API root every request path is resolved against.
@@ -649,6 +653,7 @@ func (c *Client) secretsOf(req *http.Request) []string {
 	if v := strings.TrimSpace(c.authValue); v != "" {
 		out = append(out, v)
 	}
+	out = append(out, c.learned.all()...)
 	return append(out, wire.RequestSecrets(req)...)
 }
 

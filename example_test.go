@@ -143,7 +143,7 @@ func ExampleGroupMembersService_Add() {
 func ExampleHooksService_Add() {
 	c, srv, pid := newExampleClient()
 	defer srv.Close()
-	h, _, err := c.Hooks.Add(context.Background(), pid, &collab.HookOptions{URL: "https://ci.example.com/hook", NoteEvents: collab.Ptr(true)})
+	h, _, err := c.Hooks.Add(context.Background(), pid, &collab.AddHookOptions{URL: "https://ci.example.com/hook", NoteEvents: collab.Ptr(true)})
 	if err != nil {
 		panic(err)
 	}
@@ -246,9 +246,9 @@ func ExampleMergeRequestsService_Merge() {
 	fmt.Printf("!%d (id %d) %s\n", mr.IID, mr.ID, mr.Title)
 
 	// The sha guard: merge only what was reviewed.
-	_, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr("0123abcd")})
+	_, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeMergeRequestOptions{SHA: collab.Ptr("0123abcd")})
 	fmt.Println("stale sha is a conflict:", errors.Is(err, collab.ErrConflict))
-	merged, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr(head)})
+	merged, _, err := c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeMergeRequestOptions{SHA: collab.Ptr(head)})
 	if err != nil {
 		panic(err)
 	}

@@ -39,8 +39,8 @@ func (p *ProjectHook) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, 
 // or every field of a value built in code.
 func (p ProjectHook) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// HookOptions are the parameters of Add and Update. URL is required.
-type HookOptions struct {
+// AddHookOptions are the parameters of Add. URL is required.
+type AddHookOptions struct {
 	URL                   string `url:"url"`
 	PushEvents            *bool  `url:"push_events,omitempty"`
 	IssuesEvents          *bool  `url:"issues_events,omitempty"`
@@ -51,7 +51,11 @@ type HookOptions struct {
 	EnableSSLVerification *bool  `url:"enable_ssl_verification,omitempty"`
 }
 
-func (o *HookOptions) check() error {
+// UpdateHookOptions are the parameters of Update: the same as Add's, URL
+// included, which the server needs again even when it does not change.
+type UpdateHookOptions = AddHookOptions
+
+func (o *AddHookOptions) check() error {
 	switch {
 	case o == nil:
 		return errRequired("opt")
@@ -87,7 +91,7 @@ func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHo
 // Add creates a hook. A nil opt or an empty URL is an *ArgumentError.
 //
 // API: POST /projects/:id/hooks
-func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*ProjectHook, *Response, error) {
+func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*ProjectHook, *Response, error) {
 	if err := opt.check(); err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +102,7 @@ func (s *HooksService) Add(ctx context.Context, pid any, opt *HookOptions) (*Pro
 // not change: a nil opt or an empty URL is an *ArgumentError.
 //
 // API: PUT /projects/:id/hooks/:hook_id
-func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *HookOptions) (*ProjectHook, *Response, error) {
+func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *UpdateHookOptions) (*ProjectHook, *Response, error) {
 	if err := opt.check(); err != nil {
 		return nil, nil, err
 	}

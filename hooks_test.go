@@ -35,7 +35,7 @@ func TestHooksUnit(t *testing.T) {
 	m.assertCall("GET", "projects/3/hooks/1", nil)
 	assertEqual(t, want, got)
 
-	opt := &HookOptions{URL: "http://example.com/hook", PushEvents: Ptr(true), IssuesEvents: Ptr(false), MergeRequestsEvents: Ptr(true),
+	opt := &AddHookOptions{URL: "http://example.com/hook", PushEvents: Ptr(true), IssuesEvents: Ptr(false), MergeRequestsEvents: Ptr(true),
 		TagPushEvents: Ptr(false), NoteEvents: Ptr(true), BuildEvents: Ptr(false), EnableSSLVerification: Ptr(true)}
 	form := url.Values{"url": {"http://example.com/hook"}, "push_events": {"true"}, "issues_events": {"false"}, "merge_requests_events": {"true"},
 		"tag_push_events": {"false"}, "note_events": {"true"}, "build_events": {"false"}, "enable_ssl_verification": {"true"}}
@@ -53,7 +53,7 @@ func TestHooksUnit(t *testing.T) {
 	m.assertCall("DELETE", "projects/3/hooks/1", nil)
 
 	m.Reply(422, `{"error": "Invalid url given"}`)
-	_, _, err = c.Hooks.Add(ctx, 3, &HookOptions{URL: "nope"})
+	_, _, err = c.Hooks.Add(ctx, 3, &AddHookOptions{URL: "nope"})
 	assert.ErrorIs(t, err, ErrUnprocessable)
 	assert.ErrorContains(t, err, "Invalid url given")
 	m.Reply(404, `{"message":"404 Not found"}`)
@@ -61,7 +61,7 @@ func TestHooksUnit(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	before := m.Count()
-	_, _, err = c.Hooks.Add(ctx, 3, &HookOptions{})
+	_, _, err = c.Hooks.Add(ctx, 3, &AddHookOptions{})
 	assert.Error(t, err)
 	_, _, err = c.Hooks.Update(ctx, 3, 1, nil)
 	assert.Error(t, err)
@@ -104,17 +104,17 @@ func TestHooksAgainstFake(t *testing.T) {
 	pid := srv.AddProject(srv.AdminID, "Hooked", 10)
 	srv.AddMember(pid, dev.ID, 30)
 
-	h, _, err := c.Hooks.Add(ctx, pid, &HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: Ptr(true), EnableSSLVerification: Ptr(false)})
+	h, _, err := c.Hooks.Add(ctx, pid, &AddHookOptions{URL: "https://ci.example.com/hook", IssuesEvents: Ptr(true), EnableSSLVerification: Ptr(false)})
 	require.NoError(t, err)
 	assert.True(t, bool(h.PushEvents), "push events are on by default")
 	assert.True(t, bool(h.IssuesEvents))
 	assert.False(t, bool(h.EnableSSLVerification))
-	_, _, err = c.Hooks.Add(ctx, pid, &HookOptions{URL: "not a url"})
+	_, _, err = c.Hooks.Add(ctx, pid, &AddHookOptions{URL: "not a url"})
 	assert.ErrorIs(t, err, ErrUnprocessable)
 	_, _, err = clientAs(t, srv, dev.Token).Hooks.List(ctx, pid, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
 
-	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &HookOptions{URL: "https://ci.example.com/v2", PushEvents: Ptr(false), NoteEvents: Ptr(true)})
+	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &AddHookOptions{URL: "https://ci.example.com/v2", PushEvents: Ptr(false), NoteEvents: Ptr(true)})
 	require.NoError(t, err)
 	assertEqual(t, "https://ci.example.com/v2", upd.URL)
 	assert.False(t, bool(upd.PushEvents))
@@ -128,7 +128,7 @@ func TestHooksAgainstFake(t *testing.T) {
 
 	// A second and third hook, read one a page and then all through All.
 	for _, u := range []string{"https://ci.example.com/v3", "https://ci.example.com/v4"} {
-		_, _, err = c.Hooks.Add(ctx, pid, &HookOptions{URL: u})
+		_, _, err = c.Hooks.Add(ctx, pid, &AddHookOptions{URL: u})
 		require.NoError(t, err)
 	}
 	page2, resp, err := c.Hooks.List(ctx, pid, &ListOptions{Page: 2, PerPage: 1})

@@ -169,6 +169,49 @@ func (s *IssuesService) Update(ctx context.Context, pid any, issueID int, opt *U
 	return do[Issue](ctx, s.client, http.MethodPut, route("projects/%s/issues/%s", pid, issueID), opt)
 }
 
+// labels is the read-merge-write of AddLabels and RemoveLabels.
+func (s *IssuesService) labels(ctx context.Context, pid any, issueID int) labelEdit[Issue] {
+	return labelEdit[Issue]{
+		get: func() (*Issue, *Response, error) { return s.Get(ctx, pid, issueID) },
+		put: func(l LabelNames) (*Issue, *Response, error) {
+			return s.Update(ctx, pid, issueID, &UpdateIssueOptions{Labels: &l})
+		},
+		view: func(is *Issue) ([]string, *Time) { return is.Labels, is.UpdatedAt },
+	}
+}
+
+// AddLabels adds labels to an issue and keeps the ones it has. The API can
+// only replace an issue's labels, so this reads the issue, merges and
+// writes: an edit someone makes between the read and the write would be
+// overwritten. To narrow that window it reads again before writing, and
+// merges again whenever the labels or updated_at moved between two reads
+// (giving up with ErrConflict, having written nothing, after five reads). An
+// edit landing between the last read and the write can still be lost. When
+// every label is already there, nothing is written. issueID is the issue's
+// global ID.
+//
+// API: GET /projects/:id/issues/:issue_id
+// API: PUT /projects/:id/issues/:issue_id
+func (s *IssuesService) AddLabels(ctx context.Context, pid any, issueID int, labels ...string) (*Issue, *Response, error) {
+	if err := checkLabelNames(labels); err != nil {
+		return nil, nil, err
+	}
+	return s.labels(ctx, pid, issueID).run(addLabels(labels))
+}
+
+// RemoveLabels removes labels from an issue and keeps the others, through
+// the same read, merge and write as AddLabels, with the same race and the
+// same narrowing. Names the issue does not have are ignored.
+//
+// API: GET /projects/:id/issues/:issue_id
+// API: PUT /projects/:id/issues/:issue_id
+func (s *IssuesService) RemoveLabels(ctx context.Context, pid any, issueID int, labels ...string) (*Issue, *Response, error) {
+	if err := checkLabelNames(labels); err != nil {
+		return nil, nil, err
+	}
+	return s.labels(ctx, pid, issueID).run(removeLabels(labels))
+}
+
 // Delete removes an issue (softly). issueID is the issue's global ID, not
 // the #IID the project shows. Admins and project owners only; anyone else
 // gets ErrNotFound.

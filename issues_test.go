@@ -88,7 +88,7 @@ func TestIssuesAgainstFake(t *testing.T) {
 	is, _, err := ac.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Crash on save", Labels: []string{"bug", "ui"}, AssigneeID: Ptr(bob.ID), CreatedAt: &backdate})
 	require.NoError(t, err)
 	assertEqual(t, 1, is.IID)
-	assertEqual(t, "opened", is.State)
+	assertEqual(t, IssueOpened, is.State)
 	assert.True(t, is.CreatedAt.Equal(backdate), "owners may backdate")
 	assertEqual(t, "bob", is.Assignee.Username)
 	assert.True(t, is.Subscribed, "authors are subscribed")
@@ -121,14 +121,14 @@ func TestIssuesAgainstFake(t *testing.T) {
 
 	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose), Title: Ptr("Crash on save (fixed)")})
 	require.NoError(t, err)
-	assertEqual(t, "closed", closed.State)
+	assertEqual(t, IssueClosed, closed.State)
 	assert.True(t, closed.UpdatedAt.After(is.UpdatedAt.Time))
 	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueClosed)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueReopen)})
 	require.NoError(t, err)
-	assertEqual(t, "opened", reopened.State)
+	assertEqual(t, IssueOpened, reopened.State)
 	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr[IssueStateEvent]("explode")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
@@ -159,7 +159,7 @@ func TestIssuesAgainstFake(t *testing.T) {
 	assertEqual(t, []string{"bug"}, moved.Labels, "ui does not exist in the target")
 	orig, _, err := ac.Issues.Get(ctx, pid, is.ID)
 	require.NoError(t, err)
-	assertEqual(t, "closed", orig.State)
+	assertEqual(t, IssueClosed, orig.State)
 
 	// Delete: owner or admin only, 404 otherwise, and soft.
 	_, err = bc.Issues.Delete(ctx, pid, second.ID)

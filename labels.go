@@ -3,8 +3,11 @@ package collab
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
@@ -182,4 +185,83 @@ func (s *LabelsService) subscription(ctx context.Context, method string, pid any
 		return nil, nil, errRequired("name")
 	}
 	return do[Label](ctx, s.client, method, route("projects/%s/labels/%s/subscription", pid, name), nil)
+}
+
+// maxLabelReads bounds the reads of a label helper on an object whose
+// labels keep changing.
+const maxLabelReads = 5
+
+// labelEdit is what the label helpers of issues and merge requests share:
+// how to read the object, how to write its labels, and where its labels
+// and updated_at are.
+type labelEdit[T any] struct {
+	get  func() (*T, *Response, error)
+	put  func(LabelNames) (*T, *Response, error)
+	view func(*T) ([]string, *Time)
+}
+
+// run reads the object, applies change to its labels, and writes the result
+// only once two reads in a row agree on the labels and updated_at, so that an
+// edit made between the read and the merge is merged, not overwritten. It
+// writes nothing when change leaves the labels as they are.
+func (e labelEdit[T]) run(change func([]string) []string) (*T, *Response, error) {
+	var prevLabels []string
+	var prevAt *Time
+	for i := range maxLabelReads {
+		cur, resp, err := e.get()
+		if err != nil {
+			return nil, resp, err
+		}
+		labels, at := e.view(cur)
+		want := change(labels)
+		if slices.Equal(want, labels) {
+			return cur, resp, nil
+		}
+		if i > 0 && slices.Equal(labels, prevLabels) && sameInstant(at, prevAt) {
+			return e.put(LabelNames(want))
+		}
+		prevLabels, prevAt = labels, at
+	}
+	return nil, nil, fmt.Errorf("collab: labels kept changing across %d reads; nothing written: %w", maxLabelReads, ErrConflict)
+}
+
+func sameInstant(a, b *Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b.Time)
+}
+
+// checkLabelNames refuses what the comma-joined labels parameter cannot
+// carry: an empty name, or one with a comma.
+func checkLabelNames(names []string) error {
+	if len(names) == 0 {
+		return errRequired("labels")
+	}
+	for i, n := range names {
+		if strings.TrimSpace(n) == "" || strings.Contains(n, ",") {
+			return invalidArg(fmt.Sprintf("labels[%d]", i), "must be a non-empty name without commas, got %q", n)
+		}
+	}
+	return nil
+}
+
+// addLabels returns a change that appends the names not there yet.
+func addLabels(names []string) func([]string) []string {
+	return func(have []string) []string {
+		out := slices.Clone(have)
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+}
+
+// removeLabels returns a change that drops the names.
+func removeLabels(names []string) func([]string) []string {
+	return func(have []string) []string {
+		return slices.DeleteFunc(slices.Clone(have), func(l string) bool { return slices.Contains(names, l) })
+	}
 }

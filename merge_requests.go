@@ -196,8 +196,8 @@ type UpdateMergeRequestOptions struct {
 	MilestoneID *int        `url:"milestone_id,omitempty"`
 }
 
-// MergeOptions are the parameters of Merge.
-type MergeOptions struct {
+// MergeMergeRequestOptions are the parameters of Merge.
+type MergeMergeRequestOptions struct {
 	MergeCommitMessage *string
 	// ShouldRemoveSourceBranch is sent only when true: the server removes
 	// the branch whenever the key is present.
@@ -304,6 +304,45 @@ func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, op
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, ""), opt)
 }
 
+// labels is the read-merge-write of AddLabels and RemoveLabels.
+func (s *MergeRequestsService) labels(ctx context.Context, pid any, mrID int) labelEdit[MergeRequest] {
+	return labelEdit[MergeRequest]{
+		get: func() (*MergeRequest, *Response, error) { return s.Get(ctx, pid, mrID) },
+		put: func(l LabelNames) (*MergeRequest, *Response, error) {
+			return s.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Labels: &l})
+		},
+		view: func(mr *MergeRequest) ([]string, *Time) { return mr.Labels, mr.UpdatedAt },
+	}
+}
+
+// AddLabels adds labels to a merge request and keeps the ones it has. The
+// API can only replace the labels, so this reads, merges and writes, with
+// the race and the narrowing IssuesService.AddLabels describes: it reads
+// again before writing and merges again while the labels or updated_at move.
+// mrID is the merge request's global ID.
+//
+// API: GET /projects/:id/merge_requests/:merge_request_id
+// API: PUT /projects/:id/merge_requests/:merge_request_id
+func (s *MergeRequestsService) AddLabels(ctx context.Context, pid any, mrID int, labels ...string) (*MergeRequest, *Response, error) {
+	if err := checkLabelNames(labels); err != nil {
+		return nil, nil, err
+	}
+	return s.labels(ctx, pid, mrID).run(addLabels(labels))
+}
+
+// RemoveLabels removes labels from a merge request and keeps the others,
+// through the same read, merge and write as AddLabels. Names it does not
+// have are ignored.
+//
+// API: GET /projects/:id/merge_requests/:merge_request_id
+// API: PUT /projects/:id/merge_requests/:merge_request_id
+func (s *MergeRequestsService) RemoveLabels(ctx context.Context, pid any, mrID int, labels ...string) (*MergeRequest, *Response, error) {
+	if err := checkLabelNames(labels); err != nil {
+		return nil, nil, err
+	}
+	return s.labels(ctx, pid, mrID).run(removeLabels(labels))
+}
+
 // Delete removes a merge request (softly). mrID is its global ID, not the
 // !IID the project shows. Admins and project owners only; anyone else gets
 // ErrNotFound.
@@ -318,7 +357,7 @@ func (s *MergeRequestsService) Delete(ctx context.Context, pid any, mrID int) (*
 // the server's defaults.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/merge
-func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeOptions) (*MergeRequest, *Response, error) {
+func (s *MergeRequestsService) Merge(ctx context.Context, pid any, mrID int, opt *MergeMergeRequestOptions) (*MergeRequest, *Response, error) {
 	form := &mergeForm{}
 	if opt != nil {
 		form = &mergeForm{MergeCommitMessage: opt.MergeCommitMessage, ShouldRemoveSourceBranch: opt.ShouldRemoveSourceBranch,

@@ -47,11 +47,13 @@ func TestMergeRequestsUnit(t *testing.T) {
 		}, "PUT", "projects/3/merge_requests/1", url.Values{"target_branch": {"main"}, "assignee_id": {"2"}, "title": {"t"}, "description": {"d"},
 			"state_event": {"close"}, "labels": {""}, "milestone_id": {"0"}}, false},
 		{"Merge", func(c *Client) (any, error) {
-			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeOptions{MergeCommitMessage: Ptr("Merge!"), ShouldRemoveSourceBranch: true,
+			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeMergeRequestOptions{MergeCommitMessage: Ptr("Merge!"), ShouldRemoveSourceBranch: true,
 				MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr("abc123")}))
 		}, "PUT", "projects/3/merge_requests/1/merge", url.Values{"merge_commit_message": {"Merge!"}, "should_remove_source_branch": {"true"},
 			"merged_when_build_succeeds": {"true"}, "merge_when_build_succeeds": {"true"}, "sha": {"abc123"}}, false},
-		{"MergePlain", func(c *Client) (any, error) { return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeOptions{})) }, "PUT", "projects/3/merge_requests/1/merge", nil, false},
+		{"MergePlain", func(c *Client) (any, error) {
+			return one(c.MergeRequests.Merge(ctx, 3, 1, &MergeMergeRequestOptions{}))
+		}, "PUT", "projects/3/merge_requests/1/merge", nil, false},
 		{"MergeNil", func(c *Client) (any, error) { return one(c.MergeRequests.Merge(ctx, 3, 1, nil)) }, "PUT", "projects/3/merge_requests/1/merge", nil, false},
 		{"Cancel", func(c *Client) (any, error) { return one(c.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, 3, 1)) }, "PUT", "projects/3/merge_requests/1/cancel_merge_when_build_succeeds", nil, false},
 		{"Subscribe", func(c *Client) (any, error) { return one(c.MergeRequests.Subscribe(ctx, 3, 1)) }, "POST", "projects/3/merge_requests/1/subscription", nil, false},
@@ -119,7 +121,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	mr, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master",
 		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: LabelNames{"feature"}})
 	require.NoError(t, err)
-	assertEqual(t, "opened", mr.State)
+	assertEqual(t, MergeRequestOpened, mr.State)
 	assert.EqualValues(t, pid, mr.SourceProjectID)
 	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "nope", TargetBranch: "master", Title: "x"})
 	assert.ErrorIs(t, err, ErrBadRequest)
@@ -148,7 +150,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	// Merge rules.
 	_, _, err = gc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
 	assert.ErrorIs(t, err, ErrUnauthorized)
-	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{SHA: Ptr("0000")})
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{SHA: Ptr("0000")})
 	assert.ErrorIs(t, err, ErrConflict)
 	assert.ErrorContains(t, err, "SHA does not match HEAD of source branch")
 	srv.SetMergeConflict(mr.ID, true)
@@ -158,9 +160,9 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 
 	// Merge when the build succeeds.
 	build := srv.AddBuild(pid, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"})
-	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
+	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
 	require.NoError(t, err)
-	assertEqual(t, "opened", waiting.State)
+	assertEqual(t, MergeRequestOpened, waiting.State)
 	assert.True(t, waiting.MergeWhenBuildSucceeds)
 	cancelled, _, err := dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
 	require.NoError(t, err)
@@ -169,17 +171,17 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotAcceptable, "the flag is not set")
 	_, _, err = gc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
 	assert.ErrorIs(t, err, ErrUnauthorized)
-	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeOptions{MergeWhenBuildSucceeds: Ptr(true), ShouldRemoveSourceBranch: true})
+	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{MergeWhenBuildSucceeds: Ptr(true), ShouldRemoveSourceBranch: true})
 	require.NoError(t, err)
 	srv.SetBuildStatus(build, "success")
 	merged, _, err := c.MergeRequests.Get(ctx, pid, mr.ID)
 	require.NoError(t, err)
-	assertEqual(t, "merged", merged.State, "merged once the build succeeded")
+	assertEqual(t, MergeRequestMerged, merged.State, "merged once the build succeeded")
 	_, _, err = c.Branches.Get(ctx, pid, "feature/cart")
 	assert.ErrorIs(t, err, ErrNotFound, "the source branch was removed")
 	is, _, err := c.Issues.Get(ctx, pid, fixes.ID)
 	require.NoError(t, err)
-	assertEqual(t, "closed", is.State, "merging closed the issue it fixes")
+	assertEqual(t, IssueClosed, is.State, "merging closed the issue it fixes")
 	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
 	assert.ErrorIs(t, err, ErrMethodNotAllowed, "already merged")
 	_, _, err = dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
@@ -194,10 +196,10 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrMethodNotAllowed)
 	closed, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestClose)})
 	require.NoError(t, err)
-	assertEqual(t, "closed", closed.State)
+	assertEqual(t, MergeRequestClosed, closed.State)
 	reopened, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestReopen), Title: Ptr("Ready")})
 	require.NoError(t, err)
-	assertEqual(t, "reopened", reopened.State)
+	assertEqual(t, MergeRequestReopened, reopened.State)
 	list, _, err := c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestOpened)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
@@ -207,7 +209,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	require.Len(t, list, 1)
 	viaEvent, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestMerge)})
 	require.NoError(t, err)
-	assertEqual(t, "merged", viaEvent.State)
+	assertEqual(t, MergeRequestMerged, viaEvent.State)
 
 	sub, _, err := gc.MergeRequests.Subscribe(ctx, pid, wip.ID)
 	require.NoError(t, err)

@@ -44,8 +44,8 @@ func (n *Note) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, n) }
 // or every field of a value built in code.
 func (n Note) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// NoteOptions are the parameters the server reads when a comment is saved.
-type NoteOptions struct {
+// noteOptions are the parameters the server reads when a comment is saved.
+type noteOptions struct {
 	Body string `url:"body"`
 	// CreatedAt backdates a new comment, as when comments are imported from
 	// another system. The server honours it for administrators and project
@@ -65,7 +65,7 @@ func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID
 	return do[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil)
 }
 
-func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *NoteOptions) (*Note, *Response, error) {
+func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *noteOptions) (*Note, *Response, error) {
 	switch {
 	case opt.Body == "":
 		return nil, nil, errRequired("body")
@@ -114,7 +114,7 @@ func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteI
 //
 // API: POST /projects/:id/issues/:issue_id/notes
 func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &NoteOptions{Body: body})
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &noteOptions{Body: body})
 }
 
 // UpdateIssueNote edits a comment on an issue. issueID is the issue's global
@@ -122,7 +122,7 @@ func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int
 //
 // API: PUT /projects/:id/issues/:issue_id/notes/:note_id
 func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, &NoteOptions{Body: body})
+	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, &noteOptions{Body: body})
 }
 
 // DeleteIssueNote removes a comment on an issue. issueID is the issue's global
@@ -165,7 +165,7 @@ func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, n
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &NoteOptions{Body: body})
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &noteOptions{Body: body})
 }
 
 // UpdateMergeRequestNote edits a comment on a merge request. mrID is the merge
@@ -174,7 +174,7 @@ func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, &NoteOptions{Body: body})
+	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, &noteOptions{Body: body})
 }
 
 // DeleteMergeRequestNote removes a comment on a merge request. mrID is the
@@ -193,7 +193,7 @@ func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID
 //
 // API: POST /projects/:id/issues/:issue_id/notes
 func (s *NotesService) ImportIssueNote(ctx context.Context, pid any, issueID int, body string, createdAt time.Time) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &NoteOptions{Body: body, CreatedAt: &createdAt})
+	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &noteOptions{Body: body, CreatedAt: &createdAt})
 }
 
 // ImportMergeRequestNote comments on a merge request with the given creation
@@ -202,5 +202,5 @@ func (s *NotesService) ImportIssueNote(ctx context.Context, pid any, issueID int
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) ImportMergeRequestNote(ctx context.Context, pid any, mrID int, body string, createdAt time.Time) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &NoteOptions{Body: body, CreatedAt: &createdAt})
+	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &noteOptions{Body: body, CreatedAt: &createdAt})
 }

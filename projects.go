@@ -583,11 +583,35 @@ func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectO
 	return do[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt)
 }
 
-// CreateForkRelation marks a project as forked from another. Administrators only.
+// ForkRelation is the link that marks a project as forked from another. ID
+// is the link's own id, not a project's.
+type ForkRelation struct {
+	ID                  int   `json:"id"`
+	ForkedToProjectID   int   `json:"forked_to_project_id"`
+	ForkedFromProjectID int   `json:"forked_from_project_id"`
+	CreatedAt           *Time `json:"created_at"`
+	UpdatedAt           *Time `json:"updated_at"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+}
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (f *ForkRelation) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, f) }
+
+// MarshalJSON writes the keys f was decoded from and the fields set since,
+// or every field of a value built in code.
+func (f ForkRelation) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
+
+// CreateForkRelation marks a project as forked from another, and returns
+// the link, not a project. A project that already has a source is
+// ErrConflict. Administrators only.
 //
 // API: POST /projects/:id/fork/:forked_from_id
-func (s *ProjectsService) CreateForkRelation(ctx context.Context, pid any, forkedFromID int) (*Project, *Response, error) {
-	return do[Project](ctx, s.client, http.MethodPost, route("projects/%s/fork/%s", pid, forkedFromID), nil)
+func (s *ProjectsService) CreateForkRelation(ctx context.Context, pid any, forkedFromID int) (*ForkRelation, *Response, error) {
+	return do[ForkRelation](ctx, s.client, http.MethodPost, route("projects/%s/fork/%s", pid, forkedFromID), nil)
 }
 
 // DeleteForkRelation removes a project's forked-from relation. Administrators only.

@@ -89,7 +89,6 @@ func TestProjectsUnit(t *testing.T) {
 		{"Unstar", func(c *Client) (any, error) { return one(c.Projects.Unstar(ctx, pid)) }, "DELETE", "projects/" + esc + "/star", nil, false},
 		{"Archive", func(c *Client) (any, error) { return one(c.Projects.Archive(ctx, pid)) }, "POST", "projects/" + esc + "/archive", nil, false},
 		{"Unarchive", func(c *Client) (any, error) { return one(c.Projects.Unarchive(ctx, pid)) }, "POST", "projects/" + esc + "/unarchive", nil, false},
-		{"CreateForkRelation", func(c *Client) (any, error) { return one(c.Projects.CreateForkRelation(ctx, pid, 9)) }, "POST", "projects/" + esc + "/fork/9", nil, false},
 	}
 	runCallCases(t, "projects_project.json", wantProject(), calls)
 
@@ -351,9 +350,21 @@ func TestProjectsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrForbidden)
 	_, err = c.Projects.DeleteForkRelation(ctx, fork.ID)
 	require.NoError(t, err)
-	rel, _, err := c.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
+	rel, resp, err := c.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
 	require.NoError(t, err)
-	assertEqual(t, p.ID, rel.ForkedFromProject.ID)
+	assert.Equal(t, 201, resp.StatusCode)
+	assertEqual(t, p.ID, rel.ForkedFromProjectID)
+	assertEqual(t, fork.ID, rel.ForkedToProjectID)
+	assert.NotZero(t, rel.ID)
+	assert.NotEqual(t, fork.ID, rel.ID, "the link's id is its own")
+	assert.NotNil(t, rel.CreatedAt)
+	assert.NotNil(t, rel.UpdatedAt)
+	assert.Empty(t, rel.Extra)
+	again, _, err := c.Projects.Get(ctx, fork.ID)
+	require.NoError(t, err)
+	assertEqual(t, p.ID, again.ForkedFromProject.ID)
+	_, _, err = c.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
+	assert.ErrorIs(t, err, ErrConflict)
 	_, _, err = bc.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
 	assert.ErrorIs(t, err, ErrForbidden)
 
@@ -465,3 +476,24 @@ func names(ps []*Project) []string {
 }
 
 var _ = http.MethodGet
+
+func TestCreateForkRelationUnit(t *testing.T) {
+	c, m := newMockClient(t)
+	m.Reply(201, `{"id": 3, "forked_to_project_id": 12, "forked_from_project_id": "9",
+	  "created_at": "2016-06-21T09:14:07.000Z", "updated_at": "2016-06-21 09:14:07 UTC"}`)
+	rel, _, err := c.Projects.CreateForkRelation(context.Background(), "diaspora/my.site", 9)
+	require.NoError(t, err)
+	m.assertCall("POST", "projects/diaspora%2Fmy%2Esite/fork/9", nil)
+	assertEqual(t, &ForkRelation{ID: 3, ForkedToProjectID: 12, ForkedFromProjectID: 9,
+		CreatedAt: ts("2016-06-21T09:14:07.000Z"), UpdatedAt: ts("2016-06-21T09:14:07Z")}, rel)
+	m.Reply(409, `{"message": "409 Project already forked"}`)
+	_, _, err = c.Projects.CreateForkRelation(context.Background(), 12, 9)
+	assert.ErrorIs(t, err, ErrConflict)
+	m.Reply(404, `{"message": "404 Source Project Not Found"}`)
+	_, _, err = c.Projects.CreateForkRelation(context.Background(), 12, 9)
+	assert.ErrorIs(t, err, ErrNotFound)
+	n := m.Count()
+	_, _, err = c.Projects.CreateForkRelation(context.Background(), 12, 0)
+	assert.Error(t, err)
+	assert.Equal(t, n, m.Count())
+}

@@ -389,7 +389,7 @@ func TestRoundTripAgainstFake(t *testing.T) {
 	_, _, err = c.MergeRequests.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Description: Ptr(sprintf("Closes #%d", issue.IID))})
 	require.NoError(t, err)
 	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rubocop", Status: "success", Trace: "ok"})
-	_, _, err = c.Hooks.Add(ctx, pid, &HookOptions{URL: "https://ci.example.com/hook"})
+	_, _, err = c.Hooks.Add(ctx, pid, &AddHookOptions{URL: "https://ci.example.com/hook"})
 	require.NoError(t, err)
 	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	require.NoError(t, err)

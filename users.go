@@ -1,5 +1,18 @@
 package collab
 
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
+)
+
 // UserState is the state of a user account. A state this package does not
 // name, from a later server, decodes as itself.
 type UserState string
@@ -10,3 +23,205 @@ const (
 	UserBlocked     UserState = "blocked"
 	UserLDAPBlocked UserState = "ldap_blocked"
 )
+
+// UsersService reads user accounts: the caller's own, and others'. A bot
+// asks Current who it is, to tell its own events from other people's.
+type UsersService struct{ client *Client }
+
+// UserDetails is a user account record. Administrators, and every user
+// looking at their own account through Current, get every field. Other callers get the
+// fields of User from List, and from Get also CreatedAt, IsAdmin, Bio,
+// Location, Skype, LinkedIn, Twitter and WebsiteURL; the rest stay zero.
+type UserDetails struct {
+	User
+	IsAdmin          bool        `json:"is_admin"`
+	Bio              *string     `json:"bio"`
+	Location         *string     `json:"location"`
+	Skype            string      `json:"skype"`
+	LinkedIn         string      `json:"linkedin"`
+	Twitter          string      `json:"twitter"`
+	WebsiteURL       string      `json:"website_url"`
+	LastSignInAt     *Time       `json:"last_sign_in_at"`
+	CurrentSignInAt  *Time       `json:"current_sign_in_at"`
+	ConfirmedAt      *Time       `json:"confirmed_at"`
+	ThemeID          int         `json:"theme_id"`
+	ColorSchemeID    int         `json:"color_scheme_id"`
+	ProjectsLimit    int         `json:"projects_limit"`
+	Identities       []*Identity `json:"identities"`
+	CanCreateGroup   bool        `json:"can_create_group"`
+	CanCreateProject bool        `json:"can_create_project"`
+	TwoFactorEnabled bool        `json:"two_factor_enabled"`
+	External         bool        `json:"external"`
+	// PrivateToken is the account's private token, which Current answers
+	// whatever credential asked; the other calls leave it empty. It never
+	// prints itself; see Secret.
+	PrivateToken Secret `json:"private_token"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+}
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (u *UserDetails) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, u) }
+
+// MarshalJSON writes the keys u was decoded from and the fields set since,
+// or every field of a value built in code. PrivateToken is written as
+// "[REDACTED]".
+func (u UserDetails) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
+
+// Identity is an account at an external sign-in provider linked to a user.
+type Identity struct {
+	Provider  string `json:"provider"`
+	ExternUID string `json:"extern_uid"`
+
+	// Extra holds the keys this package does not know, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
+	_     jsonkeep.Fields            // the keys it was decoded from, read by MarshalJSON
+}
+
+// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
+// not fit its field by its path, after decoding the rest.
+func (i *Identity) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, i) }
+
+// MarshalJSON writes the keys i was decoded from and the fields set since,
+// or every field of a value built in code.
+func (i Identity) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
+
+// redacted is what a Secret shows instead of its value.
+const redacted = "[REDACTED]"
+
+// Secret is a credential the API hands out. Printing it with any fmt verb,
+// String, GoString, encoding it as JSON or logging it with slog shows
+// "[REDACTED]"; only Reveal returns the value. The value is an unexported
+// field, so encoders that walk fields (encoding/xml, gob) see nothing.
+type Secret struct{ value string }
+
+// Reveal returns the secret's value. Keep it out of logs and error text.
+func (s Secret) Reveal() string { return s.value }
+
+// IsZero reports whether the secret is empty (the server sent none).
+func (s Secret) IsZero() bool { return s.value == "" }
+
+// String returns "[REDACTED]", or "" for an empty secret.
+func (s Secret) String() string {
+	if s.value == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString is what %#v prints: the value stays hidden.
+func (s Secret) GoString() string { return fmt.Sprintf("collab.Secret(%q)", s.String()) }
+
+// Format prints String for every verb, so %x or %q cannot show the value.
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = f.Write([]byte(s.GoString()))
+		return
+	}
+	_, _ = f.Write([]byte(s.String()))
+}
+
+// LogValue keeps the value out of slog output.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON writes "[REDACTED]", or null for an empty secret.
+func (s Secret) MarshalJSON() ([]byte, error) {
+	if s.value == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(redacted)
+}
+
+// UnmarshalJSON reads a JSON string; null leaves s empty.
+func (s *Secret) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	return json.Unmarshal(b, &s.value)
+}
+
+// learnedSecrets holds the credentials the API handed to a client and its
+// copies, so that error text redacts them as it does the client's own token.
+type learnedSecrets struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (l *learnedSecrets) add(s string) {
+	if l == nil || s == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Contains(l.list, s) {
+		l.list = append(l.list, s)
+	}
+}
+
+func (l *learnedSecrets) all() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.list)
+}
+
+// ListUsersOptions filters List. Username matches exactly, and the answer is
+// then one unpaginated list; Search matches the name, username or email.
+type ListUsersOptions struct {
+	ListOptions
+	Username *string `url:"username,omitempty"`
+	Search   *string `url:"search,omitempty"`
+	// Active lists active users only. The server reads any value of the
+	// parameter as true, so false is not sent at all.
+	Active bool `url:"active,omitempty"`
+}
+
+// Current returns the caller's own account (the user Sudo acts as, if any).
+// Its PrivateToken is redacted from everything the client prints from then
+// on, as the client's own token is.
+//
+// API: GET /user
+func (s *UsersService) Current(ctx context.Context) (*UserDetails, *Response, error) {
+	var u *UserDetails
+	resp, err := send(ctx, s.client, http.MethodGet, route("user"), nil, &u)
+	if u != nil {
+		s.client.learned.add(u.PrivateToken.value) // even when the rest did not decode
+	}
+	if err != nil {
+		return nil, resp, err
+	}
+	if u == nil {
+		return nil, resp, s.client.decodeError(resp.Request, errUnexpectedNullResult)
+	}
+	return u, resp, nil
+}
+
+// List returns one page of users. Administrators get every field of each;
+// others get the fields of User.
+//
+// API: GET /users
+func (s *UsersService) List(ctx context.Context, opt *ListUsersOptions) ([]*UserDetails, *Response, error) {
+	return doList[UserDetails](ctx, s.client, http.MethodGet, route("users"), opt)
+}
+
+// All iterates over the users List returns, on every page from opt.Page (the
+// first when 0) to the last, asking for opt.PerPage users a request (100
+// when 0).
+//
+// API: GET /users
+func (s *UsersService) All(ctx context.Context, opt *ListUsersOptions, iopts ...IterOption) iter.Seq2[*UserDetails, error] {
+	return all[UserDetails](ctx, s.client, route("users"), opt, iopts)
+}
+
+// Get returns a user by numeric id. A user the caller may not see is
+// ErrNotFound.
+//
+// API: GET /users/:id
+func (s *UsersService) Get(ctx context.Context, id int) (*UserDetails, *Response, error) {
+	return do[UserDetails](ctx, s.client, http.MethodGet, route("users/%s", id), nil)
+}

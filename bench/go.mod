@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
+	github.com/xanzy/go-gitlab v0.5.1
 	gitlab.com/gitlab-org/api/client-go v1.46.0
 	go.uber.org/goleak v1.3.0
 )

@@ -29,6 +29,7 @@ type project struct {
 	starredBy                                          map[int]bool
 	sharedWith                                         map[int]int // group id -> access level
 	forkedFromID                                       int
+	forkLink                                           forkLink // the relation's record, once set
 	branches                                           map[string]*branch
 	runnersToken                                       string
 	defaultUnprotected                                 bool // the default branch was unprotected by hand
@@ -730,13 +731,25 @@ func (s *Server) createForkRelation(c *call) error {
 		return err
 	}
 	if s.projects[from] == nil {
-		return errNotFound("Project")
+		return errNotFound("Source Project")
 	}
 	if p.forkedFromID != 0 {
 		return errConflict("409 Project already forked")
 	}
 	p.forkedFromID = from
-	return c.json(http.StatusCreated, s.projectJSON(p, c.user))
+	now := s.now()
+	p.forkLink = forkLink{id: s.newID(), createdAt: now, updatedAt: now}
+	return c.json(http.StatusCreated, map[string]any{
+		"id": p.forkLink.id, "forked_to_project_id": p.id, "forked_from_project_id": from,
+		"created_at": ts(now), "updated_at": ts(now),
+	})
+}
+
+// forkLink is the record of a fork relation, which deployed servers answer
+// when an administrator creates one.
+type forkLink struct {
+	id                   int
+	createdAt, updatedAt time.Time
 }
 
 func (s *Server) deleteForkRelation(c *call) error {

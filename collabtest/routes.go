@@ -19,6 +19,7 @@ func (s *Server) registerRoutes() {
 	s.awardRoutes()
 	s.buildRoutes()
 	s.runnerRoutes()
+	s.userRoutes()
 
 	// Deprecated routes, kept for the clients of deployed servers that still
 	// call them; nothing in this module does.

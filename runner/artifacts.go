@@ -9,8 +9,8 @@ import (
 	"github.com/collabsvc/collab"
 )
 
-// UploadOptions are the optional parameters of UploadArtifacts.
-type UploadOptions struct {
+// UploadArtifactsOptions are the optional parameters of UploadArtifacts.
+type UploadArtifactsOptions struct {
 	// ExpireIn is how long the server keeps the artifacts, such as
 	// "7 days"; empty keeps the server's default. Sent in the query.
 	ExpireIn string
@@ -33,7 +33,7 @@ type UploadOptions struct {
 // must not block forever in Read; a cancelled context stops the upload.
 //
 // API: POST /builds/:id/artifacts (runner)
-func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name string, r io.Reader, opts *UploadOptions) (*Build, error) {
+func (c *Client) UploadArtifacts(ctx context.Context, id int, buildToken, name string, r io.Reader, opts *UploadArtifactsOptions) (*Build, error) {
 	if r == nil {
 		return nil, &collab.ArgumentError{Arg: "r", Reason: "is nil"}
 	}

@@ -140,7 +140,7 @@ func TestUploadArtifactsStreams256MiB(t *testing.T) {
 	c, err := NewClient(srv.URL, collab.WithHTTPClient(srv.Client()))
 	require.NoError(t, err)
 
-	b, err := c.UploadArtifacts(context.Background(), 7, testBuildToken, "artifacts.zip", &genReader{n: bigSize, state: 1}, &UploadOptions{ExpireIn: "1 week"})
+	b, err := c.UploadArtifacts(context.Background(), 7, testBuildToken, "artifacts.zip", &genReader{n: bigSize, state: 1}, &UploadArtifactsOptions{ExpireIn: "1 week"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(bigSize), b.ArtifactsFile.Size)
 	assert.Equal(t, int64(bigSize), size)

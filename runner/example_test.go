@@ -103,7 +103,7 @@ func ExampleClient_UploadArtifacts() {
 	ctx := context.Background()
 
 	zip := bytes.NewReader([]byte("PK\x03\x04 a pretend zip file"))
-	rec, err := rc.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", zip, &runner.UploadOptions{ExpireIn: "7 days"})
+	rec, err := rc.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", zip, &runner.UploadArtifactsOptions{ExpireIn: "7 days"})
 	if err != nil {
 		log.Fatal(err)
 	}

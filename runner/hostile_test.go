@@ -183,7 +183,7 @@ func TestNoTokenInRunnerErrorsOrLogs(t *testing.T) {
 		tw := c.NewTraceWriter(ctx, 1, buildTok, TraceWriterOptions{tick: never, MaxFailures: 1, Logger: logger})
 		_, _ = io.WriteString(tw, "log line\n")
 		add(tw.Close())
-		_, err = c.UploadArtifacts(ctx, 1, buildTok, "", strings.NewReader("PK"), &UploadOptions{ExpireIn: "1 day"})
+		_, err = c.UploadArtifacts(ctx, 1, buildTok, "", strings.NewReader("PK"), &UploadArtifactsOptions{ExpireIn: "1 day"})
 		add(err)
 		_, err = c.DownloadArtifacts(ctx, 1, buildTok, io.Discard)
 		add(err)

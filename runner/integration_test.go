@@ -62,7 +62,7 @@ func TestRunnerLoop(t *testing.T) {
 	}
 	require.NoError(t, tw.Close())
 	assert.Equal(t, log.String(), string(srv.BuildTrace(b.ID)))
-	assert.Equal(t, "running", tw.Status())
+	assert.Equal(t, collab.BuildRunning, tw.Status())
 
 	// Appending at a stale offset gives the server's length to resume from.
 	_, _, err = c.AppendTrace(ctx, b.ID, string(b.Token), 3, []byte("stale"))
@@ -73,7 +73,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.ErrorIs(t, err, collab.ErrForbidden)
 
 	zip := []byte("PK\x03\x04 pretend zip")
-	ub, err := c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", bytes.NewReader(zip), &UploadOptions{ExpireIn: "7 days"})
+	ub, err := c.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", bytes.NewReader(zip), &UploadArtifactsOptions{ExpireIn: "7 days"})
 	require.NoError(t, err)
 	assert.Equal(t, b.ID, ub.ID)
 	require.NotNil(t, ub.ArtifactsFile)
@@ -96,7 +96,7 @@ func TestRunnerLoop(t *testing.T) {
 	require.NoError(t, err)
 	seen, _, err := api.Builds.Get(ctx, pid, b.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "running", seen.Status)
+	assert.Equal(t, collab.BuildRunning, seen.Status)
 	require.NotNil(t, seen.ArtifactsFile)
 	assert.Equal(t, int64(len(zip)), seen.ArtifactsFile.Size)
 	var trace bytes.Buffer
@@ -108,7 +108,7 @@ func TestRunnerLoop(t *testing.T) {
 	require.NoError(t, c.UpdateBuild(ctx, b.ID, rtok, collab.BuildSuccess, nil))
 	seen, _, err = api.Builds.Get(ctx, pid, b.ID)
 	require.NoError(t, err)
-	assert.Equal(t, "success", seen.Status)
+	assert.Equal(t, collab.BuildSuccess, seen.Status)
 	assert.NotNil(t, seen.FinishedAt)
 	status, _ = srv.BuildStatus(b.ID)
 	assert.Equal(t, "success", status)

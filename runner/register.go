@@ -12,8 +12,8 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
-// RegisterOptions are the optional parameters of RegisterRunner.
-type RegisterOptions struct {
+// RegisterRunnerOptions are the optional parameters of RegisterRunner.
+type RegisterRunnerOptions struct {
 	// Description names the runner in the service's runner lists.
 	Description string
 	// Tags are the runner's tags: it is handed only builds whose tags it
@@ -74,7 +74,7 @@ func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r)
 // when it runs no untagged builds and has no tags) collab.ErrNotFound.
 //
 // API: POST /runners/register (runner)
-func (c *Client) RegisterRunner(ctx context.Context, registrationToken string, opts *RegisterOptions) (*Registration, error) {
+func (c *Client) RegisterRunner(ctx context.Context, registrationToken string, opts *RegisterRunnerOptions) (*Registration, error) {
 	if registrationToken == "" {
 		return nil, &collab.ArgumentError{Arg: "registrationToken", Reason: "is empty"}
 	}

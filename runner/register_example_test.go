@@ -26,7 +26,7 @@ func ExampleClient_RegisterRunner() {
 	}
 	ctx := context.Background()
 
-	reg, err := rc.RegisterRunner(ctx, srv.RunnersRegistrationToken(), &runner.RegisterOptions{
+	reg, err := rc.RegisterRunner(ctx, srv.RunnersRegistrationToken(), &runner.RegisterRunnerOptions{
 		Description: "docker-01", Tags: []string{"docker", "linux"},
 	})
 	if err != nil {

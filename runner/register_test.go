@@ -21,7 +21,7 @@ func TestRegisterRunner(t *testing.T) {
 	c, m := newMockClient(t)
 	m.Reply(http.StatusCreated, `{"id": 77, "token": "`+testRunnerToken+`"}`, "Content-Type", "application/json")
 	no := false
-	reg, err := c.RegisterRunner(context.Background(), testRegistrationToken, &RegisterOptions{
+	reg, err := c.RegisterRunner(context.Background(), testRegistrationToken, &RegisterRunnerOptions{
 		Description: "ci-runner-3", Tags: []string{"docker", "linux"}, RunUntagged: &no, Locked: &no,
 		Info: &Info{Name: "runner-agent", Version: "1.4.2", Revision: "0fd4c2e", Platform: "linux", Architecture: "amd64"},
 	})
@@ -51,7 +51,7 @@ func TestRegisterRunnerErrors(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "registrationToken", ae.Arg)
 	for _, tags := range [][]string{{"a,b"}, {" "}} {
-		_, err = c.RegisterRunner(ctx, testRegistrationToken, &RegisterOptions{Tags: tags})
+		_, err = c.RegisterRunner(ctx, testRegistrationToken, &RegisterRunnerOptions{Tags: tags})
 		require.ErrorAs(t, err, &ae, "%q", tags)
 		assert.Equal(t, "opts.Tags", ae.Arg)
 	}
@@ -138,11 +138,11 @@ func TestRunnerRegistrationAgainstFake(t *testing.T) {
 	_, err := c.RegisterRunner(ctx, "not-a-registration-token", nil)
 	require.ErrorIs(t, err, collab.ErrForbidden)
 	no := false
-	_, err = c.RegisterRunner(ctx, srv.RunnersRegistrationToken(), &RegisterOptions{RunUntagged: &no})
+	_, err = c.RegisterRunner(ctx, srv.RunnersRegistrationToken(), &RegisterRunnerOptions{RunUntagged: &no})
 	require.ErrorIs(t, err, collab.ErrNotFound, "no tags and no untagged builds cannot be saved")
 	require.Empty(t, srv.Runners())
 
-	reg, err := c.RegisterRunner(ctx, srv.ProjectRunnersToken(pid), &RegisterOptions{
+	reg, err := c.RegisterRunner(ctx, srv.ProjectRunnersToken(pid), &RegisterRunnerOptions{
 		Description: "docker runner", Tags: []string{"docker", "linux"}, RunUntagged: &no,
 		Info: &Info{Name: "agent", Version: "2.0", Platform: "linux", Architecture: "arm64"},
 	})

@@ -246,7 +246,7 @@ func TestAppendTrace(t *testing.T) {
 	m.Reply(http.StatusAccepted, "", "Build-Status", "running", "Range", "0-17")
 	status, n, err := c.AppendTrace(context.Background(), 9, testBuildToken, 10, []byte("hello\n\x00"))
 	require.NoError(t, err)
-	assert.Equal(t, "running", status)
+	assert.Equal(t, collab.BuildRunning, status)
 	assert.Equal(t, int64(17), n)
 	rec := m.assertCall(http.MethodPatch, "builds/9/trace.txt", nil)
 	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))
@@ -419,7 +419,7 @@ func readUpload(t *testing.T, rec mocktest.Recorded) (field, filename string, da
 func TestUploadArtifacts(t *testing.T) {
 	c, m := newMockClient(t)
 	m.ReplyFile(http.StatusCreated, "artifacts-upload.json")
-	b, err := c.UploadArtifacts(context.Background(), 1187, testBuildToken, "artifacts.zip", strings.NewReader("PK\x03\x04 data"), &UploadOptions{ExpireIn: "7 days"})
+	b, err := c.UploadArtifacts(context.Background(), 1187, testBuildToken, "artifacts.zip", strings.NewReader("PK\x03\x04 data"), &UploadArtifactsOptions{ExpireIn: "7 days"})
 	require.NoError(t, err)
 	rec := m.assertCall(http.MethodPost, "builds/1187/artifacts", url.Values{"expire_in": {"7 days"}})
 	assert.Equal(t, testBuildToken, rec.Header.Get("BUILD-TOKEN"))

@@ -66,7 +66,7 @@ func TestEndToEnd(t *testing.T) {
 	receiver := httptest.NewServer(h)
 	defer receiver.Close()
 
-	hook, _, err := c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: receiver.URL, IssuesEvents: collab.Ptr(true), PushEvents: collab.Ptr(false)})
+	hook, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: receiver.URL, IssuesEvents: collab.Ptr(true), PushEvents: collab.Ptr(false)})
 	require.NoError(t, err)
 	require.NoError(t, srv.SetHookToken(hook.ID, "e2e-secret"))
 	srv.InjectDeliveryFault(collabtest.DeliveryFault{Duplicate: true})
@@ -116,7 +116,7 @@ func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	srv, c, pid := newWebshop(t)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer receiver.Close()
-	_, _, err := c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true), TagPushEvents: collab.Ptr(true),
+	_, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true), TagPushEvents: collab.Ptr(true),
 		IssuesEvents: collab.Ptr(true), MergeRequestsEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
 	require.NoError(t, err)
 

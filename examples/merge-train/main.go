@@ -60,7 +60,7 @@ func run() error {
 			fmt.Printf("%s %q: builds of %.8s not all green, skipped\n", name, mr.Title, head)
 			continue
 		}
-		_, _, err = c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeOptions{SHA: collab.Ptr(head)})
+		_, _, err = c.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeMergeRequestOptions{SHA: collab.Ptr(head)})
 		switch {
 		case err == nil:
 			merged++

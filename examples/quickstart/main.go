@@ -67,7 +67,7 @@ func run() error {
 	} else {
 		fmt.Print("2. (no member added on a real server)")
 	}
-	h, _, err := c.Hooks.Add(ctx, p.ID, &collab.HookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
+	h, _, err := c.Hooks.Add(ctx, p.ID, &collab.AddHookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true)})
 	if err != nil {
 		return fmt.Errorf("adding a hook: %w", err)
 	}

@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // knows it. The returned func unregisters it, with a context of its own
 // so that it still runs after an interrupt.
 func (a *agent) register(ctx context.Context, registrationToken string) (unregister func(), err error) {
-	reg, err := a.rc.RegisterRunner(ctx, registrationToken, &runner.RegisterOptions{
+	reg, err := a.rc.RegisterRunner(ctx, registrationToken, &runner.RegisterRunnerOptions{
 		Description: "runner-agent on " + runtime.GOOS, Info: a.info(),
 	})
 	if err != nil {
@@ -262,7 +262,7 @@ func (a *agent) uploadArtifacts(ctx context.Context, b *runner.Build, dir string
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	rec, err := a.rc.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", f, &runner.UploadOptions{ExpireIn: expireIn})
+	rec, err := a.rc.UploadArtifacts(ctx, b.ID, string(b.Token), "artifacts.zip", f, &runner.UploadArtifactsOptions{ExpireIn: expireIn})
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func TestBotReactions(t *testing.T) {
 	assert.Equal(t, "#1 closed on /close from @alice", <-reports)
 	is, _, err = c.Issues.Get(ctx, pid, bare)
 	require.NoError(t, err)
-	assert.Equal(t, "closed", is.State)
+	assert.Equal(t, collab.IssueClosed, is.State)
 
 	send(webhook.KindBuild, &webhook.BuildEvent{ObjectKind: "build", Ref: "fix-save", BuildID: 7, BuildName: "rspec",
 		BuildStage: "test", BuildStatus: "failed", ProjectID: pid, SHA: "a93f7e2c1d0b9a8f"})

@@ -365,8 +365,8 @@ func total(m map[webhook.Kind]int) int {
 }
 
 // hookOptions registers a hook at url for the events the bot reacts to.
-func hookOptions(url string) *collab.HookOptions {
-	return &collab.HookOptions{URL: url, PushEvents: collab.Ptr(false),
+func hookOptions(url string) *collab.AddHookOptions {
+	return &collab.AddHookOptions{URL: url, PushEvents: collab.Ptr(false),
 		IssuesEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)}
 }
 

@@ -143,7 +143,7 @@ func TestCatchUp(t *testing.T) {
 	stats, err := catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted, "a first catch-up without Since hands nothing over")
-	_, _, err = c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
+	_, _, err = c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
 		MergeRequestsEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
 	require.NoError(t, err)
 
