@@ -262,7 +262,7 @@ func TestPayloadShapes(t *testing.T) {
 
 	var delivered bodies
 	url := receiveInto(t, &delivered)
-	_, _, err := c.Hooks.Add(ctx, pid, &collab.HookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
+	_, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
 		MergeRequestsEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
 	require.NoError(t, err)
 	everyKind(t, ctx, srv, c, pid)
