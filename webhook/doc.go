@@ -31,13 +31,36 @@
 // kind, or OnDelivery for every kind.
 //
 // The server gives a receiver 10 seconds to answer and never sends a
-// delivery again after any answer, so a 200 must mean the event is kept. A
-// DiskQueue keeps it on local disk: it survives a crash or a restart and is
-// handed out again when the queue is opened next. The default MemoryQueue
-// loses what it holds when the process ends; it suits tests, and receivers
-// that accept the loss. The handler answers 503 only when the queue cannot
-// store the event (a disk error, or a bound you set), and counts it in
-// Stats.Dropped: the server will not send it again.
+// delivery again after any answer, so a 200 must mean the event is kept.
+// Package diskqueue keeps it on local disk: it survives a crash or a restart
+// and is handed out again when the queue is opened next. The default
+// MemoryQueue loses what it holds when the process ends; it suits tests, and
+// receivers that accept the loss.
+//
+// The server does send a delivery again when the exchange ends without an
+// answer. So when the queue cannot store a delivery within StoreTimeout (8 s
+// by default) — an engine unreachable or stalled, a full disk, a bound
+// reached — the handler reads the body and closes the connection without
+// answering; the server sends the same body later, and counts it in
+// Stats.AskedAgain. Options.Answer503 answers 503 instead, which the server
+// takes as final.
+//
+// # Serving and stopping
+//
+// ListenAndServe (or Serve, on a listener) runs a Handler with the read
+// timeouts the sender's 10 s call for, its health at /healthz, and the stop
+// sequence that loses nothing: when its context ends, Handler.Shutdown stops
+// admitting (deliveries arriving then are asked for again), waits for the
+// stores in flight and stops the workers; then the server closes. Close the
+// queue after it returns. NewServer makes such a server for your own mux.
+//
+// Handler.Health reports whether the handler can admit deliveries (its
+// queue is reachable, the state of its engine present, no bound reached)
+// and whether it makes progress (deliveries waiting and none handled for
+// ProgressTimeout); HealthHandler serves it as JSON. A queue whose engine
+// can forget what it stored reports it (LossReporter); the handler then
+// calls Options.OnLoss (catchup.OnLoss catches up from the last time the
+// engine was known to be good), and is unhealthy until that succeeds.
 //
 // Handling is at least once. A delivery leaves the queue when its callback
 // returns nil; an error or a panic is retried with a wait that doubles from
@@ -57,8 +80,11 @@
 // Because the server sends no delivery id and repeats a body after a
 // timeout, the queue remembers each delivery's DedupKey for a window (7 days
 // by default) and does not store a repeat. A key is recorded only when its
-// delivery is stored, so a delivery answered 503 is not taken for a repeat
-// when it is sent again.
+// delivery is stored, so a delivery asked for again is not taken for a
+// repeat when it is sent again. A delivery asked for again arrives at least
+// 16 s late, often after later events of its object: Delivery.Superseded
+// tells a callback that a later state of its issue or merge request was
+// already handled.
 //
 // # Catching up
 //

@@ -3,7 +3,6 @@ package webhook
 import (
 	"strings"
 	"sync"
-	"time"
 )
 
 // maxLatest bounds the objects whose latest handled state a Handler keeps;
@@ -14,21 +13,21 @@ const maxLatest = 100_000
 // latest state handled, to tell a late repeat from the current state.
 type latestStates struct {
 	mu sync.Mutex
-	at map[string]time.Time // partition -> updated_at
+	at map[string]string // object -> updated_at
 }
 
 // stateOf splits a StateKey ("issue/12/2016-06-21T09:14:07Z") into its
-// object and its time.
-func stateOf(d *Delivery) (string, time.Time, bool) {
+// object and its time. The times are RFC 3339 in UTC to the second, which
+// sort as strings in time order.
+func stateOf(d *Delivery) (string, string, bool) {
 	if d.Kind != KindIssue && d.Kind != KindMergeRequest {
-		return "", time.Time{}, false
+		return "", "", false
 	}
 	i := strings.LastIndexByte(d.StateKey, '/')
-	if i < 0 {
-		return "", time.Time{}, false
+	if i < 0 || len(d.StateKey)-i-1 != len("2006-01-02T15:04:05Z") || !strings.HasSuffix(d.StateKey, "Z") {
+		return "", "", false
 	}
-	t, err := time.Parse(time.RFC3339, d.StateKey[i+1:])
-	return d.StateKey[:i], t, err == nil
+	return d.StateKey[:i], d.StateKey[i+1:], true
 }
 
 // newer reports whether a later state of d's object was handled.
@@ -39,7 +38,7 @@ func (l *latestStates) newer(d *Delivery) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.at[obj].After(t)
+	return l.at[obj] > t
 }
 
 // handled records d's state as handled.
@@ -51,9 +50,9 @@ func (l *latestStates) handled(d *Delivery) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.at == nil || len(l.at) >= maxLatest {
-		l.at = map[string]time.Time{}
+		l.at = map[string]string{}
 	}
-	if t.After(l.at[obj]) {
+	if t > l.at[obj] {
 		l.at[obj] = t
 	}
 }

@@ -32,7 +32,7 @@ type MemoryQueueOptions struct {
 // MemoryQueue is a Queue in memory. Everything it holds is lost when the
 // process ends, so a crash or a restart loses the events accepted and not
 // yet handled, although the server was answered 200. Use it in tests, or
-// when that loss is acceptable; otherwise use a DiskQueue.
+// when that loss is acceptable; otherwise use package diskqueue.
 type MemoryQueue struct {
 	opts MemoryQueueOptions
 

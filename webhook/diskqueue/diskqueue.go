@@ -78,6 +78,7 @@ type Queue struct {
 	pending, bytes atomic.Int64 // deliveries held, and bytes of stored bodies
 	damaged        atomic.Int64 // damaged deliveries and dedup entries found
 	commits        atomic.Int64 // transactions committed, for the tests
+	committing     atomic.Int64 // when the commit under way began (unix ns), 0 when none
 
 	nextSweep time.Time // used by the writer only
 	fileSize  int64     // used by the writer only
@@ -257,7 +258,9 @@ func (q *Queue) writer() {
 				break fill
 			}
 		}
+		q.committing.Store(time.Now().UnixNano())
 		q.commit(group)
+		q.committing.Store(0)
 		if q.pending.Load() == 0 && q.sparse() {
 			if err := q.Compact(); err != nil {
 				q.log(slog.LevelError, "diskqueue: compaction failed", "error", err)

@@ -19,39 +19,45 @@ import (
 // delivery may then still be stored, and a repeat of it is a duplicate.
 func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	var id uint64
-	return q.write(ctx, func(tx *bolt.Tx) error {
-		now := time.Now()
-		if q.remembered(tx, d.Key, now) {
-			return webhook.ErrDuplicate
-		}
-		if err := q.full(int64(len(d.Body))); err != nil {
-			return err
-		}
-		pending := tx.Bucket(bPending)
-		seq, err := pending.NextSequence()
-		if err != nil {
-			return err
-		}
-		c := *d
-		c.ID = seq
-		sum := checksum(d.Body)
-		if err := putRecord(pending, &c, &sum); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bBodies).Put(idKey(seq), d.Body); err != nil {
-			return err
-		}
-		if err := q.rememberAll(tx, d, now); err != nil {
-			return err
-		}
-		q.pending.Add(1)
-		q.bytes.Add(int64(len(d.Body)))
-		id = seq
-		return nil
+	return q.write(ctx, func(tx *bolt.Tx) (err error) {
+		id, err = q.put(tx, d)
+		return err
 	}, func() {
 		d.ID = id
 		q.s.Add(id, d.Partition)
 	})
+}
+
+// put stores d in tx, unless it is a duplicate or a bound is reached, and
+// returns its id.
+func (q *Queue) put(tx *bolt.Tx, d *webhook.Delivery) (uint64, error) {
+	now := time.Now()
+	if q.remembered(tx, d.Key, now) {
+		return 0, webhook.ErrDuplicate
+	}
+	if err := q.full(int64(len(d.Body))); err != nil {
+		return 0, err
+	}
+	pending := tx.Bucket(bPending)
+	seq, err := pending.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	c := *d
+	c.ID = seq
+	sum := checksum(d.Body)
+	if err := putRecord(pending, &c, &sum); err != nil {
+		return 0, err
+	}
+	if err := tx.Bucket(bBodies).Put(idKey(seq), d.Body); err != nil {
+		return 0, err
+	}
+	if err := q.rememberAll(tx, d, now); err != nil {
+		return 0, err
+	}
+	q.pending.Add(1)
+	q.bytes.Add(int64(len(d.Body)))
+	return seq, nil
 }
 
 // putRecord writes d without its body, which is written once, apart: an
@@ -349,13 +355,26 @@ func (q *Queue) Stats(context.Context) (webhook.QueueStats, error) {
 	return st, err
 }
 
+// StallAfter is how long a commit may take before Check reports the disk
+// stalled.
+const StallAfter = 2 * time.Second
+
 // Check implements webhook.Queue: the queue is open, no bound is reached,
-// and the file takes a commit before ctx ends (a stalled disk does not).
-func (q *Queue) Check(ctx context.Context) error {
+// and no commit has been under way for StallAfter (a disk that stalls).
+func (q *Queue) Check(context.Context) error {
+	q.closing.RLock()
+	closed := q.closed
+	q.closing.RUnlock()
+	if closed {
+		return webhook.ErrQueueClosed
+	}
 	if err := q.full(0); err != nil {
 		return err
 	}
-	return q.write(ctx, func(*bolt.Tx) error { return nil }, nil)
+	if t := q.committing.Load(); t != 0 && time.Since(time.Unix(0, t)) > StallAfter {
+		return fmt.Errorf("diskqueue: store stalled: a commit has taken %v", time.Since(time.Unix(0, t)).Round(time.Second))
+	}
+	return nil
 }
 
 // Close implements webhook.Queue: blocked Takes return, writes in flight
