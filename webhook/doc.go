@@ -59,8 +59,8 @@
 // and whether it makes progress (deliveries waiting and none handled for
 // ProgressTimeout); HealthHandler serves it as JSON. A queue whose engine
 // can forget what it stored reports it (LossReporter); the handler then
-// calls Options.OnLoss, usually a CatchUp from the last time the engine was
-// known to be good, and is unhealthy until that succeeds.
+// calls Options.OnLoss (catchup.OnLoss catches up from the last time the
+// engine was known to be good), and is unhealthy until that succeeds.
 //
 // Handling is at least once. A delivery leaves the queue when its callback
 // returns nil; an error or a panic is retried with a wait that doubles from
