@@ -256,6 +256,7 @@ func (r *rig) report(created []int) int64 {
 		len(created), answered, askedAgain, final, handled, twice, lost, closed, losses, r.recovered)
 	if lost != 0 || final != 0 {
 		r.t.Errorf("lost %d, final answers other than 200 %d; want 0 and 0", lost, final)
+		r.dump()
 	}
 	return losses
 }
@@ -293,4 +294,26 @@ func pipe(c net.Conn, backend string) {
 	go func() { _, _ = io.Copy(b, c); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(c, b); done <- struct{}{} }()
 	<-done
+}
+
+// dump logs what Redis holds, to tell a lost event from a stuck one.
+func (r *rig) dump() {
+	ctx := context.Background()
+	rdb := r.redis.client(nil)
+	n, err := rdb.XLen(ctx, prefix+"stream").Result()
+	r.t.Logf("stream length %d (%v)", n, err)
+	pend, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: prefix + "stream", Group: "receivers", Start: "-", End: "+", Count: 100}).Result()
+	r.t.Logf("pending %+v (%v)", pend, err)
+	msgs, _ := rdb.XRange(ctx, prefix+"stream", "-", "+").Result()
+	for _, m := range msgs {
+		h, _ := rdb.HGetAll(ctx, fmt.Sprintf(prefix+"d:%v", m.Values["id"])).Result()
+		delete(h, "b")
+		delete(h, "m")
+		r.t.Logf("entry %s %v: %v", m.ID, m.Values, h)
+	}
+	keys, _ := rdb.Keys(ctx, prefix+"p*").Result()
+	for _, k := range keys {
+		v, _ := rdb.Get(ctx, k).Result()
+		r.t.Logf("%s = %s", k, v)
+	}
 }

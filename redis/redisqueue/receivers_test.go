@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -50,18 +51,23 @@ func receiverMain(addr, logPath, name string) int {
 		return fail(err)
 	}
 	ctx := context.Background()
+	// Errors go to the test's output; a store error is tried again soon, so
+	// that a busy machine does not stretch the run.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	q, err := redisqueue.New(ctx, rdb, redisqueue.Options{Consumer: name, LeaseTimeout: time.Second, PollInterval: 20 * time.Millisecond})
+	q, err := redisqueue.New(ctx, rdb, redisqueue.Options{Consumer: name, LeaseTimeout: time.Second, PollInterval: 20 * time.Millisecond,
+		Logger: logger})
 	if err != nil {
 		return fail(err)
 	}
-	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, OnDelivery: func(_ context.Context, d *webhook.Delivery) error {
-		time.Sleep(3 * time.Millisecond) // work in flight when the kill comes
-		if _, err := log.WriteString(d.StateKey + " " + name + "\n"); err != nil {
-			return err
-		}
-		return log.Sync()
-	}})
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, Logger: logger, RetryMin: 20 * time.Millisecond,
+		RetryMax: 500 * time.Millisecond, OnDelivery: func(_ context.Context, d *webhook.Delivery) error {
+			time.Sleep(3 * time.Millisecond) // work in flight when the kill comes
+			if _, err := log.WriteString(d.StateKey + " " + name + "\n"); err != nil {
+				return err
+			}
+			return log.Sync()
+		}})
 	if err != nil {
 		return fail(err)
 	}

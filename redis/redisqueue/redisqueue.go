@@ -29,9 +29,11 @@
 // lease-based queue can rule that out.
 //
 // Durability is Redis's: Put returns once Redis has the delivery in memory.
-// Run Redis with appendonly yes (and appendfsync everysec or always) so that
-// a Redis restart keeps what the receivers answered 200; with snapshots
-// alone, a Redis crash loses the deliveries since the last snapshot.
+// Run Redis with appendonly yes and appendfsync always so that a Redis
+// restart keeps what the receivers answered 200. With appendfsync everysec
+// a crash of a busy Redis can drop its last writes, and with snapshots
+// alone everything since the last snapshot: the receivers then detect a
+// loss (see Losses) and catch up.
 //
 // Faults of the engine:
 //   - A stream or consumer group found missing is created again on the spot

@@ -44,15 +44,16 @@ type good struct {
 
 // watch is the engine's state as this receiver knows it.
 type watch struct {
-	checkMu sync.Mutex // one check at a time; guards epoch and goods
+	checkMu sync.Mutex // one check at a time; guards epoch, goods and pending
 	epoch   string
-	goods   []good // oldest first
+	goods   []good    // oldest first
+	pending time.Time // a loss detected and not yet told, if not zero
 
 	maxSeq atomic.Int64 // the highest delivery id seen
+	backTo atomic.Int64 // the lowest id a Put got at or below one seen before; 0 for none
 	epochs atomic.Value // string: epoch, for Put's look without the lock
 	kick   chan struct{}
 
-	lossMu sync.Mutex
 	losses chan time.Time
 
 	lossCount, damaged, damagedDeliveries, regrouped atomic.Int64
@@ -158,7 +159,13 @@ func (q *Queue) checkNow() {
 // observe looks at what a Put saw: the epoch, and the id it got where seen
 // was the highest id known before. A sign of loss asks for a check at once.
 func (q *Queue) observe(epoch string, seen, id int64) {
-	if epoch != q.epochs.Load().(string) || (id > 0 && id <= seen) {
+	if id > 0 && id <= seen {
+		// The data set went back: later Puts may carry seq past what this
+		// receiver saw before the next check, so the evidence is kept.
+		lower(&q.backTo, id)
+		q.ask()
+	}
+	if epoch != q.epochs.Load().(string) {
 		q.ask()
 	}
 	raise(&q.maxSeq, id)
@@ -207,31 +214,34 @@ func (q *Queue) check(ctx context.Context) error {
 	group, _ := res[3].(int64)
 	known := q.epoch != ""
 	wiped := known && epoch != q.epoch
-	back := known && !wiped && seq < seen
+	held := seq // what the data set still holds
+	if b := q.backTo.Swap(0); b > 0 {
+		held = min(held, b-1)
+	}
+	back := known && !wiped && held < seen
 	mark := start
 	if oldest != "" {
 		mark = minTime(start, sidTime(oldest))
 	}
 	if wiped || back {
 		// Until the next check, the mark stays where the catch-up starts.
-		// The loss is reported once: should recovery fail now, the next
-		// check only recovers.
-		mark = q.since(wiped, seq)
+		mark = q.since(wiped, held)
 		q.goods = append(q.goods[:0], good{mark: mark})
 		q.epoch = ""
-		q.lost(mark, wiped, seq)
+		q.lost(mark, wiped, held)
 	}
-	if epoch == "" || group == 0 || wiped || back {
+	if epoch == "" || group == 0 || !q.pending.IsZero() {
 		// After a loss, seq is raised too: ids stay unique, and no receiver
 		// takes the ids it saw before for a second loss.
 		if epoch, err = q.recover(ctx, seq); err != nil {
-			return err
+			return err // the next check recovers, then reports the loss
 		}
-		if known && !wiped && !back {
+		if known && q.pending.IsZero() {
 			q.regrouped.Add(1)
 			q.log(slog.LevelWarn, "redisqueue: the stream or its consumer group was missing; created again")
 		}
 		seq = max(seq, q.maxSeq.Load())
+		q.tell()
 	}
 	q.epoch = epoch
 	q.epochs.Store(epoch)
@@ -241,6 +251,16 @@ func (q *Queue) check(ctx context.Context) error {
 		q.goods = q.goods[len(q.goods)-maxGood:]
 	}
 	return nil
+}
+
+// lower sets v to n if v is 0 or higher.
+func lower(v *atomic.Int64, n int64) {
+	for {
+		m := v.Load()
+		if (m != 0 && m <= n) || v.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
 
 // raise sets v to n if n is higher.
@@ -282,7 +302,7 @@ func (q *Queue) since(wiped bool, seq int64) time.Time {
 }
 
 // lost records a loss: logs, counts, forgets the leases it no longer has,
-// and tells Losses.
+// and keeps it for tell.
 func (q *Queue) lost(since time.Time, wiped bool, seq int64) {
 	q.lossCount.Add(1)
 	what := "the data set went back in time (a failover to a replica that lagged?)"
@@ -305,8 +325,20 @@ func (q *Queue) lost(since time.Time, wiped bool, seq int64) {
 	// API's times are whole seconds: a catch-up from a mark within a second
 	// would skip the changes made earlier in that second.
 	since = since.Add(-q.o.DeliveryLag).Truncate(time.Second)
-	q.lossMu.Lock()
-	defer q.lossMu.Unlock()
+	if q.pending.IsZero() || since.Before(q.pending) {
+		q.pending = since
+	}
+}
+
+// tell sends the pending loss on Losses, once the engine's state is
+// recreated, so that the catch-up it starts stores into a working queue. A
+// loss not yet received is merged with this one.
+func (q *Queue) tell() {
+	since := q.pending
+	if since.IsZero() {
+		return
+	}
+	q.pending = time.Time{}
 	select {
 	case old := <-q.losses:
 		since = minTime(old, since)
