@@ -18,19 +18,26 @@ type bot struct {
 	self   string // the bot's username, if known: its own comments are not commands
 	label  string
 	report func(string)
+	// metrics, when set, observes the bot's deliveries and is served on
+	// /metrics.
+	metrics *metrics
 }
 
 // options wires the bot's callbacks into a webhook handler whose events
 // wait in q (a new memory queue when nil). The queue's dedup keys make a
 // repeated delivery harmless.
 func (b *bot) options(secret string, q webhook.Queue) webhook.Options {
-	return webhook.Options{
+	opts := webhook.Options{
 		Secret:  secret,
 		Queue:   q,
 		OnIssue: b.onIssue,
 		OnNote:  b.onNote,
 		OnBuild: b.onBuild,
 	}
+	if b.metrics != nil {
+		opts.Observer = b.metrics.Observer
+	}
+	return opts
 }
 
 // onIssue labels and comments on a new issue that has no labels. The

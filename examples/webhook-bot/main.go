@@ -93,7 +93,16 @@ func listen(ctx context.Context, b *bot, addr, secret string, q webhook.Queue) (
 	}
 	mux := http.NewServeMux()
 	mux.Handle("POST /hook", h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.Handle("GET /healthz", h.HealthHandler())
+	if b.metrics != nil {
+		if _, err := b.metrics.Observer.ObserveQueue(q.Stats); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		mux.Handle("GET /metrics", b.metrics)
+	}
+	// The serve helper's read timeouts fit the sender's 10 s wait.
+	hs := webhook.NewServer("", mux)
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	r := &receiver{h: h, url: "http://" + ln.Addr().String() + "/hook", stopped: make(chan error, 1), stopRun: stopRun}
 	r.run = func() { go func() { r.stopped <- h.Run(runCtx) }() }
@@ -408,7 +417,12 @@ func hookOptions(url string) *collab.AddHookOptions {
 // its hook when done.
 func serveLive(ctx context.Context, w io.Writer, base, token, project string) error {
 	out := &lockedWriter{w: w}
-	c, err := collab.NewClient(base, collab.WithPrivateToken(token))
+	m, err := newMetrics()
+	if err != nil {
+		return err
+	}
+	defer m.Shutdown(context.WithoutCancel(ctx))
+	c, err := collab.NewClient(base, collab.WithPrivateToken(token), collab.WithObserver(m.Observer))
 	if err != nil {
 		return err
 	}
@@ -430,7 +444,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 		return err
 	}
 	defer q.Close()
-	b := &bot{c: c, self: os.Getenv("COLLAB_BOT_USER"), label: "needs-triage", report: func(s string) { fmt.Fprintln(out, "bot:", s) }}
+	b := &bot{c: c, self: os.Getenv("COLLAB_BOT_USER"), label: "needs-triage", report: func(s string) { fmt.Fprintln(out, "bot:", s) }, metrics: m}
 	r, err := listen(ctx, b, addr, os.Getenv("WEBHOOK_SECRET"), q)
 	if err != nil {
 		return err
@@ -440,7 +454,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 	if err != nil {
 		return fmt.Errorf("registering the hook: %w", err)
 	}
-	fmt.Fprintf(out, "hook %d registered for %s; queue in %s; interrupt to stop\n", hook.ID, r.url, dir)
+	fmt.Fprintf(out, "hook %d registered for %s (health on /healthz, metrics on /metrics); queue in %s; interrupt to stop\n", hook.ID, r.url, dir)
 	// What changed while the bot was not running reaches it too.
 	cst, err := catchup.Run(ctx, r.h, c, catchup.Options{Projects: []catchup.Project{catchup.Path(project)}})
 	if err != nil {
