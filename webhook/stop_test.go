@@ -144,9 +144,8 @@ func TestShutdownBeforeRun(t *testing.T) {
 
 // recorder is an Observer that records what it is told.
 type recorder struct {
-	mu       sync.Mutex
-	events   []string
-	callback any
+	mu     sync.Mutex
+	events []string
 }
 
 type obsKey struct{}
