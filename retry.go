@@ -34,7 +34,8 @@ type call struct {
 	lastErr  error // the last attempt's error, for the retry event
 	attempts int
 	waited   time.Duration
-	rc       retryablehttp.Client
+	rc       retryablehttp.Client  // the engine, with the call's hooks
+	rreq     retryablehttp.Request // req as rc takes it
 }
 
 // startCall names req's call, puts that name in its context for the
@@ -83,22 +84,25 @@ func (c *Client) exchange(cl *call, req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	cl.rc = retryablehttp.Client{
-		HTTPClient:     c.attempt,
-		Logger:         nil, // its lines name whole URLs; the hooks log through slog instead
-		RetryMax:       c.retry.MaxRetries,
-		RetryWaitMin:   c.retry.MinWait,
-		RetryWaitMax:   c.retry.MaxWait,
-		CheckRetry:     cl.checkRetry,
-		Backoff:        cl.backoff,
-		PrepareRetry:   cl.prepareRetry,
-		RequestLogHook: cl.logAttempt,
+		HTTPClient:   c.attempt,
+		Logger:       nil, // its lines name whole URLs; the hooks log through slog instead
+		RetryMax:     c.retry.MaxRetries,
+		RetryWaitMin: c.retry.MinWait,
+		RetryWaitMax: c.retry.MaxWait,
+		CheckRetry:   cl.checkRetry,
+		Backoff:      cl.backoff,
+		PrepareRetry: cl.prepareRetry,
 		// The last response or error as it came, not "giving up after N
 		// attempts": the caller decodes the response into an ErrorResponse.
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 	}
+	if c.logger != nil {
+		cl.rc.RequestLogHook = cl.logAttempt
+	}
 	// Without a body ReaderFunc retryablehttp leaves req.Body alone: a
 	// streamed body is never buffered, and prepareRetry rewinds the others.
-	return cl.rc.Do(&retryablehttp.Request{Request: req})
+	cl.rreq = retryablehttp.Request{Request: req}
+	return cl.rc.Do(&cl.rreq)
 }
 
 // admit waits until the governor lets the call send its next attempt,
@@ -175,8 +179,8 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// logAttempt is the RequestLogHook, run just before each attempt is sent;
-// n counts from 0.
+// logAttempt is the RequestLogHook, set when the client has a logger and
+// run just before each attempt is sent; n counts from 0.
 func (cl *call) logAttempt(_ retryablehttp.Logger, req *http.Request, n int) {
 	c := cl.c
 	if c.logger != nil && c.logger.Enabled(cl.ctx, slog.LevelDebug) {
