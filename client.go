@@ -31,9 +31,10 @@ const (
 
 // Client talks to one Collaboration Service. It is safe for concurrent use.
 type Client struct {
-	baseURL   *url.URL // ends in "/", e.g. https://host/api/v3/
-	base      string   // baseURL as a string, built once
-	http      *http.Client
+	baseURL   *url.URL     // ends in "/", e.g. https://host/api/v3/
+	base      string       // baseURL as a string, built once
+	http      *http.Client // the caller's client (or ours), which Close closes
+	attempt   *http.Client // http, through keepIdleConns: what go-retryablehttp sends each attempt with
 	retry     RetryPolicy
 	gov       *governor // limits and pauses, shared with every copy of the client
 	observer  Observer
@@ -246,6 +247,9 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	}
 	hc.CheckRedirect = c.safeRedirects(hc.CheckRedirect)
 	c.http = hc
+	ac := *hc
+	ac.Transport = keepIdleConns{transportOf(hc)}
+	c.attempt = &ac
 	c.initServices()
 	return c, nil
 }
@@ -306,6 +310,19 @@ type redirectError struct{ err error }
 
 func (e *redirectError) Error() string { return e.err.Error() }
 func (e *redirectError) Unwrap() error { return e.err }
+
+// keepIdleConns is the transport go-retryablehttp sends through: it hides
+// the CloseIdleConnections of the transport below, which retryablehttp
+// calls whenever a call fails and which would drop the idle connections of
+// every other call in flight. Close still reaches it through Client.http.
+type keepIdleConns struct{ http.RoundTripper }
+
+func transportOf(hc *http.Client) http.RoundTripper {
+	if hc.Transport != nil {
+		return hc.Transport
+	}
+	return http.DefaultTransport
+}
 
 // NewTransport returns a new transport with the settings a client uses
 // when WithHTTPClient is not given: no overall deadline, which would cut

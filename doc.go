@@ -111,7 +111,8 @@
 //
 // # Retries
 //
-// GET, HEAD, PUT and DELETE are retried
+// Requests go through go-retryablehttp, each attempt past the client's rate
+// and concurrency limits. GET, HEAD, PUT and DELETE are retried
 // on connection errors and on 429, 500, 502, 503 and 504; POST and PATCH only
 // on 429 or when the request provably never left (a failed dial), so a write
 // is never duplicated. Retry-After (seconds or an HTTP date) is honoured up

@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestRootOnlyModuleGraph builds the module graph of a program that imports
 // only the root package, as the README's dependency section reports it,
-// and checks that none of the nested modules' heavy dependencies is in it.
+// checks that none of the nested modules' heavy dependencies is in it, and
+// that the retry engine, go-retryablehttp, is built into the program.
 // It runs offline: the root's go.sum covers the graph.
 func TestRootOnlyModuleGraph(t *testing.T) {
 	gobin, err := exec.LookPath("go")
@@ -59,4 +62,7 @@ func TestRootOnlyModuleGraph(t *testing.T) {
 		}
 	}
 	t.Logf("go list -m all: %d entries\n%s", len(mods), out)
+	// The client's retries run on go-retryablehttp: it is built into the program.
+	deps := strings.Fields(string(run("list", "-deps", ".")))
+	assert.Contains(t, deps, "github.com/hashicorp/go-retryablehttp")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab/internal/wire"
+	"github.com/hashicorp/go-retryablehttp"
 )
 
 // attempt is what the retry policy knows about the request it decides on.
@@ -22,13 +23,19 @@ type attempt struct {
 }
 
 // call is one API call on its way: the observer's view of it and what it
-// has cost so far.
+// has cost so far. go-retryablehttp runs its attempts through the hooks of
+// rc, which see the call through it.
 type call struct {
 	c        *Client
 	ctx      context.Context // carries the CallInfo, and whatever the observer added
 	info     CallInfo
+	req      *http.Request // the call's request as first sent
+	at       attempt
+	lastErr  error // the last attempt's error, for the retry event
 	attempts int
 	waited   time.Duration
+	rc       retryablehttp.Client  // the engine, with the call's hooks
+	rreq     retryablehttp.Request // req as rc takes it
 }
 
 // startCall names req's call, puts that name in its context for the
@@ -65,62 +72,103 @@ func (cl *call) end(resp *Response, err error) {
 	cl.c.observer.CallEnded(cl.ctx, end)
 }
 
-// exchange sends req through the client's limits, as often as the retry
-// policy allows, and returns the last response or error. The response's
-// body is open.
+// exchange sends req through the client's limits with go-retryablehttp, as
+// often as the retry policy allows, and returns the last response or error.
+// The response's body is open. The governor admits the first attempt here
+// and each retry in PrepareRetry, so that a retry waits for the limits and
+// for any pause the server asked for, like any other request.
 func (c *Client) exchange(cl *call, req *http.Request) (*http.Response, error) {
-	at := attempt{method: req.Method, rewindable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil}
-	ctx := req.Context()
-	for n := 1; ; n++ {
-		waited, err := c.gov.acquire(ctx)
-		cl.waited += waited
-		if waited > 0 {
-			cl.event(CallEvent{Kind: EventLimitWait, Attempt: n, Wait: waited})
-		}
-		if err != nil {
-			return nil, err
-		}
-		cl.attempts = n
-		c.logAttempt(cl, req, n)
-		resp, err := c.http.Do(req)
-		c.gov.hold(resp)
-		c.gov.settle(ctx, resp)
-		if n > c.retry.MaxRetries || !shouldRetry(&at, resp, err) {
-			return resp, err
-		}
-		wait := backoff(c.retry.MinWait, c.retry.MaxWait, n-1, resp)
-		ev := CallEvent{Kind: EventRetry, Attempt: n + 1, Wait: wait}
-		if resp != nil {
-			ev.Status = resp.StatusCode
-			closeBody(resp.Body)
-		} else {
-			ev.Err = wire.Redacted(unwrapURLError(err), c.secretsOf(req))
-		}
-		cl.event(ev)
-		c.logRetry(cl, ev)
-		var slept time.Duration
-		if err := sleep(ctx, wait, &slept); err != nil {
-			return nil, err
-		}
-		if req, err = rewound(req); err != nil {
-			return nil, err
-		}
+	cl.req = req
+	cl.at = attempt{method: req.Method, rewindable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil}
+	if err := cl.admit(); err != nil {
+		return nil, err
 	}
+	cl.rc = retryablehttp.Client{
+		HTTPClient:   c.attempt,
+		Logger:       nil, // its lines name whole URLs; the hooks log through slog instead
+		RetryMax:     c.retry.MaxRetries,
+		RetryWaitMin: c.retry.MinWait,
+		RetryWaitMax: c.retry.MaxWait,
+		CheckRetry:   cl.checkRetry,
+		Backoff:      cl.backoff,
+		PrepareRetry: cl.prepareRetry,
+		// The last response or error as it came, not "giving up after N
+		// attempts": the caller decodes the response into an ErrorResponse.
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	if c.logger != nil {
+		cl.rc.RequestLogHook = cl.logAttempt
+	}
+	// Without a body ReaderFunc retryablehttp leaves req.Body alone: a
+	// streamed body is never buffered, and prepareRetry rewinds the others.
+	cl.rreq = retryablehttp.Request{Request: req}
+	return cl.rc.Do(&cl.rreq)
 }
 
-// rewound returns a copy of req with a fresh body, for the next attempt.
-// The copy keeps the transport of the last attempt from racing with us on
-// the old request's body.
-func rewound(req *http.Request) (*http.Request, error) {
-	cp := *req
-	if req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		cp.Body = body
+// admit waits until the governor lets the call send its next attempt,
+// reporting any wait to the observer.
+func (cl *call) admit() error {
+	n := cl.attempts + 1
+	waited, err := cl.c.gov.acquire(cl.ctx)
+	cl.waited += waited
+	if waited > 0 {
+		cl.event(CallEvent{Kind: EventLimitWait, Attempt: n, Wait: waited})
 	}
-	return &cp, nil
+	if err != nil {
+		return err
+	}
+	cl.attempts = n
+	return nil
+}
+
+// checkRetry is the CheckRetry hook, run after every attempt: the governor
+// learns from the answer (a 429 pauses the client, a concurrency slot goes
+// back with the body), then the policy decides. It never returns an error,
+// so that the caller gets the attempt's own response or error.
+func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	cl.c.gov.hold(resp)
+	cl.c.gov.settle(ctx, resp)
+	cl.lastErr = err
+	return shouldRetry(&cl.at, resp, err), nil
+}
+
+// backoff is the Backoff hook, run once a retry is decided: it picks the
+// wait and reports the retry. retryablehttp has closed resp's body.
+func (cl *call) backoff(lo, hi time.Duration, n int, resp *http.Response) time.Duration {
+	wait := backoff(lo, hi, n, resp)
+	ev := CallEvent{Kind: EventRetry, Attempt: cl.attempts + 1, Wait: wait}
+	if resp != nil {
+		ev.Status = resp.StatusCode
+	} else {
+		ev.Err = wire.Redacted(unwrapURLError(cl.lastErr), cl.c.secretsOf(cl.req))
+	}
+	cl.event(ev)
+	cl.c.logRetry(cl, ev)
+	return wait
+}
+
+// prepareRetry is the PrepareRetry hook, run after the wait on a fresh
+// copy of the request (so that the transport of the last attempt does not
+// race with it on the old body): it rewinds the body, then waits for the
+// governor.
+func (cl *call) prepareRetry(req *http.Request) error {
+	if err := rewindBody(req); err != nil {
+		return err
+	}
+	return cl.admit()
+}
+
+// rewindBody gives req a fresh copy of its body, for the next attempt.
+func rewindBody(req *http.Request) error {
+	if req.GetBody == nil {
+		return nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return err
+	}
+	req.Body = body
+	return nil
 }
 
 func unwrapURLError(err error) error {
@@ -131,10 +179,13 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func (c *Client) logAttempt(cl *call, req *http.Request, n int) {
+// logAttempt is the RequestLogHook, set when the client has a logger and
+// run just before each attempt is sent; n counts from 0.
+func (cl *call) logAttempt(_ retryablehttp.Logger, req *http.Request, n int) {
+	c := cl.c
 	if c.logger != nil && c.logger.Enabled(cl.ctx, slog.LevelDebug) {
 		c.logger.DebugContext(cl.ctx, "collab: request", "method", cl.info.Method, "route", cl.info.Route,
-			"url", wire.RedactURL(req.URL), "attempt", n)
+			"url", wire.RedactURL(req.URL), "attempt", n+1)
 	}
 }
 

@@ -236,11 +236,13 @@ func TestShouldRetryEdges(t *testing.T) {
 	assert.False(t, shouldRetry(info, nil, &url.Error{Op: "Get", Err: context.Canceled}))
 	assert.True(t, shouldRetry(&attempt{method: http.MethodPost, rewindable: true}, nil, &net.DNSError{Err: "no such host"}))
 	assert.False(t, shouldRetry(&attempt{method: http.MethodGet}, &http.Response{StatusCode: 503}, nil), "a body that cannot be rewound is sent once")
-	_, err := rewound(&http.Request{GetBody: func() (io.ReadCloser, error) { return nil, errors.New("gone") }})
-	assert.Error(t, err)
-	r, err := rewound(&http.Request{Method: http.MethodGet})
+	assert.Error(t, rewindBody(&http.Request{GetBody: func() (io.ReadCloser, error) { return nil, errors.New("gone") }}))
+	require.NoError(t, rewindBody(&http.Request{Method: http.MethodGet}), "no body, nothing to rewind")
+	r := &http.Request{Body: http.NoBody, GetBody: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("again")), nil }}
+	require.NoError(t, rewindBody(r))
+	b, err := io.ReadAll(r.Body)
 	require.NoError(t, err)
-	assert.Equal(t, http.MethodGet, r.Method)
+	assert.Equal(t, "again", string(b))
 }
 
 // TestDefaultRetryPolicyCannotBeChanged: each call returns a fresh value,
@@ -253,4 +255,58 @@ func TestDefaultRetryPolicyCannotBeChanged(t *testing.T) {
 	c, err := NewClient("https://collab.example.com")
 	require.NoError(t, err)
 	assert.Equal(t, 3, c.retry.MaxRetries, "a new client retries by the default")
+}
+
+// A retry passes the governor like a first attempt: here it waits for the
+// rate limit, and the observer sees the retry, then that wait, both before
+// attempt 2.
+func TestRetryWaitsForTheLimits(t *testing.T) {
+	rec := &recorder{}
+	c, m := newMockClient(t, WithObserver(rec), WithRateLimit(20, 1),
+		WithRetry(RetryPolicy{MaxRetries: 1, MinWait: time.Millisecond, MaxWait: time.Millisecond}))
+	m.Reply(503, `{"message":"down"}`).Reply(200, `{"id":1}`)
+	_, resp, err := c.Projects.Get(context.Background(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.Count())
+	_, events, ended := rec.snapshot()
+	require.Len(t, events, 2)
+	assert.Equal(t, CallEvent{Kind: EventRetry, Attempt: 2, Wait: events[0].Wait, Status: 503}, events[0])
+	assert.Equal(t, EventLimitWait, events[1].Kind)
+	assert.Equal(t, 2, events[1].Attempt)
+	assert.Greater(t, events[1].Wait, 10*time.Millisecond, "the one token of the burst went to attempt 1")
+	assert.Equal(t, []CallEnd{{Status: 200, Attempts: 2, Waited: events[1].Wait}}, ended)
+	assert.Equal(t, events[1].Wait, resp.Waited)
+}
+
+// idleCounter is a transport that counts the calls of its CloseIdleConnections.
+type idleCounter struct {
+	http.RoundTripper
+	closes atomic.Int64
+}
+
+func (ic *idleCounter) CloseIdleConnections() { ic.closes.Add(1) }
+
+// A call that fails, after its retries or during a retry's wait, leaves the
+// idle connections of the other calls alone; Close closes them.
+func TestFailedCallKeepsIdleConnections(t *testing.T) {
+	fs := newFaultServer(t, "reset")
+	ic := &idleCounter{RoundTripper: http.DefaultTransport.(*http.Transport).Clone()}
+	c, err := NewClient(fs.URL, WithRetry(fastRetry), WithHTTPClient(&http.Client{Transport: ic}))
+	require.NoError(t, err)
+	_, _, err = c.Projects.Get(context.Background(), 1)
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	assert.EqualValues(t, 4, fs.attempts.Load())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	slow, err := NewClient(fs.URL, WithRetry(RetryPolicy{MaxRetries: 1, MinWait: time.Hour, MaxWait: time.Hour}), WithHTTPClient(&http.Client{Transport: ic}))
+	require.NoError(t, err)
+	_, _, err = slow.Projects.Get(ctx, 1)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Zero(t, ic.closes.Load())
+
+	require.NoError(t, c.Close())
+	assert.EqualValues(t, 1, ic.closes.Load())
+	ic.RoundTripper.(*http.Transport).CloseIdleConnections()
 }
