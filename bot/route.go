@@ -23,6 +23,13 @@ func add[R any](b *Bot, list *[]R, r R) {
 	*list = append(*list, r)
 }
 
+// routesOf reads one of b's route lists, under b's lock.
+func routesOf[R any](b *Bot, list *[]R) []R {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return *list
+}
+
 // dispatch runs, in order, the callbacks of routes that take action, and
 // stops at the first error so that the delivery is tried again.
 func dispatch[E any, A comparable](ctx context.Context, routes []route[E, A], action A, ev E) error {
@@ -110,9 +117,7 @@ func (b *Bot) onIssue(ctx context.Context, ev *webhook.IssueEvent) error {
 	if a == nil || b.own(username(ev.User), 0) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.issues
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.issues)
 	t := &Thread{Client: b.clientFor(username(ev.User)), ProjectID: a.ProjectID, ID: a.ID, IID: a.IID}
 	return dispatch(ctx, routes, a.Action, &Issue{Thread: t, Event: ev})
 }
@@ -122,9 +127,7 @@ func (b *Bot) onMergeRequest(ctx context.Context, ev *webhook.MergeRequestEvent)
 	if a == nil || b.own(username(ev.User), 0) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.mrs
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.mrs)
 	t := &Thread{Client: b.clientFor(username(ev.User)), ProjectID: a.TargetProjectID, ID: a.ID, IID: a.IID, MergeRequest: true}
 	return dispatch(ctx, routes, a.Action, &MergeRequest{Thread: t, Event: ev})
 }
@@ -175,9 +178,7 @@ func (b *Bot) onBuild(ctx context.Context, ev *webhook.BuildEvent) error {
 	if b.own("", uid) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.builds
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.builds)
 	user := ""
 	if uid != 0 {
 		user = strconv.Itoa(uid)
@@ -189,9 +190,7 @@ func (b *Bot) onPush(ctx context.Context, ev *webhook.PushEvent) error {
 	if b.own("", ev.UserID) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.pushes
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.pushes)
 	user := ""
 	if ev.UserID != 0 {
 		user = strconv.Itoa(ev.UserID)
