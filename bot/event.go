@@ -28,13 +28,10 @@ func (t *Thread) Comment(ctx context.Context, body string) error {
 	if t == nil {
 		return ErrNoThread
 	}
-	var err error
 	if t.MergeRequest {
-		_, _, err = t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body)
-	} else {
-		_, _, err = t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body)
+		return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body))
 	}
-	return err
+	return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body))
 }
 
 // AddLabels adds labels and keeps the others (see
@@ -43,13 +40,10 @@ func (t *Thread) AddLabels(ctx context.Context, labels ...string) error {
 	if t == nil {
 		return ErrNoThread
 	}
-	var err error
 	if t.MergeRequest {
-		_, _, err = t.Client.MergeRequests.AddLabels(ctx, t.ProjectID, t.ID, labels...)
-	} else {
-		_, _, err = t.Client.Issues.AddLabels(ctx, t.ProjectID, t.ID, labels...)
+		return errOf(t.Client.MergeRequests.AddLabels(ctx, t.ProjectID, t.ID, labels...))
 	}
-	return err
+	return errOf(t.Client.Issues.AddLabels(ctx, t.ProjectID, t.ID, labels...))
 }
 
 // RemoveLabels removes labels and keeps the others.
@@ -57,13 +51,10 @@ func (t *Thread) RemoveLabels(ctx context.Context, labels ...string) error {
 	if t == nil {
 		return ErrNoThread
 	}
-	var err error
 	if t.MergeRequest {
-		_, _, err = t.Client.MergeRequests.RemoveLabels(ctx, t.ProjectID, t.ID, labels...)
-	} else {
-		_, _, err = t.Client.Issues.RemoveLabels(ctx, t.ProjectID, t.ID, labels...)
+		return errOf(t.Client.MergeRequests.RemoveLabels(ctx, t.ProjectID, t.ID, labels...))
 	}
-	return err
+	return errOf(t.Client.Issues.RemoveLabels(ctx, t.ProjectID, t.ID, labels...))
 }
 
 // Close closes the issue or merge request. Closing a closed one succeeds.
@@ -92,6 +83,9 @@ func (t *Thread) setState(ctx context.Context, is collab.IssueStateEvent, mr col
 	}
 	return err
 }
+
+// errOf keeps the error of a call's three results.
+func errOf[T any](_ T, _ *collab.Response, err error) error { return err }
 
 // Issue is an issue event, with the calls of its Thread.
 type Issue struct {

@@ -16,6 +16,20 @@ type route[E any, A comparable] struct {
 	actions []A
 }
 
+// add appends r to one of b's route lists, under b's lock.
+func add[R any](b *Bot, list *[]R, r R) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	*list = append(*list, r)
+}
+
+// routesOf reads one of b's route lists, under b's lock.
+func routesOf[R any](b *Bot, list *[]R) []R {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return *list
+}
+
 // dispatch runs, in order, the callbacks of routes that take action, and
 // stops at the first error so that the delivery is tried again.
 func dispatch[E any, A comparable](ctx context.Context, routes []route[E, A], action A, ev E) error {
@@ -34,40 +48,30 @@ func dispatch[E any, A comparable](ctx context.Context, routes []route[E, A], ac
 //
 //	b.OnIssue(triage, webhook.IssueOpen, webhook.IssueReopen)
 func (b *Bot) OnIssue(fn func(context.Context, *Issue) error, actions ...webhook.IssueAction) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.issues = append(b.issues, route[*Issue, webhook.IssueAction]{fn, actions})
+	add(b, &b.issues, route[*Issue, webhook.IssueAction]{fn, actions})
 }
 
 // OnMergeRequest registers fn for merge request events with one of actions,
 // or every action when none is given.
 func (b *Bot) OnMergeRequest(fn func(context.Context, *MergeRequest) error, actions ...webhook.MergeRequestAction) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.mrs = append(b.mrs, route[*MergeRequest, webhook.MergeRequestAction]{fn, actions})
+	add(b, &b.mrs, route[*MergeRequest, webhook.MergeRequestAction]{fn, actions})
 }
 
 // OnNote registers fn for every comment, whatever it is on. Commands
 // registered with Command run too.
 func (b *Bot) OnNote(fn func(context.Context, *Note) error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.notes = append(b.notes, route[*Note, struct{}]{fn: fn})
+	add(b, &b.notes, route[*Note, struct{}]{fn: fn})
 }
 
 // OnBuild registers fn for build events with one of statuses, or every
 // status when none is given: OnBuild(fn, collab.BuildFailed).
 func (b *Bot) OnBuild(fn func(context.Context, *Build) error, statuses ...collab.BuildStatus) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.builds = append(b.builds, route[*Build, collab.BuildStatus]{fn, statuses})
+	add(b, &b.builds, route[*Build, collab.BuildStatus]{fn, statuses})
 }
 
 // OnPush registers fn for pushes to branches.
 func (b *Bot) OnPush(fn func(context.Context, *Push) error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pushes = append(b.pushes, route[*Push, struct{}]{fn: fn})
+	add(b, &b.pushes, route[*Push, struct{}]{fn: fn})
 }
 
 // Command registers fn for the slash command name ("label" for "/label bug
@@ -113,9 +117,7 @@ func (b *Bot) onIssue(ctx context.Context, ev *webhook.IssueEvent) error {
 	if a == nil || b.own(username(ev.User), 0) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.issues
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.issues)
 	t := &Thread{Client: b.clientFor(username(ev.User)), ProjectID: a.ProjectID, ID: a.ID, IID: a.IID}
 	return dispatch(ctx, routes, a.Action, &Issue{Thread: t, Event: ev})
 }
@@ -125,9 +127,7 @@ func (b *Bot) onMergeRequest(ctx context.Context, ev *webhook.MergeRequestEvent)
 	if a == nil || b.own(username(ev.User), 0) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.mrs
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.mrs)
 	t := &Thread{Client: b.clientFor(username(ev.User)), ProjectID: a.TargetProjectID, ID: a.ID, IID: a.IID, MergeRequest: true}
 	return dispatch(ctx, routes, a.Action, &MergeRequest{Thread: t, Event: ev})
 }
@@ -178,9 +178,7 @@ func (b *Bot) onBuild(ctx context.Context, ev *webhook.BuildEvent) error {
 	if b.own("", uid) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.builds
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.builds)
 	user := ""
 	if uid != 0 {
 		user = strconv.Itoa(uid)
@@ -192,9 +190,7 @@ func (b *Bot) onPush(ctx context.Context, ev *webhook.PushEvent) error {
 	if b.own("", ev.UserID) {
 		return nil
 	}
-	b.mu.RLock()
-	routes := b.pushes
-	b.mu.RUnlock()
+	routes := routesOf(b, &b.pushes)
 	user := ""
 	if ev.UserID != 0 {
 		user = strconv.Itoa(ev.UserID)

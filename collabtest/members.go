@@ -139,38 +139,28 @@ func (s *Server) listGroupMembers(c *call) error {
 
 var errGroupLevel = errStatus(http.StatusUnprocessableEntity, "Wrong access level")
 
-// groupMemberChange reads an add (409 for a member) or update (404 for a
-// non-member).
-func (s *Server) groupMemberChange(c *call, adding bool) (*user, int, error) {
+func (s *Server) addGroupMember(c *call) error { return s.setGroupMember(c, true) }
+
+func (s *Server) updateGroupMember(c *call) error { return s.setGroupMember(c, false) }
+
+// setGroupMember answers an add (409 for a member, 201) or an update (404
+// for a non-member, 200).
+func (s *Server) setGroupMember(c *call, adding bool) error {
 	u, level, err := c.memberChange(errGroupLevel)
 	if err != nil {
-		return nil, 0, err
-	}
-	if exists := c.group.members[u.id] > 0; exists == adding {
-		if adding {
-			return nil, 0, errConflict("Already exists")
-		}
-		return nil, 0, errNotFound("Member")
-	}
-	return u, level, nil
-}
-
-func (s *Server) addGroupMember(c *call) error {
-	u, level, err := s.groupMemberChange(c, true)
-	if err != nil {
 		return err
 	}
-	c.group.members[u.id] = level
-	return c.json(http.StatusCreated, s.memberJSON(u, level, false))
-}
-
-func (s *Server) updateGroupMember(c *call) error {
-	u, level, err := s.groupMemberChange(c, false)
-	if err != nil {
-		return err
+	status := http.StatusOK
+	switch exists := c.group.members[u.id] > 0; {
+	case adding && exists:
+		return errConflict("Already exists")
+	case !adding && !exists:
+		return errNotFound("Member")
+	case adding:
+		status = http.StatusCreated
 	}
 	c.group.members[u.id] = level
-	return c.json(http.StatusOK, s.memberJSON(u, level, false))
+	return c.json(status, s.memberJSON(u, level, false))
 }
 
 func (s *Server) removeGroupMember(c *call) error {

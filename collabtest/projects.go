@@ -664,13 +664,19 @@ func (s *Server) maxUploadBytes() int64 {
 // server refuses them: 201 with a null body. A size below 1 is a mistake
 // (see Err).
 func (s *Server) SetMaxAttachmentSize(bytes int64) {
+	s.setLimit("SetMaxAttachmentSize", &s.attachmentLimit, bytes)
+}
+
+// setLimit sets one of the upload size limits; a size below 1 is a
+// mistake (see Err).
+func (s *Server) setLimit(helper string, limit *int64, bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if bytes < 1 {
-		s.misuse("SetMaxAttachmentSize: %d bytes", bytes)
+		s.misuse("%s: %d bytes", helper, bytes)
 		return
 	}
-	s.attachmentLimit = bytes
+	*limit = bytes
 }
 
 // uploadFile stores the multipart field "file"; like the deployed server it

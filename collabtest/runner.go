@@ -288,13 +288,7 @@ func sortedVariables(vars map[string]string, public bool) []buildVariable {
 // the max_artifacts_size setting, 100 MiB). Larger uploads get 413. A size
 // below 1 is a mistake (see Err).
 func (s *Server) SetMaxArtifactsSize(bytes int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if bytes < 1 {
-		s.misuse("SetMaxArtifactsSize: %d bytes", bytes)
-		return
-	}
-	s.artifactsLimit = bytes
+	s.setLimit("SetMaxArtifactsSize", &s.artifactsLimit, bytes)
 }
 
 // BuildTrace returns a build's stored trace, for tests.

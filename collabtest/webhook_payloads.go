@@ -127,10 +127,15 @@ func (s *Server) issueURL(is *issue) string {
 func (s *Server) issuePayload(is *issue, actorID int, action string) any {
 	attrs := s.issueColumns(is)
 	attrs.URL, attrs.Action = s.issueURL(is), action
-	p := s.projects[is.projectID]
-	return &hookpayload.Issuable[*hookpayload.Issue]{
-		ObjectKind: "issue", User: hookUser(s.users[actorID]), Project: s.hookProject(p),
-		Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs, Assignee: s.assignee(is.assigneeID),
+	return issuable(s, "issue", s.projects[is.projectID], actorID, attrs, is.assigneeID)
+}
+
+// issuable is the body of an issue or merge request event in project p,
+// attrs its object_attributes.
+func issuable[A any](s *Server, kind string, p *project, actorID int, attrs A, assigneeID int) any {
+	return &hookpayload.Issuable[A]{
+		ObjectKind: kind, User: hookUser(s.users[actorID]), Project: s.hookProject(p),
+		Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs, Assignee: s.assignee(assigneeID),
 	}
 }
 
@@ -182,11 +187,7 @@ func (s *Server) mergeRequestURL(mr *mergeRequest) string {
 func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action string) any {
 	attrs := s.mergeRequestColumns(mr)
 	attrs.URL, attrs.Action = s.mergeRequestURL(mr), action
-	p := s.projects[mr.targetProjectID]
-	return &hookpayload.Issuable[*hookpayload.MergeRequest]{
-		ObjectKind: "merge_request", User: hookUser(s.users[actorID]), Project: s.hookProject(p),
-		Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs, Assignee: s.assignee(mr.assigneeID),
-	}
+	return issuable(s, "merge_request", s.projects[mr.targetProjectID], actorID, attrs, mr.assigneeID)
 }
 
 // notePayload is a Note Hook body for a comment on an issue or a merge

@@ -66,40 +66,33 @@ receivers run.`,
 }
 
 func (q *queueCmd) statsCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "stats",
-		Short: "Print the depth, the oldest pending delivery and the dead letters",
-		Args:  rangeArgs(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return q.with(cmd.Context(), func(ctx context.Context, wq webhook.Queue) error {
-				st, err := wq.Stats(ctx)
-				if err != nil {
-					return err
-				}
-				return q.printStats(st)
-			})
-		},
-	}
-	cmd.Flags().BoolVar(&q.asJSON, "json", false, "print one JSON object")
-	return cmd
+	return readCmd(q, "stats", "Print the depth, the oldest pending delivery and the dead letters",
+		"print one JSON object", webhook.Queue.Stats, q.printStats)
 }
 
 func (q *queueCmd) deadCmd() *cobra.Command {
+	return readCmd(q, "dead", "List the dead letters, oldest first",
+		"print a JSON array, with each delivery's headers and body", webhook.Queue.DeadLetters, q.printDead)
+}
+
+// readCmd is a subcommand that reads one thing from the queue and prints it,
+// as a table or, with --json, as JSON.
+func readCmd[T any](q *queueCmd, use, short, jsonUsage string, read func(webhook.Queue, context.Context) (T, error), print func(T) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "dead",
-		Short: "List the dead letters, oldest first",
+		Use:   use,
+		Short: short,
 		Args:  rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return q.with(cmd.Context(), func(ctx context.Context, wq webhook.Queue) error {
-				dead, err := wq.DeadLetters(ctx)
+				v, err := read(wq, ctx)
 				if err != nil {
 					return err
 				}
-				return q.printDead(dead)
+				return print(v)
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&q.asJSON, "json", false, "print a JSON array, with each delivery's headers and body")
+	cmd.Flags().BoolVar(&q.asJSON, "json", false, jsonUsage)
 	return cmd
 }
 

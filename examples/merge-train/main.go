@@ -9,24 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/exampleenv"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "merge-train:", err)
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main("merge-train", run) }
 
-func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+func run(ctx context.Context) error {
 	env, err := exampleenv.OpenProject(seed)
 	if err != nil {
 		return err

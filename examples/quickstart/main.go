@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -19,17 +18,9 @@ import (
 	"github.com/collabsvc/collab/internal/exampleenv"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main("quickstart", run) }
 
-func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-
+func run(ctx context.Context) error {
 	memberID := 0 // someone to add to the project; the fake has alice
 	env, err := exampleenv.Open(func(srv *collabtest.Server) {
 		memberID = srv.AddUser("alice", false).ID

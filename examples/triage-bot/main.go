@@ -7,9 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
@@ -25,16 +23,9 @@ var rules = []struct{ keyword, label, color string }{
 	{"add", "feature", "#5cb85c"},
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "triage-bot:", err)
-		os.Exit(1)
-	}
-}
+func main() { exampleenv.Main("triage-bot", run) }
 
-func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+func run(ctx context.Context) error {
 	env, err := exampleenv.OpenProject(func(srv *collabtest.Server) int {
 		pid := srv.AddProject(srv.AdminID, "Webshop", 10)
 		for _, title := range []string{"Crash when the cart is empty", "Checkout is slow", "Add dark mode", "Typo on the about page"} {

@@ -5,12 +5,26 @@
 package exampleenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/collabsvc/collab/collabtest"
 )
+
+// Main runs an example's work with a minute to finish and, when it fails,
+// prints the error after the example's name and exits with status 1.
+func Main(name string, run func(ctx context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	err := run(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
 
 // Env is the server an example works against.
 type Env struct {

@@ -42,6 +42,19 @@ local function settle(p, part, ps)
 end
 `
 
+// releaseLua takes a delivery's entry off the stream for good, as ack and
+// dead-letter do: release returns the delivery's fields p, ps, sid and dead,
+// or nil when it is settled already or sid names another entry.
+const releaseLua = settleLua + `
+local function release(k, group, sid)
+  local f = redis.call('HMGET', k, 'p', 'ps', 'sid', 'dead')
+  if f[3] ~= sid or f[4] then return nil end
+  redis.call('XACK', KEYS[1], group, sid)
+  redis.call('XDEL', KEYS[1], sid)
+  return f
+end
+`
+
 // putScript: ARGV prefix, dedup key, window ms, max pending, partition,
 // state key (remembered beside the dedup key, never checked), the two keys'
 // marks, then the fields m, b, r and c. The bound and the dedup key are
@@ -106,13 +119,11 @@ return {0, 0, '', '', gone}
 // ackScript: ARGV prefix, group, id, stream entry id. Returns 0 when the
 // delivery was already settled (by a receiver that took over its lease), or
 // id now names another delivery (the engine lost its state meanwhile).
-var ackScript = redis.NewScript(settleLua + `
+var ackScript = redis.NewScript(releaseLua + `
 local p = ARGV[1]
 local k = p..'d:'..ARGV[3]
-local f = redis.call('HMGET', k, 'p', 'ps', 'sid', 'dead')
-if f[3] ~= ARGV[4] or f[4] then return 0 end
-redis.call('XACK', KEYS[1], ARGV[2], f[3])
-redis.call('XDEL', KEYS[1], f[3])
+local f = release(k, ARGV[2], ARGV[4])
+if not f then return 0 end
 redis.call('DEL', k)
 settle(p, f[1], f[2])
 return 1
@@ -129,13 +140,11 @@ return 1
 `)
 
 // deadScript: ARGV prefix, group, id, reason, stream entry id.
-var deadScript = redis.NewScript(settleLua + `
+var deadScript = redis.NewScript(releaseLua + `
 local p = ARGV[1]
 local k = p..'d:'..ARGV[3]
-local f = redis.call('HMGET', k, 'p', 'ps', 'sid', 'dead')
-if f[3] ~= ARGV[5] or f[4] then return 0 end
-redis.call('XACK', KEYS[1], ARGV[2], f[3])
-redis.call('XDEL', KEYS[1], f[3])
+local f = release(k, ARGV[2], ARGV[5])
+if not f then return 0 end
 redis.call('HSET', k, 'dead', 1, 'e', ARGV[4], 'sid', '')
 redis.call('ZADD', p..'dead', ARGV[3], ARGV[3])
 settle(p, f[1], f[2])

@@ -32,9 +32,16 @@ func projectInfo(p *collab.Project) hookpayload.ProjectInfo {
 func (s *scan) issuePayload(is *collab.Issue) any {
 	attrs := s.issueColumns(is)
 	attrs.URL, attrs.Action = hookpayload.IssueURL(s.project.WebURL, is.IID), string(s.issueAction(is))
-	return &hookpayload.Issuable[*hookpayload.Issue]{
-		ObjectKind: "issue", Project: s.info.Project(), Repository: s.info.Repository(),
-		ObjectAttributes: attrs, Assignee: hookUser(is.Assignee),
+	return issuable(s, "issue", attrs, is.Assignee)
+}
+
+// issuable is the body of an issue or merge request event in the project
+// scanned, attrs its object_attributes. Who acted is unknown, so user is
+// null.
+func issuable[A any](s *scan, kind string, attrs A, assignee *collab.User) any {
+	return &hookpayload.Issuable[A]{
+		ObjectKind: kind, Project: s.info.Project(), Repository: s.info.Repository(),
+		ObjectAttributes: attrs, Assignee: hookUser(assignee),
 	}
 }
 
@@ -52,10 +59,7 @@ func (s *scan) issueColumns(is *collab.Issue) *hookpayload.Issue {
 func (s *scan) mergeRequestPayload(mr *collab.MergeRequest) any {
 	attrs := s.mergeRequestColumns(mr)
 	attrs.URL, attrs.Action = hookpayload.MergeRequestURL(s.project.WebURL, mr.IID), string(s.mergeRequestAction(mr))
-	return &hookpayload.Issuable[*hookpayload.MergeRequest]{
-		ObjectKind: "merge_request", Project: s.info.Project(), Repository: s.info.Repository(),
-		ObjectAttributes: attrs, Assignee: hookUser(mr.Assignee),
-	}
+	return issuable(s, "merge_request", attrs, mr.Assignee)
 }
 
 // mergeRequestColumns is a merge request as payloads dump it. The source
