@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/diskqueue"
 )
@@ -113,22 +114,23 @@ func (l *listenCmd) run(ctx context.Context) error {
 			return err
 		}
 	}
+	logger := slog.New(slog.NewTextHandler(l.std.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var queue webhook.Queue
 	if l.queueDir != "" {
-		dq, err := diskqueue.Open(l.queueDir, diskqueue.Options{})
+		dq, err := diskqueue.Open(l.queueDir, diskqueue.Options{Logger: logger}) // damaged deliveries are logged too
 		if err != nil {
 			return err
 		}
 		defer dq.Close()
 		queue = dq
 	}
-	p := &linePrinter{w: bufio.NewWriter(l.std.out), forwardTo: l.forwardTo, secret: secret, hc: &http.Client{Timeout: webhook.SenderTimeout}}
+	p := &linePrinter{w: bufio.NewWriter(l.std.out), forwardTo: l.forwardTo, secret: secret, hc: forwardClient()}
 	h, err := webhook.NewHandler(webhook.Options{
 		Secret:     secret,
 		Queue:      queue,
 		Workers:    1, // lines come out in the order the deliveries were stored
 		OnDelivery: p.deliver,
-		Logger:     slog.New(slog.NewTextHandler(l.std.err, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:     logger,
 	})
 	if err != nil {
 		return err
@@ -141,6 +143,12 @@ func (l *listenCmd) run(ctx context.Context) error {
 	// Serve stops admitting first, so that a delivery arriving during the
 	// stop is asked for again; the queue closes after it returns.
 	return webhook.Serve(ctx, ln, h)
+}
+
+// forwardClient sends deliveries on as the server does: within its wait,
+// over the SDK's transport and its defaults.
+func forwardClient() *http.Client {
+	return &http.Client{Transport: collab.NewTransport(), Timeout: webhook.SenderTimeout}
 }
 
 // checkURL accepts an absolute http or https URL.
@@ -263,7 +271,7 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 		defer f.Close()
 		in = f
 	}
-	hc := &http.Client{Timeout: webhook.SenderTimeout}
+	hc := forwardClient()
 	br := bufio.NewReader(in)
 	sent, failed := 0, 0
 	for n := 1; ; n++ {
