@@ -139,6 +139,10 @@ type Handler struct {
 	run     runState
 	health  healthState
 	latest  latestStates
+	// callbacks are the typed callbacks by kind, and raw is OnRaw: the one
+	// listing of them, read to decide what is wanted and whom to call.
+	callbacks map[Kind]callback
+	raw       callback
 
 	received, rejected, askedAgain, dropped, duplicates, ignored, accepted, handled, retried, deadLettered atomic.Int64
 	storeTimeouts, losses                                                                                  atomic.Int64
@@ -155,6 +159,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("webhook: RetryMax %v is below RetryMin %v", opts.RetryMax, opts.RetryMin)
 	}
 	h := &Handler{opts: opts, queue: opts.Queue}
+	h.callbacks, h.raw = opts.callbacks()
 	if h.queue == nil {
 		h.queue, h.ownQ = NewMemoryQueue(MemoryQueueOptions{}), true
 	}
@@ -197,9 +202,47 @@ func setDefault[T comparable](v *T, def T) {
 // sender gives up by itself.
 const DefaultStoreTimeout = 8 * time.Second
 
+// callback runs a typed callback on an event of its kind.
+type callback func(context.Context, Event) error
+
+// bind makes fn a callback, or nil when fn is nil. An event of another type
+// than fn takes is an error, never a panic.
+func bind[E Event](fn func(context.Context, E) error) callback {
+	if fn == nil {
+		return nil
+	}
+	return func(ctx context.Context, ev Event) error {
+		e, ok := ev.(E)
+		if !ok {
+			return fmt.Errorf("webhook: unexpected event %T", ev)
+		}
+		return fn(ctx, e)
+	}
+}
+
+// callbacks lists the typed callbacks set, by kind, and OnRaw.
+func (o *Options) callbacks() (map[Kind]callback, callback) {
+	all := map[Kind]callback{
+		KindPush:         bind(o.OnPush),
+		KindTagPush:      bind(o.OnTagPush),
+		KindIssue:        bind(o.OnIssue),
+		KindMergeRequest: bind(o.OnMergeRequest),
+		KindNote:         bind(o.OnNote),
+		KindBuild:        bind(o.OnBuild),
+		KindWikiPage:     bind(o.OnWikiPage),
+	}
+	for k, fn := range all {
+		if fn == nil {
+			delete(all, k)
+		}
+	}
+	return all, bind(o.OnRaw)
+}
+
+// typed reports whether any typed callback is set.
 func (o *Options) typed() bool {
-	return o.OnPush != nil || o.OnTagPush != nil || o.OnIssue != nil || o.OnMergeRequest != nil ||
-		o.OnNote != nil || o.OnBuild != nil || o.OnWikiPage != nil || o.OnRaw != nil
+	set, raw := o.callbacks()
+	return len(set) > 0 || raw != nil
 }
 
 // Stats returns the current counters.
@@ -361,27 +404,16 @@ func (h *Handler) admitted(ctx context.Context, kind Kind, outcome Outcome) {
 
 // wants reports whether a callback takes events of kind k.
 func (h *Handler) wants(k Kind) bool {
-	o := &h.opts
-	if o.OnDelivery != nil {
-		return true
+	return h.opts.OnDelivery != nil || h.callbackFor(k) != nil
+}
+
+// callbackFor is the typed callback that takes events of kind k: OnRaw for
+// a kind this package does not know, nil when none does.
+func (h *Handler) callbackFor(k Kind) callback {
+	if _, known := decoders[k]; !known {
+		return h.raw
 	}
-	switch k {
-	case KindPush:
-		return o.OnPush != nil
-	case KindTagPush:
-		return o.OnTagPush != nil
-	case KindIssue:
-		return o.OnIssue != nil
-	case KindMergeRequest:
-		return o.OnMergeRequest != nil
-	case KindNote:
-		return o.OnNote != nil
-	case KindBuild:
-		return o.OnBuild != nil
-	case KindWikiPage:
-		return o.OnWikiPage != nil
-	}
-	return o.OnRaw != nil
+	return h.callbacks[k]
 }
 
 // WaitIdle waits until every delivery in the queue is settled: handled, or

@@ -311,26 +311,14 @@ func (h *Handler) call(ctx context.Context, d *Delivery) (err error) {
 		}
 		h.partial(ev, err)
 	}
-	if !h.wants(ev.Kind()) {
-		return nil
+	if _, raw := ev.(*RawEvent); raw {
+		if h.raw == nil {
+			return nil
+		}
+		return h.raw(ctx, ev)
 	}
-	switch e := ev.(type) {
-	case *PushEvent:
-		return o.OnPush(ctx, e)
-	case *TagPushEvent:
-		return o.OnTagPush(ctx, e)
-	case *IssueEvent:
-		return o.OnIssue(ctx, e)
-	case *MergeRequestEvent:
-		return o.OnMergeRequest(ctx, e)
-	case *NoteEvent:
-		return o.OnNote(ctx, e)
-	case *BuildEvent:
-		return o.OnBuild(ctx, e)
-	case *WikiPageEvent:
-		return o.OnWikiPage(ctx, e)
-	case *RawEvent:
-		return o.OnRaw(ctx, e)
+	if fn := h.callbackFor(ev.Kind()); fn != nil {
+		return fn(ctx, ev)
 	}
-	return fmt.Errorf("unexpected event %T", ev)
+	return nil
 }
