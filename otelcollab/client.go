@@ -59,7 +59,7 @@ func (ci *clientInstruments) init(m metric.Meter) (err error) {
 // need, in the one allocation that also carries the span.
 type call struct {
 	context.Context
-	info    collab.CallInfo
+	route   *route
 	start   time.Time
 	span    trace.Span
 	metrics bool // the duration is recorded
@@ -80,29 +80,13 @@ func (c *call) Value(key any) any {
 // record anything (no provider set), it keeps nothing more, so that an
 // observer nobody reads costs next to nothing.
 func (o *Observer) CallStarted(ctx context.Context, ci collab.CallInfo) context.Context {
-	ctx, span := o.tracer.Start(ctx, ci.Name(), trace.WithSpanKind(trace.SpanKindClient))
 	metrics := o.client.duration.Enabled(ctx)
+	r := o.routes.get(ci)
+	ctx, span := o.tracer.Start(ctx, r.name, r.start...)
 	if !span.IsRecording() && !metrics {
 		return ctx
 	}
-	if span.IsRecording() {
-		span.SetAttributes(attrMethod.String(ci.Method), attrTemplate.String(ci.Route))
-		span.SetAttributes(serverAttrs(ci.Host)...)
-	}
-	return &call{Context: ctx, info: ci, start: time.Now(), span: span, metrics: metrics}
-}
-
-// serverAttrs splits a host with an optional port.
-func serverAttrs(host string) []attribute.KeyValue {
-	h, p, err := net.SplitHostPort(host)
-	if err != nil {
-		return []attribute.KeyValue{attrServer.String(host)}
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return []attribute.KeyValue{attrServer.String(h)}
-	}
-	return []attribute.KeyValue{attrServer.String(h), attrPort.Int(port)}
+	return &call{Context: ctx, route: r, start: time.Now(), span: span, metrics: metrics}
 }
 
 // CallEvent implements collab.Observer: a retry or a wait becomes an event
@@ -112,7 +96,7 @@ func (o *Observer) CallEvent(ctx context.Context, ev collab.CallEvent) {
 	if c == nil {
 		return
 	}
-	route := metric.WithAttributes(attrMethod.String(c.info.Method), attrTemplate.String(c.info.Route))
+	route := metric.WithAttributes(c.route.method, c.route.template)
 	switch ev.Kind {
 	case collab.EventRetry:
 		if o.client.retries.Enabled(ctx) {
@@ -145,25 +129,21 @@ func (o *Observer) CallEnded(ctx context.Context, end collab.CallEnd) {
 	}
 	et := callErrorType(end)
 	if c.metrics {
-		attrs := make([]attribute.KeyValue, 0, 6)
-		attrs = append(attrs, attrMethod.String(c.info.Method), attrTemplate.String(c.info.Route))
-		attrs = append(attrs, serverAttrs(c.info.Host)[0], attrStatusClass.String(statusClass(end.Status)))
-		if et != "" {
-			attrs = append(attrs, attrErrorType.String(et))
-		}
-		o.client.duration.Record(ctx, time.Since(c.start).Seconds(), metric.WithAttributes(attrs...))
+		o.client.duration.Record(ctx, time.Since(c.start).Seconds(), c.route.durationSet(statusClass(end.Status), et))
 	}
 	if !c.span.IsRecording() {
 		return
 	}
+	attrs := make([]attribute.KeyValue, 0, 3)
+	attrs = append(attrs, attrAttempts.Int(end.Attempts))
+	if end.Status != 0 {
+		attrs = append(attrs, attrStatus.Int(end.Status))
+	}
 	if et != "" {
-		c.span.SetAttributes(attrErrorType.String(et))
+		attrs = append(attrs, attrErrorType.String(et))
 		c.span.SetStatus(codes.Error, et)
 	}
-	if end.Status != 0 {
-		c.span.SetAttributes(attrStatus.Int(end.Status))
-	}
-	c.span.SetAttributes(attrAttempts.Int(end.Attempts))
+	c.span.SetAttributes(attrs...)
 	c.span.End()
 }
 

@@ -50,6 +50,7 @@ type Observer struct {
 	fields []string // the headers prop writes
 	client clientInstruments
 	recv   receiverInstruments
+	routes routes
 }
 
 // New returns an Observer that records through the given providers, or the

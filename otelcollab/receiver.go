@@ -119,16 +119,25 @@ func (ri *receiverInstruments) init(m metric.Meter) (err error) {
 }
 
 // DeliveryReceived implements webhook.Observer: it starts the admission's
-// span, a new trace whatever trace headers the sender put in.
+// span, a new trace whatever trace headers the sender put in. The returned
+// context carries this span even when it does not record, so that
+// DeliveryAdmitted never ends a span of the caller's.
 func (o *Observer) DeliveryReceived(ctx context.Context, r *http.Request) context.Context {
-	// The returned context carries this span even when it does not record,
-	// so that DeliveryAdmitted never ends a span of the caller's.
-	ctx, span := o.tracer.Start(ctx, "webhook receive", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer))
-	if !span.IsRecording() {
-		return ctx
+	start := receivePost
+	if r.Method != http.MethodPost {
+		start = receiveOptions(r.Method)
 	}
-	span.SetAttributes(attrMethod.String(r.Method))
+	ctx, _ = o.tracer.Start(ctx, "webhook receive", start...)
 	return ctx
+}
+
+// receivePost starts the span of a POST, which nearly every delivery is.
+var receivePost = receiveOptions(http.MethodPost)
+
+func receiveOptions(method string) []trace.SpanStartOption {
+	return []trace.SpanStartOption{
+		trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrMethod.String(method)),
+	}
 }
 
 // DeliveryAdmitted implements webhook.Observer: it counts the delivery and
@@ -167,14 +176,16 @@ func (o *Observer) Inject(ctx context.Context, h http.Header) {
 // span, linked to the admission's span stored with the delivery. API calls
 // made with the returned context are its children.
 func (o *Observer) HandlingStarted(ctx context.Context, d *webhook.Delivery) context.Context {
-	ctx, span := o.tracer.Start(ctx, "webhook handle", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer))
+	ctx, span := o.tracer.Start(ctx, "webhook handle", handleOptions...)
 	if !span.IsRecording() {
 		return ctx
 	}
-	span.SetAttributes(kindAttr(d.Kind), attrDeliveryID.Int64(int64(d.ID)), attrAttempt.Int(d.Attempt))
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, kindAttr(d.Kind), attrDeliveryID.Int64(int64(d.ID)), attrAttempt.Int(d.Attempt))
 	if d.Synthesized {
-		span.SetAttributes(attrSynthesized.Bool(true))
+		attrs = append(attrs, attrSynthesized.Bool(true))
 	}
+	span.SetAttributes(attrs...)
 	if d.Header != nil {
 		admitted := trace.SpanContextFromContext(o.prop.Extract(context.Background(), propagation.HeaderCarrier(d.Header)))
 		if admitted.IsValid() {
@@ -183,6 +194,8 @@ func (o *Observer) HandlingStarted(ctx context.Context, d *webhook.Delivery) con
 	}
 	return ctx
 }
+
+var handleOptions = []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer)}
 
 // HandlingEnded implements webhook.Observer: it ends the handling's span and
 // records its duration, and the attempts of a delivery that left the queue.
