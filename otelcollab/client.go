@@ -16,21 +16,6 @@ import (
 	"github.com/collabsvc/collab"
 )
 
-// The attributes of calls; the standard ones are the OpenTelemetry HTTP
-// conventions' names.
-const (
-	attrMethod      = attribute.Key("http.request.method")
-	attrTemplate    = attribute.Key("url.template")
-	attrServer      = attribute.Key("server.address")
-	attrPort        = attribute.Key("server.port")
-	attrStatus      = attribute.Key("http.response.status_code")
-	attrStatusClass = attribute.Key("http.response.status_class")
-	attrErrorType   = attribute.Key("error.type")
-	attrAttempts    = attribute.Key("collab.attempts")
-	attrAttempt     = attribute.Key("collab.attempt")
-	attrWait        = attribute.Key("collab.wait_seconds")
-)
-
 // durationBuckets are the HTTP conventions' advice for request durations.
 var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 

@@ -14,16 +14,6 @@ import (
 	"github.com/collabsvc/collab/webhook"
 )
 
-// The attributes of deliveries.
-const (
-	attrKind        = attribute.Key("collab.webhook.kind")
-	attrOutcome     = attribute.Key("collab.webhook.outcome")
-	attrDeliveryID  = attribute.Key("collab.webhook.delivery_id")
-	attrSynthesized = attribute.Key("collab.webhook.synthesized")
-	attrProject     = attribute.Key("collab.webhook.project")
-	attrResult      = attribute.Key("collab.webhook.catchup.result")
-)
-
 // kinds are the event kinds a metric or span names; any other kind a
 // sender claims is "other", so that a sender cannot make them unbounded.
 var kinds = map[webhook.Kind]bool{
