@@ -249,7 +249,9 @@ func (g *governor) pause(ctx context.Context, d time.Duration) {
 		}
 		if g.pauseUntil.CompareAndSwap(cur, until.UnixNano()) {
 			if g.logger != nil {
-				g.logger.InfoContext(ctx, "collab: pausing every request as the server asked", "wait", d)
+				ci, _ := CallInfoFrom(ctx)
+				g.logger.InfoContext(ctx, "collab: pausing every request as the server asked",
+					"method", ci.Method, "route", ci.Route, "wait", d)
 			}
 			break
 		}
