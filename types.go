@@ -367,7 +367,9 @@ func levelName[L ~int](l L, typ string, names ...string) string {
 func (a AccessLevel) EncodeValues(key string, v *url.Values) error { return encodeLevel(key, a, v) }
 
 // EncodeValues sends the level as its number, not its name.
-func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error { return encodeLevel(key, v, vals) }
+func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
+	return encodeLevel(key, v, vals)
+}
 
 // encodeLevel sets key to the number of a level.
 func encodeLevel[L ~int](key string, l L, v *url.Values) error {
