@@ -775,6 +775,22 @@ func send(ctx context.Context, c *Client, method string, p endpoint, opt, v any)
 // errRequired reports a required parameter missing before any request is sent.
 func errRequired(what string) error { return invalidArg(what, "is required") }
 
+// checkRequired refuses a nil opt, a pointer to an options struct, and then
+// the first of the named fields that holds its zero value (an empty string,
+// a 0), each by the name the caller knows it by: "opt", "opt.Title".
+func checkRequired(opt any, fields ...string) error {
+	v := reflect.ValueOf(opt)
+	if v.IsNil() {
+		return errRequired("opt")
+	}
+	for _, name := range fields {
+		if v.Elem().FieldByName(name).IsZero() {
+			return errRequired("opt." + name)
+		}
+	}
+	return nil
+}
+
 // encodeInto merges the go-querystring encoding of opt into v.
 func encodeInto(v *url.Values, opt any) error {
 	vals, err := encodeOpts(opt)

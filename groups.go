@@ -78,13 +78,8 @@ type CreateGroupOptions struct {
 //
 // API: POST /groups
 func (s *GroupsService) Create(ctx context.Context, opt *CreateGroupOptions) (*Group, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Name == "":
-		return nil, nil, errRequired("opt.Name")
-	case opt.Path == "":
-		return nil, nil, errRequired("opt.Path")
+	if err := checkRequired(opt, "Name", "Path"); err != nil {
+		return nil, nil, err
 	}
 	return do[Group](ctx, s.client, http.MethodPost, route("groups"), opt)
 }

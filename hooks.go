@@ -43,16 +43,6 @@ type AddHookOptions struct {
 // included, which the server needs again even when it does not change.
 type UpdateHookOptions = AddHookOptions
 
-func (o *AddHookOptions) check() error {
-	switch {
-	case o == nil:
-		return errRequired("opt")
-	case o.URL == "":
-		return errRequired("opt.URL")
-	}
-	return nil
-}
-
 // List returns a project's hooks.
 // The list is paginated: List returns one page, All reads every page.
 //
@@ -80,7 +70,7 @@ func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHo
 //
 // API: POST /projects/:id/hooks
 func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*ProjectHook, *Response, error) {
-	if err := opt.check(); err != nil {
+	if err := checkRequired(opt, "URL"); err != nil {
 		return nil, nil, err
 	}
 	return do[ProjectHook](ctx, s.client, http.MethodPost, route("projects/%s/hooks", pid), opt)
@@ -91,7 +81,7 @@ func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*
 //
 // API: PUT /projects/:id/hooks/:hook_id
 func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *UpdateHookOptions) (*ProjectHook, *Response, error) {
-	if err := opt.check(); err != nil {
+	if err := checkRequired(opt, "URL"); err != nil {
 		return nil, nil, err
 	}
 	return do[ProjectHook](ctx, s.client, http.MethodPut, route("projects/%s/hooks/%s", pid, hookID), opt)

@@ -124,11 +124,8 @@ type CreateIssueOptions struct {
 //
 // API: POST /projects/:id/issues
 func (s *IssuesService) Create(ctx context.Context, pid any, opt *CreateIssueOptions) (*Issue, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Title == "":
-		return nil, nil, errRequired("opt.Title")
+	if err := checkRequired(opt, "Title"); err != nil {
+		return nil, nil, err
 	}
 	return do[Issue](ctx, s.client, http.MethodPost, route("projects/%s/issues", pid), opt)
 }

@@ -98,11 +98,8 @@ func (s *LabelsService) List(ctx context.Context, pid any, opt *ListLabelsOption
 //
 // API: POST /projects/:id/labels
 func (s *LabelsService) Create(ctx context.Context, pid any, opt *CreateLabelOptions) (*Label, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Name == "":
-		return nil, nil, errRequired("opt.Name")
+	if err := checkRequired(opt, "Name"); err != nil {
+		return nil, nil, err
 	}
 	if err := checkColor("opt.Color", opt.Color); err != nil {
 		return nil, nil, err

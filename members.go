@@ -91,7 +91,7 @@ func (s *ProjectMembersService) Add(ctx context.Context, pid any, opt *AddMember
 //
 // API: PUT /projects/:id/members/:user_id
 func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
-	if err := checkUpdateMember(opt); err != nil {
+	if err := checkRequired(opt, "AccessLevel"); err != nil {
 		return nil, nil, err
 	}
 	return do[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt)
@@ -137,13 +137,6 @@ func checkAddMember(opt *AddMemberOptions) error {
 	return checkLevel(opt.AccessLevel)
 }
 
-func checkUpdateMember(opt *UpdateMemberOptions) error {
-	if opt == nil {
-		return errRequired("opt")
-	}
-	return checkLevel(opt.AccessLevel)
-}
-
 // checkLevel refuses the zero level, which is an option left unset: no
 // server accepts it. Other values go to the server, which names its own set.
 func checkLevel(l AccessLevel) error {
@@ -158,7 +151,7 @@ func checkLevel(l AccessLevel) error {
 //
 // API: PUT /groups/:id/members/:user_id
 func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
-	if err := checkUpdateMember(opt); err != nil {
+	if err := checkRequired(opt, "AccessLevel"); err != nil {
 		return nil, nil, err
 	}
 	return do[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt)

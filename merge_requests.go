@@ -256,15 +256,8 @@ func (s *MergeRequestsService) Changes(ctx context.Context, pid any, mrID int) (
 //
 // API: POST /projects/:id/merge_requests
 func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateMergeRequestOptions) (*MergeRequest, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.SourceBranch == "":
-		return nil, nil, errRequired("opt.SourceBranch")
-	case opt.TargetBranch == "":
-		return nil, nil, errRequired("opt.TargetBranch")
-	case opt.Title == "":
-		return nil, nil, errRequired("opt.Title")
+	if err := checkRequired(opt, "SourceBranch", "TargetBranch", "Title"); err != nil {
+		return nil, nil, err
 	}
 	return do[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt)
 }

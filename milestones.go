@@ -78,11 +78,8 @@ func (s *MilestonesService) Get(ctx context.Context, pid any, milestoneID int) (
 //
 // API: POST /projects/:id/milestones
 func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMilestoneOptions) (*Milestone, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Title == "":
-		return nil, nil, errRequired("opt.Title")
+	if err := checkRequired(opt, "Title"); err != nil {
+		return nil, nil, err
 	}
 	if err := checkDueDate(opt.DueDate); err != nil {
 		return nil, nil, err

@@ -301,7 +301,7 @@ type CreateProjectOptions struct {
 //
 // API: POST /projects
 func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if err := opt.check(); err != nil {
+	if err := checkRequired(opt, "Name"); err != nil {
 		return nil, nil, err
 	}
 	return do[Project](ctx, s.client, http.MethodPost, route("projects"), opt)
@@ -312,20 +312,10 @@ func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions)
 //
 // API: POST /projects/user/:user_id
 func (s *ProjectsService) CreateForUser(ctx context.Context, userID int, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if err := opt.check(); err != nil {
+	if err := checkRequired(opt, "Name"); err != nil {
 		return nil, nil, err
 	}
 	return do[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt)
-}
-
-func (o *CreateProjectOptions) check() error {
-	switch {
-	case o == nil:
-		return errRequired("opt")
-	case o.Name == "":
-		return errRequired("opt.Name")
-	}
-	return nil
 }
 
 // UpdateProjectOptions are the parameters of Update; nil fields are unchanged.
@@ -462,13 +452,8 @@ type ProjectShare struct {
 //
 // API: POST /projects/:id/share
 func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectOptions) (*ProjectShare, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.GroupID == 0:
-		return nil, nil, errRequired("opt.GroupID")
-	case opt.GroupAccess == 0:
-		return nil, nil, errRequired("opt.GroupAccess")
+	if err := checkRequired(opt, "GroupID", "GroupAccess"); err != nil {
+		return nil, nil, err
 	}
 	return do[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt)
 }
