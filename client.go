@@ -752,6 +752,15 @@ func do[T any](ctx context.Context, c *Client, method string, p endpoint, opt an
 	return v, resp, nil
 }
 
+// doChecked is do for an opt that checkRequired must accept first, with
+// the required fields named.
+func doChecked[T any](ctx context.Context, c *Client, method string, p endpoint, opt any, required ...string) (*T, *Response, error) {
+	if err := checkRequired(opt, required...); err != nil {
+		return nil, nil, err
+	}
+	return do[T](ctx, c, method, p, opt)
+}
+
 // doList sends one request and decodes the array it returns, without the
 // null elements a server may put in it.
 func doList[T any](ctx context.Context, c *Client, method string, p endpoint, opt any) ([]*T, *Response, error) {

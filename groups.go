@@ -78,10 +78,7 @@ type CreateGroupOptions struct {
 //
 // API: POST /groups
 func (s *GroupsService) Create(ctx context.Context, opt *CreateGroupOptions) (*Group, *Response, error) {
-	if err := checkRequired(opt, "Name", "Path"); err != nil {
-		return nil, nil, err
-	}
-	return do[Group](ctx, s.client, http.MethodPost, route("groups"), opt)
+	return doChecked[Group](ctx, s.client, http.MethodPost, route("groups"), opt, "Name", "Path")
 }
 
 // UpdateGroupOptions are the parameters of Update; nil fields are unchanged.

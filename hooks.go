@@ -70,10 +70,7 @@ func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHo
 //
 // API: POST /projects/:id/hooks
 func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*ProjectHook, *Response, error) {
-	if err := checkRequired(opt, "URL"); err != nil {
-		return nil, nil, err
-	}
-	return do[ProjectHook](ctx, s.client, http.MethodPost, route("projects/%s/hooks", pid), opt)
+	return doChecked[ProjectHook](ctx, s.client, http.MethodPost, route("projects/%s/hooks", pid), opt, "URL")
 }
 
 // Update changes a hook. The server needs the URL again even when it does
@@ -81,10 +78,7 @@ func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*
 //
 // API: PUT /projects/:id/hooks/:hook_id
 func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *UpdateHookOptions) (*ProjectHook, *Response, error) {
-	if err := checkRequired(opt, "URL"); err != nil {
-		return nil, nil, err
-	}
-	return do[ProjectHook](ctx, s.client, http.MethodPut, route("projects/%s/hooks/%s", pid, hookID), opt)
+	return doChecked[ProjectHook](ctx, s.client, http.MethodPut, route("projects/%s/hooks/%s", pid, hookID), opt, "URL")
 }
 
 // Delete removes a hook. Deleting a hook that is already gone is ErrNotFound

@@ -91,10 +91,7 @@ func (s *ProjectMembersService) Add(ctx context.Context, pid any, opt *AddMember
 //
 // API: PUT /projects/:id/members/:user_id
 func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
-	if err := checkRequired(opt, "AccessLevel"); err != nil {
-		return nil, nil, err
-	}
-	return do[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt)
+	return doChecked[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt, "AccessLevel")
 }
 
 // Remove revokes a member's access. It is idempotent. The body of the
@@ -151,10 +148,7 @@ func checkLevel(l AccessLevel) error {
 //
 // API: PUT /groups/:id/members/:user_id
 func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
-	if err := checkRequired(opt, "AccessLevel"); err != nil {
-		return nil, nil, err
-	}
-	return do[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt)
+	return doChecked[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt, "AccessLevel")
 }
 
 // Remove removes a group member. A non-member is ErrNotFound.

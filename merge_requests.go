@@ -256,10 +256,7 @@ func (s *MergeRequestsService) Changes(ctx context.Context, pid any, mrID int) (
 //
 // API: POST /projects/:id/merge_requests
 func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateMergeRequestOptions) (*MergeRequest, *Response, error) {
-	if err := checkRequired(opt, "SourceBranch", "TargetBranch", "Title"); err != nil {
-		return nil, nil, err
-	}
-	return do[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt)
+	return doChecked[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt, "SourceBranch", "TargetBranch", "Title")
 }
 
 // Update changes a merge request, and closes, reopens or merges it through
@@ -270,16 +267,8 @@ func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, op
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, ""), opt)
 }
 
-// labels is the read-merge-write of AddLabels and RemoveLabels.
-func (s *MergeRequestsService) labels(ctx context.Context, pid any, mrID int) labelEdit[MergeRequest] {
-	return labelEdit[MergeRequest]{
-		get: func() (*MergeRequest, *Response, error) { return s.Get(ctx, pid, mrID) },
-		put: func(l LabelNames) (*MergeRequest, *Response, error) {
-			return s.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Labels: &l})
-		},
-		view: func(mr *MergeRequest) ([]string, *Time) { return mr.Labels, mr.UpdatedAt },
-	}
-}
+// mrLabels is where a merge request keeps what editLabels reads.
+func mrLabels(mr *MergeRequest) ([]string, *Time) { return mr.Labels, mr.UpdatedAt }
 
 // AddLabels adds labels to a merge request and keeps the ones it has. The
 // API can only replace the labels, so this reads, merges and writes, with
@@ -290,10 +279,7 @@ func (s *MergeRequestsService) labels(ctx context.Context, pid any, mrID int) la
 // API: GET /projects/:id/merge_requests/:merge_request_id
 // API: PUT /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) AddLabels(ctx context.Context, pid any, mrID int, labels ...string) (*MergeRequest, *Response, error) {
-	if err := checkLabelNames(labels); err != nil {
-		return nil, nil, err
-	}
-	return s.labels(ctx, pid, mrID).run(addLabels(labels))
+	return editLabels(ctx, s.client, mrPath(pid, mrID, ""), labels, addLabels, mrLabels)
 }
 
 // RemoveLabels removes labels from a merge request and keeps the others,
@@ -303,10 +289,7 @@ func (s *MergeRequestsService) AddLabels(ctx context.Context, pid any, mrID int,
 // API: GET /projects/:id/merge_requests/:merge_request_id
 // API: PUT /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) RemoveLabels(ctx context.Context, pid any, mrID int, labels ...string) (*MergeRequest, *Response, error) {
-	if err := checkLabelNames(labels); err != nil {
-		return nil, nil, err
-	}
-	return s.labels(ctx, pid, mrID).run(removeLabels(labels))
+	return editLabels(ctx, s.client, mrPath(pid, mrID, ""), labels, removeLabels, mrLabels)
 }
 
 // Delete removes a merge request (softly). mrID is its global ID, not the

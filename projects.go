@@ -301,10 +301,7 @@ type CreateProjectOptions struct {
 //
 // API: POST /projects
 func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if err := checkRequired(opt, "Name"); err != nil {
-		return nil, nil, err
-	}
-	return do[Project](ctx, s.client, http.MethodPost, route("projects"), opt)
+	return doChecked[Project](ctx, s.client, http.MethodPost, route("projects"), opt, "Name")
 }
 
 // CreateForUser makes a project owned by another user. Administrators only.
@@ -312,10 +309,7 @@ func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions)
 //
 // API: POST /projects/user/:user_id
 func (s *ProjectsService) CreateForUser(ctx context.Context, userID int, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if err := checkRequired(opt, "Name"); err != nil {
-		return nil, nil, err
-	}
-	return do[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt)
+	return doChecked[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt, "Name")
 }
 
 // UpdateProjectOptions are the parameters of Update; nil fields are unchanged.
@@ -452,10 +446,7 @@ type ProjectShare struct {
 //
 // API: POST /projects/:id/share
 func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectOptions) (*ProjectShare, *Response, error) {
-	if err := checkRequired(opt, "GroupID", "GroupAccess"); err != nil {
-		return nil, nil, err
-	}
-	return do[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt)
+	return doChecked[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt, "GroupID", "GroupAccess")
 }
 
 // ForkRelation is the link that marks a project as forked from another. ID
