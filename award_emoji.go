@@ -34,18 +34,19 @@ const noNote = -1
 // awardable builds the award path of an issue or merge request (noteID
 // noNote) or of one of their notes, and of one award when awardID is not 0.
 func awardable(pid any, kind string, id, noteID, awardID int) endpoint {
-	format, args := "projects/%s/"+kind+"/%s", []any{pid, id}
+	var suffix string
+	var args []any
 	if noteID != noNote {
 		if noteID <= 0 {
 			return endpoint{err: invalidArg("noteID", "must be positive, got %d", noteID)}
 		}
-		format, args = format+"/notes/%s", append(args, noteID)
+		suffix, args = "/notes/%s", append(args, noteID)
 	}
-	format += "/award_emoji"
+	suffix += "/award_emoji"
 	if awardID != 0 {
-		format, args = format+"/%s", append(args, awardID)
+		suffix, args = suffix+"/%s", append(args, awardID)
 	}
-	return route(format, args...)
+	return noteablePath(kind, pid, id, suffix, args...)
 }
 
 func (s *AwardEmojiService) list(ctx context.Context, kind string, pid any, id, noteID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {

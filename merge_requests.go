@@ -194,7 +194,7 @@ type mergeForm struct {
 }
 
 func mrPath(pid any, mrID int, suffix string) endpoint {
-	return route("projects/%s/merge_requests/%s"+suffix, pid, mrID)
+	return noteablePath("merge_requests", pid, mrID, suffix)
 }
 
 // List returns one page of a project's merge requests.

@@ -41,16 +41,23 @@ type noteOptions struct {
 	CreatedAt *time.Time `url:"created_at,omitempty"`
 }
 
+// noteablePath is the path of an issue or a merge request (kind "issues" or
+// "merge_requests", by its global id) followed by suffix, whose %s take
+// args: the one route of the things that carry comments and awards.
+func noteablePath(kind string, pid any, id int, suffix string, args ...any) endpoint {
+	return route("projects/%s/"+kind+"/%s"+suffix, append([]any{pid, id}, args...)...)
+}
+
 func (s *NotesService) list(ctx context.Context, kind string, pid any, id int, opt *ListOptions) ([]*Note, *Response, error) {
-	return doList[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes", pid, id), opt)
+	return doList[Note](ctx, s.client, http.MethodGet, noteablePath(kind, pid, id, "/notes"), opt)
 }
 
 func (s *NotesService) iterate(ctx context.Context, kind string, pid any, id int, opt *ListOptions, iopts []IterOption) iter.Seq2[*Note, error] {
-	return all[Note](ctx, s.client, route("projects/%s/"+kind+"/%s/notes", pid, id), opt, iopts)
+	return all[Note](ctx, s.client, noteablePath(kind, pid, id, "/notes"), opt, iopts)
 }
 
 func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID int) (*Note, *Response, error) {
-	return do[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil)
+	return do[Note](ctx, s.client, http.MethodGet, noteablePath(kind, pid, id, "/notes/%s", noteID), nil)
 }
 
 func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *noteOptions) (*Note, *Response, error) {
@@ -60,15 +67,15 @@ func (s *NotesService) save(ctx context.Context, method, kind string, pid any, i
 	case opt.CreatedAt != nil && opt.CreatedAt.IsZero():
 		return nil, nil, errRequired("createdAt")
 	}
-	p := route("projects/%s/"+kind+"/%s/notes", pid, id)
+	p := noteablePath(kind, pid, id, "/notes")
 	if noteID != nil {
-		p = route("projects/%s/"+kind+"/%s/notes/%s", pid, id, *noteID)
+		p = noteablePath(kind, pid, id, "/notes/%s", *noteID)
 	}
 	return do[Note](ctx, s.client, method, p, opt)
 }
 
 func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, noteID int) (*Response, error) {
-	return send(ctx, s.client, http.MethodDelete, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil, nil)
+	return send(ctx, s.client, http.MethodDelete, noteablePath(kind, pid, id, "/notes/%s", noteID), nil, nil)
 }
 
 // ListIssueNotes returns one page of an issue's comments. issueID is the
