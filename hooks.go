@@ -51,8 +51,7 @@ func (s *HooksService) List(ctx context.Context, pid any, opt *ListOptions) ([]*
 	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), opt)
 }
 
-// All iterates over the hooks List returns, on every page from opt.Page (the
-// first when 0) to the last, asking for opt.PerPage hooks a request (100 when 0).
+// All iterates over the hooks of every page of List.
 //
 // API: GET /projects/:id/hooks
 func (s *HooksService) All(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectHook, error] {

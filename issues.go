@@ -61,9 +61,7 @@ func (s *IssuesService) ListMine(ctx context.Context, opt *ListIssuesOptions) ([
 	return doList[Issue](ctx, s.client, http.MethodGet, route("issues"), opt)
 }
 
-// AllMine iterates over the issues ListMine returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage issues a
-// request (100 when 0).
+// AllMine iterates over the issues of every page of ListMine.
 //
 // API: GET /issues
 func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
@@ -77,9 +75,7 @@ func (s *IssuesService) List(ctx context.Context, pid any, opt *ListIssuesOption
 	return doList[Issue](ctx, s.client, http.MethodGet, route("projects/%s/issues", pid), opt)
 }
 
-// All iterates over the issues List returns, on every page from opt.Page
-// (the first when 0) to the last, asking for opt.PerPage issues a request
-// (100 when 0).
+// All iterates over the issues of every page of List.
 //
 // API: GET /projects/:id/issues
 func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {

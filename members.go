@@ -58,9 +58,7 @@ func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProj
 	return doList[Member](ctx, s.client, http.MethodGet, route("projects/%s/members", pid), opt)
 }
 
-// All iterates over the members List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage members a
-// request (100 when 0).
+// All iterates over the members of every page of List.
 //
 // API: GET /projects/:id/members
 func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions, iopts ...IterOption) iter.Seq2[*Member, error] {

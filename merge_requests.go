@@ -204,9 +204,7 @@ func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMerge
 	return doList[MergeRequest](ctx, s.client, http.MethodGet, route("projects/%s/merge_requests", pid), opt)
 }
 
-// All iterates over the merge requests List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage merge
-// requests a request (100 when 0).
+// All iterates over the merge requests of every page of List.
 //
 // API: GET /projects/:id/merge_requests
 func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions, iopts ...IterOption) iter.Seq2[*MergeRequest, error] {
@@ -332,10 +330,8 @@ func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID i
 	return doList[ClosingIssue](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
-// AllClosesIssues iterates over the items ClosesIssues returns, on every page
-// from opt.Page (the first when 0) to the last, asking for opt.PerPage items a
-// request (100 when 0). mrID is the merge request's global ID, not the !IID
-// the project shows.
+// AllClosesIssues iterates over the items of every page of ClosesIssues. mrID
+// is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ClosingIssue, error] {

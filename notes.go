@@ -86,10 +86,8 @@ func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int,
 	return s.list(ctx, "issues", pid, issueID, opt)
 }
 
-// AllIssueNotes iterates over the comments ListIssueNotes returns, on every
-// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
-// comments a request (100 when 0). issueID is the issue's global ID, not the
-// #IID the project shows.
+// AllIssueNotes iterates over the comments of every page of ListIssueNotes.
+// issueID is the issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Note, error] {
@@ -136,10 +134,9 @@ func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID 
 	return s.list(ctx, "merge_requests", pid, mrID, opt)
 }
 
-// AllMergeRequestNotes iterates over the comments ListMergeRequestNotes
-// returns, on every page from opt.Page (the first when 0) to the last, asking
-// for opt.PerPage comments a request (100 when 0). mrID is the merge request's
-// global ID, not the !IID the project shows.
+// AllMergeRequestNotes iterates over the comments of every page of
+// ListMergeRequestNotes. mrID is the merge request's global ID, not the !IID
+// the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Note, error] {

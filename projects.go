@@ -155,9 +155,7 @@ func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects"), opt)
 }
 
-// All iterates over the projects List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// All iterates over the projects of every page of List.
 //
 // API: GET /projects
 func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -171,9 +169,7 @@ func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOption
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/owned"), opt)
 }
 
-// AllOwned iterates over the projects ListOwned returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllOwned iterates over the projects of every page of ListOwned.
 //
 // API: GET /projects/owned
 func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -187,9 +183,7 @@ func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOpti
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/starred"), opt)
 }
 
-// AllStarred iterates over the projects ListStarred returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllStarred iterates over the projects of every page of ListStarred.
 //
 // API: GET /projects/starred
 func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -205,9 +199,7 @@ func (s *ProjectsService) ListEvery(ctx context.Context, opt *ListProjectsOption
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
 }
 
-// AllEvery iterates over the projects ListEvery returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllEvery iterates over the projects of every page of ListEvery.
 //
 // API: GET /projects/all
 func (s *ProjectsService) AllEvery(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -266,9 +258,7 @@ func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOpti
 	return doList[ProjectEvent](ctx, s.client, http.MethodGet, route("projects/%s/events", pid), opt)
 }
 
-// AllEvents iterates over the events ListEvents returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage events a
-// request (100 when 0).
+// AllEvents iterates over the events of every page of ListEvents.
 //
 // API: GET /projects/:id/events
 func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectEvent, error] {
@@ -494,9 +484,7 @@ func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchP
 	return doList[Project](ctx, s.client, http.MethodGet, searchPath(query), opt)
 }
 
-// AllSearch iterates over the projects Search returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllSearch iterates over the projects of every page of Search.
 //
 // API: GET /projects/search/:query
 func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
