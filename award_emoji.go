@@ -34,18 +34,19 @@ const noNote = -1
 // awardable builds the award path of an issue or merge request (noteID
 // noNote) or of one of their notes, and of one award when awardID is not 0.
 func awardable(pid any, kind string, id, noteID, awardID int) endpoint {
-	format, args := "projects/%s/"+kind+"/%s", []any{pid, id}
+	var suffix string
+	var args []any
 	if noteID != noNote {
 		if noteID <= 0 {
 			return endpoint{err: invalidArg("noteID", "must be positive, got %d", noteID)}
 		}
-		format, args = format+"/notes/%s", append(args, noteID)
+		suffix, args = "/notes/%s", append(args, noteID)
 	}
-	format += "/award_emoji"
+	suffix += "/award_emoji"
 	if awardID != 0 {
-		format, args = format+"/%s", append(args, awardID)
+		suffix, args = suffix+"/%s", append(args, awardID)
 	}
-	return route(format, args...)
+	return noteablePath(kind, pid, id, suffix, args...)
 }
 
 func (s *AwardEmojiService) list(ctx context.Context, kind string, pid any, id, noteID int, opt *ListOptions) ([]*AwardEmoji, *Response, error) {
@@ -88,10 +89,8 @@ func (s *AwardEmojiService) ListIssueAwards(ctx context.Context, pid any, issueI
 	return s.list(ctx, "issues", pid, issueID, noNote, opt)
 }
 
-// AllIssueAwards iterates over the awards ListIssueAwards returns, on every
-// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
-// awards a request (100 when 0). issueID is the issue's global ID, not the
-// #IID the project shows.
+// AllIssueAwards iterates over the awards of every page of ListIssueAwards.
+// issueID is the issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/award_emoji
 func (s *AwardEmojiService) AllIssueAwards(ctx context.Context, pid any, issueID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
@@ -133,10 +132,9 @@ func (s *AwardEmojiService) ListMergeRequestAwards(ctx context.Context, pid any,
 	return s.list(ctx, "merge_requests", pid, mrID, noNote, opt)
 }
 
-// AllMergeRequestAwards iterates over the awards ListMergeRequestAwards
-// returns, on every page from opt.Page (the first when 0) to the last, asking
-// for opt.PerPage awards a request (100 when 0). mrID is the merge request's
-// global ID, not the !IID the project shows.
+// AllMergeRequestAwards iterates over the awards of every page of
+// ListMergeRequestAwards. mrID is the merge request's global ID, not the !IID
+// the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/award_emoji
 func (s *AwardEmojiService) AllMergeRequestAwards(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
@@ -178,10 +176,9 @@ func (s *AwardEmojiService) ListIssueNoteAwards(ctx context.Context, pid any, is
 	return s.list(ctx, "issues", pid, issueID, noteID, opt)
 }
 
-// AllIssueNoteAwards iterates over the awards ListIssueNoteAwards returns, on
-// every page from opt.Page (the first when 0) to the last, asking for
-// opt.PerPage awards a request (100 when 0). issueID is the issue's global ID,
-// not the #IID the project shows.
+// AllIssueNoteAwards iterates over the awards of every page of
+// ListIssueNoteAwards. issueID is the issue's global ID, not the #IID the
+// project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) AllIssueNoteAwards(ctx context.Context, pid any, issueID int, noteID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {
@@ -224,10 +221,9 @@ func (s *AwardEmojiService) ListMergeRequestNoteAwards(ctx context.Context, pid 
 	return s.list(ctx, "merge_requests", pid, mrID, noteID, opt)
 }
 
-// AllMergeRequestNoteAwards iterates over the awards
-// ListMergeRequestNoteAwards returns, on every page from opt.Page (the first
-// when 0) to the last, asking for opt.PerPage awards a request (100 when 0).
-// mrID is the merge request's global ID, not the !IID the project shows.
+// AllMergeRequestNoteAwards iterates over the awards of every page of
+// ListMergeRequestNoteAwards. mrID is the merge request's global ID, not the
+// !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes/:note_id/award_emoji
 func (s *AwardEmojiService) AllMergeRequestNoteAwards(ctx context.Context, pid any, mrID int, noteID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*AwardEmoji, error] {

@@ -154,10 +154,8 @@ func (s *BuildsService) List(ctx context.Context, pid any, opt *ListBuildsOption
 	return doList[Build](ctx, s.client, http.MethodGet, route("projects/%s/builds", pid), opt)
 }
 
-// All iterates over the builds List returns, newest first, on every page
-// from opt.Page (the first when 0) to the last, asking for opt.PerPage builds
-// a request (100 when 0). An unknown scope is an *ArgumentError, yielded
-// before any request.
+// All iterates over the builds of every page of List, newest first. An
+// unknown scope is an *ArgumentError, yielded before any request.
 //
 // API: GET /projects/:id/builds
 func (s *BuildsService) All(ctx context.Context, pid any, opt *ListBuildsOptions, iopts ...IterOption) iter.Seq2[*Build, error] {
@@ -177,10 +175,8 @@ func (s *BuildsService) ListForCommit(ctx context.Context, pid any, sha string, 
 	return doList[Build](ctx, s.client, http.MethodGet, commitBuildsPath(pid, sha), opt)
 }
 
-// AllForCommit iterates over the builds ListForCommit returns, on every page
-// from opt.Page (the first when 0) to the last, asking for opt.PerPage builds
-// a request (100 when 0). An unknown scope is an *ArgumentError, yielded
-// before any request.
+// AllForCommit iterates over the builds of every page of ListForCommit. An
+// unknown scope is an *ArgumentError, yielded before any request.
 //
 // API: GET /projects/:id/repository/commits/:sha/builds
 func (s *BuildsService) AllForCommit(ctx context.Context, pid any, sha string, opt *ListBuildsForCommitOptions, iopts ...IterOption) iter.Seq2[*Build, error] {

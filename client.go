@@ -97,13 +97,7 @@ const DefaultMaxResponseSize int64 = 32 << 20
 // larger body ends the call with an error matching ErrResponseTooLarge. Bodies
 // streamed to a caller's io.Writer (artifacts, traces) are not limited by it.
 func WithMaxResponseSize(n int64) ClientOption {
-	return func(c *clientConfig) error {
-		if n <= 0 {
-			return invalidArg("WithMaxResponseSize", "must be positive, got %d", n)
-		}
-		c.maxBody = n
-		return nil
-	}
+	return option(func(c *clientConfig) { c.maxBody = n }, n <= 0, "WithMaxResponseSize", "must be positive, got %d", n)
 }
 
 // RetryPolicy sets how failed requests are retried. See WithRetry.
@@ -131,11 +125,18 @@ func WithPersonalAccessToken(token string) ClientOption { return withAuth("PRIVA
 func WithOAuthToken(token string) ClientOption { return withAuth("Authorization", "Bearer "+token) }
 
 func withAuth(key, value string) ClientOption {
+	return option(func(c *clientConfig) { c.authKey, c.authValue = key, value }, strings.ContainsAny(value, "\r\n"), "token", "contains a line break")
+}
+
+// option makes a ClientOption that applies set or, when bad, fails NewClient
+// with an *ArgumentError naming the option: arg, and the reason format and a
+// say why.
+func option(set func(*clientConfig), bad bool, arg, format string, a ...any) ClientOption {
 	return func(c *clientConfig) error {
-		if strings.ContainsAny(value, "\r\n") {
-			return invalidArg("token", "contains a line break")
+		if bad {
+			return invalidArg(arg, format, a...)
 		}
-		c.authKey, c.authValue = key, value
+		set(c)
 		return nil
 	}
 }
@@ -143,13 +144,7 @@ func withAuth(key, value string) ClientOption {
 // WithHTTPClient sends requests through hc, for its transport, proxy or TLS settings.
 // Its Timeout, if any, applies to each attempt.
 func WithHTTPClient(hc *http.Client) ClientOption {
-	return func(c *clientConfig) error {
-		if hc == nil {
-			return invalidArg("WithHTTPClient", "is nil")
-		}
-		c.httpClient = hc
-		return nil
-	}
+	return option(func(c *clientConfig) { c.httpClient = hc }, hc == nil, "WithHTTPClient", "is nil")
 }
 
 // WithUserAgent replaces the default User-Agent, collab-go/<Version>.
@@ -166,24 +161,13 @@ func WithLogger(l *slog.Logger) ClientOption {
 // and each retry, and its end. o sees route templates, statuses and
 // durations, never a token, a query value or a body.
 func WithObserver(o Observer) ClientOption {
-	return func(c *clientConfig) error {
-		if o == nil {
-			return invalidArg("WithObserver", "is nil")
-		}
-		c.observer = o
-		return nil
-	}
+	return option(func(c *clientConfig) { c.observer = o }, o == nil, "WithObserver", "is nil")
 }
 
 // WithRetry replaces DefaultRetryPolicy().
 func WithRetry(p RetryPolicy) ClientOption {
-	return func(c *clientConfig) error {
-		if p.MaxRetries < 0 || p.MinWait < 0 || p.MaxWait < p.MinWait {
-			return invalidArg("WithRetry", "negative retries or waits, or MaxWait below MinWait: %+v", p)
-		}
-		c.retry = p
-		return nil
-	}
+	bad := p.MaxRetries < 0 || p.MinWait < 0 || p.MaxWait < p.MinWait
+	return option(func(c *clientConfig) { c.retry = p }, bad, "WithRetry", "negative retries or waits, or MaxWait below MinWait: %+v", p)
 }
 
 // WithoutRetries sends every request exactly once.
@@ -192,13 +176,8 @@ func WithoutRetries() ClientOption { return WithRetry(RetryPolicy{}) }
 // WithJobQueuePath sets the first path segment of the job-queue metrics endpoints.
 // The API documents "jobqueue"; deployed servers use "sidekiq".
 func WithJobQueuePath(segment string) ClientOption {
-	return func(c *clientConfig) error {
-		if segment == "" || strings.ContainsAny(segment, "/?#%") {
-			return invalidArg("WithJobQueuePath", "must be one non-empty path segment, got %q", segment)
-		}
-		c.jobQueue = segment
-		return nil
-	}
+	bad := segment == "" || strings.ContainsAny(segment, "/?#%")
+	return option(func(c *clientConfig) { c.jobQueue = segment }, bad, "WithJobQueuePath", "must be one non-empty path segment, got %q", segment)
 }
 
 // WithAPIPath sets the API prefix appended to the base URL. The default is
@@ -773,6 +752,15 @@ func do[T any](ctx context.Context, c *Client, method string, p endpoint, opt an
 	return v, resp, nil
 }
 
+// doChecked is do for an opt that checkRequired must accept first, with
+// the required fields named.
+func doChecked[T any](ctx context.Context, c *Client, method string, p endpoint, opt any, required ...string) (*T, *Response, error) {
+	if err := checkRequired(opt, required...); err != nil {
+		return nil, nil, err
+	}
+	return do[T](ctx, c, method, p, opt)
+}
+
 // doList sends one request and decodes the array it returns, without the
 // null elements a server may put in it.
 func doList[T any](ctx context.Context, c *Client, method string, p endpoint, opt any) ([]*T, *Response, error) {
@@ -795,6 +783,22 @@ func send(ctx context.Context, c *Client, method string, p endpoint, opt, v any)
 
 // errRequired reports a required parameter missing before any request is sent.
 func errRequired(what string) error { return invalidArg(what, "is required") }
+
+// checkRequired refuses a nil opt, a pointer to an options struct, and then
+// the first of the named fields that holds its zero value (an empty string,
+// a 0), each by the name the caller knows it by: "opt", "opt.Title".
+func checkRequired(opt any, fields ...string) error {
+	v := reflect.ValueOf(opt)
+	if v.IsNil() {
+		return errRequired("opt")
+	}
+	for _, name := range fields {
+		if v.Elem().FieldByName(name).IsZero() {
+			return errRequired("opt." + name)
+		}
+	}
+	return nil
+}
 
 // encodeInto merges the go-querystring encoding of opt into v.
 func encodeInto(v *url.Values, opt any) error {

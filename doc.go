@@ -87,7 +87,8 @@
 // returns one page. Its All sibling returns an iter.Seq2[*T, error] over
 // every item of every page from the options' Page (the first when 0) to the
 // last, asking for PerPage items a request (100, the most the server gives,
-// when 0). It follows Link next only on the client's own origin (page numbers
+// when 0); this holds for every All method, whose own doc only names the
+// List it walks. It follows Link next only on the client's own origin (page numbers
 // otherwise), makes no request after the loop breaks, and yields an error as
 // its last element. The Prefetch iterator option, as in
 // c.Issues.All(ctx, pid, opt, collab.Prefetch(8)), fetches later pages

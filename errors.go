@@ -299,28 +299,24 @@ type RequestError struct {
 }
 
 // Error reads "METHOD /path: cause", on one line, credentials replaced.
-func (e *RequestError) Error() string {
-	return requestName(e.Method, e.URL) + ": " + wire.SafeText(fmt.Sprint(e.Err), e.secrets, wire.MaxMessage)
+func (e *RequestError) Error() string { return e.text("") }
+
+// text reads "METHOD /path: " then what went wrong: stage, and the cause.
+func (e *RequestError) text(stage string) string {
+	return requestName(e.Method, e.URL) + ": " + stage + wire.SafeText(fmt.Sprint(e.Err), e.secrets, wire.MaxMessage)
 }
 
 // Unwrap returns the underlying network or context error.
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // DecodeError is a 2xx response whose body could not be read as the
-// expected record, or was larger than the client's limit.
-type DecodeError struct {
-	Method string
-	URL    string // with any credentials removed
-	Err    error
-
-	secrets []string
-}
+// expected record, or was larger than the client's limit. It has the fields
+// of RequestError: Method, URL (with any credentials removed) and Err.
+type DecodeError RequestError
 
 // Error reads "METHOD /path: decoding response: cause", on one line,
 // credentials replaced.
-func (e *DecodeError) Error() string {
-	return requestName(e.Method, e.URL) + ": decoding response: " + wire.SafeText(fmt.Sprint(e.Err), e.secrets, wire.MaxMessage)
-}
+func (e *DecodeError) Error() string { return (*RequestError)(e).text("decoding response: ") }
 
 // Unwrap returns the JSON or I/O error.
 func (e *DecodeError) Unwrap() error { return e.Err }

@@ -35,39 +35,22 @@ type SharedLimiter interface {
 // once a second) and then climbs back linearly, by a tenth of rps each
 // second, never above rps.
 func WithRateLimit(rps float64, burst int) ClientOption {
-	return func(c *clientConfig) error {
-		if !(rps > 0) || burst < 1 {
-			return invalidArg("WithRateLimit", "needs a positive rate and a burst of at least 1, got %v and %d", rps, burst)
-		}
-		c.rate, c.burst = rps, burst
-		return nil
-	}
+	bad := !(rps > 0) || burst < 1
+	return option(func(c *clientConfig) { c.rate, c.burst = rps, burst }, bad, "WithRateLimit", "needs a positive rate and a burst of at least 1, got %v and %d", rps, burst)
 }
 
 // WithConcurrencyLimit lets at most n requests be in flight at once, shared
 // like WithRateLimit. A request holds its place until its response body is
 // closed, so a download streamed with BareDo counts until it is closed.
 func WithConcurrencyLimit(n int) ClientOption {
-	return func(c *clientConfig) error {
-		if n < 1 {
-			return invalidArg("WithConcurrencyLimit", "must be at least 1, got %d", n)
-		}
-		c.concurrency = n
-		return nil
-	}
+	return option(func(c *clientConfig) { c.concurrency = n }, n < 1, "WithConcurrencyLimit", "must be at least 1, got %d", n)
 }
 
 // WithSharedLimiter takes every request from l's budget too, on top of any
 // WithRateLimit, and tells l about every pause the server asks for, so that
 // processes sharing l pause together.
 func WithSharedLimiter(l SharedLimiter) ClientOption {
-	return func(c *clientConfig) error {
-		if l == nil {
-			return invalidArg("WithSharedLimiter", "is nil")
-		}
-		c.shared = l
-		return nil
-	}
+	return option(func(c *clientConfig) { c.shared = l }, l == nil, "WithSharedLimiter", "is nil")
 }
 
 // governor holds a client's limits and the pause the server asked for. A

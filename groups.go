@@ -49,9 +49,7 @@ func (s *GroupsService) List(ctx context.Context, opt *ListGroupsOptions) ([]*Gr
 	return doList[Group](ctx, s.client, http.MethodGet, route("groups"), opt)
 }
 
-// All iterates over the groups List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage groups a
-// request (100 when 0).
+// All iterates over the groups of every page of List.
 //
 // API: GET /groups
 func (s *GroupsService) All(ctx context.Context, opt *ListGroupsOptions, iopts ...IterOption) iter.Seq2[*Group, error] {
@@ -78,15 +76,7 @@ type CreateGroupOptions struct {
 //
 // API: POST /groups
 func (s *GroupsService) Create(ctx context.Context, opt *CreateGroupOptions) (*Group, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Name == "":
-		return nil, nil, errRequired("opt.Name")
-	case opt.Path == "":
-		return nil, nil, errRequired("opt.Path")
-	}
-	return do[Group](ctx, s.client, http.MethodPost, route("groups"), opt)
+	return doChecked[Group](ctx, s.client, http.MethodPost, route("groups"), opt, "Name", "Path")
 }
 
 // UpdateGroupOptions are the parameters of Update; nil fields are unchanged.
@@ -124,9 +114,7 @@ func (s *GroupsService) ListProjects(ctx context.Context, gid any, opt *ListGrou
 	return doList[Project](ctx, s.client, http.MethodGet, route("groups/%s/projects", gid), opt)
 }
 
-// AllProjects iterates over the projects ListProjects returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllProjects iterates over the projects of every page of ListProjects.
 //
 // API: GET /groups/:id/projects
 func (s *GroupsService) AllProjects(ctx context.Context, gid any, opt *ListGroupProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {

@@ -43,16 +43,6 @@ type AddHookOptions struct {
 // included, which the server needs again even when it does not change.
 type UpdateHookOptions = AddHookOptions
 
-func (o *AddHookOptions) check() error {
-	switch {
-	case o == nil:
-		return errRequired("opt")
-	case o.URL == "":
-		return errRequired("opt.URL")
-	}
-	return nil
-}
-
 // List returns a project's hooks.
 // The list is paginated: List returns one page, All reads every page.
 //
@@ -61,8 +51,7 @@ func (s *HooksService) List(ctx context.Context, pid any, opt *ListOptions) ([]*
 	return doList[ProjectHook](ctx, s.client, http.MethodGet, route("projects/%s/hooks", pid), opt)
 }
 
-// All iterates over the hooks List returns, on every page from opt.Page (the
-// first when 0) to the last, asking for opt.PerPage hooks a request (100 when 0).
+// All iterates over the hooks of every page of List.
 //
 // API: GET /projects/:id/hooks
 func (s *HooksService) All(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectHook, error] {
@@ -80,10 +69,7 @@ func (s *HooksService) Get(ctx context.Context, pid any, hookID int) (*ProjectHo
 //
 // API: POST /projects/:id/hooks
 func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*ProjectHook, *Response, error) {
-	if err := opt.check(); err != nil {
-		return nil, nil, err
-	}
-	return do[ProjectHook](ctx, s.client, http.MethodPost, route("projects/%s/hooks", pid), opt)
+	return doChecked[ProjectHook](ctx, s.client, http.MethodPost, route("projects/%s/hooks", pid), opt, "URL")
 }
 
 // Update changes a hook. The server needs the URL again even when it does
@@ -91,10 +77,7 @@ func (s *HooksService) Add(ctx context.Context, pid any, opt *AddHookOptions) (*
 //
 // API: PUT /projects/:id/hooks/:hook_id
 func (s *HooksService) Update(ctx context.Context, pid any, hookID int, opt *UpdateHookOptions) (*ProjectHook, *Response, error) {
-	if err := opt.check(); err != nil {
-		return nil, nil, err
-	}
-	return do[ProjectHook](ctx, s.client, http.MethodPut, route("projects/%s/hooks/%s", pid, hookID), opt)
+	return doChecked[ProjectHook](ctx, s.client, http.MethodPut, route("projects/%s/hooks/%s", pid, hookID), opt, "URL")
 }
 
 // Delete removes a hook. Deleting a hook that is already gone is ErrNotFound

@@ -61,9 +61,7 @@ func (s *IssuesService) ListMine(ctx context.Context, opt *ListIssuesOptions) ([
 	return doList[Issue](ctx, s.client, http.MethodGet, route("issues"), opt)
 }
 
-// AllMine iterates over the issues ListMine returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage issues a
-// request (100 when 0).
+// AllMine iterates over the issues of every page of ListMine.
 //
 // API: GET /issues
 func (s *IssuesService) AllMine(ctx context.Context, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
@@ -77,9 +75,7 @@ func (s *IssuesService) List(ctx context.Context, pid any, opt *ListIssuesOption
 	return doList[Issue](ctx, s.client, http.MethodGet, route("projects/%s/issues", pid), opt)
 }
 
-// All iterates over the issues List returns, on every page from opt.Page
-// (the first when 0) to the last, asking for opt.PerPage issues a request
-// (100 when 0).
+// All iterates over the issues of every page of List.
 //
 // API: GET /projects/:id/issues
 func (s *IssuesService) All(ctx context.Context, pid any, opt *ListIssuesOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {
@@ -124,13 +120,7 @@ type CreateIssueOptions struct {
 //
 // API: POST /projects/:id/issues
 func (s *IssuesService) Create(ctx context.Context, pid any, opt *CreateIssueOptions) (*Issue, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Title == "":
-		return nil, nil, errRequired("opt.Title")
-	}
-	return do[Issue](ctx, s.client, http.MethodPost, route("projects/%s/issues", pid), opt)
+	return doChecked[Issue](ctx, s.client, http.MethodPost, route("projects/%s/issues", pid), opt, "Title")
 }
 
 // UpdateIssueOptions are the parameters of Update; nil fields are unchanged.
@@ -157,16 +147,8 @@ func (s *IssuesService) Update(ctx context.Context, pid any, issueID int, opt *U
 	return do[Issue](ctx, s.client, http.MethodPut, route("projects/%s/issues/%s", pid, issueID), opt)
 }
 
-// labels is the read-merge-write of AddLabels and RemoveLabels.
-func (s *IssuesService) labels(ctx context.Context, pid any, issueID int) labelEdit[Issue] {
-	return labelEdit[Issue]{
-		get: func() (*Issue, *Response, error) { return s.Get(ctx, pid, issueID) },
-		put: func(l LabelNames) (*Issue, *Response, error) {
-			return s.Update(ctx, pid, issueID, &UpdateIssueOptions{Labels: &l})
-		},
-		view: func(is *Issue) ([]string, *Time) { return is.Labels, is.UpdatedAt },
-	}
-}
+// issueLabels is where an issue keeps what editLabels reads.
+func issueLabels(is *Issue) ([]string, *Time) { return is.Labels, is.UpdatedAt }
 
 // AddLabels adds labels to an issue and keeps the ones it has. The API can
 // only replace an issue's labels, so this reads the issue, merges and
@@ -181,10 +163,7 @@ func (s *IssuesService) labels(ctx context.Context, pid any, issueID int) labelE
 // API: GET /projects/:id/issues/:issue_id
 // API: PUT /projects/:id/issues/:issue_id
 func (s *IssuesService) AddLabels(ctx context.Context, pid any, issueID int, labels ...string) (*Issue, *Response, error) {
-	if err := checkLabelNames(labels); err != nil {
-		return nil, nil, err
-	}
-	return s.labels(ctx, pid, issueID).run(addLabels(labels))
+	return editLabels(ctx, s.client, route("projects/%s/issues/%s", pid, issueID), labels, addLabels, issueLabels)
 }
 
 // RemoveLabels removes labels from an issue and keeps the others, through
@@ -194,10 +173,7 @@ func (s *IssuesService) AddLabels(ctx context.Context, pid any, issueID int, lab
 // API: GET /projects/:id/issues/:issue_id
 // API: PUT /projects/:id/issues/:issue_id
 func (s *IssuesService) RemoveLabels(ctx context.Context, pid any, issueID int, labels ...string) (*Issue, *Response, error) {
-	if err := checkLabelNames(labels); err != nil {
-		return nil, nil, err
-	}
-	return s.labels(ctx, pid, issueID).run(removeLabels(labels))
+	return editLabels(ctx, s.client, route("projects/%s/issues/%s", pid, issueID), labels, removeLabels, issueLabels)
 }
 
 // Delete removes an issue (softly). issueID is the issue's global ID, not

@@ -98,11 +98,8 @@ func (s *LabelsService) List(ctx context.Context, pid any, opt *ListLabelsOption
 //
 // API: POST /projects/:id/labels
 func (s *LabelsService) Create(ctx context.Context, pid any, opt *CreateLabelOptions) (*Label, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Name == "":
-		return nil, nil, errRequired("opt.Name")
+	if err := checkRequired(opt, "Name"); err != nil {
+		return nil, nil, err
 	}
 	if err := checkColor("opt.Color", opt.Color); err != nil {
 		return nil, nil, err
@@ -170,9 +167,31 @@ func (s *LabelsService) subscription(ctx context.Context, method string, pid any
 // labels keep changing.
 const maxLabelReads = 5
 
-// labelEdit is what the label helpers of issues and merge requests share:
-// how to read the object, how to write its labels, and where its labels
-// and updated_at are.
+// editLabels is AddLabels and RemoveLabels of issues and merge requests:
+// it checks the names, then reads the object at p with GET and writes its
+// labels back with PUT, as labelEdit.run does. change makes the change from
+// the names; view says where the object keeps its labels and updated_at.
+func editLabels[T any](ctx context.Context, c *Client, p endpoint, names []string, change func([]string) func([]string) []string, view func(*T) ([]string, *Time)) (*T, *Response, error) {
+	if err := checkLabelNames(names); err != nil {
+		return nil, nil, err
+	}
+	return labelEdit[T]{
+		get: func() (*T, *Response, error) { return do[T](ctx, c, http.MethodGet, p, nil) },
+		put: func(l LabelNames) (*T, *Response, error) {
+			return do[T](ctx, c, http.MethodPut, p, &labelsForm{&l})
+		},
+		view: view,
+	}.run(change(names))
+}
+
+// labelsForm is the body of the write: the labels alone, every other field
+// unchanged. An empty list is sent as labels= and clears them.
+type labelsForm struct {
+	Labels *LabelNames `url:"labels,omitempty"`
+}
+
+// labelEdit is how editLabels reads the object, writes its labels, and
+// finds its labels and updated_at.
 type labelEdit[T any] struct {
 	get  func() (*T, *Response, error)
 	put  func(LabelNames) (*T, *Response, error)

@@ -58,9 +58,7 @@ func (s *ProjectMembersService) List(ctx context.Context, pid any, opt *ListProj
 	return doList[Member](ctx, s.client, http.MethodGet, route("projects/%s/members", pid), opt)
 }
 
-// All iterates over the members List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage members a
-// request (100 when 0).
+// All iterates over the members of every page of List.
 //
 // API: GET /projects/:id/members
 func (s *ProjectMembersService) All(ctx context.Context, pid any, opt *ListProjectMembersOptions, iopts ...IterOption) iter.Seq2[*Member, error] {
@@ -91,10 +89,7 @@ func (s *ProjectMembersService) Add(ctx context.Context, pid any, opt *AddMember
 //
 // API: PUT /projects/:id/members/:user_id
 func (s *ProjectMembersService) Update(ctx context.Context, pid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
-	if err := checkUpdateMember(opt); err != nil {
-		return nil, nil, err
-	}
-	return do[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt)
+	return doChecked[Member](ctx, s.client, http.MethodPut, route("projects/%s/members/%s", pid, userID), opt, "AccessLevel")
 }
 
 // Remove revokes a member's access. It is idempotent. The body of the
@@ -137,13 +132,6 @@ func checkAddMember(opt *AddMemberOptions) error {
 	return checkLevel(opt.AccessLevel)
 }
 
-func checkUpdateMember(opt *UpdateMemberOptions) error {
-	if opt == nil {
-		return errRequired("opt")
-	}
-	return checkLevel(opt.AccessLevel)
-}
-
 // checkLevel refuses the zero level, which is an option left unset: no
 // server accepts it. Other values go to the server, which names its own set.
 func checkLevel(l AccessLevel) error {
@@ -158,10 +146,7 @@ func checkLevel(l AccessLevel) error {
 //
 // API: PUT /groups/:id/members/:user_id
 func (s *GroupMembersService) Update(ctx context.Context, gid any, userID int, opt *UpdateMemberOptions) (*Member, *Response, error) {
-	if err := checkUpdateMember(opt); err != nil {
-		return nil, nil, err
-	}
-	return do[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt)
+	return doChecked[Member](ctx, s.client, http.MethodPut, route("groups/%s/members/%s", gid, userID), opt, "AccessLevel")
 }
 
 // Remove removes a group member. A non-member is ErrNotFound.

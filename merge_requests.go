@@ -194,7 +194,7 @@ type mergeForm struct {
 }
 
 func mrPath(pid any, mrID int, suffix string) endpoint {
-	return route("projects/%s/merge_requests/%s"+suffix, pid, mrID)
+	return noteablePath("merge_requests", pid, mrID, suffix)
 }
 
 // List returns one page of a project's merge requests.
@@ -204,9 +204,7 @@ func (s *MergeRequestsService) List(ctx context.Context, pid any, opt *ListMerge
 	return doList[MergeRequest](ctx, s.client, http.MethodGet, route("projects/%s/merge_requests", pid), opt)
 }
 
-// All iterates over the merge requests List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage merge
-// requests a request (100 when 0).
+// All iterates over the merge requests of every page of List.
 //
 // API: GET /projects/:id/merge_requests
 func (s *MergeRequestsService) All(ctx context.Context, pid any, opt *ListMergeRequestsOptions, iopts ...IterOption) iter.Seq2[*MergeRequest, error] {
@@ -256,17 +254,7 @@ func (s *MergeRequestsService) Changes(ctx context.Context, pid any, mrID int) (
 //
 // API: POST /projects/:id/merge_requests
 func (s *MergeRequestsService) Create(ctx context.Context, pid any, opt *CreateMergeRequestOptions) (*MergeRequest, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.SourceBranch == "":
-		return nil, nil, errRequired("opt.SourceBranch")
-	case opt.TargetBranch == "":
-		return nil, nil, errRequired("opt.TargetBranch")
-	case opt.Title == "":
-		return nil, nil, errRequired("opt.Title")
-	}
-	return do[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt)
+	return doChecked[MergeRequest](ctx, s.client, http.MethodPost, route("projects/%s/merge_requests", pid), opt, "SourceBranch", "TargetBranch", "Title")
 }
 
 // Update changes a merge request, and closes, reopens or merges it through
@@ -277,16 +265,8 @@ func (s *MergeRequestsService) Update(ctx context.Context, pid any, mrID int, op
 	return do[MergeRequest](ctx, s.client, http.MethodPut, mrPath(pid, mrID, ""), opt)
 }
 
-// labels is the read-merge-write of AddLabels and RemoveLabels.
-func (s *MergeRequestsService) labels(ctx context.Context, pid any, mrID int) labelEdit[MergeRequest] {
-	return labelEdit[MergeRequest]{
-		get: func() (*MergeRequest, *Response, error) { return s.Get(ctx, pid, mrID) },
-		put: func(l LabelNames) (*MergeRequest, *Response, error) {
-			return s.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Labels: &l})
-		},
-		view: func(mr *MergeRequest) ([]string, *Time) { return mr.Labels, mr.UpdatedAt },
-	}
-}
+// mrLabels is where a merge request keeps what editLabels reads.
+func mrLabels(mr *MergeRequest) ([]string, *Time) { return mr.Labels, mr.UpdatedAt }
 
 // AddLabels adds labels to a merge request and keeps the ones it has. The
 // API can only replace the labels, so this reads, merges and writes, with
@@ -297,10 +277,7 @@ func (s *MergeRequestsService) labels(ctx context.Context, pid any, mrID int) la
 // API: GET /projects/:id/merge_requests/:merge_request_id
 // API: PUT /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) AddLabels(ctx context.Context, pid any, mrID int, labels ...string) (*MergeRequest, *Response, error) {
-	if err := checkLabelNames(labels); err != nil {
-		return nil, nil, err
-	}
-	return s.labels(ctx, pid, mrID).run(addLabels(labels))
+	return editLabels(ctx, s.client, mrPath(pid, mrID, ""), labels, addLabels, mrLabels)
 }
 
 // RemoveLabels removes labels from a merge request and keeps the others,
@@ -310,10 +287,7 @@ func (s *MergeRequestsService) AddLabels(ctx context.Context, pid any, mrID int,
 // API: GET /projects/:id/merge_requests/:merge_request_id
 // API: PUT /projects/:id/merge_requests/:merge_request_id
 func (s *MergeRequestsService) RemoveLabels(ctx context.Context, pid any, mrID int, labels ...string) (*MergeRequest, *Response, error) {
-	if err := checkLabelNames(labels); err != nil {
-		return nil, nil, err
-	}
-	return s.labels(ctx, pid, mrID).run(removeLabels(labels))
+	return editLabels(ctx, s.client, mrPath(pid, mrID, ""), labels, removeLabels, mrLabels)
 }
 
 // Delete removes a merge request (softly). mrID is its global ID, not the
@@ -356,10 +330,8 @@ func (s *MergeRequestsService) ClosesIssues(ctx context.Context, pid any, mrID i
 	return doList[ClosingIssue](ctx, s.client, http.MethodGet, mrPath(pid, mrID, "/closes_issues"), opt)
 }
 
-// AllClosesIssues iterates over the items ClosesIssues returns, on every page
-// from opt.Page (the first when 0) to the last, asking for opt.PerPage items a
-// request (100 when 0). mrID is the merge request's global ID, not the !IID
-// the project shows.
+// AllClosesIssues iterates over the items of every page of ClosesIssues. mrID
+// is the merge request's global ID, not the !IID the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/closes_issues
 func (s *MergeRequestsService) AllClosesIssues(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ClosingIssue, error] {

@@ -56,9 +56,7 @@ func (s *MilestonesService) List(ctx context.Context, pid any, opt *ListMileston
 	return doList[Milestone](ctx, s.client, http.MethodGet, route("projects/%s/milestones", pid), opt)
 }
 
-// All iterates over the milestones List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage milestones
-// a request (100 when 0).
+// All iterates over the milestones of every page of List.
 //
 // API: GET /projects/:id/milestones
 func (s *MilestonesService) All(ctx context.Context, pid any, opt *ListMilestonesOptions, iopts ...IterOption) iter.Seq2[*Milestone, error] {
@@ -78,11 +76,8 @@ func (s *MilestonesService) Get(ctx context.Context, pid any, milestoneID int) (
 //
 // API: POST /projects/:id/milestones
 func (s *MilestonesService) Create(ctx context.Context, pid any, opt *CreateMilestoneOptions) (*Milestone, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.Title == "":
-		return nil, nil, errRequired("opt.Title")
+	if err := checkRequired(opt, "Title"); err != nil {
+		return nil, nil, err
 	}
 	if err := checkDueDate(opt.DueDate); err != nil {
 		return nil, nil, err
@@ -112,9 +107,8 @@ func (s *MilestonesService) ListIssues(ctx context.Context, pid any, milestoneID
 	return doList[Issue](ctx, s.client, http.MethodGet, route("projects/%s/milestones/%s/issues", pid, milestoneID), opt)
 }
 
-// AllIssues iterates over the issues ListIssues returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage issues a
-// request (100 when 0). milestoneID is the milestone's global ID, not its IID.
+// AllIssues iterates over the issues of every page of ListIssues. milestoneID
+// is the milestone's global ID, not its IID.
 //
 // API: GET /projects/:id/milestones/:milestone_id/issues
 func (s *MilestonesService) AllIssues(ctx context.Context, pid any, milestoneID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Issue, error] {

@@ -41,16 +41,23 @@ type noteOptions struct {
 	CreatedAt *time.Time `url:"created_at,omitempty"`
 }
 
+// noteablePath is the path of an issue or a merge request (kind "issues" or
+// "merge_requests", by its global id) followed by suffix, whose %s take
+// args: the one route of the things that carry comments and awards.
+func noteablePath(kind string, pid any, id int, suffix string, args ...any) endpoint {
+	return route("projects/%s/"+kind+"/%s"+suffix, append([]any{pid, id}, args...)...)
+}
+
 func (s *NotesService) list(ctx context.Context, kind string, pid any, id int, opt *ListOptions) ([]*Note, *Response, error) {
-	return doList[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes", pid, id), opt)
+	return doList[Note](ctx, s.client, http.MethodGet, noteablePath(kind, pid, id, "/notes"), opt)
 }
 
 func (s *NotesService) iterate(ctx context.Context, kind string, pid any, id int, opt *ListOptions, iopts []IterOption) iter.Seq2[*Note, error] {
-	return all[Note](ctx, s.client, route("projects/%s/"+kind+"/%s/notes", pid, id), opt, iopts)
+	return all[Note](ctx, s.client, noteablePath(kind, pid, id, "/notes"), opt, iopts)
 }
 
 func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID int) (*Note, *Response, error) {
-	return do[Note](ctx, s.client, http.MethodGet, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil)
+	return do[Note](ctx, s.client, http.MethodGet, noteablePath(kind, pid, id, "/notes/%s", noteID), nil)
 }
 
 func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *noteOptions) (*Note, *Response, error) {
@@ -60,15 +67,15 @@ func (s *NotesService) save(ctx context.Context, method, kind string, pid any, i
 	case opt.CreatedAt != nil && opt.CreatedAt.IsZero():
 		return nil, nil, errRequired("createdAt")
 	}
-	p := route("projects/%s/"+kind+"/%s/notes", pid, id)
+	p := noteablePath(kind, pid, id, "/notes")
 	if noteID != nil {
-		p = route("projects/%s/"+kind+"/%s/notes/%s", pid, id, *noteID)
+		p = noteablePath(kind, pid, id, "/notes/%s", *noteID)
 	}
 	return do[Note](ctx, s.client, method, p, opt)
 }
 
 func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, noteID int) (*Response, error) {
-	return send(ctx, s.client, http.MethodDelete, route("projects/%s/"+kind+"/%s/notes/%s", pid, id, noteID), nil, nil)
+	return send(ctx, s.client, http.MethodDelete, noteablePath(kind, pid, id, "/notes/%s", noteID), nil, nil)
 }
 
 // ListIssueNotes returns one page of an issue's comments. issueID is the
@@ -79,10 +86,8 @@ func (s *NotesService) ListIssueNotes(ctx context.Context, pid any, issueID int,
 	return s.list(ctx, "issues", pid, issueID, opt)
 }
 
-// AllIssueNotes iterates over the comments ListIssueNotes returns, on every
-// page from opt.Page (the first when 0) to the last, asking for opt.PerPage
-// comments a request (100 when 0). issueID is the issue's global ID, not the
-// #IID the project shows.
+// AllIssueNotes iterates over the comments of every page of ListIssueNotes.
+// issueID is the issue's global ID, not the #IID the project shows.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 func (s *NotesService) AllIssueNotes(ctx context.Context, pid any, issueID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Note, error] {
@@ -129,10 +134,9 @@ func (s *NotesService) ListMergeRequestNotes(ctx context.Context, pid any, mrID 
 	return s.list(ctx, "merge_requests", pid, mrID, opt)
 }
 
-// AllMergeRequestNotes iterates over the comments ListMergeRequestNotes
-// returns, on every page from opt.Page (the first when 0) to the last, asking
-// for opt.PerPage comments a request (100 when 0). mrID is the merge request's
-// global ID, not the !IID the project shows.
+// AllMergeRequestNotes iterates over the comments of every page of
+// ListMergeRequestNotes. mrID is the merge request's global ID, not the !IID
+// the project shows.
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 func (s *NotesService) AllMergeRequestNotes(ctx context.Context, pid any, mrID int, opt *ListOptions, iopts ...IterOption) iter.Seq2[*Note, error] {

@@ -155,9 +155,7 @@ func (s *ProjectsService) List(ctx context.Context, opt *ListProjectsOptions) ([
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects"), opt)
 }
 
-// All iterates over the projects List returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// All iterates over the projects of every page of List.
 //
 // API: GET /projects
 func (s *ProjectsService) All(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -171,9 +169,7 @@ func (s *ProjectsService) ListOwned(ctx context.Context, opt *ListProjectsOption
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/owned"), opt)
 }
 
-// AllOwned iterates over the projects ListOwned returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllOwned iterates over the projects of every page of ListOwned.
 //
 // API: GET /projects/owned
 func (s *ProjectsService) AllOwned(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -187,9 +183,7 @@ func (s *ProjectsService) ListStarred(ctx context.Context, opt *ListProjectsOpti
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/starred"), opt)
 }
 
-// AllStarred iterates over the projects ListStarred returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllStarred iterates over the projects of every page of ListStarred.
 //
 // API: GET /projects/starred
 func (s *ProjectsService) AllStarred(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -205,9 +199,7 @@ func (s *ProjectsService) ListEvery(ctx context.Context, opt *ListProjectsOption
 	return doList[Project](ctx, s.client, http.MethodGet, route("projects/all"), opt)
 }
 
-// AllEvery iterates over the projects ListEvery returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllEvery iterates over the projects of every page of ListEvery.
 //
 // API: GET /projects/all
 func (s *ProjectsService) AllEvery(ctx context.Context, opt *ListProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {
@@ -266,9 +258,7 @@ func (s *ProjectsService) ListEvents(ctx context.Context, pid any, opt *ListOpti
 	return doList[ProjectEvent](ctx, s.client, http.MethodGet, route("projects/%s/events", pid), opt)
 }
 
-// AllEvents iterates over the events ListEvents returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage events a
-// request (100 when 0).
+// AllEvents iterates over the events of every page of ListEvents.
 //
 // API: GET /projects/:id/events
 func (s *ProjectsService) AllEvents(ctx context.Context, pid any, opt *ListOptions, iopts ...IterOption) iter.Seq2[*ProjectEvent, error] {
@@ -301,10 +291,7 @@ type CreateProjectOptions struct {
 //
 // API: POST /projects
 func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if err := opt.check(); err != nil {
-		return nil, nil, err
-	}
-	return do[Project](ctx, s.client, http.MethodPost, route("projects"), opt)
+	return doChecked[Project](ctx, s.client, http.MethodPost, route("projects"), opt, "Name")
 }
 
 // CreateForUser makes a project owned by another user. Administrators only.
@@ -312,20 +299,7 @@ func (s *ProjectsService) Create(ctx context.Context, opt *CreateProjectOptions)
 //
 // API: POST /projects/user/:user_id
 func (s *ProjectsService) CreateForUser(ctx context.Context, userID int, opt *CreateProjectOptions) (*Project, *Response, error) {
-	if err := opt.check(); err != nil {
-		return nil, nil, err
-	}
-	return do[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt)
-}
-
-func (o *CreateProjectOptions) check() error {
-	switch {
-	case o == nil:
-		return errRequired("opt")
-	case o.Name == "":
-		return errRequired("opt.Name")
-	}
-	return nil
+	return doChecked[Project](ctx, s.client, http.MethodPost, route("projects/user/%s", userID), opt, "Name")
 }
 
 // UpdateProjectOptions are the parameters of Update; nil fields are unchanged.
@@ -462,15 +436,7 @@ type ProjectShare struct {
 //
 // API: POST /projects/:id/share
 func (s *ProjectsService) Share(ctx context.Context, pid any, opt *ShareProjectOptions) (*ProjectShare, *Response, error) {
-	switch {
-	case opt == nil:
-		return nil, nil, errRequired("opt")
-	case opt.GroupID == 0:
-		return nil, nil, errRequired("opt.GroupID")
-	case opt.GroupAccess == 0:
-		return nil, nil, errRequired("opt.GroupAccess")
-	}
-	return do[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt)
+	return doChecked[ProjectShare](ctx, s.client, http.MethodPost, route("projects/%s/share", pid), opt, "GroupID", "GroupAccess")
 }
 
 // ForkRelation is the link that marks a project as forked from another. ID
@@ -518,9 +484,7 @@ func (s *ProjectsService) Search(ctx context.Context, query string, opt *SearchP
 	return doList[Project](ctx, s.client, http.MethodGet, searchPath(query), opt)
 }
 
-// AllSearch iterates over the projects Search returns, on every page from
-// opt.Page (the first when 0) to the last, asking for opt.PerPage projects a
-// request (100 when 0).
+// AllSearch iterates over the projects of every page of Search.
 //
 // API: GET /projects/search/:query
 func (s *ProjectsService) AllSearch(ctx context.Context, query string, opt *SearchProjectsOptions, iopts ...IterOption) iter.Seq2[*Project, error] {

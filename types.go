@@ -336,21 +336,7 @@ const (
 )
 
 func (a AccessLevel) String() string {
-	switch a {
-	case NoAccess:
-		return "none"
-	case GuestAccess:
-		return "guest"
-	case ReporterAccess:
-		return "reporter"
-	case DeveloperAccess:
-		return "developer"
-	case MasterAccess:
-		return "master"
-	case OwnerAccess:
-		return "owner"
-	}
-	return "AccessLevel(" + strconv.Itoa(int(a)) + ")"
+	return levelName(a, "AccessLevel", "none", "guest", "reporter", "developer", "master", "owner")
 }
 
 // VisibilityLevel says who may see a project or group.
@@ -364,26 +350,30 @@ const (
 )
 
 func (v VisibilityLevel) String() string {
-	switch v {
-	case PrivateVisibility:
-		return "private"
-	case InternalVisibility:
-		return "internal"
-	case PublicVisibility:
-		return "public"
+	return levelName(v, "VisibilityLevel", "private", "internal", "public")
+}
+
+// levelName names a level of the API's scale, where levels go up in steps
+// of ten from 0: names[0] for 0, names[1] for 10, and so on. Any other value
+// reads as typ(n).
+func levelName[L ~int](l L, typ string, names ...string) string {
+	if i := int(l) / 10; l >= 0 && l%10 == 0 && i < len(names) {
+		return names[i]
 	}
-	return "VisibilityLevel(" + strconv.Itoa(int(v)) + ")"
+	return typ + "(" + strconv.Itoa(int(l)) + ")"
 }
 
 // EncodeValues sends the level as its number, not its name.
-func (a AccessLevel) EncodeValues(key string, v *url.Values) error {
-	v.Set(key, strconv.Itoa(int(a)))
-	return nil
-}
+func (a AccessLevel) EncodeValues(key string, v *url.Values) error { return encodeLevel(key, a, v) }
 
 // EncodeValues sends the level as its number, not its name.
 func (v VisibilityLevel) EncodeValues(key string, vals *url.Values) error {
-	vals.Set(key, strconv.Itoa(int(v)))
+	return encodeLevel(key, v, vals)
+}
+
+// encodeLevel sets key to the number of a level.
+func encodeLevel[L ~int](key string, l L, v *url.Values) error {
+	v.Set(key, strconv.Itoa(int(l)))
 	return nil
 }
 

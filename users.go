@@ -188,9 +188,7 @@ func (s *UsersService) List(ctx context.Context, opt *ListUsersOptions) ([]*User
 	return doList[UserDetails](ctx, s.client, http.MethodGet, route("users"), opt)
 }
 
-// All iterates over the users List returns, on every page from opt.Page (the
-// first when 0) to the last, asking for opt.PerPage users a request (100
-// when 0).
+// All iterates over the users of every page of List.
 //
 // API: GET /users
 func (s *UsersService) All(ctx context.Context, opt *ListUsersOptions, iopts ...IterOption) iter.Seq2[*UserDetails, error] {
