@@ -73,14 +73,7 @@ func (s *Server) insertMergeRequest(mr *mergeRequest, by int) {
 // SetMergeConflict makes a merge request conflict (or not) with its
 // target. An unknown merge request is a mistake (see Err).
 func (s *Server) SetMergeConflict(mergeRequestID int, conflicts bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mr := s.mergeRequests[mergeRequestID]
-	if mr == nil {
-		s.misuse("SetMergeConflict: no merge request %d", mergeRequestID)
-		return
-	}
-	mr.conflicts = conflicts
+	seedChange(s, "SetMergeConflict", "merge request", s.mergeRequests, mergeRequestID, func(mr *mergeRequest) { mr.conflicts = conflicts })
 }
 
 // isOpen covers the two open states.
