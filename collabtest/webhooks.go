@@ -208,7 +208,7 @@ func (d *deliverer) send(job *hookJob) {
 		d.notifyLocked()
 		d.mu.Unlock()
 		if d.log != nil { // never the headers: they may carry the token
-			d.log.Info("webhook", "hook", del.HookID, "project", del.ProjectID, "event", del.Event, "attempt", del.Attempt,
+			d.log.Info("webhook", "hook", del.HookID, "project", del.ProjectID, "kind", del.Event, "attempt", del.Attempt,
 				"status", del.Status, "err", del.Err, "duplicate", del.Duplicate)
 		}
 		if !retry || attempt > len(redeliveryDelays) || !d.sleep(redeliveryDelays[attempt-1]) {
