@@ -110,7 +110,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
 		defer func() {
-			s.log.Info("request", "method", r.Method, "route", route, "path", r.URL.EscapedPath(), "status", lw.status,
+			s.log.Info("request", "route", route, "method", r.Method, "path", r.URL.EscapedPath(), "status", lw.status,
 				"user", lw.user, "duration", time.Since(start))
 		}()
 		w = lw
