@@ -90,6 +90,18 @@ func decodeControl(r *http.Request, v any) error {
 	return nil
 }
 
+// decodeChecked is decodeControl, then fails with why unless valid, which
+// reads what v was decoded into.
+func decodeChecked(r *http.Request, v any, valid func() bool, why string) error {
+	if err := decodeControl(r, v); err != nil {
+		return err
+	}
+	if !valid() {
+		return errors.New(why)
+	}
+	return nil
+}
+
 // duration is a time.Duration written as a Go duration string ("1.5s").
 type duration time.Duration
 
@@ -128,11 +140,9 @@ func (s *Server) controlRequestFault(r *http.Request) (int, any, error) {
 		Count  int `json:"count"`
 		Status int `json:"status"`
 	}
-	if err := decodeControl(r, &in); err != nil {
+	valid := func() bool { return in.Count >= 0 && in.Status >= 100 && in.Status <= 599 }
+	if err := decodeChecked(r, &in, valid, "count must be 0 or more and status an HTTP status (100-599)"); err != nil {
 		return 0, nil, err
-	}
-	if in.Count < 0 || in.Status < 100 || in.Status > 599 {
-		return 0, nil, errors.New("count must be 0 or more and status an HTTP status (100-599)")
 	}
 	s.FailNext(in.Count, in.Status)
 	return http.StatusCreated, in, nil
@@ -145,11 +155,9 @@ func (s *Server) controlRateLimit(r *http.Request) (int, any, error) {
 		Rate  float64 `json:"rate"`
 		Burst int     `json:"burst"`
 	}
-	if err := decodeControl(r, &in); err != nil {
+	valid := func() bool { return in.Rate >= 0 && in.Burst >= 0 }
+	if err := decodeChecked(r, &in, valid, "rate and burst must not be negative"); err != nil {
 		return 0, nil, err
-	}
-	if in.Rate < 0 || in.Burst < 0 {
-		return 0, nil, errors.New("rate and burst must not be negative")
 	}
 	if in.Burst == 0 {
 		in.Burst = max(1, int(in.Rate))
@@ -209,11 +217,9 @@ func (s *Server) controlWait(r *http.Request) (int, any, error) {
 		Idle    bool     `json:"idle"`
 		Timeout duration `json:"timeout"`
 	}{Timeout: duration(10 * time.Second)}
-	if err := decodeControl(r, &in); err != nil {
+	valid := func() bool { return in.Count > 0 || in.Idle }
+	if err := decodeChecked(r, &in, valid, `give "count" (at least 1) or "idle": true`); err != nil {
 		return 0, nil, err
-	}
-	if in.Count <= 0 && !in.Idle {
-		return 0, nil, errors.New(`give "count" (at least 1) or "idle": true`)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(in.Timeout))
 	defer cancel()

@@ -49,13 +49,7 @@ func (s *Server) AddGroup(ownerID int, name, path string, visibility int) int {
 // AddGroupMember gives userID a level in a group. An unknown group or
 // user, or a level other than the five, is a mistake (see Err).
 func (s *Server) AddGroupMember(groupID, userID, level int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var members map[int]int
-	if g := s.groups[groupID]; g != nil {
-		members = g.members
-	}
-	s.seedMember("AddGroupMember", "group", groupID, members, userID, level)
+	seedMember(s, "AddGroupMember", "group", s.groups, groupID, func(g *group) map[int]int { return g.members }, userID, level)
 }
 
 // AddGroupProject creates a project in a group, like AddProject, and

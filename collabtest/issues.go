@@ -34,26 +34,12 @@ func (s *Server) AddIssue(projectID, authorID int, title string, labels ...strin
 	}
 	is := &issue{ticket: s.newTicket("Issue", projectID, authorID, title)}
 	is.labels = dedupe(labels)
-	s.insertIssue(is, authorID)
+	insertTicket(s, s.issues, is, authorID, s.emitIssue)
 	return is.id
 }
 
-// insertIssue numbers and stores a new issue and records the event.
-func (s *Server) insertIssue(is *issue, by int) {
-	s.numberTicket(&is.ticket, by)
-	s.issues[is.id] = is
-	s.emitIssue(is, by, "open")
-}
-
 // loadIssue resolves {issue_id} within the project: "404 Issue Not Found".
-func (c *call) loadIssue() error {
-	err := loadRecord(c, "issue_id", "Issue", c.s.issues,
-		func(is *issue) bool { return !is.deleted && is.projectID == c.project.id }, &c.issue)
-	if err == nil {
-		c.ticket = &c.issue.ticket
-	}
-	return err
-}
+func (c *call) loadIssue() error { return loadTicket(c, "issue_id", "Issue", c.s.issues, &c.issue) }
 
 // issueJSON renders an issue for caller u. Move and subscribe answers
 // leave out user_notes_count.
@@ -151,7 +137,7 @@ func (s *Server) createIssue(c *call) error {
 	if err := s.ticketParams(c, &is.ticket); err != nil {
 		return err
 	}
-	s.insertIssue(is, c.user.id)
+	insertTicket(s, s.issues, is, c.user.id, s.emitIssue)
 	return c.json(http.StatusCreated, s.issueJSON(is, c.user, true))
 }
 
@@ -224,6 +210,6 @@ func (s *Server) moveIssue(c *call) error {
 		}
 	}
 	s.setTicketState(&is.ticket, "closed", c.user.id)
-	s.insertIssue(moved, c.user.id)
+	insertTicket(s, s.issues, moved, c.user.id, s.emitIssue)
 	return c.json(http.StatusCreated, s.issueJSON(moved, c.user, false))
 }

@@ -83,47 +83,56 @@ func (s *Server) getProjectMember(c *call) error {
 	return c.json(http.StatusOK, s.memberJSON(u, c.project.members[u.id], true))
 }
 
-// addProjectMember is idempotent: an existing member comes back unchanged.
-func (s *Server) addProjectMember(c *call) error {
+func (s *Server) addProjectMember(c *call) error { return s.setProjectMember(c, true) }
+
+func (s *Server) updateProjectMember(c *call) error { return s.setProjectMember(c, false) }
+
+// setProjectMember answers an add (201), which is idempotent: an existing
+// member comes back unchanged; or an update (404 for a non-member, 200).
+func (s *Server) setProjectMember(c *call, adding bool) error {
 	p := c.project
 	u, level, err := c.memberChange(errProjectLevel)
 	if err != nil {
 		return err
 	}
-	if p.members[u.id] == 0 {
+	status := http.StatusOK
+	switch exists := p.members[u.id] > 0; {
+	case adding && exists:
+		return c.json(http.StatusCreated, s.memberJSON(u, p.members[u.id], true))
+	case adding:
 		p.members[u.id] = level
 		s.addEvent(p.id, u.id, actionJoined, "", 0, "", 0)
-	}
-	return c.json(http.StatusCreated, s.memberJSON(u, p.members[u.id], true))
-}
-
-func (s *Server) updateProjectMember(c *call) error {
-	p := c.project
-	u, level, err := c.memberChange(errProjectLevel)
-	if err != nil {
-		return err
-	}
-	if p.members[u.id] == 0 {
+		status = http.StatusCreated
+	case !exists:
 		return errNotFound("Member")
+	default:
+		p.members[u.id] = level
 	}
-	p.members[u.id] = level
-	return c.json(http.StatusOK, s.memberJSON(u, level, true))
+	return c.json(status, s.memberJSON(u, level, true))
 }
 
 // removeProjectMember is idempotent, with two body shapes: the removed
 // member, or {"message": "Access revoked", "id": ...} for a non-member.
 func (s *Server) removeProjectMember(c *call) error {
-	p := c.project
+	return s.removeMember(c, c.project.members, true, func(u *user) error {
+		return c.json(http.StatusOK, map[string]any{"message": "Access revoked", "id": u.id})
+	})
+}
+
+// removeMember takes the user named out of members and answers them as a
+// member (withEmail: of a project); notMember answers for a user who is
+// none.
+func (s *Server) removeMember(c *call, members map[int]int, withEmail bool, notMember func(*user) error) error {
 	u, err := c.memberUser()
 	if err != nil {
 		return err
 	}
-	level := p.members[u.id]
+	level := members[u.id]
 	if level == 0 {
-		return c.json(http.StatusOK, map[string]any{"message": "Access revoked", "id": u.id})
+		return notMember(u)
 	}
-	delete(p.members, u.id)
-	return c.json(http.StatusOK, s.memberJSON(u, level, true))
+	delete(members, u.id)
+	return c.json(http.StatusOK, s.memberJSON(u, level, withEmail))
 }
 
 func (s *Server) listGroupMembers(c *call) error {
@@ -164,15 +173,5 @@ func (s *Server) setGroupMember(c *call, adding bool) error {
 }
 
 func (s *Server) removeGroupMember(c *call) error {
-	g := c.group
-	u, err := c.memberUser()
-	if err != nil {
-		return err
-	}
-	level := g.members[u.id]
-	if level == 0 {
-		return errNotFound("Member")
-	}
-	delete(g.members, u.id)
-	return c.json(http.StatusOK, s.memberJSON(u, level, false))
+	return s.removeMember(c, c.group.members, false, func(*user) error { return errNotFound("Member") })
 }

@@ -58,29 +58,14 @@ func (s *Server) AddMergeRequest(projectID, authorID int, source, target, title 
 	}
 	mr := &mergeRequest{ticket: s.newTicket("MergeRequest", projectID, authorID, title),
 		sourceProjectID: projectID, targetProjectID: projectID, sourceBranch: source, targetBranch: target}
-	s.insertMergeRequest(mr, authorID)
+	insertTicket(s, s.mergeRequests, mr, authorID, s.emitMergeRequest)
 	return mr.id
-}
-
-// insertMergeRequest numbers and stores a new merge request and records
-// the event.
-func (s *Server) insertMergeRequest(mr *mergeRequest, by int) {
-	s.numberTicket(&mr.ticket, by)
-	s.mergeRequests[mr.id] = mr
-	s.emitMergeRequest(mr, by, "open")
 }
 
 // SetMergeConflict makes a merge request conflict (or not) with its
 // target. An unknown merge request is a mistake (see Err).
 func (s *Server) SetMergeConflict(mergeRequestID int, conflicts bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mr := s.mergeRequests[mergeRequestID]
-	if mr == nil {
-		s.misuse("SetMergeConflict: no merge request %d", mergeRequestID)
-		return
-	}
-	mr.conflicts = conflicts
+	seedChange(s, "SetMergeConflict", "merge request", s.mergeRequests, mergeRequestID, func(mr *mergeRequest) { mr.conflicts = conflicts })
 }
 
 // isOpen covers the two open states.
@@ -125,12 +110,7 @@ func (s *Server) deprecatedMergeRequestRoutes() {
 
 // loadMergeRequest resolves {mr_id} within the project: "404 Merge Request Not Found".
 func (c *call) loadMergeRequest() error {
-	err := loadRecord(c, "mr_id", "Merge Request", c.s.mergeRequests,
-		func(mr *mergeRequest) bool { return !mr.deleted && mr.projectID == c.project.id }, &c.mr)
-	if err == nil {
-		c.ticket = &c.mr.ticket
-	}
-	return err
+	return loadTicket(c, "mr_id", "Merge Request", c.s.mergeRequests, &c.mr)
 }
 
 func (mr *mergeRequest) workInProgress() bool {
@@ -229,7 +209,7 @@ func (s *Server) createMergeRequest(c *call) error {
 	if err := s.ticketParams(c, &mr.ticket); err != nil {
 		return err
 	}
-	s.insertMergeRequest(mr, c.user.id)
+	insertTicket(s, s.mergeRequests, mr, c.user.id, s.emitMergeRequest)
 	return c.json(http.StatusCreated, s.mergeRequestJSON(mr, c.user))
 }
 

@@ -186,25 +186,25 @@ func slug(name string) string {
 // AddMember gives userID a level on a project. An unknown project or user,
 // or a level other than the five, is a mistake (see Err).
 func (s *Server) AddMember(projectID, userID, level int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var members map[int]int
-	if p := s.projects[projectID]; p != nil {
-		members = p.members
-	}
-	s.seedMember("AddMember", "project", projectID, members, userID, level)
+	seedMember(s, "AddMember", "project", s.projects, projectID, func(p *project) map[int]int { return p.members }, userID, level)
 }
 
-// seedMember is AddMember and AddGroupMember once the project's or group's
-// members are found (nil: there is no such project or group). s.mu is held.
-func (s *Server) seedMember(helper, kind string, id int, members map[int]int, userID, level int) {
+// seedMember is AddMember and AddGroupMember: it gives userID a level among
+// the members of the project or group (kind) in[id], which members reads.
+func seedMember[T any](s *Server, helper, kind string, in map[int]*T, id int, members func(*T) map[int]int, userID, level int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var levels map[int]int
+	if r := in[id]; r != nil {
+		levels = members(r)
+	}
 	switch {
-	case members == nil || s.users[userID] == nil:
+	case levels == nil || s.users[userID] == nil:
 		s.misuse("%s: no %s %d or no user %d", helper, kind, id, userID)
 	case !validLevel(level):
 		s.misuse("%s: access level %d is not 10, 20, 30, 40 or 50 (guest..owner)", helper, level)
 	default:
-		members[userID] = level
+		levels[userID] = level
 	}
 }
 

@@ -89,26 +89,28 @@ func (rt *router) handle(pattern string, h http.Handler) error {
 	return nil
 }
 
-// find returns the mux of the first layer with a route for r, or nil.
-func (rt *router) find(r *http.Request) *http.ServeMux {
+// find returns the mux of the first layer with a route for r, and the
+// route's pattern, or nil.
+func (rt *router) find(r *http.Request) (*http.ServeMux, string) {
 	rt.mu.RLock()
 	defer rt.mu.RUnlock()
 	for _, l := range rt.layers {
 		if _, pattern := l.mux.Handler(r); pattern != "" {
-			return l.mux
+			return l.mux, pattern
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // serveHTTP is the fake's entry point: injected faults, the request log,
 // panic recovery, then routing.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var route string // the pattern that serves r, "" for none or the control API
 	if s.log != nil {
 		lw := &logWriter{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
 		defer func() {
-			s.log.Info("request", "method", r.Method, "path", r.URL.EscapedPath(), "status", lw.status,
+			s.log.Info("request", "route", route, "method", r.Method, "path", r.URL.EscapedPath(), "status", lw.status,
 				"user", lw.user, "duration", time.Since(start))
 		}()
 		w = lw
@@ -135,7 +137,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = s.withoutFormatSuffix(r)
-	if mux := s.router.find(r); mux != nil {
+	var mux *http.ServeMux
+	if mux, route = s.router.find(r); mux != nil {
 		mux.ServeHTTP(tw, r)
 		return
 	}
@@ -159,7 +162,7 @@ func (s *Server) withoutFormatSuffix(r *http.Request) *http.Request {
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = u.Path, u.RawPath
-	if s.router.find(r2) == nil {
+	if mux, _ := s.router.find(r2); mux == nil {
 		return r
 	}
 	return r2
@@ -182,7 +185,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeError(w, errNoRoute(r, func(r *http.Request) bool { return s.router.find(r) != nil }))
+	writeError(w, errNoRoute(r, func(r *http.Request) bool { mux, _ := s.router.find(r); return mux != nil }))
 }
 
 // errNoRoute is the answer to r, which has no route: 405 when routed(r)

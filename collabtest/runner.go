@@ -231,14 +231,7 @@ func (s *Server) readRunnerInfo(c *call, r *runner) {
 // handed no build (its register calls answer 404, "nothing to do") but may
 // still report on the builds it runs.
 func (s *Server) SetRunnerActive(runnerID int, active bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.runners[runnerID]
-	if r == nil {
-		s.misuse("SetRunnerActive: no runner %d", runnerID)
-		return
-	}
-	r.active = active
+	seedChange(s, "SetRunnerActive", "runner", s.runners, runnerID, func(r *runner) { r.active = active })
 }
 
 // SetBuildVariables adds variables a runner receives with a build: the
@@ -246,33 +239,19 @@ func (s *Server) SetRunnerActive(runnerID int, active bool) {
 // (public false). Runners receive them after the predefined ones, public
 // first.
 func (s *Server) SetBuildVariables(buildID int, vars map[string]string, public bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.seededBuild("SetBuildVariables", buildID); b != nil {
+	seedChange(s, "SetBuildVariables", "build", s.builds, buildID, func(b *build) {
 		b.variables = append(b.variables, sortedVariables(vars, public)...)
-	}
+	})
 }
 
 // SetBuildTrigger marks a build as made by a trigger, with the trigger's
 // variables: the runner receives CI_BUILD_TRIGGERED=true and the variables
 // last, as secrets.
 func (s *Server) SetBuildTrigger(buildID int, vars map[string]string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.seededBuild("SetBuildTrigger", buildID); b != nil {
+	seedChange(s, "SetBuildTrigger", "build", s.builds, buildID, func(b *build) {
 		b.triggered = true
 		b.triggerVariables = append(b.triggerVariables, sortedVariables(vars, false)...)
-	}
-}
-
-// seededBuild returns the build a seeding helper names, or reports the
-// mistake (see Err) and returns nil.
-func (s *Server) seededBuild(helper string, buildID int) *build {
-	b := s.builds[buildID]
-	if b == nil {
-		s.misuse("%s: no build %d", helper, buildID)
-	}
-	return b
+	})
 }
 
 // sortedVariables turns vars into records, by key.

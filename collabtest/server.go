@@ -202,6 +202,20 @@ func (s *Server) misuse(format string, args ...any) {
 	}
 }
 
+// seedChange is the body of the seeding helpers that change one record:
+// with s.mu held, it applies change to records[id], or, for an unknown id,
+// reports "<helper>: no <what> <id>" as a mistake (see Err).
+func seedChange[T any](s *Server, helper, what string, records map[int]*T, id int, change func(*T)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := records[id]
+	if r == nil {
+		s.misuse("%s: no %s %d", helper, what, id)
+		return
+	}
+	change(r)
+}
+
 // TokenKind is the kind of credential AddToken creates.
 type TokenKind int
 

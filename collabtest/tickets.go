@@ -54,11 +54,30 @@ func (s *Server) tickets(kind string) []*ticket {
 	return out
 }
 
-// numberTicket gives a new issue or merge request its id and iid, and
-// records that by opened it.
-func (s *Server) numberTicket(t *ticket, by int) {
+// common is the ticket of an issue or merge request.
+func (t *ticket) common() *ticket { return t }
+
+// loadTicket resolves the issue or merge request the path value name
+// holds, not deleted and within the call's project, into dst, and makes it
+// the call's ticket: "404 <thing> Not Found" otherwise.
+func loadTicket[T interface{ common() *ticket }](c *call, name, thing string, records map[int]T, dst *T) error {
+	belongs := func(r T) bool { t := r.common(); return !t.deleted && t.projectID == c.project.id }
+	if err := loadRecord(c, name, thing, records, belongs, dst); err != nil {
+		return err
+	}
+	c.ticket = (*dst).common()
+	return nil
+}
+
+// insertTicket gives a new issue or merge request r its id and iid, stores
+// it in records, and records that by opened it: a project event, and the
+// webhook emit fires.
+func insertTicket[T interface{ common() *ticket }](s *Server, records map[int]T, r T, by int, emit func(T, int, string)) {
+	t := r.common()
 	t.id, t.iid = s.newID(), s.nextIID(t.kind, t.projectID)
 	s.addEvent(t.projectID, by, actionOpened, t.kind, t.id, t.title, 0)
+	records[t.id] = r
+	emit(r, by, "open")
 }
 
 // ticketParams applies title, description, labels, assignee_id and

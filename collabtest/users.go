@@ -95,12 +95,5 @@ func (s *Server) getUser(c *call) error {
 // and only administrators and the user see them by id. An unknown user is a
 // mistake (see Err).
 func (s *Server) BlockUser(userID int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u := s.users[userID]
-	if u == nil {
-		s.misuse("BlockUser: no user %d", userID)
-		return
-	}
-	u.state = "blocked"
+	seedChange(s, "BlockUser", "user", s.users, userID, func(u *user) { u.state = "blocked" })
 }

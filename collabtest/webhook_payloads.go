@@ -119,14 +119,19 @@ func (s *Server) issueColumns(is *issue) *hookpayload.Issue {
 	}
 }
 
-func (s *Server) issueURL(is *issue) string {
-	return hookpayload.IssueURL(s.projectWebURL(s.projects[is.projectID]), is.iid)
+// ticketURL is the web page of an issue or merge request.
+func (s *Server) ticketURL(t *ticket) string {
+	web := s.projectWebURL(s.projects[t.projectID])
+	if t.kind == "Issue" {
+		return hookpayload.IssueURL(web, t.iid)
+	}
+	return hookpayload.MergeRequestURL(web, t.iid)
 }
 
 // issuePayload is an Issue Hook body; action is open, update, close or reopen.
 func (s *Server) issuePayload(is *issue, actorID int, action string) any {
 	attrs := s.issueColumns(is)
-	attrs.URL, attrs.Action = s.issueURL(is), action
+	attrs.URL, attrs.Action = s.ticketURL(&is.ticket), action
 	return issuable(s, "issue", s.projects[is.projectID], actorID, attrs, is.assigneeID)
 }
 
@@ -178,15 +183,11 @@ func (s *Server) mergeRequestColumns(mr *mergeRequest) *hookpayload.MergeRequest
 	}
 }
 
-func (s *Server) mergeRequestURL(mr *mergeRequest) string {
-	return hookpayload.MergeRequestURL(s.projectWebURL(s.projects[mr.projectID]), mr.iid)
-}
-
 // mergeRequestPayload is a Merge Request Hook body; action is open,
 // update, close, reopen or merge.
 func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action string) any {
 	attrs := s.mergeRequestColumns(mr)
-	attrs.URL, attrs.Action = s.mergeRequestURL(mr), action
+	attrs.URL, attrs.Action = s.ticketURL(&mr.ticket), action
 	return issuable(s, "merge_request", s.projects[mr.targetProjectID], actorID, attrs, mr.assigneeID)
 }
 
@@ -206,11 +207,11 @@ func (s *Server) notePayload(n *note) any {
 	switch n.noteableType {
 	case "Issue":
 		if is := s.issues[n.noteableID]; is != nil {
-			m.Issue, attrs.URL = s.issueColumns(is), hookpayload.NoteURL(s.issueURL(is), n.id)
+			m.Issue, attrs.URL = s.issueColumns(is), hookpayload.NoteURL(s.ticketURL(&is.ticket), n.id)
 		}
 	case "MergeRequest":
 		if mr := s.mergeRequests[n.noteableID]; mr != nil {
-			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), hookpayload.NoteURL(s.mergeRequestURL(mr), n.id)
+			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), hookpayload.NoteURL(s.ticketURL(&mr.ticket), n.id)
 		}
 	}
 	return m

@@ -327,8 +327,8 @@ func (h *Handler) delivery(ctx context.Context, w http.ResponseWriter, r *http.R
 			h.reject(ctx, w, r, http.StatusBadRequest, err.Error())
 			return nil, false
 		}
-		h.partial(ev, err)
 		d = newDelivery(r.Header, body, ev, time.Now())
+		h.partial(ev, d, err)
 	}
 	if !h.wants(d.Kind) {
 		h.ignored.Add(1)
@@ -444,10 +444,17 @@ func (h *Handler) DeleteDeadLetter(ctx context.Context, id uint64) error {
 	return h.queue.Delete(ctx, id)
 }
 
-// partial logs the values of ev that did not decode, if any.
-func (h *Handler) partial(ev Event, err error) {
-	if err != nil {
-		h.log(slog.LevelWarn, "webhook: some values not decoded; the event is handed on with the rest", "kind", ev.Kind(), "error", err)
+// partial logs the values of ev that did not decode, if any; d is the
+// delivery ev came in, with its key and attempt, or nil for an event not
+// yet a delivery.
+func (h *Handler) partial(ev Event, d *Delivery, err error) {
+	const msg = "webhook: some values not decoded; the event is handed on with the rest"
+	switch {
+	case err == nil:
+	case d != nil:
+		h.logDelivery(slog.LevelWarn, msg, d, err)
+	default:
+		h.log(slog.LevelWarn, msg, "kind", ev.Kind(), "error", err)
 	}
 }
 

@@ -158,6 +158,10 @@ func TestHandlerPartlyDecodedEventIsHandedOn(t *testing.T) {
 	assert.Equal(t, http.StatusOK, serve(h, delivery(t, KindNote, "payloads/gitlabce-note_merge_request-1.json", "")).Code)
 	assert.Equal(t, "This MR needs work.", (<-got).ObjectAttributes.Note)
 	assert.Contains(t, logs.String(), "merge_request.last_commit.timestamp")
+	line := logs.String()
+	for _, key := range []string{`kind="Note Hook"`, "key=note/1244", "attempt=1"} {
+		assert.Contains(t, line, key, "the stable keys of a delivery")
+	}
 }
 
 // blockingIssues returns a callback that announces each event on started and

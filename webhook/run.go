@@ -309,7 +309,7 @@ func (h *Handler) call(ctx context.Context, d *Delivery) (err error) {
 		if ev, err = ParsePayload(d.Header, d.Body); ev == nil {
 			return err
 		}
-		h.partial(ev, err)
+		h.partial(ev, d, err)
 	}
 	if _, raw := ev.(*RawEvent); raw {
 		if h.raw == nil {

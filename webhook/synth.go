@@ -35,7 +35,7 @@ func (s Synthetic) Admit(ctx context.Context, kind Kind, body, record []byte) (O
 	if ev == nil {
 		return "", fmt.Errorf("webhook: a synthesized %s does not decode: %w", kind, err)
 	}
-	s.h.partial(ev, err)
+	s.h.partial(ev, nil, err)
 	if !s.h.wants(ev.Kind()) {
 		s.h.ignored.Add(1)
 		s.h.admitted(ctx, kind, OutcomeIgnored)

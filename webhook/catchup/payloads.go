@@ -81,35 +81,39 @@ func (s *scan) mergeRequestColumns(mr *collab.MergeRequest) *hookpayload.MergeRe
 	}
 }
 
+// issueActions and mergeRequestActions are the actions the states of
+// closed records tell; any other state is an open or an update.
+var (
+	issueActions = map[collab.IssueState]webhook.IssueAction{
+		collab.IssueClosed: webhook.IssueClose, collab.IssueReopened: webhook.IssueReopen,
+	}
+	mergeRequestActions = map[collab.MergeRequestState]webhook.MergeRequestAction{
+		collab.MergeRequestClosed: webhook.MergeRequestClose, collab.MergeRequestMerged: webhook.MergeRequestMerge,
+		collab.MergeRequestReopened: webhook.MergeRequestReopen,
+	}
+)
+
 // issueAction guesses an issue event's action from the issue's state:
 // open when it was created since the checkpoint.
 func (s *scan) issueAction(is *collab.Issue) webhook.IssueAction {
-	switch is.State {
-	case collab.IssueClosed:
-		return webhook.IssueClose
-	case collab.IssueReopened:
-		return webhook.IssueReopen
-	}
-	if timeOf(is.CreatedAt).After(s.checkpoint) {
-		return webhook.IssueOpen
-	}
-	return webhook.IssueUpdate
+	return guessAction(s, issueActions, is.State, is.CreatedAt, webhook.IssueOpen, webhook.IssueUpdate)
 }
 
 // mergeRequestAction guesses a merge request event's action likewise.
 func (s *scan) mergeRequestAction(mr *collab.MergeRequest) webhook.MergeRequestAction {
-	switch mr.State {
-	case collab.MergeRequestClosed:
-		return webhook.MergeRequestClose
-	case collab.MergeRequestMerged:
-		return webhook.MergeRequestMerge
-	case collab.MergeRequestReopened:
-		return webhook.MergeRequestReopen
+	return guessAction(s, mergeRequestActions, mr.State, mr.CreatedAt, webhook.MergeRequestOpen, webhook.MergeRequestUpdate)
+}
+
+// guessAction is the action byState gives state, else open for a record
+// created since the checkpoint, else update.
+func guessAction[S comparable, A any](s *scan, byState map[S]A, state S, created *collab.Time, open, update A) A {
+	if a, ok := byState[state]; ok {
+		return a
 	}
-	if timeOf(mr.CreatedAt).After(s.checkpoint) {
-		return webhook.MergeRequestOpen
+	if timeOf(created).After(s.checkpoint) {
+		return open
 	}
-	return webhook.MergeRequestUpdate
+	return update
 }
 
 // noteable is what a note event tells of the issue or merge request the

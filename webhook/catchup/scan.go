@@ -107,23 +107,44 @@ func (s *scan) old(t time.Time) bool { return t.Before(s.since) || !t.After(s.af
 func (s *scan) issues(ctx context.Context) error {
 	s.issueByID = map[int]*collab.Issue{}
 	opt := &collab.ListIssuesOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortDesc)}
-	return newestFirst(s, s.c.Issues.All(ctx, s.pid, opt), func(is *collab.Issue) *collab.Time { return is.UpdatedAt },
-		func(is *collab.Issue) error {
-			s.issueByID[is.ID] = is
-			s.add(timeOf(is.UpdatedAt), webhook.KindIssue, s.issuePayload(is), is)
-			return s.readNotes(s.c.Notes.AllIssueNotes(ctx, s.pid, is.ID, nil), s.issueNoteable(is))
-		})
+	key := func(is *collab.Issue) (int, *collab.Time) { return is.ID, is.UpdatedAt }
+	return readTickets(s, s.c.Issues.All(ctx, s.pid, opt), s.issueByID, key, func(is *collab.Issue) ticketRead {
+		return ticketRead{webhook.KindIssue, s.issuePayload(is), s.c.Notes.AllIssueNotes(ctx, s.pid, is.ID, nil), s.issueNoteable(is)}
+	})
 }
 
 func (s *scan) mergeRequests(ctx context.Context) error {
 	s.mrByID = map[int]*collab.MergeRequest{}
 	opt := &collab.ListMergeRequestsOptions{OrderBy: collab.Ptr(collab.OrderByUpdatedAt), Sort: collab.Ptr(collab.SortDesc)}
-	return newestFirst(s, s.c.MergeRequests.All(ctx, s.pid, opt), func(mr *collab.MergeRequest) *collab.Time { return mr.UpdatedAt },
-		func(mr *collab.MergeRequest) error {
-			s.mrByID[mr.ID] = mr
-			s.add(timeOf(mr.UpdatedAt), webhook.KindMergeRequest, s.mergeRequestPayload(mr), mr)
-			return s.readNotes(s.c.Notes.AllMergeRequestNotes(ctx, s.pid, mr.ID, nil), s.mergeRequestNoteable(mr))
-		})
+	key := func(mr *collab.MergeRequest) (int, *collab.Time) { return mr.ID, mr.UpdatedAt }
+	return readTickets(s, s.c.MergeRequests.All(ctx, s.pid, opt), s.mrByID, key, func(mr *collab.MergeRequest) ticketRead {
+		return ticketRead{webhook.KindMergeRequest, s.mergeRequestPayload(mr),
+			s.c.Notes.AllMergeRequestNotes(ctx, s.pid, mr.ID, nil), s.mergeRequestNoteable(mr)}
+	})
+}
+
+// ticketRead is what a scan takes from an issue or merge request changed
+// since the checkpoint: its event, and the comments on it.
+type ticketRead struct {
+	kind    webhook.Kind
+	payload any
+	notes   iter.Seq2[*collab.Note, error]
+	on      noteable
+}
+
+// readTickets collects the issues or merge requests of list, sorted newest
+// updated first, that changed since the checkpoint, each with the comments
+// on it; byID keeps them, by the id key tells with their update time, for
+// the comments found in events.
+func readTickets[T any](s *scan, list iter.Seq2[*T, error], byID map[int]*T, key func(*T) (int, *collab.Time), read func(*T) ticketRead) error {
+	updated := func(r *T) *collab.Time { _, at := key(r); return at }
+	return newestFirst(s, list, updated, func(r *T) error {
+		id, at := key(r)
+		byID[id] = r
+		t := read(r)
+		s.add(timeOf(at), t.kind, t.payload, r)
+		return s.readNotes(t.notes, t.on)
+	})
 }
 
 // events collects pushes, and comments on issues and merge requests that

@@ -101,7 +101,9 @@ func idOf(k []byte) uint64 {
 }
 
 // bury dead-letters pending delivery id, found damaged: it keeps what of its
-// record still reads, and its body, with why as its last error.
+// record still reads, and its body, with why as its last error. The log
+// line has the stable keys kind, key and attempt: those of the record when
+// it reads, else empty.
 func (q *Queue) bury(tx *bolt.Tx, id uint64, why error) error {
 	pending := tx.Bucket(bPending)
 	d, sum, err := getRecord(pending, id)
@@ -114,7 +116,8 @@ func (q *Queue) bury(tx *bolt.Tx, id uint64, why error) error {
 	}
 	q.pending.Add(-1)
 	q.damaged.Add(1)
-	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback", "id", id, "key", d.Key, "reason", why.Error())
+	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
+		"id", id, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "reason", why.Error())
 	return pending.Delete(idKey(id))
 }
 
