@@ -207,8 +207,8 @@ func (d *deliverer) send(job *hookJob) {
 		d.done = append(d.done, del)
 		d.notifyLocked()
 		d.mu.Unlock()
-		if d.log != nil { // never the headers: they may carry the token; "event" is kept for readers of the older key
-			d.log.Info("webhook", "hook", del.HookID, "project", del.ProjectID, "kind", del.Event, "event", del.Event, "attempt", del.Attempt,
+		if d.log != nil { // never the headers: they may carry the token
+			d.log.Info("webhook", "hook", del.HookID, "project", del.ProjectID, "kind", del.Event, "attempt", del.Attempt,
 				"status", del.Status, "err", del.Err, "duplicate", del.Duplicate)
 		}
 		if !retry || attempt > len(redeliveryDelays) || !d.sleep(redeliveryDelays[attempt-1]) {

@@ -210,7 +210,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	for !strings.Contains(logs.String(), "msg=webhook") {
 		<-logs.wrote
 	}
-	assert.Contains(t, logs.String(), `event="Issue Hook" attempt=1 status=200`)
+	assert.Contains(t, logs.String(), `kind="Issue Hook" attempt=1 status=200`)
 
 	http.DefaultClient.CloseIdleConnections()
 	cancel()
