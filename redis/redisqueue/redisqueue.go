@@ -429,7 +429,7 @@ func (q *Queue) leased(ctx context.Context, res []any) (*webhook.Delivery, error
 	if err != nil {
 		// Out of the way, for a person to look at; the others go on.
 		reason := fmt.Sprintf("redisqueue: delivery %d is damaged: %v", id, err)
-		q.damagedEntry("delivery", err.Error(), "id", id)
+		q.damagedEntry("delivery", err.Error(), "id", id, "attempt", n)
 		q.damagedDeliveries.Add(1)
 		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, sid).Err(); err != nil {
 			return nil, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
@@ -458,8 +458,7 @@ func (q *Queue) forget(ctx context.Context, sids []any) error {
 	for _, s := range sids {
 		sid, _ := s.(string)
 		if e := q.held[sid]; e != nil {
-			delete(q.held, sid)
-			delete(q.byID, e.id)
+			q.drop(e)
 		}
 		ids = append(ids, sid)
 	}
@@ -618,8 +617,7 @@ func (q *Queue) unlease(id uint64, at time.Time) {
 	if e := q.byID[id]; e != nil && e.leased {
 		e.leased, e.at = false, at
 		if e.lost {
-			delete(q.held, e.sid)
-			delete(q.byID, id)
+			q.drop(e)
 		}
 	}
 	q.mu.Unlock()
@@ -638,11 +636,27 @@ func (q *Queue) leaseOf(id uint64) (*entry, error) {
 func (q *Queue) release(id uint64) {
 	q.mu.Lock()
 	if e := q.byID[id]; e != nil {
-		delete(q.held, e.sid)
-		delete(q.byID, id)
+		q.drop(e)
 	}
 	q.mu.Unlock()
 	q.signal()
+}
+
+// drop forgets e. The caller holds q.mu.
+func (q *Queue) drop(e *entry) {
+	delete(q.held, e.sid)
+	delete(q.byID, e.id)
+}
+
+// lose marks e taken over by another receiver, or forgets it when no
+// worker holds it: a worker settles its own, or finds it gone. The caller
+// holds q.mu.
+func (q *Queue) lose(e *entry) {
+	if e.leased {
+		e.lost = true
+		return
+	}
+	q.drop(e)
 }
 
 // signal wakes a Take waiting for a delivery to become ready.
@@ -828,16 +842,9 @@ func (q *Queue) renew() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, sid := range lost {
-		e := q.held[sid]
-		if e == nil {
-			continue
+		if e := q.held[sid]; e != nil {
+			q.lose(e) // the new owner may run it again
 		}
-		if e.leased {
-			e.lost = true // its worker settles it; the new owner may run it again
-			continue
-		}
-		delete(q.held, sid)
-		delete(q.byID, e.id)
 	}
 }
 
