@@ -567,44 +567,40 @@ func (q *Queue) heldLen() int {
 // Ack implements webhook.Queue. Acking a delivery that another receiver took
 // over and settled already is not an error.
 func (q *Queue) Ack(ctx context.Context, id uint64) error {
-	e, err := q.leaseOf(id)
-	if err != nil {
-		return err
-	}
-	if err := ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, e.sid).Err(); err != nil {
-		q.unlease(id, time.Now().Add(q.o.PollInterval))
-		return fmt.Errorf("redisqueue: acking delivery %d: %w", id, err)
-	}
-	q.release(id)
-	return nil
+	return q.settle(id, "acking", func(sid string) error {
+		return ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, sid).Err()
+	}, func() { q.release(id) })
 }
 
 // Retry implements webhook.Queue. The delivery stays in this receiver's
 // lease until it is ready again.
 func (q *Queue) Retry(ctx context.Context, id uint64, at time.Time, reason string) error {
-	e, err := q.leaseOf(id)
-	if err != nil {
-		return err
-	}
-	if err := retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason, e.sid).Err(); err != nil {
-		q.unlease(id, time.Now().Add(q.o.PollInterval))
-		return fmt.Errorf("redisqueue: retrying delivery %d: %w", id, err)
-	}
-	q.unlease(id, at)
-	return nil
+	return q.settle(id, "retrying", func(sid string) error {
+		return retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason, sid).Err()
+	}, func() { q.unlease(id, at) })
 }
 
 // DeadLetter implements webhook.Queue.
 func (q *Queue) DeadLetter(ctx context.Context, id uint64, reason string) error {
+	return q.settle(id, "dead-lettering", func(sid string) error {
+		return deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, sid).Err()
+	}, func() { q.release(id) })
+}
+
+// settle runs the script that settles id, a delivery this receiver leased,
+// with its stream entry id, then done. When Redis fails, the lease ends and
+// this receiver hands the delivery out again after PollInterval; the error
+// says what it was doing.
+func (q *Queue) settle(id uint64, doing string, script func(sid string) error, done func()) error {
 	e, err := q.leaseOf(id)
 	if err != nil {
 		return err
 	}
-	if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, e.sid).Err(); err != nil {
+	if err := script(e.sid); err != nil {
 		q.unlease(id, time.Now().Add(q.o.PollInterval))
-		return fmt.Errorf("redisqueue: dead-lettering delivery %d: %w", id, err)
+		return fmt.Errorf("redisqueue: %s delivery %d: %w", doing, id, err)
 	}
-	q.release(id)
+	done()
 	return nil
 }
 
