@@ -178,7 +178,7 @@ func (b *Bot) catchUp(ctx context.Context) error {
 		return nil // stopped while catching up: the next start does it again
 	}
 	if err != nil && b.opts.Webhook.Logger != nil {
-		b.opts.Webhook.Logger.ErrorContext(ctx, "bot: catch-up failed", "err", err)
+		b.opts.Webhook.Logger.ErrorContext(ctx, "bot: catch-up failed", "error", err)
 	}
 	return err
 }

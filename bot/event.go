@@ -25,36 +25,24 @@ type Thread struct {
 
 // Comment posts body as a comment.
 func (t *Thread) Comment(ctx context.Context, body string) error {
-	if t == nil {
-		return ErrNoThread
-	}
-	if t.MergeRequest {
-		return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body))
-	}
-	return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body))
+	return t.either(
+		func() error { return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body)) },
+		func() error { return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body)) })
 }
 
 // AddLabels adds labels and keeps the others (see
 // collab.IssuesService.AddLabels for the race it narrows).
 func (t *Thread) AddLabels(ctx context.Context, labels ...string) error {
-	if t == nil {
-		return ErrNoThread
-	}
-	if t.MergeRequest {
-		return errOf(t.Client.MergeRequests.AddLabels(ctx, t.ProjectID, t.ID, labels...))
-	}
-	return errOf(t.Client.Issues.AddLabels(ctx, t.ProjectID, t.ID, labels...))
+	return t.either(
+		func() error { return errOf(t.Client.MergeRequests.AddLabels(ctx, t.ProjectID, t.ID, labels...)) },
+		func() error { return errOf(t.Client.Issues.AddLabels(ctx, t.ProjectID, t.ID, labels...)) })
 }
 
 // RemoveLabels removes labels and keeps the others.
 func (t *Thread) RemoveLabels(ctx context.Context, labels ...string) error {
-	if t == nil {
-		return ErrNoThread
-	}
-	if t.MergeRequest {
-		return errOf(t.Client.MergeRequests.RemoveLabels(ctx, t.ProjectID, t.ID, labels...))
-	}
-	return errOf(t.Client.Issues.RemoveLabels(ctx, t.ProjectID, t.ID, labels...))
+	return t.either(
+		func() error { return errOf(t.Client.MergeRequests.RemoveLabels(ctx, t.ProjectID, t.ID, labels...)) },
+		func() error { return errOf(t.Client.Issues.RemoveLabels(ctx, t.ProjectID, t.ID, labels...)) })
 }
 
 // Close closes the issue or merge request. Closing a closed one succeeds.
@@ -69,19 +57,31 @@ func (t *Thread) Reopen(ctx context.Context) error {
 }
 
 func (t *Thread) setState(ctx context.Context, is collab.IssueStateEvent, mr collab.MergeRequestStateEvent) error {
-	if t == nil {
-		return ErrNoThread
-	}
-	var err error
-	if t.MergeRequest {
-		_, _, err = t.Client.MergeRequests.Update(ctx, t.ProjectID, t.ID, &collab.UpdateMergeRequestOptions{StateEvent: &mr})
-	} else {
-		_, _, err = t.Client.Issues.Update(ctx, t.ProjectID, t.ID, &collab.UpdateIssueOptions{StateEvent: &is})
-	}
+	err := t.either(
+		func() error {
+			return errOf(t.Client.MergeRequests.Update(ctx, t.ProjectID, t.ID, &collab.UpdateMergeRequestOptions{StateEvent: &mr}))
+		},
+		func() error {
+			return errOf(t.Client.Issues.Update(ctx, t.ProjectID, t.ID, &collab.UpdateIssueOptions{StateEvent: &is}))
+		})
 	if errors.Is(err, collab.ErrNotModified) {
 		return nil
 	}
 	return err
+}
+
+// either makes the call of a merge request's thread or the call of an
+// issue's, whichever t is; a nil t (a comment on a commit or a snippet)
+// makes neither and returns ErrNoThread.
+func (t *Thread) either(mergeRequest, issue func() error) error {
+	switch {
+	case t == nil:
+		return ErrNoThread
+	case t.MergeRequest:
+		return mergeRequest()
+	default:
+		return issue()
+	}
 }
 
 // errOf keeps the error of a call's three results.

@@ -47,7 +47,7 @@ func (c *Client) AppendTrace(ctx context.Context, id int, buildToken string, off
 	if offset < 0 {
 		return "", 0, &collab.ArgumentError{Arg: "offset", Reason: fmt.Sprintf("is negative (%d)", offset)}
 	}
-	req, err := c.buildRequest(ctx, http.MethodPatch, id, "/trace.txt", buildToken, bytes.NewReader(part))
+	req, err := c.buildRequest(ctx, traceMethod, id, "/trace.txt", buildToken, bytes.NewReader(part))
 	if err != nil {
 		return "", 0, err
 	}
@@ -455,7 +455,7 @@ func (w *TraceWriter) flush() bool {
 				w.fail(fmt.Errorf("runner: trace append failed %d times in a row: %w", w.failures, err))
 				break
 			}
-			w.debug("runner: trace append failed; next call at the next tick", "build", w.id, "offset", off, "failures", w.failures, "error", err)
+			w.debugCall("runner: trace append failed; next call at the next tick", "build", w.id, "offset", off, "failures", w.failures, "error", err)
 		}
 		return false
 	}
@@ -485,7 +485,7 @@ func (w *TraceWriter) call(off int64, part []byte) error {
 		case rerr.Length > w.sent:
 			return fmt.Errorf("%w: server holds %d bytes, only %d were sent", ErrTraceDiverged, rerr.Length, w.sent)
 		}
-		w.debug("runner: trace resync", "build", w.id, "from", off, "to", rerr.Length)
+		w.debugCall("runner: trace resync", "build", w.id, "from", off, "to", rerr.Length)
 		length = rerr.Length
 	default:
 		return err
@@ -516,9 +516,20 @@ func (w *TraceWriter) setStatus(s collab.BuildStatus) {
 	}
 }
 
-func (w *TraceWriter) debug(msg string, args ...any) {
+// The append call the writer makes, named as the core's log lines name a
+// call: its method and its route template.
+const (
+	traceMethod = http.MethodPatch
+	traceRoute  = "/builds/:id/trace.txt"
+)
+
+// debugCall logs, at debug level, a line about the writer's append call,
+// with the call's method and route first. The attempts inside a call are
+// the core's, which logs each with its number; the writer counts failed
+// calls.
+func (w *TraceWriter) debugCall(msg string, args ...any) {
 	if w.logger != nil {
-		w.logger.Debug(msg, args...)
+		w.logger.Debug(msg, append([]any{"method", traceMethod, "route", traceRoute}, args...)...)
 	}
 }
 

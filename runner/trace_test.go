@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -591,4 +592,51 @@ func TestTransient(t *testing.T) {
 	assert.False(t, transient(&collab.ErrorResponse{StatusCode: 416}), "a 416 without a readable Range")
 	assert.True(t, transient(errNoProgress))
 	assert.False(t, transient(errors.New("other")))
+}
+
+// TestTraceWriterLogsRoute: every line the writer logs about its append call
+// carries the call's method and route template, as the core's lines name a
+// call, and no token.
+func TestTraceWriterLogsRoute(t *testing.T) {
+	s := newTraceServer(t, 1)
+	calls := 0
+	s.pick = func(*rand.Rand) string {
+		if calls++; calls == 1 {
+			return faultApply502 // applied, then lost: a failed call, then a resync
+		}
+		return faultNone
+	}
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c, err := NewClient(s.srv.URL, collab.WithHTTPClient(s.srv.Client()), collab.WithoutRetries(), collab.WithLogger(logger))
+	require.NoError(t, err)
+	tw := c.NewTraceWriter(context.Background(), 1, testBuildToken, TraceWriterOptions{tick: s.ticks, Logger: logger})
+	_, err = io.WriteString(tw, "abc")
+	require.NoError(t, err)
+	tw.Flush()
+	require.NoError(t, tw.Close())
+	assert.Equal(t, "abc", string(s.snapshot()))
+
+	logMu.Lock()
+	out := logs.String()
+	logMu.Unlock()
+	watched.Record(out)
+	assert.NotContains(t, out, testBuildToken)
+	writerLines := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		msg, _ := rec["msg"].(string)
+		if strings.HasPrefix(msg, "runner: trace") {
+			writerLines[msg] = rec
+		}
+	}
+	require.Contains(t, writerLines, "runner: trace append failed; next call at the next tick")
+	require.Contains(t, writerLines, "runner: trace resync")
+	for msg, rec := range writerLines {
+		assert.Equal(t, "/builds/:id/trace.txt", rec["route"], msg)
+		assert.Equal(t, http.MethodPatch, rec["method"], msg)
+		assert.EqualValues(t, 1, rec["build"], msg)
+	}
 }

@@ -41,10 +41,10 @@ type apiCmd struct {
 
 func newAPICmd(cfg *config, std stdio) *cobra.Command {
 	a := &apiCmd{cfg: cfg, std: std}
-	cmd := &cobra.Command{
-		Use:   "api [METHOD] PATH",
-		Short: "Call any endpoint of the API",
-		Long: `Call any endpoint of the API under /api/v3 (or /ci/api/v1 with --runner) and print
+	cmd := leafCmd(cmdText{
+		use:   "api [METHOD] PATH",
+		short: "Call any endpoint of the API",
+		long: `Call any endpoint of the API under /api/v3 (or /ci/api/v1 with --runner) and print
 the response body.
 
 -f key=value sends a string and -F key=value a typed value: a number, true, false,
@@ -63,14 +63,12 @@ any 429 or 503 with Retry-After pauses every request until the wait is over.
 
 An error status exits 1 with a one-line error on stderr. A write is never sent
 twice by a retry.`,
-		Example: `  collab api projects/1/issues --paginate --jq 'map(.title)'
+		example: `  collab api projects/1/issues --paginate --jq 'map(.title)'
   collab api POST projects/1/issues -f title='Crash on save' -F confidential=true
   collab api -X PUT projects/1/issues/3 -f state_event=close -i
   collab api --paginate --ndjson projects/1/issues --jq .iid
   collab api --paginate --rate 5 projects/1/issues --jq length`,
-		Args: rangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd.Context(), args) },
-	}
+	}, rangeArgs(1, 2), a.run)
 	f := cmd.Flags()
 	f.StringVarP(&a.method, "method", "X", "", "HTTP `METHOD` (default GET, or POST with parameters)")
 	f.VarP(fieldFlag{&a.fields, false}, "raw-field", "f", "add a string parameter `key=value`")

@@ -29,14 +29,10 @@ func (c *config) bind(root *cobra.Command) {
 func (c *config) token() (token, kind string, err error) {
 	token = os.Getenv("COLLAB_TOKEN")
 	if c.tokenFile != "" {
-		b, err := os.ReadFile(c.tokenFile)
-		if err != nil {
-			return "", "", usagef("--token-file: %v", err)
-		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			// Not a silent anonymous call: the caller meant to send a token.
-			return "", "", usagef("--token-file: %s is empty", c.tokenFile)
+		// Not a silent anonymous call when the file is empty: the caller
+		// meant to send a token.
+		if token, err = readTokenFile("--token-file", c.tokenFile); err != nil {
+			return "", "", err
 		}
 	}
 	kind = strings.ToLower(strings.TrimSpace(os.Getenv("COLLAB_TOKEN_KIND")))

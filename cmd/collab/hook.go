@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,14 +31,8 @@ type eventLine struct {
 }
 
 func newHookCmd(std stdio) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "hook",
-		Short: "Receive webhooks as JSON lines, and send them again",
-		Args:  rangeArgs(0, 0),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newListenCmd(std), newReplayCmd(std))
-	return cmd
+	return groupCmd(cmdText{use: "hook", short: "Receive webhooks as JSON lines, and send them again"},
+		newListenCmd(std), newReplayCmd(std))
 }
 
 // readSecret reads a hook's secret token from a file; "" when no file.
@@ -47,16 +40,7 @@ func readSecret(file string) (string, error) {
 	if file == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", usagef("--secret-file: %v", err)
-	}
-	secret := strings.TrimSpace(string(b))
-	if secret == "" {
-		// An empty secret would check nothing, while the flag says it does.
-		return "", usagef("--secret-file: %s is empty", file)
-	}
-	return secret, nil
+	return readTokenFile("--secret-file", file)
 }
 
 // listenCmd holds the flags of collab hook listen.
@@ -70,10 +54,10 @@ type listenCmd struct {
 
 func newListenCmd(std stdio) *cobra.Command {
 	l := &listenCmd{std: std}
-	cmd := &cobra.Command{
-		Use:   "listen",
-		Short: "Receive webhooks and print each as one JSON line",
-		Long: `Receive the server's webhooks at --addr and print each verified delivery on standard
+	cmd := leafCmd(cmdText{
+		use:   "listen",
+		short: "Receive webhooks and print each as one JSON line",
+		long: `Receive the server's webhooks at --addr and print each verified delivery on standard
 output as one JSON line: {"kind", "received_at", "headers", "body"}, where headers
 never include the secret token and body is the delivery's JSON. A delivery is
 answered 200 once it is stored, and done once its line is written.
@@ -91,11 +75,9 @@ be stored, or that arrives while the listener stops, is closed without an
 answer, so that the server sends it again.
 
 It stops on SIGINT or SIGTERM.`,
-		Example: `  collab hook listen --addr :8080 --secret-file hook-secret | jq -r .body.object_attributes.title
+		example: `  collab hook listen --addr :8080 --secret-file hook-secret | jq -r .body.object_attributes.title
   collab hook listen --addr 127.0.0.1:8080 --queue ~/.cache/hooks --forward-to http://127.0.0.1:3000/hook`,
-		Args: rangeArgs(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return l.run(cmd.Context()) },
-	}
+	}, rangeArgs(0, 0), func(ctx context.Context, _ []string) error { return l.run(ctx) })
 	f := cmd.Flags()
 	f.StringVar(&l.addr, "addr", "127.0.0.1:8080", "`ADDRESS` to listen on (host:port; port 0 picks a free one)")
 	f.StringVar(&l.secretFile, "secret-file", "", "read the hook's secret token from `FILE`")
@@ -235,16 +217,14 @@ type replayCmd struct {
 
 func newReplayCmd(std stdio) *cobra.Command {
 	r := &replayCmd{std: std}
-	cmd := &cobra.Command{
-		Use:   "replay [FILE|-]",
-		Short: "Send deliveries printed by collab hook listen again",
-		Long: `Send each line printed by collab hook listen, from FILE or standard input, to --to as
+	cmd := leafCmd(cmdText{
+		use:   "replay [FILE|-]",
+		short: "Send deliveries printed by collab hook listen again",
+		long: `Send each line printed by collab hook listen, from FILE or standard input, to --to as
 the server sent it: the same body and headers, and the secret token from
 --secret-file. It goes on after a failure, and exits 1 if any delivery failed.`,
-		Example: `  collab hook replay events.jsonl --to http://127.0.0.1:3000/hook --secret-file hook-secret`,
-		Args:    rangeArgs(0, 1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return r.run(cmd.Context(), args) },
-	}
+		example: `  collab hook replay events.jsonl --to http://127.0.0.1:3000/hook --secret-file hook-secret`,
+	}, rangeArgs(0, 1), r.run)
 	f := cmd.Flags()
 	f.StringVar(&r.to, "to", "", "`URL` to send the deliveries to (required)")
 	f.StringVar(&r.secretFile, "secret-file", "", "send the secret token read from `FILE`")

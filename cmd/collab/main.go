@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -91,38 +92,61 @@ func run(ctx context.Context, args []string, std stdio) int {
 
 // newRootCmd builds the command tree.
 func newRootCmd(std stdio) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "collab",
-		Short: "The Collaboration Service API from the shell",
-		Long: "collab calls the Collaboration Service API for scripts: any endpoint with pagination that\n" +
+	var cfg config
+	root := groupCmd(cmdText{
+		use:   "collab",
+		short: "The Collaboration Service API from the shell",
+		long: "collab calls the Collaboration Service API for scripts: any endpoint with pagination that\n" +
 			"makes one JSON document, webhooks as JSON lines, and a fake server for tests.\n\n" +
 			"Configuration: COLLAB_URL (or --url), COLLAB_TOKEN (or --token-file), and\n" +
 			"COLLAB_TOKEN_KIND=private|oauth (default private).",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown command %q", args[0])
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	root.SetIn(std.in)
-	root.SetOut(std.out)
-	root.SetErr(std.err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-
-	var cfg config
-	cfg.bind(root)
-	root.AddCommand(
+	},
 		newAPICmd(&cfg, std),
 		newFakeCmd(std),
 		newHookCmd(std),
 		newQueueCmd(std),
 		newVersionCmd(std),
 	)
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q", args[0])
+		}
+		return nil
+	}
+	root.SetIn(std.in)
+	root.SetOut(std.out)
+	root.SetErr(std.err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cfg.bind(root)
 	return root
+}
+
+// cmdText is what a command's help says: its usage line, its summary, its
+// description and its examples.
+type cmdText struct {
+	use, short, long, example string
+}
+
+// command is a command that shows text, checks its arguments with args and
+// then calls runE.
+func (text cmdText) command(args cobra.PositionalArgs, runE func(*cobra.Command, []string) error) *cobra.Command {
+	return &cobra.Command{Use: text.use, Short: text.short, Long: text.long, Example: text.example, Args: args, RunE: runE}
+}
+
+// leafCmd is a command that checks its arguments with args, then runs run
+// with the command's context (it carries main's signal handler) and the
+// arguments.
+func leafCmd(text cmdText, args cobra.PositionalArgs, run func(ctx context.Context, args []string) error) *cobra.Command {
+	return text.command(args, func(cmd *cobra.Command, args []string) error { return run(cmd.Context(), args) })
+}
+
+// groupCmd is a command that holds subs: run alone, it prints its help.
+func groupCmd(text cmdText, subs ...*cobra.Command) *cobra.Command {
+	cmd := text.command(rangeArgs(0, 0), func(cmd *cobra.Command, _ []string) error { return cmd.Help() })
+	cmd.AddCommand(subs...)
+	return cmd
 }
 
 // rangeArgs is cobra.RangeArgs reporting a usage error.
@@ -133,4 +157,19 @@ func rangeArgs(lo, hi int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// readTokenFile reads a token or a secret from file, named by flag in its
+// errors. An empty file is a usage error: the caller meant to send a token,
+// and an empty one would check, or send, nothing.
+func readTokenFile(flag, file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usagef("%s: %v", flag, err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usagef("%s: %s is empty", flag, file)
+	}
+	return token, nil
 }

@@ -34,10 +34,10 @@ type queueCmd struct {
 
 func newQueueCmd(std stdio) *cobra.Command {
 	q := &queueCmd{std: std}
-	cmd := &cobra.Command{
-		Use:   "queue",
-		Short: "Inspect a webhook queue and its dead letters",
-		Long: `Inspect the queue of a webhook receiver, on disk (a directory, as given to
+	cmd := groupCmd(cmdText{
+		use:   "queue",
+		short: "Inspect a webhook queue and its dead letters",
+		long: `Inspect the queue of a webhook receiver, on disk (a directory, as given to
 collab hook listen --queue or diskqueue.Open) or in Redis (a redis:// or rediss://
 URL, as used by redisqueue):
 
@@ -51,128 +51,120 @@ A disk queue belongs to one process at a time: while a receiver runs on the
 directory these commands refuse to touch it. Stop the receiver first, or use
 its own Handler methods. A Redis queue is shared: these commands work while
 receivers run.`,
-		Example: `  collab queue stats --queue ~/.cache/hooks
+		example: `  collab queue stats --queue ~/.cache/hooks
   collab queue dead --queue redis://localhost:6379/0 --json | jq '.[].last_error'
   collab queue requeue --queue ~/.cache/hooks --all`,
-		Args: rangeArgs(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	}, q.statsCmd(), q.deadCmd(), q.requeueCmd(), q.deleteCmd(), q.compactCmd())
 	f := cmd.PersistentFlags()
 	f.StringVar(&q.target, "queue", "", "the queue: a `DIR`ectory, or a redis:// URL")
 	f.StringVar(&q.prefix, "redis-prefix", "", "key prefix of a Redis queue (default redisqueue's)")
 	f.StringVar(&q.group, "redis-group", "", "consumer group of a Redis queue (default redisqueue's)")
-	cmd.AddCommand(q.statsCmd(), q.deadCmd(), q.requeueCmd(), q.deleteCmd(), q.compactCmd())
 	return cmd
 }
 
+// queueOp is what a collab queue subcommand does with the open queue.
+type queueOp func(context.Context, webhook.Queue) error
+
+// opCmd is a collab queue subcommand. plan checks the command line before
+// the queue is opened, so that a usage error needs no queue, and returns the
+// op that runs on the open queue.
+func (q *queueCmd) opCmd(text cmdText, args cobra.PositionalArgs, plan func(args []string) (queueOp, error)) *cobra.Command {
+	return leafCmd(text, args, func(ctx context.Context, args []string) error {
+		op, err := plan(args)
+		if err != nil {
+			return err
+		}
+		return q.with(ctx, op)
+	})
+}
+
 func (q *queueCmd) statsCmd() *cobra.Command {
-	return readCmd(q, "stats", "Print the depth, the oldest pending delivery and the dead letters",
+	return readCmd(q, cmdText{use: "stats", short: "Print the depth, the oldest pending delivery and the dead letters"},
 		"print one JSON object", webhook.Queue.Stats, q.printStats)
 }
 
 func (q *queueCmd) deadCmd() *cobra.Command {
-	return readCmd(q, "dead", "List the dead letters, oldest first",
+	return readCmd(q, cmdText{use: "dead", short: "List the dead letters, oldest first"},
 		"print a JSON array, with each delivery's headers and body", webhook.Queue.DeadLetters, q.printDead)
 }
 
 // readCmd is a subcommand that reads one thing from the queue and prints it,
 // as a table or, with --json, as JSON.
-func readCmd[T any](q *queueCmd, use, short, jsonUsage string, read func(webhook.Queue, context.Context) (T, error), print func(T) error) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  rangeArgs(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return q.with(cmd.Context(), func(ctx context.Context, wq webhook.Queue) error {
-				v, err := read(wq, ctx)
-				if err != nil {
-					return err
-				}
-				return print(v)
-			})
-		},
-	}
+func readCmd[T any](q *queueCmd, text cmdText, jsonUsage string, read func(webhook.Queue, context.Context) (T, error), print func(T) error) *cobra.Command {
+	cmd := q.opCmd(text, rangeArgs(0, 0), func([]string) (queueOp, error) {
+		return func(ctx context.Context, wq webhook.Queue) error {
+			v, err := read(wq, ctx)
+			if err != nil {
+				return err
+			}
+			return print(v)
+		}, nil
+	})
 	cmd.Flags().BoolVar(&q.asJSON, "json", false, jsonUsage)
 	return cmd
 }
 
 func (q *queueCmd) requeueCmd() *cobra.Command {
 	var all bool
-	cmd := &cobra.Command{
-		Use:   "requeue ID|--all",
-		Short: "Put dead letters back in the queue, their attempts reset",
-		Args:  rangeArgs(0, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	cmd := q.opCmd(cmdText{use: "requeue ID|--all", short: "Put dead letters back in the queue, their attempts reset"},
+		rangeArgs(0, 1), func(args []string) (queueOp, error) {
 			if all == (len(args) == 1) {
-				return usagef("requeue takes one ID or --all")
+				return nil, usagef("requeue takes one ID or --all")
 			}
-			ids, err := parseIDs(args)
-			if err != nil {
-				return err
-			}
-			return q.with(cmd.Context(), func(ctx context.Context, wq webhook.Queue) error {
-				if all {
-					if ids, err = deadIDs(ctx, wq); err != nil {
-						return err
-					}
-				}
-				return q.each(ctx, ids, "requeued", wq.Requeue)
-			})
-		},
-	}
+			return q.eachOp(args, "requeued", all, webhook.Queue.Requeue)
+		})
 	cmd.Flags().BoolVar(&all, "all", false, "requeue every dead letter")
 	return cmd
 }
 
 func (q *queueCmd) deleteCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete ID",
-		Short: "Drop a dead letter for good",
-		Args:  rangeArgs(1, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := parseIDs(args)
-			if err != nil {
-				return err
-			}
-			return q.with(cmd.Context(), func(ctx context.Context, wq webhook.Queue) error {
-				return q.each(ctx, ids, "deleted", wq.Delete)
-			})
-		},
-	}
+	return q.opCmd(cmdText{use: "delete ID", short: "Drop a dead letter for good"},
+		rangeArgs(1, 1), func(args []string) (queueOp, error) {
+			return q.eachOp(args, "deleted", false, webhook.Queue.Delete)
+		})
 }
 
 func (q *queueCmd) compactCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "compact",
-		Short: "Give back the disk space of handled deliveries (disk queue only)",
-		Args:  rangeArgs(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	return q.opCmd(cmdText{use: "compact", short: "Give back the disk space of handled deliveries (disk queue only)"},
+		rangeArgs(0, 0), func([]string) (queueOp, error) {
 			if isRedisURL(q.target) {
-				return usagef("compact applies to a disk queue; Redis frees the space of handled deliveries itself")
+				return nil, usagef("compact applies to a disk queue; Redis frees the space of handled deliveries itself")
 			}
-			return q.with(cmd.Context(), func(_ context.Context, wq webhook.Queue) error {
+			return func(_ context.Context, wq webhook.Queue) error {
 				if err := wq.(*diskqueue.Queue).Compact(); err != nil {
 					return err
 				}
 				_, err := fmt.Fprintln(q.std.out, "compacted")
 				return err
-			})
-		},
-	}
+			}, nil
+		})
 }
 
-// each applies op to every id, and says what it did.
-func (q *queueCmd) each(ctx context.Context, ids []uint64, done string, op func(context.Context, uint64) error) error {
-	for _, id := range ids {
-		if err := op(ctx, id); err != nil {
-			if errors.Is(err, webhook.ErrNotDeadLettered) {
-				return fmt.Errorf("no dead letter has id %d", id)
-			}
-			return err
-		}
+// eachOp parses the dead letter ids in args and returns the op that applies
+// op to each of them, or with all to every dead letter, and says what it
+// did.
+func (q *queueCmd) eachOp(args []string, done string, all bool, op func(webhook.Queue, context.Context, uint64) error) (queueOp, error) {
+	ids, err := parseIDs(args)
+	if err != nil {
+		return nil, err
 	}
-	_, err := fmt.Fprintf(q.std.out, "%s %d\n", done, len(ids))
-	return err
+	return func(ctx context.Context, wq webhook.Queue) error {
+		if all {
+			if ids, err = deadIDs(ctx, wq); err != nil {
+				return err
+			}
+		}
+		for _, id := range ids {
+			if err := op(wq, ctx, id); err != nil {
+				if errors.Is(err, webhook.ErrNotDeadLettered) {
+					return fmt.Errorf("no dead letter has id %d", id)
+				}
+				return err
+			}
+		}
+		_, err := fmt.Fprintf(q.std.out, "%s %d\n", done, len(ids))
+		return err
+	}, nil
 }
 
 func parseIDs(args []string) ([]uint64, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -11,15 +12,11 @@ import (
 )
 
 func newVersionCmd(std stdio) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the module version and the Go version it was built with",
-		Args:  rangeArgs(0, 0),
-		RunE: func(*cobra.Command, []string) error {
+	return leafCmd(cmdText{use: "version", short: "Print the module version and the Go version it was built with"},
+		rangeArgs(0, 0), func(context.Context, []string) error {
 			_, err := fmt.Fprintf(std.out, "collab %s\n%s\n", moduleVersion(), runtime.Version())
 			return err
-		},
-	}
+		})
 }
 
 // moduleVersion is the version go install recorded, such as v1.4.0, or the

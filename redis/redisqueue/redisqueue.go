@@ -429,7 +429,7 @@ func (q *Queue) leased(ctx context.Context, res []any) (*webhook.Delivery, error
 	if err != nil {
 		// Out of the way, for a person to look at; the others go on.
 		reason := fmt.Sprintf("redisqueue: delivery %d is damaged: %v", id, err)
-		q.damagedEntry("delivery", err.Error(), "id", id)
+		q.damagedEntry("delivery", err.Error(), "id", id, "attempt", n)
 		q.damagedDeliveries.Add(1)
 		if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, sid).Err(); err != nil {
 			return nil, fmt.Errorf("redisqueue: dead-lettering damaged delivery %d: %w", id, err)
@@ -458,8 +458,7 @@ func (q *Queue) forget(ctx context.Context, sids []any) error {
 	for _, s := range sids {
 		sid, _ := s.(string)
 		if e := q.held[sid]; e != nil {
-			delete(q.held, sid)
-			delete(q.byID, e.id)
+			q.drop(e)
 		}
 		ids = append(ids, sid)
 	}
@@ -568,44 +567,40 @@ func (q *Queue) heldLen() int {
 // Ack implements webhook.Queue. Acking a delivery that another receiver took
 // over and settled already is not an error.
 func (q *Queue) Ack(ctx context.Context, id uint64) error {
-	e, err := q.leaseOf(id)
-	if err != nil {
-		return err
-	}
-	if err := ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, e.sid).Err(); err != nil {
-		q.unlease(id, time.Now().Add(q.o.PollInterval))
-		return fmt.Errorf("redisqueue: acking delivery %d: %w", id, err)
-	}
-	q.release(id)
-	return nil
+	return q.settle(id, "acking", func(sid string) error {
+		return ackScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, sid).Err()
+	}, func() { q.release(id) })
 }
 
 // Retry implements webhook.Queue. The delivery stays in this receiver's
 // lease until it is ready again.
 func (q *Queue) Retry(ctx context.Context, id uint64, at time.Time, reason string) error {
-	e, err := q.leaseOf(id)
-	if err != nil {
-		return err
-	}
-	if err := retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason, e.sid).Err(); err != nil {
-		q.unlease(id, time.Now().Add(q.o.PollInterval))
-		return fmt.Errorf("redisqueue: retrying delivery %d: %w", id, err)
-	}
-	q.unlease(id, at)
-	return nil
+	return q.settle(id, "retrying", func(sid string) error {
+		return retryScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, id, at.UnixMilli(), reason, sid).Err()
+	}, func() { q.unlease(id, at) })
 }
 
 // DeadLetter implements webhook.Queue.
 func (q *Queue) DeadLetter(ctx context.Context, id uint64, reason string) error {
+	return q.settle(id, "dead-lettering", func(sid string) error {
+		return deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, sid).Err()
+	}, func() { q.release(id) })
+}
+
+// settle runs the script that settles id, a delivery this receiver leased,
+// with its stream entry id, then done. When Redis fails, the lease ends and
+// this receiver hands the delivery out again after PollInterval; the error
+// says what it was doing.
+func (q *Queue) settle(id uint64, doing string, script func(sid string) error, done func()) error {
 	e, err := q.leaseOf(id)
 	if err != nil {
 		return err
 	}
-	if err := deadScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group, id, reason, e.sid).Err(); err != nil {
+	if err := script(e.sid); err != nil {
 		q.unlease(id, time.Now().Add(q.o.PollInterval))
-		return fmt.Errorf("redisqueue: dead-lettering delivery %d: %w", id, err)
+		return fmt.Errorf("redisqueue: %s delivery %d: %w", doing, id, err)
 	}
-	q.release(id)
+	done()
 	return nil
 }
 
@@ -618,8 +613,7 @@ func (q *Queue) unlease(id uint64, at time.Time) {
 	if e := q.byID[id]; e != nil && e.leased {
 		e.leased, e.at = false, at
 		if e.lost {
-			delete(q.held, e.sid)
-			delete(q.byID, id)
+			q.drop(e)
 		}
 	}
 	q.mu.Unlock()
@@ -638,11 +632,27 @@ func (q *Queue) leaseOf(id uint64) (*entry, error) {
 func (q *Queue) release(id uint64) {
 	q.mu.Lock()
 	if e := q.byID[id]; e != nil {
-		delete(q.held, e.sid)
-		delete(q.byID, id)
+		q.drop(e)
 	}
 	q.mu.Unlock()
 	q.signal()
+}
+
+// drop forgets e. The caller holds q.mu.
+func (q *Queue) drop(e *entry) {
+	delete(q.held, e.sid)
+	delete(q.byID, e.id)
+}
+
+// lose marks e taken over by another receiver, or forgets it when no
+// worker holds it: a worker settles its own, or finds it gone. The caller
+// holds q.mu.
+func (q *Queue) lose(e *entry) {
+	if e.leased {
+		e.lost = true
+		return
+	}
+	q.drop(e)
 }
 
 // signal wakes a Take waiting for a delivery to become ready.
@@ -828,16 +838,9 @@ func (q *Queue) renew() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, sid := range lost {
-		e := q.held[sid]
-		if e == nil {
-			continue
+		if e := q.held[sid]; e != nil {
+			q.lose(e) // the new owner may run it again
 		}
-		if e.leased {
-			e.lost = true // its worker settles it; the new owner may run it again
-			continue
-		}
-		delete(q.held, sid)
-		delete(q.byID, e.id)
 	}
 }
 

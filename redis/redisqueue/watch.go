@@ -312,13 +312,8 @@ func (q *Queue) lost(since time.Time, wiped bool, seq int64) {
 	q.log(slog.LevelError, "redisqueue: Redis lost deliveries it had acknowledged; catch up from the known-good time",
 		"cause", what, "since", since, "seq", seq, "seen", q.maxSeq.Load())
 	q.mu.Lock()
-	for sid, e := range q.held {
-		if e.leased {
-			e.lost = true // its worker settles it, or finds it gone
-			continue
-		}
-		delete(q.held, sid)
-		delete(q.byID, e.id)
+	for _, e := range q.held {
+		q.lose(e)
 	}
 	q.mu.Unlock()
 	// A change made before the mark may have been delivered after it. The
