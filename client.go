@@ -732,7 +732,7 @@ func route(format string, args ...any) endpoint {
 	if err != nil {
 		return endpoint{err: err}
 	}
-	return endpoint{s: s, tmpl: routeTemplate(format)}
+	return endpoint{s: s, tmpl: wire.Template(format)}
 }
 
 // argumentError is the error of a value the route builder refused.

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // recorder is an Observer that keeps everything it is told.
@@ -169,7 +171,7 @@ func TestRouteTemplates(t *testing.T) {
 		"projects/%s/labels/%s/subscription":         "/projects/:id/labels/:label_id/subscription",
 		"%s/queues":                                  "/:prefix/queues",
 	} {
-		assert.Equal(t, want, routeTemplate(format), format)
+		assert.Equal(t, want, wire.Template(format), format)
 	}
 }
 

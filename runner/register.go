@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // RegisterRunnerOptions are the optional parameters of RegisterRunner.
@@ -80,7 +81,7 @@ func (c *Client) RegisterRunner(ctx context.Context, registrationToken string, o
 			opt.infoOptions = infoOptions(*opts.Info)
 		}
 	}
-	req, err := c.c.NewRequest(ctx, http.MethodPost, "runners/register", &opt)
+	req, err := c.c.NewRequest(ctx, http.MethodPost, wire.Fixed("runners/register"), &opt)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (c *Client) DeleteRunner(ctx context.Context, runnerToken string) error {
 		return &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
 	}
 	body := strings.NewReader(url.Values{"token": {runnerToken}}.Encode())
-	req, err := c.c.NewRequest(ctx, http.MethodDelete, "runners/delete", body)
+	req, err := c.c.NewRequest(ctx, http.MethodDelete, wire.Fixed("runners/delete"), body)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (c *Client) VerifyRunner(ctx context.Context, runnerToken string) error {
 		return &collab.ArgumentError{Arg: "runnerToken", Reason: "is empty"}
 	}
 	// -1 is a build id no server has; the path is fixed, not built from an argument.
-	if err := c.putBuild(ctx, "builds/-1", &updateOptions{Token: runnerToken}); !errors.Is(err, collab.ErrNotFound) {
+	if err := c.putBuild(ctx, wire.Fixed("builds/-1"), &updateOptions{Token: runnerToken}); !errors.Is(err, collab.ErrNotFound) {
 		return err
 	}
 	return nil

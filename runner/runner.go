@@ -129,7 +129,7 @@ func (c *Client) RequestBuild(ctx context.Context, runnerToken string, info *Inf
 	if info != nil {
 		opt.infoOptions = infoOptions(*info)
 	}
-	req, err := c.c.NewRequest(ctx, http.MethodPost, "builds/register", &opt)
+	req, err := c.c.NewRequest(ctx, http.MethodPost, wire.Fixed("builds/register"), &opt)
 	if err != nil {
 		return nil, err
 	}
