@@ -55,11 +55,11 @@ type Options struct {
 	// min; keep it above RetryMax.
 	ProgressTimeout time.Duration
 	// OnLoss is called when the queue reports that its engine lost what it
-	// had stored (see LossReporter), with the last time the engine was known
-	// to be good; it should catch up from then, usually with CatchUp. Until
-	// it returns nil (it is called again with a growing wait) the handler
-	// reports itself unhealthy.
-	OnLoss func(ctx context.Context, since time.Time) error
+	// had stored (see LossReporter), with this handler and the last time the
+	// engine was known to be good; it should catch up from then into h, as
+	// catchup.OnLoss does. Until it returns nil (it is called again with a
+	// growing wait) the handler reports itself unhealthy.
+	OnLoss func(ctx context.Context, h *Handler, since time.Time) error
 	// Observer, when set, watches admissions and handlings, for tracing and
 	// metrics.
 	Observer Observer

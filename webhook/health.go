@@ -165,7 +165,7 @@ func (h *Handler) recoverLoss(ctx context.Context, since time.Time) {
 		return
 	}
 	for n := 1; ; n++ {
-		err := h.opts.OnLoss(ctx, since)
+		err := h.opts.OnLoss(ctx, h, since)
 		if err == nil {
 			h.health.recovered(since)
 			h.log(slog.LevelInfo, "webhook: caught up after the loss", "since", since)

@@ -81,7 +81,7 @@ func TestLossIsCaughtUp(t *testing.T) {
 	var calls atomic.Int32
 	proceed := make(chan struct{})
 	h := newHandler(t, Options{Queue: q, RetryMin: time.Millisecond, OnIssue: func(context.Context, *IssueEvent) error { return nil },
-		OnLoss: func(ctx context.Context, since time.Time) error {
+		OnLoss: func(ctx context.Context, _ *Handler, since time.Time) error {
 			assert.Equal(t, good, since)
 			if calls.Add(1) == 1 {
 				<-proceed

@@ -36,14 +36,13 @@ func Example() {
 	}
 	defer q.Close()
 	projects := catchup.Options{Projects: []catchup.Project{catchup.Path("shop/webshop")}}
-	var h *webhook.Handler
-	h, err = webhook.NewHandler(webhook.Options{
+	h, err := webhook.NewHandler(webhook.Options{
 		Queue: q,
 		OnIssue: func(ctx context.Context, e *webhook.IssueEvent) error {
 			log.Printf("issue %d: %s", e.ObjectAttributes.IID, e.ObjectAttributes.Action)
 			return nil
 		},
-		OnLoss: catchup.OnLoss(&h, client, projects),
+		OnLoss: catchup.OnLoss(client, projects),
 	})
 	if err != nil {
 		log.Fatal(err)

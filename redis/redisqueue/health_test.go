@@ -20,7 +20,7 @@ func TestHealthFollowsEngine(t *testing.T) {
 	release := make(chan struct{})
 	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil },
 		RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond,
-		OnLoss: func(ctx context.Context, since time.Time) error {
+		OnLoss: func(ctx context.Context, _ *webhook.Handler, since time.Time) error {
 			select {
 			case catchUp <- since:
 			default:

@@ -153,8 +153,8 @@ func (r *rig) receiver(ctx context.Context, name string) string {
 	var h *webhook.Handler
 	h, err = webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, StoreTimeout: storeDeadline,
 		RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond, OnIssue: r.handle,
-		OnLoss: func(ctx context.Context, since time.Time) error { // r.pids is filled after the receivers start
-			return catchup.OnLoss(&h, r.client, catchup.Options{Projects: catchup.IDs(r.pids...)})(ctx, since)
+		OnLoss: func(ctx context.Context, h *webhook.Handler, since time.Time) error { // r.pids is filled after the receivers start
+			return catchup.OnLoss(r.client, catchup.Options{Projects: catchup.IDs(r.pids...)})(ctx, h, since)
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -137,24 +137,19 @@ func Run(ctx context.Context, h *webhook.Handler, c *collab.Client, opts Options
 // OnLoss returns a function for webhook.Options.OnLoss: when the queue's
 // engine reports that it lost what it stored after a time, the function
 // catches up on opts.Projects from that time (or from the checkpoint, if
-// earlier), whatever the checkpoints say. *h is read only then, so it may
-// be set after the options are made:
+// earlier) into the handler, whatever the checkpoints say:
 //
-//	var h *webhook.Handler
 //	h, err := webhook.NewHandler(webhook.Options{
 //		Queue:  q,
-//		OnLoss: catchup.OnLoss(&h, client, catchup.Options{Projects: catchup.IDs(42)}),
+//		OnLoss: catchup.OnLoss(client, catchup.Options{Projects: catchup.IDs(42)}),
 //		...
 //	})
-func OnLoss(h **webhook.Handler, c *collab.Client, opts Options) func(ctx context.Context, since time.Time) error {
-	return func(ctx context.Context, since time.Time) error {
-		if *h == nil {
-			return errors.New("catchup: OnLoss called before the handler was set")
-		}
+func OnLoss(c *collab.Client, opts Options) func(ctx context.Context, h *webhook.Handler, since time.Time) error {
+	return func(ctx context.Context, h *webhook.Handler, since time.Time) error {
 		if since.IsZero() {
 			return errors.New("catchup: OnLoss: no time given")
 		}
-		_, err := run(ctx, *h, c, opts, since)
+		_, err := run(ctx, h, c, opts, since)
 		return err
 	}
 }

@@ -358,18 +358,17 @@ func TestOnLoss(t *testing.T) {
 	require.NoError(t, q.SetCheckpoint(ctx, fmt.Sprintf("catchup/%d", pid),
 		[]byte(fmt.Sprintf(`{"at":%q,"build_id":0}`, time.Now().Add(time.Minute).UTC().Format(time.RFC3339Nano)))))
 	opts := catchup.Options{Projects: catchup.IDs(pid)}
-	var h *webhook.Handler
-	onLoss := catchup.OnLoss(&h, c, opts)
-	assert.ErrorContains(t, onLoss(ctx, lost), "before the handler was set")
+	onLoss := catchup.OnLoss(c, opts)
+	assert.ErrorContains(t, onLoss(ctx, nil, lost), "nil handler")
 
 	r := &recorder{}
-	h, _, _ = receiverUp(t, r, q)
+	h, _, _ := receiverUp(t, r, q)
 	stats, err := catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted, "the checkpoint says caught up")
 
-	assert.ErrorContains(t, onLoss(ctx, time.Time{}), "no time")
-	require.NoError(t, onLoss(ctx, lost))
+	assert.ErrorContains(t, onLoss(ctx, h, time.Time{}), "no time")
+	require.NoError(t, onLoss(ctx, h, lost))
 	require.NoError(t, h.WaitIdle(ctx))
 	require.Len(t, r.events(), 1)
 	assert.Equal(t, fmt.Sprintf("issue %d Crash on save", issue), r.events()[0].object)
@@ -453,9 +452,8 @@ func TestOnLossWithHandler(t *testing.T) {
 
 	r := &recorder{}
 	opts := r.options(q)
-	var h *webhook.Handler
-	opts.OnLoss = catchup.OnLoss(&h, c, catchup.Options{Projects: catchup.IDs(pid)})
-	h, _, _ = runHandler(t, opts)
+	opts.OnLoss = catchup.OnLoss(c, catchup.Options{Projects: catchup.IDs(pid)})
+	h, _, _ := runHandler(t, opts)
 
 	q.losses <- lost
 	require.Eventually(t, func() bool { return len(r.events()) == 1 }, 10*time.Second, 5*time.Millisecond)
