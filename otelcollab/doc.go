@@ -18,8 +18,8 @@
 // token, query value, body or error message is ever recorded.
 //
 // Client metrics, after the OpenTelemetry HTTP client conventions:
-//   - http.client.request.duration (s): by method, template, server and status
-//     class (http.response.status_class: "2xx" … "5xx", or "none" when no
+//   - http.client.request.duration (s): by method, template, server (address
+//     and port) and status class (http.response.status_class: "2xx" … "5xx", or "none" when no
 //     answer came), and error.type when the call failed;
 //   - collab.client.retries: retries, by method, template and the status class
 //     that caused them;

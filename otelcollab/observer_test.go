@@ -51,7 +51,8 @@ func TestCallSpanAndMetrics(t *testing.T) {
 
 	m := r.metrics(t)
 	n, _ := histogramCount[float64](t, m["http.client.request.duration"], map[string]any{
-		"http.request.method": "GET", "url.template": "/projects/:id/issues", "http.response.status_class": "2xx", "server.address": "127.0.0.1"})
+		"http.request.method": "GET", "url.template": "/projects/:id/issues", "http.response.status_class": "2xx", "server.address": "127.0.0.1",
+		"server.port": int64(8080)})
 	assert.Equal(t, uint64(1), n)
 	assert.Equal(t, int64(1), sum[int64](t, m["collab.client.retries"], map[string]any{"http.response.status_class": "5xx"}))
 	assert.Equal(t, int64(1), sum[int64](t, m["collab.client.retries"], map[string]any{"http.response.status_class": "none"}))

@@ -53,7 +53,7 @@ func (c *cache[K, V]) keep(k K, v V) V {
 type route struct {
 	name             string
 	method, template attribute.KeyValue
-	server           attribute.KeyValue
+	server           []attribute.KeyValue // address, and port when the host names one
 	start            []trace.SpanStartOption
 	durations        cache[durationKey, metric.MeasurementOption]
 }
@@ -73,11 +73,10 @@ func (rs *routes) get(ci collab.CallInfo) *route {
 
 func newRoute(ci collab.CallInfo) *route {
 	r := &route{name: ci.Name(), method: attrMethod.String(ci.Method), template: attrTemplate.String(ci.Route)}
-	server := serverAttrs(ci.Host)
-	r.server = server[0]
+	r.server = serverAttrs(ci.Host)
 	r.start = []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(append([]attribute.KeyValue{r.method, r.template}, server...)...),
+		trace.WithAttributes(append([]attribute.KeyValue{r.method, r.template}, r.server...)...),
 	}
 	return r
 }
@@ -89,7 +88,7 @@ func (r *route) durationSet(class, errorType string) metric.MeasurementOption {
 	if set, ok := r.durations.lookup(k); ok {
 		return set
 	}
-	attrs := []attribute.KeyValue{r.method, r.template, r.server, attrStatusClass.String(class)}
+	attrs := append([]attribute.KeyValue{r.method, r.template, attrStatusClass.String(class)}, r.server...)
 	if errorType != "" {
 		attrs = append(attrs, attrErrorType.String(errorType))
 	}
