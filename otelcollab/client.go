@@ -114,7 +114,7 @@ func (o *Observer) CallEnded(ctx context.Context, end collab.CallEnd) {
 	}
 	et := callErrorType(end)
 	if c.metrics {
-		o.client.duration.Record(ctx, time.Since(c.start).Seconds(), c.route.durationSet(statusClass(end.Status), et))
+		o.client.duration.Record(ctx, time.Since(c.start).Seconds(), c.route.durationSet(statusClass(end.Status), et)...)
 	}
 	if !c.span.IsRecording() {
 		return

@@ -32,8 +32,8 @@ func kindAttr(k webhook.Kind) attribute.KeyValue {
 // outcome, built once: a delivery records its metrics without building
 // attribute sets.
 type labels struct {
-	kind     metric.MeasurementOption
-	outcomes map[string]metric.MeasurementOption
+	kind     options
+	outcomes map[string]options
 }
 
 func newLabels() map[webhook.Kind]*labels {
@@ -52,22 +52,22 @@ func newLabels() map[webhook.Kind]*labels {
 
 func kindLabels(k webhook.Kind, outcomes []string) *labels {
 	ka := attrKind.String(string(k))
-	l := &labels{kind: metric.WithAttributeSet(attribute.NewSet(ka)), outcomes: map[string]metric.MeasurementOption{}}
+	l := &labels{kind: optionsOf(ka), outcomes: map[string]options{}}
 	for _, o := range outcomes {
-		l.outcomes[o] = metric.WithAttributeSet(attribute.NewSet(ka, attrOutcome.String(o)))
+		l.outcomes[o] = optionsOf(ka, attrOutcome.String(o))
 	}
 	return l
 }
 
 // labelsOf returns the labels of a kind, and of that kind with an outcome.
-func (ri *receiverInstruments) labelsOf(k webhook.Kind, outcome string) (kind, withOutcome metric.MeasurementOption) {
+func (ri *receiverInstruments) labelsOf(k webhook.Kind, outcome string) (kind, withOutcome options) {
 	l := ri.labels[k]
 	if l == nil {
 		l = ri.labels["other"]
 	}
-	withOutcome = l.outcomes[outcome]
-	if withOutcome == nil { // an outcome this package does not know yet
-		withOutcome = metric.WithAttributes(attrKind.String(string(k)), attrOutcome.String(outcome))
+	withOutcome, ok := l.outcomes[outcome]
+	if !ok { // an outcome this package does not know yet
+		withOutcome = optionsOf(attrKind.String(string(k)), attrOutcome.String(outcome))
 	}
 	return l.kind, withOutcome
 }
@@ -135,10 +135,10 @@ func receiveOptions(method string) []trace.SpanStartOption {
 func (o *Observer) DeliveryAdmitted(ctx context.Context, kind webhook.Kind, outcome webhook.Outcome) {
 	byKind, byOutcome := o.recv.labelsOf(kind, string(outcome))
 	if o.recv.received.Enabled(ctx) {
-		o.recv.received.Add(ctx, 1, byKind)
+		o.recv.received.Add(ctx, 1, byKind.add...)
 	}
 	if o.recv.admitted.Enabled(ctx) {
-		o.recv.admitted.Add(ctx, 1, byOutcome)
+		o.recv.admitted.Add(ctx, 1, byOutcome.add...)
 	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
@@ -192,13 +192,13 @@ var handleOptions = []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanK
 func (o *Observer) HandlingEnded(ctx context.Context, d *webhook.Delivery, outcome webhook.HandleOutcome, took time.Duration, err error) {
 	byKind, byOutcome := o.recv.labelsOf(d.Kind, string(outcome))
 	if o.recv.duration.Enabled(ctx) {
-		o.recv.duration.Record(ctx, took.Seconds(), byOutcome)
+		o.recv.duration.Record(ctx, took.Seconds(), byOutcome.record...)
 	}
 	if outcome == webhook.HandleDeadLetter && o.recv.dead.Enabled(ctx) {
-		o.recv.dead.Add(ctx, 1, byKind)
+		o.recv.dead.Add(ctx, 1, byKind.add...)
 	}
 	if outcome != webhook.HandleRetry && o.recv.attempts.Enabled(ctx) {
-		o.recv.attempts.Record(ctx, int64(d.Attempt), byOutcome)
+		o.recv.attempts.Record(ctx, int64(d.Attempt), byOutcome.record...)
 	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {

@@ -55,7 +55,7 @@ type route struct {
 	method, template attribute.KeyValue
 	server           []attribute.KeyValue // address, and port when the host names one
 	start            []trace.SpanStartOption
-	durations        cache[durationKey, metric.MeasurementOption]
+	durations        cache[durationKey, options]
 }
 
 // durationKey names one attribute set of the duration metric.
@@ -83,16 +83,16 @@ func newRoute(ci collab.CallInfo) *route {
 
 // durationSet is the duration metric's attributes for a status class and
 // an error type ("" for none).
-func (r *route) durationSet(class, errorType string) metric.MeasurementOption {
+func (r *route) durationSet(class, errorType string) []metric.RecordOption {
 	k := durationKey{class, errorType}
 	if set, ok := r.durations.lookup(k); ok {
-		return set
+		return set.record
 	}
 	attrs := append([]attribute.KeyValue{r.method, r.template, attrStatusClass.String(class)}, r.server...)
 	if errorType != "" {
 		attrs = append(attrs, attrErrorType.String(errorType))
 	}
-	return r.durations.keep(k, metric.WithAttributeSet(attribute.NewSet(attrs...)))
+	return r.durations.keep(k, optionsOf(attrs...)).record
 }
 
 // serverAttrs splits a host with an optional port.
@@ -106,4 +106,16 @@ func serverAttrs(host string) []attribute.KeyValue {
 		return []attribute.KeyValue{attrServer.String(h)}
 	}
 	return []attribute.KeyValue{attrServer.String(h), attrPort.Int(port)}
+}
+
+// options is one attribute set as the option lists that Add and Record
+// take, built once, so that a measurement allocates none.
+type options struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+func optionsOf(attrs ...attribute.KeyValue) options {
+	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	return options{add: []metric.AddOption{set}, record: []metric.RecordOption{set}}
 }
