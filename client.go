@@ -754,7 +754,7 @@ func do[T any](ctx context.Context, c *Client, method string, p endpoint, opt an
 
 // doChecked is do for an opt that checkRequired must accept first, with
 // the required fields named.
-func doChecked[T any](ctx context.Context, c *Client, method string, p endpoint, opt any, required ...string) (*T, *Response, error) {
+func doChecked[T, O any](ctx context.Context, c *Client, method string, p endpoint, opt *O, required ...string) (*T, *Response, error) {
 	if err := checkRequired(opt, required...); err != nil {
 		return nil, nil, err
 	}
@@ -787,13 +787,16 @@ func errRequired(what string) error { return invalidArg(what, "is required") }
 // checkRequired refuses a nil opt, a pointer to an options struct, and then
 // the first of the named fields that holds its zero value (an empty string,
 // a 0), each by the name the caller knows it by: "opt", "opt.Title".
-func checkRequired(opt any, fields ...string) error {
-	v := reflect.ValueOf(opt)
-	if v.IsNil() {
+//
+// The names are the options struct's own field names, checked by the tests
+// of each method that passes them.
+func checkRequired[O any](opt *O, fields ...string) error {
+	if opt == nil {
 		return errRequired("opt")
 	}
+	v := reflect.ValueOf(opt).Elem()
 	for _, name := range fields {
-		if v.Elem().FieldByName(name).IsZero() {
+		if v.FieldByName(name).IsZero() {
 			return errRequired("opt." + name)
 		}
 	}
