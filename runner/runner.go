@@ -201,6 +201,7 @@ func decodeError(req *http.Request, err error) error {
 // each %s is one escaped path value, and an id below 1 or an empty value is
 // a *collab.ArgumentError, before any request.
 func route(format string, args ...any) (string, error) {
+	wire.Template(format) // registered, so that the core names the request by it
 	return wire.Route(argumentError, format, args...)
 }
 

@@ -12,7 +12,8 @@ var routeTemplates sync.Map // format string -> template string
 // Template turns the format a method passes to Route into the route's
 // template, as the API documents it: "projects/%s/issues/%s/notes" gives
 // "/projects/:id/issues/:issue_id/notes". Only the format is read, never a
-// value, so a template holds no id, path, name or token.
+// value, so a template holds no id, path, name or token. The template is
+// kept, so that MatchTemplate can name a request built by hand on it.
 func Template(format string) string {
 	if t, ok := routeTemplates.Load(format); ok {
 		return t.(string)

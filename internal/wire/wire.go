@@ -38,7 +38,6 @@ func Route(refuse Refuse, format string, args ...any) (string, error) {
 		}
 		segs[i] = s
 	}
-	Template(format) // so that a request sent on the path is named by it
 	return fmt.Sprintf(format, segs...), nil
 }
 
