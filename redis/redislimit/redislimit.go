@@ -10,7 +10,9 @@
 // requests from one budget of Rate requests per second, spaced evenly with
 // bursts of up to Burst, whatever the number of processes and goroutines.
 // When the server answers one of them 429 (or 503 with Retry-After), all of
-// them pause for the time the server asked.
+// them pause for the time the server asked, and the budget's rate is halved
+// (at most once a second, never below Rate/32); it then climbs back by a
+// tenth of Rate each second, as the rate of collab.WithRateLimit does.
 //
 // The budget lives under a key made from a SHA-256 hash of the token, never
 // the token itself; Redis's clock is the only clock, so the hosts' clocks
@@ -60,7 +62,7 @@ type Options struct {
 // concurrent use.
 type Limiter struct {
 	rdb      redis.Scripter
-	keys     []string // the budget's key, then the pause's
+	keys     []string // the budget's key, the pause's, then the slowdown's
 	interval int64    // microseconds between two requests
 	tau      int64    // microseconds of burst: Burst intervals
 	timeout  time.Duration
@@ -103,18 +105,40 @@ func New(rdb redis.Scripter, token string, o Options) (*Limiter, error) {
 	key := o.Prefix + hex.EncodeToString(sum[:16])
 	interval := max(int64(1e6/o.Rate), 1)
 	return &Limiter{
-		rdb: rdb, keys: []string{key, key + ":pause"}, interval: interval, tau: interval * int64(o.Burst),
+		rdb: rdb, keys: []string{key, key + ":pause", key + ":slow"}, interval: interval, tau: interval * int64(o.Burst),
 		timeout: o.Timeout, logger: o.Logger, local: rate.NewLimiter(rate.Limit(o.FallbackRate), o.Burst),
 	}, nil
 }
 
-// reserveScript books the next request of the budget (GCRA) and answers
-// how many microseconds the caller must wait, by Redis's clock. A pause
-// pushes the booking past its end, spaced from there.
-var reserveScript = redis.NewScript(`
+// The shared AIMD: a pause halves the budget's share of Rate, at most once
+// per cutEvery and never below floorShare; the share then climbs back by
+// recoverShare each second. Redis keeps the share right after the last cut
+// and the time of that cut; the key expires once the share is back to 1.
+const (
+	cutEvery     = time.Second
+	recoverShare = 0.1
+	floorShare   = 1.0 / 32
+)
+
+// shareLua computes, by Redis's clock, the share of Rate in force: 1
+// without a slowdown key. ARGV[3] is recoverShare.
+const shareLua = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval, tau = tonumber(ARGV[1]), tonumber(ARGV[2])
+local slow = redis.call('HMGET', KEYS[3], 'share', 'at')
+local share, cutAt = 1, nil
+if slow[1] and slow[2] then
+  cutAt = tonumber(slow[2])
+  share = math.min(1, tonumber(slow[1]) + tonumber(ARGV[3]) * (now - cutAt) / 1000000)
+end
+`
+
+// reserveScript books the next request of the budget (GCRA) and answers
+// how many microseconds the caller must wait, by Redis's clock. A pause
+// pushes the booking past its end, spaced from there; a slowdown spaces
+// bookings wider.
+var reserveScript = redis.NewScript(shareLua + `
+local interval, tau = tonumber(ARGV[1]) / share, tonumber(ARGV[2]) / share
 local base = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
 local pause = tonumber(redis.call('GET', KEYS[2]) or '0')
 if pause > now then base = math.max(base, pause + tau - interval) end
@@ -124,14 +148,17 @@ return math.max(0, tat - tau - now)
 `)
 
 // pauseScript makes every sharer wait ARGV[1] microseconds from now, by
-// Redis's clock, unless a longer pause is set.
-var pauseScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+// Redis's clock, unless a longer pause is set, and cuts the share of Rate
+// (ARGV[2] is cutEvery in microseconds, ARGV[4] floorShare).
+var pauseScript = redis.NewScript(shareLua + `
 local untilus = now + tonumber(ARGV[1])
 if untilus > tonumber(redis.call('GET', KEYS[2]) or '0') then
   redis.call('SET', KEYS[2], string.format('%.0f', untilus), 'PX', math.floor(tonumber(ARGV[1]) / 1000) + 1000)
 end
+if cutAt and now - cutAt < tonumber(ARGV[2]) then return 1 end
+share = math.max(share / 2, tonumber(ARGV[4]))
+redis.call('HSET', KEYS[3], 'share', string.format('%.6f', share), 'at', string.format('%.0f', now))
+redis.call('PEXPIRE', KEYS[3], math.ceil((1 - share) / tonumber(ARGV[3]) * 1000) + 1000)
 return 1
 `)
 
@@ -144,7 +171,7 @@ func (l *Limiter) Reserve(ctx context.Context) (time.Duration, error) {
 	}
 	if l.useRedis() {
 		rctx, cancel := context.WithTimeout(ctx, l.timeout)
-		us, err := reserveScript.Run(rctx, l.rdb, l.keys, l.interval, l.tau).Int64()
+		us, err := reserveScript.Run(rctx, l.rdb, l.keys, l.interval, l.tau, recoverShare).Int64()
 		cancel()
 		if err == nil {
 			l.up()
@@ -162,7 +189,8 @@ func (l *Limiter) Reserve(ctx context.Context) (time.Duration, error) {
 	return d, nil
 }
 
-// Pause makes every process of the budget send nothing before until.
+// Pause makes every process of the budget send nothing before until, and
+// lowers the budget's rate (see the package documentation).
 func (l *Limiter) Pause(ctx context.Context, until time.Time) {
 	d := time.Until(until)
 	if d <= 0 {
@@ -179,7 +207,7 @@ func (l *Limiter) Pause(ctx context.Context, until time.Time) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	if err := pauseScript.Run(rctx, l.rdb, l.keys, d.Microseconds()).Err(); err != nil {
+	if err := pauseScript.Run(rctx, l.rdb, l.keys, d.Microseconds(), cutEvery.Microseconds(), recoverShare, floorShare).Err(); err != nil {
 		l.lost(ctx, err)
 		return
 	}

@@ -80,6 +80,49 @@ func TestTwoLimitersShareOneBudget(t *testing.T) {
 	}
 }
 
+// A pause halves the shared rate for every process, at most once a second;
+// the rate climbs back over the next seconds, and another pause once the
+// second is over halves what it has climbed back to.
+func TestPauseLowersTheSharedRate(t *testing.T) {
+	srv := startRedis(t)
+	a, b := srv.Client(), srv.Client()
+	defer a.Close()
+	defer b.Close()
+	la, err := redislimit.New(a, "tok-aimd", redislimit.Options{Rate: 100})
+	require.NoError(t, err)
+	lb, err := redislimit.New(b, "tok-aimd", redislimit.Options{Rate: 100})
+	require.NoError(t, err)
+	ctx := context.Background()
+	// span books 5 requests of lb and says how far apart the first and the
+	// last go, on this clock (each off by one answer's trip from Redis).
+	span := func() time.Duration {
+		var first, last time.Time
+		for i := range 5 {
+			d, err := lb.Reserve(ctx)
+			require.NoError(t, err)
+			last = time.Now().Add(d)
+			if i == 0 {
+				first = last
+			}
+		}
+		return last.Sub(first)
+	}
+	ms := float64(time.Millisecond)
+	assert.InDelta(t, 40*ms, float64(span()), 8*ms, "at 100/s, 4 intervals of 10 ms")
+
+	la.Pause(ctx, time.Now().Add(time.Millisecond))
+	la.Pause(ctx, time.Now().Add(time.Millisecond)) // the same second: no second cut
+	assert.InDelta(t, 80*ms, float64(span()), 8*ms, "halved, by one process for the other too")
+
+	time.Sleep(time.Second)
+	back := span()
+	assert.Less(t, back, 75*time.Millisecond, "the rate climbs back")
+	assert.Greater(t, back, 45*time.Millisecond, "gradually: a tenth of the rate a second")
+
+	la.Pause(ctx, time.Now().Add(time.Millisecond))
+	assert.Greater(t, span(), 100*time.Millisecond, "a run of 429s lowers it further")
+}
+
 // A pause from one process holds every process's next booking.
 func TestPauseReachesEveryProcess(t *testing.T) {
 	srv := startRedis(t)
@@ -99,9 +142,10 @@ func TestPauseReachesEveryProcess(t *testing.T) {
 	d2, err := lb.Reserve(context.Background())
 	require.NoError(t, err)
 	// The two bookings' times, on this clock; each is off by at most one
-	// round trip to Redis, so the 10 ms spacing is checked loosely.
+	// round trip to Redis, so the spacing (20 ms: the pause halved the
+	// rate) is checked loosely.
 	spacing := t1.Add(d2).Sub(t0.Add(d))
-	assert.Greater(t, spacing, 5*time.Millisecond, "after the pause, requests are spaced, not let go at once")
+	assert.Greater(t, spacing, 10*time.Millisecond, "after the pause, requests are spaced, not let go at once")
 	assert.Less(t, spacing, 60*time.Millisecond)
 
 	ctx, cancel := context.WithCancel(context.Background())
