@@ -13,6 +13,7 @@ import (
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/redis/redislimit"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,19 +37,27 @@ func TestNewRefusesBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 }
 
+// twoProcesses starts a Redis server and returns the limiters of token of
+// two processes (each with a Redis client of its own), and the first's
+// client. Everything stops when the test ends.
+func twoProcesses(t *testing.T, token string, o redislimit.Options) (la, lb *redislimit.Limiter, a *redis.Client) {
+	t.Helper()
+	srv := startRedis(t)
+	a, b := srv.Client(), srv.Client()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	la, err := redislimit.New(a, token, o)
+	require.NoError(t, err)
+	lb, err = redislimit.New(b, token, o)
+	require.NoError(t, err)
+	return la, lb, a
+}
+
 // Two limiters of one token (two processes) book one budget: the waits
 // they are given space all their requests at the shared rate.
 func TestTwoLimitersShareOneBudget(t *testing.T) {
-	srv := startRedis(t)
-	a, b := srv.Client(), srv.Client()
-	defer a.Close()
-	defer b.Close()
 	const token = "tok-shared-1"
-	la, err := redislimit.New(a, token, redislimit.Options{Rate: 10, Burst: 2})
-	require.NoError(t, err)
-	lb, err := redislimit.New(b, token, redislimit.Options{Rate: 10, Burst: 2})
-	require.NoError(t, err)
-	other, err := redislimit.New(b, "tok-other-2", redislimit.Options{Rate: 10, Burst: 2})
+	la, lb, a := twoProcesses(t, token, redislimit.Options{Rate: 10, Burst: 2})
+	other, err := redislimit.New(a, "tok-other-2", redislimit.Options{Rate: 10, Burst: 2})
 	require.NoError(t, err)
 	ctx := context.Background()
 	var waits []time.Duration
@@ -84,14 +93,7 @@ func TestTwoLimitersShareOneBudget(t *testing.T) {
 // the rate climbs back over the next seconds, and another pause once the
 // second is over halves what it has climbed back to.
 func TestPauseLowersTheSharedRate(t *testing.T) {
-	srv := startRedis(t)
-	a, b := srv.Client(), srv.Client()
-	defer a.Close()
-	defer b.Close()
-	la, err := redislimit.New(a, "tok-aimd", redislimit.Options{Rate: 100})
-	require.NoError(t, err)
-	lb, err := redislimit.New(b, "tok-aimd", redislimit.Options{Rate: 100})
-	require.NoError(t, err)
+	la, lb, _ := twoProcesses(t, "tok-aimd", redislimit.Options{Rate: 100})
 	ctx := context.Background()
 	// span books 5 requests of lb and says how far apart the first and the
 	// last go, on this clock (each off by one answer's trip from Redis).
@@ -125,14 +127,7 @@ func TestPauseLowersTheSharedRate(t *testing.T) {
 
 // A pause from one process holds every process's next booking.
 func TestPauseReachesEveryProcess(t *testing.T) {
-	srv := startRedis(t)
-	a, b := srv.Client(), srv.Client()
-	defer a.Close()
-	defer b.Close()
-	la, err := redislimit.New(a, "tok-p", redislimit.Options{Rate: 100})
-	require.NoError(t, err)
-	lb, err := redislimit.New(b, "tok-p", redislimit.Options{Rate: 100})
-	require.NoError(t, err)
+	la, lb, _ := twoProcesses(t, "tok-p", redislimit.Options{Rate: 100})
 	la.Pause(context.Background(), time.Now().Add(2*time.Second))
 	t0 := time.Now()
 	d, err := lb.Reserve(context.Background())
