@@ -93,7 +93,7 @@ func TestTwoLimitersShareOneBudget(t *testing.T) {
 // the rate climbs back over the next seconds, and another pause once the
 // second is over halves what it has climbed back to.
 func TestPauseLowersTheSharedRate(t *testing.T) {
-	la, lb, _ := twoProcesses(t, "tok-aimd", redislimit.Options{Rate: 100})
+	la, lb, _ := twoProcesses(t, "tok-aimd", redislimit.Options{Rate: 20})
 	ctx := context.Background()
 	// span books 5 requests of lb and says how far apart the first and the
 	// last go, on this clock (each off by one answer's trip from Redis).
@@ -110,35 +110,35 @@ func TestPauseLowersTheSharedRate(t *testing.T) {
 		return last.Sub(first)
 	}
 	ms := float64(time.Millisecond)
-	assert.InDelta(t, 40*ms, float64(span()), 8*ms, "at 100/s, 4 intervals of 10 ms")
+	assert.InDelta(t, 200*ms, float64(span()), 40*ms, "at 20/s, 4 intervals of 50 ms")
 
 	la.Pause(ctx, time.Now().Add(time.Millisecond))
 	la.Pause(ctx, time.Now().Add(time.Millisecond)) // the same second: no second cut
-	assert.InDelta(t, 80*ms, float64(span()), 8*ms, "halved, by one process for the other too")
+	assert.InDelta(t, 400*ms, float64(span()), 40*ms, "halved, by one process for the other too")
 
 	time.Sleep(time.Second)
 	back := span()
-	assert.Less(t, back, 75*time.Millisecond, "the rate climbs back")
-	assert.Greater(t, back, 45*time.Millisecond, "gradually: a tenth of the rate a second")
+	assert.Less(t, back, 375*time.Millisecond, "the rate climbs back")
+	assert.Greater(t, back, 225*time.Millisecond, "gradually: a tenth of the rate a second")
 
 	la.Pause(ctx, time.Now().Add(time.Millisecond))
-	assert.Greater(t, span(), 100*time.Millisecond, "a run of 429s lowers it further")
+	assert.Greater(t, span(), 500*time.Millisecond, "a run of 429s lowers it further")
 }
 
 // A pause from one process holds every process's next booking.
 func TestPauseReachesEveryProcess(t *testing.T) {
 	la, lb, _ := twoProcesses(t, "tok-p", redislimit.Options{Rate: 100})
 	la.Pause(context.Background(), time.Now().Add(2*time.Second))
-	t0 := time.Now()
 	d, err := lb.Reserve(context.Background())
+	t0 := time.Now()
 	require.NoError(t, err)
 	assert.InDelta(t, 2*time.Second, d, float64(100*time.Millisecond))
-	t1 := time.Now()
 	d2, err := lb.Reserve(context.Background())
+	t1 := time.Now()
 	require.NoError(t, err)
-	// The two bookings' times, on this clock; each is off by at most one
-	// round trip to Redis, so the spacing (20 ms: the pause halved the
-	// rate) is checked loosely.
+	// The two bookings' times, on this clock; each is late by the time its
+	// answer took to come back from Redis, so the spacing (20 ms: the pause
+	// halved the rate) is checked loosely.
 	spacing := t1.Add(d2).Sub(t0.Add(d))
 	assert.Greater(t, spacing, 10*time.Millisecond, "after the pause, requests are spaced, not let go at once")
 	assert.Less(t, spacing, 60*time.Millisecond)
