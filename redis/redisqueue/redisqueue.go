@@ -238,7 +238,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if q.o.DedupWindow < 0 {
 		key, stateKey = "", ""
 	}
-	seen := q.maxSeq.Load()
+	seen, recoveries := q.maxSeq.Load(), q.recoveries.Load()
 	res, err := bounded(ctx, func(ctx context.Context) ([]any, error) {
 		return putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(), q.o.MaxPending,
 			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c).Slice()
@@ -255,7 +255,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if n, _ := res[2].(int64); n == 1 {
 		q.damagedEntry("dedup key", "its value is not a mark; it was written again", "key", key)
 	}
-	q.observe(epoch, seen, id)
+	q.observe(epoch, seen, recoveries, id)
 	switch id {
 	case -1:
 		return webhook.ErrQueueFull

@@ -51,6 +51,9 @@ type watch struct {
 
 	maxSeq atomic.Int64 // the highest delivery id seen
 	backTo atomic.Int64 // the lowest id a Put got at or below one seen before; 0 for none
+	// recoveries counts the recoveries after a loss: what a Put saw across
+	// one belongs to the loss recovered from, not to another.
+	recoveries atomic.Int64
 	epochs atomic.Value // string: epoch, for Put's look without the lock
 	kick   chan struct{}
 
@@ -157,9 +160,10 @@ func (q *Queue) checkNow() {
 }
 
 // observe looks at what a Put saw: the epoch, and the id it got where seen
-// was the highest id known before. A sign of loss asks for a check at once.
-func (q *Queue) observe(epoch string, seen, id int64) {
-	if id > 0 && id <= seen {
+// was the highest id known before and recoveries the count of recoveries
+// then. A sign of loss asks for a check at once.
+func (q *Queue) observe(epoch string, seen, recoveries, id int64) {
+	if id > 0 && id <= seen && recoveries == q.recoveries.Load() {
 		// The data set went back: later Puts may carry seq past what this
 		// receiver saw before the next check, so the evidence is kept.
 		lower(&q.backTo, id)
@@ -235,6 +239,12 @@ func (q *Queue) check(ctx context.Context) error {
 		// takes the ids it saw before for a second loss.
 		if epoch, err = q.recover(ctx, seq); err != nil {
 			return err // the next check recovers, then reports the loss
+		}
+		if !q.pending.IsZero() {
+			// The ids Puts got before the recovery are evidence of the
+			// loss just recovered from, not of a second one.
+			q.recoveries.Add(1)
+			q.backTo.Store(0)
 		}
 		if known && q.pending.IsZero() {
 			q.regrouped.Add(1)
