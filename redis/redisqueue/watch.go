@@ -54,8 +54,8 @@ type watch struct {
 	// recoveries counts the recoveries after a loss: what a Put saw across
 	// one belongs to the loss recovered from, not to another.
 	recoveries atomic.Int64
-	epochs atomic.Value // string: epoch, for Put's look without the lock
-	kick   chan struct{}
+	epochs     atomic.Value // string: epoch, for Put's look without the lock
+	kick       chan struct{}
 
 	losses chan time.Time
 
