@@ -49,7 +49,9 @@ type Options struct {
 	// Processes is how many processes are expected to share the budget;
 	// it only sets the default FallbackRate. 0 means 1.
 	Processes int
-	// Prefix starts every key; the default is "collab:ratelimit:".
+	// Prefix starts every key; the default is "collab:ratelimit:". The
+	// token's hash follows in braces, so that Redis Cluster keeps a
+	// budget's keys on one shard, as its scripts need.
 	Prefix string
 	// Timeout bounds each Redis call; the default is 250 ms.
 	Timeout time.Duration
@@ -102,7 +104,7 @@ func New(rdb redis.Scripter, token string, o Options) (*Limiter, error) {
 		o.Logger = slog.Default()
 	}
 	sum := sha256.Sum256([]byte(token))
-	key := o.Prefix + hex.EncodeToString(sum[:16])
+	key := o.Prefix + "{" + hex.EncodeToString(sum[:16]) + "}"
 	interval := max(int64(1e6/o.Rate), 1)
 	return &Limiter{
 		rdb: rdb, keys: []string{key, key + ":pause", key + ":slow"}, interval: interval, tau: interval * int64(o.Burst),
