@@ -47,7 +47,9 @@ type iterConfig struct {
 // The total is only a hint: the iterator never asks past it, and it stops at
 // the first empty page or at a page that names no next one. So a server that
 // overstates its total costs at most n wasted requests: a walk makes at most
-// pages+n requests. Breaking out of the loop cancels the requests in flight.
+// pages+n requests. Breaking out of the loop cancels the requests in flight;
+// once the iterator's context ends, it yields the context's error before any
+// further page, even one already fetched.
 // n of 0 or 1 fetches one page at a time; a negative n is an *ArgumentError,
 // yielded by the iterator before any request.
 func Prefetch(n int) IterOption {
@@ -380,7 +382,12 @@ func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total i
 		}
 		res := <-pending[0]
 		pending = pending[1:]
-		err := res.err
+		// Once the caller's ctx has ended, a page fetched before is not
+		// handed out: the walk ends as it would without prefetch.
+		err := ctx.Err()
+		if err == nil {
+			err = res.err
+		}
 		if err == nil {
 			err = p.confirm(res.url, res.page, res.resp)
 		}

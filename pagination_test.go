@@ -288,11 +288,15 @@ func TestAllContextCancelled(t *testing.T) {
 		}
 		n++
 		if it.ID == 100 {
+			// Pages 2 to 4 are prefetched by now; let their answers
+			// arrive, so that the walk holds a page fetched before the end.
+			require.Eventually(t, func() bool { return requests.Load() >= 4 }, 5*time.Second, time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 			cancel()
 		}
 	}
 	assert.True(t, errors.Is(last, context.Canceled), "got %v", last)
-	assert.Equal(t, 100, n)
+	assert.Equal(t, 100, n, "no page is handed out once ctx has ended, even one fetched before")
 }
 
 // TestPrefetchOpensFullWidthAtOnce: once page 1 names the total, the next
