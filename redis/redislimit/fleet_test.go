@@ -15,6 +15,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/redis/internal/redistest"
 	"github.com/collabsvc/collab/redis/redislimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -128,7 +129,7 @@ func runFleet(tb testing.TB, processes, goroutines int, limit float64, d time.Du
 	o := orders{URL: fake.URL, Token: fake.AdminToken, Rate: limit, Goroutines: goroutines, Project: pid, Issue: issue,
 		Start: time.Now().Add(2 * time.Second), Duration: d}
 	if sharedRate > 0 {
-		o.Redis, o.Rate = startRedis(tb).Addr, sharedRate
+		o.Redis, o.Rate = redistest.Start(tb, false).Addr(), sharedRate
 	}
 	raw, _ := json.Marshal(o)
 	var res fleetResult

@@ -12,6 +12,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/redis/internal/redistest"
 	"github.com/collabsvc/collab/redis/redislimit"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -19,8 +20,7 @@ import (
 )
 
 func TestNewRefusesBadInput(t *testing.T) {
-	rdb := startRedis(t).Client()
-	defer rdb.Close()
+	rdb := redistest.Start(t, false).Client(nil)
 	for _, tc := range []struct {
 		token string
 		o     redislimit.Options
@@ -42,9 +42,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 // client. Everything stops when the test ends.
 func twoProcesses(t *testing.T, token string, o redislimit.Options) (la, lb *redislimit.Limiter, a *redis.Client) {
 	t.Helper()
-	srv := startRedis(t)
-	a, b := srv.Client(), srv.Client()
-	t.Cleanup(func() { a.Close(); b.Close() })
+	srv := redistest.Start(t, false)
+	a, b := srv.Client(nil), srv.Client(nil)
 	la, err := redislimit.New(a, token, o)
 	require.NoError(t, err)
 	lb, err = redislimit.New(b, token, o)
@@ -154,9 +153,8 @@ func TestPauseReachesEveryProcess(t *testing.T) {
 // Without Redis the limiter falls back to its local budget, says so once,
 // and never names the token.
 func TestFallbackWhenRedisIsLost(t *testing.T) {
-	srv := startRedis(t)
-	rdb := srv.Client()
-	defer rdb.Close()
+	srv := redistest.Start(t, false)
+	rdb := srv.Client(nil)
 	var logs bytes.Buffer
 	const token = "tok-fallback-3"
 	l, err := redislimit.New(rdb, token, redislimit.Options{Rate: 20, Processes: 2, Timeout: 100 * time.Millisecond,
@@ -164,7 +162,7 @@ func TestFallbackWhenRedisIsLost(t *testing.T) {
 	require.NoError(t, err)
 	_, err = l.Reserve(context.Background())
 	require.NoError(t, err)
-	srv.Stop()
+	srv.Kill()
 
 	var waits []time.Duration
 	for range 4 {
@@ -186,12 +184,11 @@ func TestFallbackWhenRedisIsLost(t *testing.T) {
 // Through a collab.Client against the fake: the shared limiter paces the
 // calls and a 429's pause reaches the other client's limiter.
 func TestWithCollabClient(t *testing.T) {
-	redisSrv := startRedis(t)
+	redisSrv := redistest.Start(t, false)
 	fake := collabtest.NewTestServer(t)
 	var clients []*collab.Client
 	for range 2 {
-		rdb := redisSrv.Client()
-		t.Cleanup(func() { rdb.Close() })
+		rdb := redisSrv.Client(nil)
 		lim, err := redislimit.New(rdb, fake.AdminToken, redislimit.Options{Rate: 20})
 		require.NoError(t, err)
 		c, err := collab.NewClient(fake.URL, collab.WithPrivateToken(fake.AdminToken), collab.WithSharedLimiter(lim),

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab/redis/internal/redistest"
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/redis/go-redis/v9"
@@ -323,11 +324,11 @@ func waitLoss(t *testing.T, q *redisqueue.Queue) time.Time {
 // A stalled Redis (SIGSTOP) does not hold Put past its context, whatever
 // the client's own timeouts; the check fails too.
 func TestStalledPut(t *testing.T) {
-	s := newRedis(t, false)
-	rdb := s.client(&redis.Options{ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	s := redistest.Start(t, false)
+	rdb := s.Client(&redis.Options{ReadTimeout: time.Minute, WriteTimeout: time.Minute})
 	q := newQueue(t, rdb, redisqueue.Options{})
-	s.signal(syscall.SIGSTOP)
-	defer s.signal(syscall.SIGCONT)
+	s.Signal(syscall.SIGSTOP)
+	defer s.Signal(syscall.SIGCONT)
 	for _, op := range []func(context.Context) error{
 		func(ctx context.Context) error { return q.Put(ctx, delivery("a", "")) },
 		q.Check,
@@ -339,7 +340,7 @@ func TestStalledPut(t *testing.T) {
 			t.Fatalf("with Redis stopped: %v, want the context's deadline", err)
 		}
 	}
-	s.signal(syscall.SIGCONT)
+	s.Signal(syscall.SIGCONT)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// The Put cut short may land once Redis runs again: the sender's repeat

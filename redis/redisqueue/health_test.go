@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab/redis/internal/redistest"
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
 )
@@ -14,8 +15,8 @@ import (
 // The handler's health follows the engine: unreachable, then up; its state
 // lost, then recovered by the catch-up that OnLoss runs.
 func TestHealthFollowsEngine(t *testing.T) {
-	s := newRedis(t, true)
-	q := newQueue(t, s.client(nil), redisqueue.Options{CheckInterval: 20 * time.Millisecond})
+	s := redistest.Start(t, true)
+	q := newQueue(t, s.Client(nil), redisqueue.Options{CheckInterval: 20 * time.Millisecond})
 	catchUp := make(chan time.Time, 1)
 	release := make(chan struct{})
 	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil },
@@ -64,7 +65,7 @@ func TestHealthFollowsEngine(t *testing.T) {
 	waitReady(true, "at start")
 	put(t, q, delivery("a", ""))
 
-	s.restart(true) // empty: the engine forgot everything
+	s.Restart(true) // empty: the engine forgot everything
 	hs := waitReady(false, "after a restart with no data")
 	select {
 	case since := <-catchUp:
@@ -80,8 +81,8 @@ func TestHealthFollowsEngine(t *testing.T) {
 	close(release) // the catch-up succeeds
 	waitReady(true, "after the catch-up")
 
-	s.kill()
+	s.Kill()
 	waitReady(false, "with Redis down")
-	s.restart(false)
+	s.Restart(false)
 	waitReady(true, "with Redis back")
 }

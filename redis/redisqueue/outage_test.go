@@ -15,6 +15,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/redis/internal/redistest"
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/catchup"
@@ -43,17 +44,17 @@ const (
 
 func TestOutageKillRestart(t *testing.T) {
 	runOutage(t, false, func(r *rig) {
-		r.redis.kill()
+		r.redis.Kill()
 		time.Sleep(2 * storeDeadline)
-		r.redis.restart(false)
+		r.redis.Restart(false)
 	})
 }
 
 func TestOutageStall(t *testing.T) {
 	runOutage(t, false, func(r *rig) {
-		r.redis.signal(syscall.SIGSTOP)
+		r.redis.Signal(syscall.SIGSTOP)
 		time.Sleep(stall)
-		r.redis.signal(syscall.SIGCONT)
+		r.redis.Signal(syscall.SIGCONT)
 	})
 }
 
@@ -61,8 +62,8 @@ func TestOutageStall(t *testing.T) {
 // handed out is found again by the catch-up each receiver runs on the loss.
 func TestOutageRestartEmpty(t *testing.T) {
 	runOutage(t, true, func(r *rig) {
-		r.redis.kill()
-		r.redis.restart(true)
+		r.redis.Kill()
+		r.redis.Restart(true)
 	})
 }
 
@@ -70,7 +71,7 @@ func TestOutageRestartEmpty(t *testing.T) {
 // handled.
 type rig struct {
 	t      *testing.T
-	redis  *redisServer
+	redis  *redistest.Server
 	api    *collabtest.Server
 	client *collab.Client
 	pids   []int // the projects, each with a hook: the server delivers one event per hook at a time
@@ -116,7 +117,7 @@ func runOutage(t *testing.T, loss bool, fault func(*rig)) {
 }
 
 func newRig(ctx context.Context, t *testing.T) *rig {
-	r := &rig{t: t, redis: newRedis(t, true), api: collabtest.NewTestServer(t), handled: map[int]int{}}
+	r := &rig{t: t, redis: redistest.Start(t, true), api: collabtest.NewTestServer(t), handled: map[int]int{}}
 	var err error
 	if r.client, err = collab.NewClient(r.api.URL, collab.WithPrivateToken(r.api.AdminToken)); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func newRig(ctx context.Context, t *testing.T) *rig {
 // address. It catches up from the API on each loss its queue reports.
 func (r *rig) receiver(ctx context.Context, name string) string {
 	t := r.t
-	rdb := r.redis.client(&redis.Options{ReadTimeout: storeDeadline, WriteTimeout: storeDeadline, ContextTimeoutEnabled: true})
+	rdb := r.redis.Client(&redis.Options{ReadTimeout: storeDeadline, WriteTimeout: storeDeadline, ContextTimeoutEnabled: true})
 	q, err := redisqueue.New(ctx, rdb, redisqueue.Options{Consumer: name, LeaseTimeout: 3 * time.Second,
 		PollInterval: 20 * time.Millisecond, CheckInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))})
@@ -301,7 +302,7 @@ func pipe(c net.Conn, backend string) {
 // dump logs what Redis holds, to tell a lost event from a stuck one.
 func (r *rig) dump() {
 	ctx := context.Background()
-	rdb := r.redis.client(nil)
+	rdb := r.redis.Client(nil)
 	n, err := rdb.XLen(ctx, prefix+"stream").Result()
 	r.t.Logf("stream length %d (%v)", n, err)
 	pend, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: prefix + "stream", Group: "receivers", Start: "-", End: "+", Count: 100}).Result()
