@@ -44,7 +44,22 @@ type Options struct {
 	// Logger, when set, receives a record for each damaged delivery or dedup
 	// entry found, and for each compaction.
 	Logger *slog.Logger
+	// NoCreate opens an existing queue without writing: Open creates no
+	// directory and no file, compacts nothing and leaves damaged records
+	// where they are (a Take still dead-letters them). A directory that
+	// holds no queue is an error wrapping ErrNoQueue. Tools that inspect a
+	// queue set it.
+	NoCreate bool
 }
+
+// The errors of Open.
+var (
+	// ErrHeld: another process has the queue open; one process at a time
+	// may.
+	ErrHeld = errors.New("diskqueue: queue is open in another process")
+	// ErrNoQueue: with Options.NoCreate, the directory holds no queue.
+	ErrNoQueue = errors.New("diskqueue: no queue")
+)
 
 // Queue is a webhook.Queue kept in a directory on local disk, in one file
 // (queue.db, a bbolt database). A delivery whose Put returned nil is on disk:
@@ -121,7 +136,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 	if opts.DedupWindow == 0 {
 		opts.DedupWindow = webhook.DefaultDedupWindow
 	}
-	path, err := prepare(dir)
+	path, err := prepare(dir, opts.NoCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +149,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("diskqueue: queue file %s is damaged (%w); move it away to start afresh", path, err)
 	}
-	if q.sparse() {
+	if !opts.NoCreate && q.sparse() {
 		if err := q.Compact(); err != nil {
 			_ = q.closeDB()
 			return nil, err
@@ -145,7 +160,19 @@ func Open(dir string, opts Options) (*Queue, error) {
 }
 
 // prepare makes dir, owner only, and returns the path of the queue's file.
-func prepare(dir string) (string, error) {
+// With noCreate it only checks that the file is there, and not empty.
+func prepare(dir string, noCreate bool) (string, error) {
+	path := filepath.Join(dir, "queue.db")
+	if noCreate {
+		fi, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
+			return "", fmt.Errorf("%w: %s does not exist or is empty", ErrNoQueue, path)
+		}
+		if err != nil {
+			return "", fmt.Errorf("diskqueue: queue file: %w", err)
+		}
+		return path, nil
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("diskqueue: queue directory: %w", err)
 	}
@@ -154,7 +181,6 @@ func prepare(dir string) (string, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", fmt.Errorf("diskqueue: queue directory: %w", err)
 	}
-	path := filepath.Join(dir, "queue.db")
 	if err := chmodIfExists(path, 0o600); err != nil {
 		return "", fmt.Errorf("diskqueue: queue file: %w", err)
 	}
@@ -166,7 +192,7 @@ func openFile(path string) (*bolt.DB, error) {
 	db, err := openBolt(path)
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("diskqueue: queue %s is open in another process", path)
+		return nil, fmt.Errorf("%w: %s", ErrHeld, path)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return nil, fmt.Errorf("diskqueue: queue file %s is damaged (%w); move it away to start afresh", path, err)
 	case err != nil:
@@ -194,8 +220,7 @@ func chmodIfExists(path string, mode os.FileMode) error {
 	return err
 }
 
-// load checks the file, creates the buckets, dead-letters the deliveries
-// whose records are damaged, and schedules the others in arrival order. A
+// load checks the file, creates the buckets, and reads what it holds. A
 // damaged file can make bbolt panic; that is an error here.
 func (q *Queue) load() (err error) {
 	defer func() {
@@ -206,36 +231,54 @@ func (q *Queue) load() (err error) {
 	if err := q.db.View(func(tx *bolt.Tx) error { return <-tx.Check() }); err != nil {
 		return err
 	}
+	if q.opts.NoCreate {
+		return q.db.View(q.scan)
+	}
 	return q.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range buckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
 		}
-		damaged := map[uint64]error{}
-		err := tx.Bucket(bPending).ForEach(func(k, v []byte) error {
-			d, _, err := decodeRecord(k, v)
-			switch {
-			case isDamage(err):
-				damaged[idOf(k)] = err
-			case err == nil:
-				q.s.Add(d.ID, d.Partition)
-			}
-			return nil
-		})
-		if err != nil {
+		return q.scan(tx)
+	})
+}
+
+// scan schedules the pending deliveries in arrival order and counts the
+// bytes stored. In a write transaction it dead-letters the deliveries whose
+// records are damaged; in a read one it schedules them too, and Take
+// dead-letters them.
+func (q *Queue) scan(tx *bolt.Tx) error {
+	for _, name := range buckets {
+		if tx.Bucket(name) == nil {
+			return fmt.Errorf("bucket %s missing (a queue opened with NoCreate must have been opened without it once)", name)
+		}
+	}
+	damaged := map[uint64]error{}
+	err := tx.Bucket(bPending).ForEach(func(k, v []byte) error {
+		d, _, err := decodeRecord(k, v)
+		switch {
+		case err == nil:
+			q.s.Add(d.ID, d.Partition)
+		case tx.Writable():
+			damaged[idOf(k)] = err
+		default:
+			q.s.Add(idOf(k), "")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for id, why := range damaged {
+		if err := q.bury(tx, id, why); err != nil {
 			return err
 		}
-		for id, why := range damaged {
-			if err := q.bury(tx, id, why); err != nil {
-				return err
-			}
-		}
-		q.pending.Store(int64(q.s.Len()))
-		return tx.Bucket(bBodies).ForEach(func(_, v []byte) error {
-			q.bytes.Add(int64(len(v)))
-			return nil
-		})
+	}
+	q.pending.Store(int64(q.s.Len()))
+	return tx.Bucket(bBodies).ForEach(func(_, v []byte) error {
+		q.bytes.Add(int64(len(v)))
+		return nil
 	})
 }
 
