@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/collabsvc/collab/internal/fakecmd"
+	"github.com/collabsvc/collab/collabtest/fakecmd"
 )
 
 // newFakeCmd is collabfake under another name: its flags are passed through

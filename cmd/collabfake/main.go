@@ -12,7 +12,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/collabsvc/collab/internal/fakecmd"
+	"github.com/collabsvc/collab/collabtest/fakecmd"
 )
 
 func main() {

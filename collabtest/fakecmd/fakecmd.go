@@ -1,6 +1,7 @@
-// Package fakecmd is the collabfake command: it serves the collabtest fake
-// Collaboration Service on an address for scripts, clients in other
-// languages and manual tries. Both cmd/collabfake and "collab fake" run it.
+// Package fakecmd is the fake server as a command: it serves the collabtest
+// fake Collaboration Service on an address for scripts, clients in other
+// languages and manual tries. Both cmd/collabfake and "collab fake" run it
+// through Main, so that they take the same flags and print the same banner.
 package fakecmd
 
 import (
