@@ -3,7 +3,7 @@ module github.com/collabsvc/collab/bench
 go 1.25.0
 
 require (
-	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
+	github.com/collabsvc/collab v0.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/xanzy/go-gitlab v0.5.1
 	gitlab.com/gitlab-org/api/client-go v1.46.0
@@ -20,5 +20,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 )
-
-replace github.com/collabsvc/collab => ../

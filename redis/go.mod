@@ -3,7 +3,7 @@ module github.com/collabsvc/collab/redis
 go 1.25.0
 
 require (
-	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
+	github.com/collabsvc/collab v0.1.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/time v0.14.0
@@ -20,5 +20,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )
-
-replace github.com/collabsvc/collab => ../

@@ -3,8 +3,8 @@ module github.com/collabsvc/collab/cmd/collab
 go 1.25.0
 
 require (
-	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
-	github.com/collabsvc/collab/redis v0.0.0-00010101000000-000000000000
+	github.com/collabsvc/collab v0.1.0
+	github.com/collabsvc/collab/redis v0.1.0
 	github.com/itchyny/gojq v0.12.20
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/rogpeppe/go-internal v1.16.0
@@ -25,9 +25,4 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	golang.org/x/tools v0.36.0 // indirect
-)
-
-replace (
-	github.com/collabsvc/collab => ../../
-	github.com/collabsvc/collab/redis => ../../redis
 )

@@ -3,8 +3,8 @@ module github.com/collabsvc/collab/examples/webhook-bot
 go 1.25.0
 
 require (
-	github.com/collabsvc/collab v0.0.0-00010101000000-000000000000
-	github.com/collabsvc/collab/otelcollab v0.0.0-00010101000000-000000000000
+	github.com/collabsvc/collab v0.1.0
+	github.com/collabsvc/collab/otelcollab v0.1.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel/exporters/prometheus v0.68.0
@@ -36,9 +36,4 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/collabsvc/collab => ../../
-	github.com/collabsvc/collab/otelcollab => ../../otelcollab
 )

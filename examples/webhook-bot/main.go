@@ -36,13 +36,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
-	"github.com/collabsvc/collab/internal/exampleenv"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/catchup"
 	"github.com/collabsvc/collab/webhook/diskqueue"
@@ -426,7 +426,7 @@ func serveLive(ctx context.Context, w io.Writer, base, token, project string) er
 	if err != nil {
 		return err
 	}
-	pid := exampleenv.ProjectID(project)
+	pid := projectID(project)
 	addr := os.Getenv("COLLAB_HOOK_ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -482,4 +482,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// projectID returns a project given as a numeric id or a "namespace/name"
+// path in the form the client's methods take: an int for an id, else the path.
+func projectID(s string) any {
+	if id, err := strconv.Atoi(s); err == nil {
+		return id
+	}
+	return s
 }
