@@ -3,6 +3,9 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/webhook"
@@ -15,48 +18,103 @@ var ErrNoThread = errors.New("bot: the comment is not on an issue or a merge req
 // Thread is the issue or merge request an event is about, with the calls a
 // bot makes on it. Its Client is the bot's, or with Options.ActAsUser the
 // event's user's.
+//
+// Every call is safe to run again for the same delivery, which is how the
+// bot handles each one: at least once. The first attempt of a delivery
+// costs what the plain call costs; later attempts (after a failed
+// callback, a crash or a dead letter requeued) look at the thread first.
+// See Comment, and Close for state changes; AddLabels and RemoveLabels
+// always compare with the labels the thread has.
 type Thread struct {
 	Client       *collab.Client
 	ProjectID    int
 	ID           int  // the global id the API takes
 	IID          int  // the number the project shows
 	MergeRequest bool // a merge request, not an issue
+
+	comments atomic.Int32 // the comments posted in this handling, numbering each
 }
 
-// Comment posts body as a comment.
+// Comment posts body as a comment, once per delivery. Called in a
+// callback, it adds an invisible marker, derived from the delivery and from
+// how many comments this Thread posted before in the handling, to the end
+// of body (see collab.Once). On a later attempt of the same delivery it
+// reads the thread's comments first, and posts only when none holds the
+// marker. So a callback must post its comments in the same order on every
+// attempt, and through one Thread per issue or merge request. Outside a
+// callback it just posts.
 func (t *Thread) Comment(ctx context.Context, body string) error {
+	if t == nil {
+		return ErrNoThread
+	}
+	o, ok := onceFor(ctx, "comment", int(t.comments.Add(1)))
+	if !ok {
+		return t.either(
+			func() error { return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body)) },
+			func() error { return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body)) })
+	}
 	return t.either(
-		func() error { return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body)) },
-		func() error { return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body)) })
+		func() error { return errOf(t.Client.Notes.CreateMergeRequestNoteOnce(ctx, t.ProjectID, t.ID, o, body)) },
+		func() error { return errOf(t.Client.Notes.CreateIssueNoteOnce(ctx, t.ProjectID, t.ID, o, body)) })
+}
+
+// onceFor is the collab.Once of the n-th effect of its kind in the
+// delivery ctx carries; false outside a callback.
+func onceFor(ctx context.Context, kind string, n int) (collab.Once, bool) {
+	d := webhook.DeliveryFrom(ctx)
+	if d == nil || d.Key == "" {
+		return collab.Once{}, false
+	}
+	return collab.Once{Key: "bot " + d.Key + " " + kind + " " + strconv.Itoa(n), Fresh: firstAttempt(d)}, true
+}
+
+// firstAttempt reports whether no handling of d can have run before this
+// one: a requeued dead letter starts counting again, but keeps its error.
+func firstAttempt(d *webhook.Delivery) bool {
+	return d.Attempt <= 1 && d.LastError == ""
 }
 
 // AddLabels adds labels and keeps the others (see
-// collab.IssuesService.AddLabels for the race it narrows).
+// collab.IssuesService.AddLabels for the race it narrows). It reads the
+// labels first and writes nothing when every one is there, so running it
+// again changes nothing.
 func (t *Thread) AddLabels(ctx context.Context, labels ...string) error {
 	return t.either(
 		func() error { return errOf(t.Client.MergeRequests.AddLabels(ctx, t.ProjectID, t.ID, labels...)) },
 		func() error { return errOf(t.Client.Issues.AddLabels(ctx, t.ProjectID, t.ID, labels...)) })
 }
 
-// RemoveLabels removes labels and keeps the others.
+// RemoveLabels removes labels and keeps the others, reading them first as
+// AddLabels does.
 func (t *Thread) RemoveLabels(ctx context.Context, labels ...string) error {
 	return t.either(
 		func() error { return errOf(t.Client.MergeRequests.RemoveLabels(ctx, t.ProjectID, t.ID, labels...)) },
 		func() error { return errOf(t.Client.Issues.RemoveLabels(ctx, t.ProjectID, t.ID, labels...)) })
 }
 
-// Close closes the issue or merge request. Closing a closed one succeeds.
+// Close closes the issue or merge request. On a later attempt of the same
+// delivery it reads the state first, and does nothing when it is closed
+// already; the first attempt writes at once.
 func (t *Thread) Close(ctx context.Context) error {
-	return t.setState(ctx, collab.IssueClose, collab.MergeRequestClose)
+	return t.setState(ctx, collab.IssueClose, collab.MergeRequestClose, string(collab.IssueClosed))
 }
 
-// Reopen reopens the issue or merge request. Reopening an open one
-// succeeds.
+// Reopen reopens the issue or merge request, reading the state first on a
+// later attempt as Close does.
 func (t *Thread) Reopen(ctx context.Context) error {
-	return t.setState(ctx, collab.IssueReopen, collab.MergeRequestReopen)
+	return t.setState(ctx, collab.IssueReopen, collab.MergeRequestReopen,
+		string(collab.IssueOpened), string(collab.MergeRequestReopened))
 }
 
-func (t *Thread) setState(ctx context.Context, is collab.IssueStateEvent, mr collab.MergeRequestStateEvent) error {
+// setState sends the state event, unless a later attempt finds one of the
+// states it leads to already there.
+func (t *Thread) setState(ctx context.Context, is collab.IssueStateEvent, mr collab.MergeRequestStateEvent, leadsTo ...string) error {
+	if d := webhook.DeliveryFrom(ctx); d != nil && !firstAttempt(d) {
+		state, err := t.state(ctx)
+		if err != nil || slices.Contains(leadsTo, state) {
+			return err
+		}
+	}
 	err := t.either(
 		func() error {
 			return errOf(t.Client.MergeRequests.Update(ctx, t.ProjectID, t.ID, &collab.UpdateMergeRequestOptions{StateEvent: &mr}))
@@ -68,6 +126,27 @@ func (t *Thread) setState(ctx context.Context, is collab.IssueStateEvent, mr col
 		return nil
 	}
 	return err
+}
+
+// state reads the state of the issue or merge request.
+func (t *Thread) state(ctx context.Context) (string, error) {
+	var state string
+	err := t.either(
+		func() error {
+			mr, _, err := t.Client.MergeRequests.Get(ctx, t.ProjectID, t.ID)
+			if err == nil {
+				state = string(mr.State)
+			}
+			return err
+		},
+		func() error {
+			is, _, err := t.Client.Issues.Get(ctx, t.ProjectID, t.ID)
+			if err == nil {
+				state = string(is.State)
+			}
+			return err
+		})
+	return state, err
 }
 
 // either makes the call of a merge request's thread or the call of an
