@@ -416,12 +416,25 @@ func (h *Handler) callbackFor(k Kind) callback {
 	return h.callbacks[k]
 }
 
+// IdleWaiter is implemented by a queue that can tell when it holds no
+// delivery still to handle, as MemoryQueue, diskqueue.Queue and
+// redisqueue.Queue can. Handler.WaitIdle uses it.
+type IdleWaiter interface {
+	// WaitIdle waits until no delivery is pending, leased or waiting for a
+	// retry, or ctx ends. Dead letters do not count.
+	WaitIdle(ctx context.Context) error
+}
+
 // WaitIdle waits until every delivery in the queue is settled: handled, or
-// dead-lettered. It needs a queue that can tell, as MemoryQueue and
-// diskqueue.Queue can (a WaitIdle method); with another queue it returns
-// errors.ErrUnsupported. Meant for tests: deliver, WaitIdle, then check.
+// dead-lettered. A delivery waiting for a retry keeps it waiting, so bound
+// ctx. It drains a queue that dies with the process (a MemoryQueue) before
+// a planned stop: stop the deliveries coming in (take the receiver out of
+// its load balancer), WaitIdle, then Shutdown. It also ends a batch run,
+// such as a catch-up into a Handler that serves no HTTP, and it is what a
+// test waits for between delivering and checking. It needs a queue that
+// implements IdleWaiter; with another it returns errors.ErrUnsupported.
 func (h *Handler) WaitIdle(ctx context.Context) error {
-	q, ok := h.queue.(interface{ WaitIdle(context.Context) error })
+	q, ok := h.queue.(IdleWaiter)
 	if !ok {
 		return fmt.Errorf("webhook: WaitIdle: %T cannot tell when it is idle: %w", h.queue, errors.ErrUnsupported)
 	}

@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/internal/queuetest"
+	"github.com/collabsvc/collab/webhook/queuetest"
 )
+
+var _ webhook.IdleWaiter = (*webhook.MemoryQueue)(nil)
 
 func TestMemoryQueue(t *testing.T) {
 	queuetest.Run(t, queuetest.Maker{

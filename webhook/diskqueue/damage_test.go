@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/internal/queuetest"
+	"github.com/collabsvc/collab/webhook/queuetest"
 )
 
 // flip changes one byte of the value stored under key in bucket, as rot

@@ -14,7 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/internal/queuetest"
+	"github.com/collabsvc/collab/webhook/queuetest"
 )
 
 func TestQueue(t *testing.T) {
