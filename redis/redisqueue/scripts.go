@@ -57,9 +57,9 @@ end
 
 // putScript: ARGV prefix, dedup key, window ms, max pending, partition,
 // state key (remembered beside the dedup key, never checked), the two keys'
-// marks, then the fields m, b, r and c. The bound and the dedup key are
+// marks, then the fields m, b, r and c. The dedup key, then the bound, are
 // checked in the same atomic step as the write, so concurrent Puts cannot
-// overshoot either. Returns {id, epoch, damaged}: id is -1 when full and -2
+// overshoot either, and a repeat is a duplicate even at the bound. Returns {id, epoch, damaged}: id is -1 when full and -2
 // for a duplicate; epoch is the engine's marker (empty when missing); damaged
 // is 1 when the dedup key held a value that is not a mark, which is then
 // overwritten.
@@ -67,13 +67,15 @@ var putScript = redis.NewScript(`
 local p = ARGV[1]
 local max = tonumber(ARGV[4])
 local epoch = redis.call('GET', p..'epoch') or ''
-if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return {-1, epoch, 0} end
 local damaged = 0
+local k = p..'k:'..ARGV[2]
 if ARGV[2] ~= '' then
-  local k = p..'k:'..ARGV[2]
   local v = redis.call('GET', k)
   if v == ARGV[7] or v == '1' then return {-2, epoch, 0} end
   if v then damaged = 1 end
+end
+if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return {-1, epoch, 0} end
+if ARGV[2] ~= '' then
   redis.call('SET', k, ARGV[7], 'PX', ARGV[3])
   if ARGV[6] ~= '' and ARGV[6] ~= ARGV[2] then redis.call('SET', p..'k:'..ARGV[6], ARGV[8], 'PX', ARGV[3]) end
 end
