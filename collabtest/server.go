@@ -81,6 +81,7 @@ type config struct {
 	log        *slog.Logger
 	rate       float64
 	burst      int
+	replay     http.Handler // serves every request instead of the model, when set
 }
 
 // Option configures a server made by NewServer or NewTestServer.
@@ -143,7 +144,11 @@ func NewServer(opts ...Option) (*Server, error) {
 	s.limits.set(cfg.rate, cfg.burst)
 	s.registerRoutes()
 	s.control = s.controlMux()
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveLimited))
+	var h http.Handler = http.HandlerFunc(s.serveLimited)
+	if cfg.replay != nil {
+		h = cfg.replay
+	}
+	s.srv = httptest.NewUnstartedServer(h)
 	s.srv.Listener.Close()
 	s.srv.Listener = l
 	s.srv.Start()

@@ -6,6 +6,7 @@ package fakecmd
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +29,8 @@ type options struct {
 	token string
 	log   bool
 	seed  bool
+	// replay is a cassette to answer from instead of the model.
+	replay string
 	// webhookTimeout is how long a webhook delivery waits (0: the default).
 	webhookTimeout time.Duration
 }
@@ -80,6 +83,8 @@ func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 		"fixed private `token` of the administrator \"root\" (default: $"+tokenEnv+", else a random one)")
 	fs.BoolVar(&o.log, "log", false, "log one line per request to stderr: method, path without the query, status, user (never a token)")
 	fs.BoolVar(&o.seed, "seed", false, "start with a demo world: users alice and bob, group acme, projects acme/webshop and alice/notes,\nissues, a note, a merge request and builds")
+	fs.StringVar(&o.replay, "replay", "", "answer every request from the recorded session in cassette `FILE` (made by collab record)\n"+
+		"instead of the model; requests that match nothing are answered 501 with the closest recorded one")
 	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 0, "how long a webhook delivery waits to connect, then for the answer,\n"+
 		"before it sends the same body again (0: 10s, as deployed servers)")
 	fs.Usage = func() {
@@ -92,6 +97,11 @@ func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 	err := fs.Parse(args)
 	if o.token == "" {
 		o.token = os.Getenv(tokenEnv)
+	}
+	if err == nil && o.seed && o.replay != "" {
+		err = errors.New("-seed and -replay cannot be used together: a replay serves only what was recorded")
+		fmt.Fprintf(errOut, "%s: %v\n", name, err)
+		fs.Usage()
 	}
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -108,6 +118,15 @@ func serve(ctx context.Context, name string, o options, out, logOut io.Writer) e
 	if o.log {
 		opts = append(opts, collabtest.WithLog(slog.New(slog.NewTextHandler(logOut, nil))))
 	}
+	var replay *collabtest.Replayer
+	if o.replay != "" {
+		c, err := collabtest.LoadCassette(o.replay)
+		if err != nil {
+			return err
+		}
+		replay = collabtest.NewReplayer(c)
+		opts = append(opts, collabtest.WithReplay(replay))
+	}
 	srv, err := collabtest.NewServer(opts...)
 	if err != nil {
 		return err
@@ -122,6 +141,11 @@ func serve(ctx context.Context, name string, o options, out, logOut io.Writer) e
 	fmt.Fprintf(out, "%s serving %s/api/v3\nadmin private token: %s\n", name, srv.URL, srv.AdminToken)
 	<-ctx.Done()
 	srv.Close()
+	if replay != nil {
+		if err := replay.Verify(); err != nil {
+			fmt.Fprintf(logOut, "%s: %v\n", name, err)
+		}
+	}
 	fmt.Fprintln(out, name, "stopped")
 	return nil
 }

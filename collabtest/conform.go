@@ -1,0 +1,214 @@
+package collabtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ConformOptions configure Conform.
+type ConformOptions struct {
+	// Client sends the requests; nil means http.DefaultClient.
+	Client *http.Client
+	// Token is sent as PRIVATE-TOKEN wherever the recorded request was
+	// authenticated with a private token or an Authorization header.
+	Token string
+}
+
+// conformHeaders are the answer headers Conform compares.
+var conformHeaders = []string{"Content-Type", "Link", "X-Total", "X-Total-Pages"}
+
+// Conform sends the requests of c, in order, to the server at target (a
+// base URL without /api/v3: the fake, or any server) and returns where its
+// answers differ from the recorded ones: the status, the Content-Type, Link
+// and X-Total* headers, and the JSON body, leaf by leaf, named by JSON
+// pointer. These rules compare what two servers cannot agree on:
+//   - an id (a value under the key id, iid, sha, or a key ending in _id,
+//     _ids or _sha) matches any value of the same JSON type;
+//   - two strings that both parse as RFC 3339 times match;
+//   - runs of 16 or more hex digits inside strings (a commit, an upload's
+//     directory) match any such run;
+//   - a secret (see Recorder) matches any string, and each value it takes
+//     in an answer is sent where the recorded requests used its placeholder,
+//     so that a runner registered during the session can work;
+//   - the target's origin in the answer stands for RecordedOrigin.
+//
+// Webhook deliveries are skipped. An error is returned only when a request
+// cannot be sent; the differences found until then are returned with it.
+func Conform(ctx context.Context, c *Cassette, target string, opts ConformOptions) ([]Difference, error) {
+	base, err := url.Parse(strings.TrimSuffix(target, "/"))
+	if err != nil || base.Scheme == "" || base.Host == "" {
+		return nil, fmt.Errorf("collabtest: conform: target %q is not an absolute URL", target)
+	}
+	cf := conformer{opts: opts, base: base, learned: map[string]string{}}
+	if cf.opts.Client == nil {
+		cf.opts.Client = http.DefaultClient
+	}
+	var all []Difference
+	for i := range c.Exchanges {
+		e := &c.Exchanges[i]
+		if e.Kind != "" {
+			continue
+		}
+		diffs, err := cf.exchange(ctx, e)
+		for _, d := range diffs {
+			d.Exchange, d.Route = i, e.Route
+			all = append(all, d)
+		}
+		if err != nil {
+			return all, fmt.Errorf("collabtest: conform: #%d %s: %w", i, e.Route, err)
+		}
+	}
+	return all, nil
+}
+
+// conformer replays one cassette's requests.
+type conformer struct {
+	opts    ConformOptions
+	base    *url.URL
+	learned map[string]string // placeholder -> the secret the target gave
+}
+
+// exchange sends e's request and compares the answer.
+func (cf *conformer) exchange(ctx context.Context, e *Exchange) ([]Difference, error) {
+	req, err := cf.request(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cf.opts.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	origin := []byte(cf.base.Scheme + "://" + cf.base.Host)
+	var got Message
+	got.Header = resp.Header
+	got.setBody(bytes.ReplaceAll(body, origin, []byte(RecordedOrigin)))
+	return cf.compare(e, resp.StatusCode, got, string(origin)), nil
+}
+
+// request rebuilds e's request for the target, secrets put back.
+func (cf *conformer) request(ctx context.Context, e *Exchange) (*http.Request, error) {
+	q := url.Values{}
+	for k, vs := range e.Query {
+		for _, v := range vs {
+			q.Add(k, cf.subst(v))
+		}
+	}
+	raw := strings.TrimSuffix(cf.base.String(), "/") + e.Path
+	if len(q) > 0 {
+		raw += "?" + q.Encode()
+	}
+	body := e.Request.Body()
+	if e.Request.mediaType() == "application/x-www-form-urlencoded" {
+		if v, err := url.ParseQuery(string(body)); err == nil {
+			for _, vs := range v {
+				for i := range vs {
+					vs[i] = cf.subst(vs[i])
+				}
+			}
+			body = []byte(v.Encode())
+		}
+	} else {
+		body = []byte(cf.subst(string(body)))
+	}
+	req, err := http.NewRequestWithContext(ctx, e.Method, raw, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	cf.headers(req, e.Request.Header)
+	return req, nil
+}
+
+// headers copies the recorded request headers, the user's token in place of
+// the recorded credentials; SUDO, whose value is not known, is left out.
+func (cf *conformer) headers(req *http.Request, recorded http.Header) {
+	authed := false
+	for k, vs := range recorded {
+		switch http.CanonicalHeaderKey(k) {
+		case "Private-Token", "Authorization":
+			authed = true
+		case "Sudo":
+		default:
+			for _, v := range vs {
+				req.Header.Add(k, cf.subst(v))
+			}
+		}
+	}
+	if authed && cf.opts.Token != "" {
+		req.Header.Set("PRIVATE-TOKEN", cf.opts.Token)
+	}
+}
+
+// subst puts the learned secrets in place of their placeholders in s.
+func (cf *conformer) subst(s string) string {
+	if !strings.Contains(s, placeholderPrefix) {
+		return s
+	}
+	for p, v := range cf.learned {
+		s = strings.ReplaceAll(s, p, v)
+	}
+	return s
+}
+
+// compare lists how the answer got differs from e's, and learns the secrets
+// it holds.
+func (cf *conformer) compare(e *Exchange, status int, got Message, origin string) []Difference {
+	var diffs []Difference
+	if status != e.Status {
+		diffs = append(diffs, Difference{Part: "status", Recorded: fmt.Sprint(e.Status), Got: fmt.Sprint(status)})
+	}
+	for _, k := range conformHeaders {
+		a := e.Response.Header.Get(k)
+		b := strings.ReplaceAll(got.Header.Get(k), origin, RecordedOrigin)
+		if a != b {
+			diffs = append(diffs, Difference{Part: "header " + k, Recorded: showHeader(a), Got: showHeader(b)})
+		}
+	}
+	recorded := bodyValue(e.Response.mediaType(), "", e.Response.Body())
+	answer := bodyValue(got.mediaType(), "", got.Body())
+	cf.learn(recorded, answer)
+	d := differ{loose: true}
+	d.value("", "", recorded, answer)
+	return append(diffs, d.found...)
+}
+
+func showHeader(v string) string {
+	if v == "" {
+		return missing
+	}
+	return show(v)
+}
+
+// learn walks a recorded and a received answer side by side and keeps the
+// secret that stands where the recorded one has a placeholder.
+func (cf *conformer) learn(recorded, got any) {
+	switch r := recorded.(type) {
+	case string:
+		if s, ok := got.(string); ok && isPlaceholder(r) && !isPlaceholder(s) {
+			if _, known := cf.learned[r]; !known {
+				cf.learned[r] = s
+			}
+		}
+	case map[string]any:
+		if g, ok := got.(map[string]any); ok {
+			for k, v := range r {
+				cf.learn(v, g[k])
+			}
+		}
+	case []any:
+		if g, ok := got.([]any); ok {
+			for i := range min(len(r), len(g)) {
+				cf.learn(r[i], g[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package collabtest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A Difference is one place where an answer, or a request, is not what the
+// cassette recorded.
+type Difference struct {
+	Exchange int    // the exchange's index in the cassette
+	Route    string // the exchange's route
+	// Part names what differs: "status", "header Link", "body /0/title"
+	// (a JSON pointer), "query key \"state\"", "path" or "method".
+	Part     string
+	Recorded string // the recorded value, "(missing)" when there was none
+	Got      string // the value seen, "(missing)" when there was none
+}
+
+func (d Difference) String() string {
+	return fmt.Sprintf("#%d %s: %s: recorded %s, got %s", d.Exchange, d.Route, d.Part, d.Recorded, d.Got)
+}
+
+const missing = "(missing)"
+
+// differ compares decoded JSON values. Strict, it is for matching requests:
+// values equal, except that secret keys and placeholders match anything.
+// Loose, it is for comparing answers of two servers by the rules documented
+// on Conform.
+type differ struct {
+	loose bool
+	found []Difference
+}
+
+func (d *differ) add(part string, recorded, got any) {
+	d.found = append(d.found, Difference{Part: part, Recorded: show(recorded), Got: show(got)})
+}
+
+// show prints a value for a message, cut short.
+func show(v any) string {
+	if v == nil {
+		return "null"
+	}
+	if s, ok := v.(string); ok && s == missing {
+		return s
+	}
+	b := encodeJSON(v)
+	if len(b) > 60 {
+		return string(b[:57]) + "..."
+	}
+	return string(b)
+}
+
+// pointerToken escapes a key for a JSON pointer.
+func pointerToken(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// value compares a (recorded) and b (got) found under key at ptr.
+func (d *differ) value(ptr, key string, a, b any) {
+	if d.same(key, a, b) {
+		return
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		d.object(ptr, am, bm)
+		return
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok {
+		for i := range max(len(al), len(bl)) {
+			p := fmt.Sprintf("%s/%d", ptr, i)
+			switch {
+			case i >= len(bl):
+				d.add("body "+p, al[i], missing)
+			case i >= len(al):
+				d.add("body "+p, missing, bl[i])
+			default:
+				d.value(p, key, al[i], bl[i])
+			}
+		}
+		return
+	}
+	d.add("body "+ptrOrRoot(ptr), a, b)
+}
+
+func ptrOrRoot(ptr string) string {
+	if ptr == "" {
+		return "/"
+	}
+	return ptr
+}
+
+func (d *differ) object(ptr string, a, b map[string]any) {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := ptr + "/" + pointerToken(k)
+		av, aok := a[k]
+		bv, bok := b[k]
+		switch {
+		case !aok:
+			d.add("body "+p, missing, bv)
+		case !bok:
+			d.add("body "+p, av, missing)
+		default:
+			d.value(p, k, av, bv)
+		}
+	}
+}
+
+// same reports whether two leaves are equal by the differ's rules.
+func (d *differ) same(key string, a, b any) bool {
+	as, aStr := a.(string)
+	bs, bStr := b.(string)
+	if secretKeys[key] || aStr && isPlaceholder(as) || bStr && isPlaceholder(bs) {
+		return !d.loose || aStr == bStr && (a == nil) == (b == nil)
+	}
+	if d.loose && isIDKey(key) {
+		return fmt.Sprintf("%T", a) == fmt.Sprintf("%T", b)
+	}
+	if d.loose && aStr && bStr {
+		return isTime(as) && isTime(bs) || hexRun.ReplaceAllString(as, "<hex>") == hexRun.ReplaceAllString(bs, "<hex>")
+	}
+	switch a.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return a == b
+}
+
+// isIDKey reports whether key names an id that a server assigns.
+func isIDKey(key string) bool {
+	return key == "id" || key == "iid" || strings.HasSuffix(key, "_id") || strings.HasSuffix(key, "_ids") ||
+		key == "sha" || strings.HasSuffix(key, "_sha")
+}
+
+// hexRun is a run of hex digits long enough to be made up by the server:
+// a commit, a file's upload directory.
+var hexRun = regexp.MustCompile(`[0-9a-f]{16,}`)
+
+func isTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}

@@ -1,0 +1,149 @@
+package collabtest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// A Recorder records exchanges with a server into a Cassette, through a
+// transport for a client (Transport) or as a reverse proxy (Handler).
+//
+// What it writes is normalized so that a cassette holds no secret and
+// compares well with another:
+//   - the values of the PRIVATE-TOKEN, Authorization (after its scheme),
+//     SUDO, BUILD-TOKEN and X-Gitlab-Token headers, and of the keys
+//     private_token, access_token, runners_token and token in queries,
+//     forms and JSON bodies (at any depth, in requests and answers), become
+//     placeholders "<secret-N>", the same N for the same secret;
+//   - a JSON body that held a secret is written with its keys sorted;
+//   - the recorded server's scheme and host become RecordedOrigin;
+//   - of the request headers, only Content-Type, Accept, X-Gitlab-Event and
+//     the authentication headers are kept; of the answer's, Content-Type,
+//     Content-Disposition, Link, Location, Retry-After and every X- header.
+//
+// A request that carries X-Gitlab-Event is recorded as a webhook delivery
+// (Kind DeliveryKind). A Recorder is safe for concurrent use; exchanges are
+// kept in the order their answers arrived.
+type Recorder struct {
+	red       redactor
+	mu        sync.Mutex
+	exchanges []Exchange
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder { return &Recorder{} }
+
+// Cassette returns what was recorded so far.
+func (rec *Recorder) Cassette() *Cassette {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return &Cassette{Format: CassetteFormat, Version: CassetteVersion, Exchanges: append([]Exchange(nil), rec.exchanges...)}
+}
+
+// Transport returns a RoundTripper that sends each request through next
+// (http.DefaultTransport when nil) and records it with its answer. A request
+// that gets no answer is not recorded.
+func (rec *Recorder) Transport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &recordingTransport{rec: rec, next: next}
+}
+
+// Handler returns a reverse proxy that sends each request to upstream, a
+// base URL such as "https://collab.example.com", and records it: the API
+// server's, or a webhook receiver's to record deliveries.
+func (rec *Recorder) Handler(upstream string) (http.Handler, error) {
+	u, err := url.Parse(upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("collabtest: upstream %q: want an http:// or https:// URL", upstream)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
+		Transport: rec.Transport(nil),
+	}, nil
+}
+
+type recordingTransport struct {
+	rec  *Recorder
+	next http.RoundTripper
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	reqBody, err := readBody(&req.Body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	respBody, err := readBody(&resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	t.rec.add(req, reqBody, resp, respBody)
+	return resp, nil
+}
+
+// readBody reads *body whole and puts back a reader of the same bytes.
+func readBody(body *io.ReadCloser) ([]byte, error) {
+	if *body == nil || *body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(*body)
+	(*body).Close()
+	*body = io.NopCloser(bytes.NewReader(b))
+	return b, err
+}
+
+// cassetteBoundary replaces the random boundary of a multipart body, so
+// that recording the same request twice writes the same text.
+const cassetteBoundary = "collab-cassette-boundary"
+
+// stableBoundary puts cassetteBoundary in place of the boundary of a
+// multipart body and in its recorded Content-Type, when the body does not
+// hold the stable boundary already.
+func stableBoundary(h http.Header, body []byte) []byte {
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	b := params["boundary"]
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || b == "" || bytes.Contains(body, []byte(cassetteBoundary)) {
+		return body
+	}
+	params["boundary"] = cassetteBoundary
+	h.Set("Content-Type", mime.FormatMediaType(mt, params))
+	return bytes.ReplaceAll(body, []byte("--"+b), []byte("--"+cassetteBoundary))
+}
+
+// add records one exchange, normalized.
+func (rec *Recorder) add(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
+	origin := []byte(req.URL.Scheme + "://" + req.URL.Host)
+	e := Exchange{Route: routeName(req), Method: req.Method, Path: req.URL.EscapedPath(), Status: resp.StatusCode}
+	if ev := req.Header.Get("X-Gitlab-Event"); ev != "" {
+		e.Kind, e.Route = DeliveryKind, "DELIVERY "+ev
+	}
+	if q := req.URL.Query(); len(q) > 0 {
+		rec.red.values(q)
+		e.Query = q
+	}
+	e.Request.Header = rec.red.header(req.Header, keptRequestHeaders, false)
+	e.Request.setBody(rec.red.body(e.Request.mediaType(), stableBoundary(e.Request.Header, reqBody)))
+	e.Response.Header = rec.red.header(resp.Header, keptResponseHeaders, true)
+	for k, vs := range e.Response.Header {
+		for i, v := range vs {
+			e.Response.Header[k][i] = string(bytes.ReplaceAll([]byte(v), origin, []byte(RecordedOrigin)))
+		}
+	}
+	body := bytes.ReplaceAll(respBody, origin, []byte(RecordedOrigin))
+	e.Response.setBody(rec.red.body(e.Response.mediaType(), body))
+	rec.mu.Lock()
+	rec.exchanges = append(rec.exchanges, e)
+	rec.mu.Unlock()
+}

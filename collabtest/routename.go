@@ -1,0 +1,38 @@
+package collabtest
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// knownRoutes is the fake's router, built once without a server behind it,
+// to name requests by their route: the fake serves every route of the SDK.
+var knownRoutes = sync.OnceValue(func() *router {
+	s := &Server{}
+	s.registerRoutes()
+	return &s.router
+})
+
+// routeName names r by its method and route template, such as
+// "GET /api/v3/projects/:id/issues"; a path no route serves is named by
+// its method and path.
+func routeName(r *http.Request) string {
+	if _, pattern := knownRoutes().find(r); pattern != "" {
+		return templateOf(pattern)
+	}
+	return r.Method + " " + r.URL.EscapedPath()
+}
+
+// templateOf turns a ServeMux pattern into a route template:
+// "GET /api/v3/projects/{id}/notes/{note_id}" gives
+// "GET /api/v3/projects/:id/notes/:note_id".
+func templateOf(pattern string) string {
+	segs := strings.Split(pattern, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ":" + strings.TrimSuffix(strings.TrimSuffix(s[1:len(s)-1], "..."), "$")
+		}
+	}
+	return strings.TrimSuffix(strings.Join(segs, "/"), "/{$}")
+}
