@@ -11,6 +11,7 @@ import (
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/catchup"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestCatchUpTwoReceivers: two receivers on one Redis queue catch up at the
@@ -32,38 +33,18 @@ func TestCatchUpTwoReceivers(t *testing.T) {
 		srv.AddNote(pid, "Issue", issue, srv.AdminID, "A comment")
 	}
 
-	var mu sync.Mutex
-	handled := map[string]int{}
+	handled := &counter{n: map[string]int{}}
 	stats := make([]catchup.Stats, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
-		q := newQueue(t, rdb, redisqueue.Options{})
-		count := func(ctx context.Context) error {
-			mu.Lock()
-			handled[webhook.DeliveryFrom(ctx).Key]++
-			mu.Unlock()
-			return nil
-		}
-		h, err := webhook.NewHandler(webhook.Options{Queue: q,
-			OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error { return count(ctx) },
-			OnNote:  func(ctx context.Context, _ *webhook.NoteEvent) error { return count(ctx) },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- h.Run(runCtx) }()
-		t.Cleanup(func() { stop(); <-done })
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		h := runCounting(t, ctx, rdb, handled)
+		wg.Go(func() {
 			var err error
 			stats[i], err = catchup.Run(ctx, h, c, catchup.Options{Projects: catchup.IDs(pid), Since: time.Now().Add(-time.Hour)})
 			if err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	admitted := 0
@@ -79,14 +60,50 @@ func TestCatchUpTwoReceivers(t *testing.T) {
 	if err := newQueue(t, rdb, redisqueue.Options{}).WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(handled) != changes {
-		t.Errorf("%d changes handled, want %d", len(handled), changes)
+	handled.each(t, changes)
+}
+
+// counter counts the handlings of each delivery, by key.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) count(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[webhook.DeliveryFrom(ctx).Key]++
+	return nil
+}
+
+// each checks that want deliveries were handled, each once.
+func (c *counter) each(t *testing.T, want int) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.n) != want {
+		t.Errorf("%d changes handled, want %d", len(c.n), want)
 	}
-	for k, n := range handled {
+	for k, n := range c.n {
 		if n != 1 {
 			t.Errorf("%s handled %d times", k, n)
 		}
 	}
+}
+
+// runCounting runs, until the test ends, a Handler on the queue in rdb
+// whose callbacks for issues and notes count what they handle.
+func runCounting(t *testing.T, ctx context.Context, rdb *redis.Client, c *counter) *webhook.Handler {
+	h, err := webhook.NewHandler(webhook.Options{Queue: newQueue(t, rdb, redisqueue.Options{}),
+		OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error { return c.count(ctx) },
+		OnNote:  func(ctx context.Context, _ *webhook.NoteEvent) error { return c.count(ctx) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return h
 }

@@ -20,19 +20,7 @@ func TestHealthFollowsEngine(t *testing.T) {
 	catchUp := make(chan time.Time, 1)
 	release := make(chan struct{})
 	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil },
-		RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond,
-		OnLoss: func(ctx context.Context, _ *webhook.Handler, since time.Time) error {
-			select {
-			case catchUp <- since:
-			default:
-			}
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}})
+		RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, OnLoss: heldCatchUp(catchUp, release)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,23 +32,7 @@ func TestHealthFollowsEngine(t *testing.T) {
 	defer func() { stop(); <-done }()
 	waitReady := func(want bool, why string) webhook.Health {
 		t.Helper()
-		for {
-			hs := h.Health(ctx)
-			if hs.Ready == want {
-				// The endpoint a load balancer or an orchestrator polls agrees.
-				w := httptest.NewRecorder()
-				h.HealthHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-				t.Logf("%s: ready %v, /healthz %d, problems %q", why, hs.Ready, w.Code, hs.Problems)
-				if (w.Code == http.StatusOK) != want {
-					t.Errorf("%s: /healthz answered %d", why, w.Code)
-				}
-				return hs
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s: still ready=%v: %q", why, hs.Ready, hs.Problems)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		return waitHealth(t, ctx, h, want, why)
 	}
 	waitReady(true, "at start")
 	put(t, q, delivery("a", ""))
@@ -85,4 +57,43 @@ func TestHealthFollowsEngine(t *testing.T) {
 	waitReady(false, "with Redis down")
 	s.Restart(false)
 	waitReady(true, "with Redis back")
+}
+
+// heldCatchUp is an OnLoss that sends the time it is asked to catch up
+// from on catchUp (when it has room), and succeeds once release is closed.
+func heldCatchUp(catchUp chan<- time.Time, release <-chan struct{}) func(context.Context, *webhook.Handler, time.Time) error {
+	return func(ctx context.Context, _ *webhook.Handler, since time.Time) error {
+		select {
+		case catchUp <- since:
+		default:
+		}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// waitHealth waits until h's readiness is want, and checks that its health
+// endpoint, which a load balancer or an orchestrator polls, agrees.
+func waitHealth(t *testing.T, ctx context.Context, h *webhook.Handler, want bool, why string) webhook.Health {
+	t.Helper()
+	for {
+		hs := h.Health(ctx)
+		if hs.Ready == want {
+			w := httptest.NewRecorder()
+			h.HealthHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			t.Logf("%s: ready %v, /healthz %d, problems %q", why, hs.Ready, w.Code, hs.Problems)
+			if (w.Code == http.StatusOK) != want {
+				t.Errorf("%s: /healthz answered %d", why, w.Code)
+			}
+			return hs
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: still ready=%v: %q", why, hs.Ready, hs.Problems)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -122,7 +122,20 @@ type Options struct {
 	// Logger, when set, receives a record for each loss of the engine's
 	// state, each consumer group created again and each damaged entry.
 	Logger *slog.Logger
+	// NoCreate opens a queue that exists already, for tools that inspect
+	// it: New writes nothing (it creates no key, and does not register
+	// Consumer in the group), and a Prefix or Group that holds no queue is
+	// an error wrapping ErrNoQueue, where New would otherwise start an
+	// empty queue there. Later on too, the queue never creates its state
+	// again: a stream or group found missing makes Check, Take and Put fail
+	// with ErrNoQueue. Consumer's earlier leases are not resumed at once
+	// but taken over after LeaseTimeout, like a dead receiver's.
+	NoCreate bool
 }
+
+// ErrNoQueue means that, with Options.NoCreate, the stream or the consumer
+// group of the queue does not exist.
+var ErrNoQueue = errors.New("redisqueue: no queue")
 
 // Queue is a webhook.Queue in Redis Streams. It is safe for concurrent use.
 type Queue struct {
@@ -158,7 +171,8 @@ type entry struct {
 var _ webhook.Queue = (*Queue)(nil)
 
 // New returns a Queue using rdb, creating the stream and its consumer group
-// when missing. The caller keeps ownership of rdb: Close does not close it.
+// when missing (unless Options.NoCreate). The caller keeps ownership of
+// rdb: Close does not close it.
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, error) {
 	if rdb == nil {
 		return nil, errors.New("redisqueue: nil client")
@@ -197,11 +211,14 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	q.keys = []string{q.stream}
 	q.watch.init()
 	if err := q.check(ctx); err != nil {
-		return nil, fmt.Errorf("redisqueue: creating the consumer group: %w", err)
+		return nil, fmt.Errorf("redisqueue: opening the queue: %w", err)
 	}
-	// What this consumer leased before a restart comes first.
-	if err := q.read(ctx, "0", 0, -1); err != nil {
-		return nil, err
+	// What this consumer leased before a restart comes first. Reading
+	// registers the consumer in the group, a write NoCreate rules out.
+	if !opts.NoCreate {
+		if err := q.read(ctx, "0", 0, -1); err != nil {
+			return nil, err
+		}
 	}
 	q.loops.Add(2)
 	// Leases are renewed every third of their timeout; the engine's state is
@@ -721,8 +738,9 @@ func (q *Queue) deadOp(ctx context.Context, s *redis.Script, what string, id uin
 	return nil
 }
 
-// WaitIdle waits until every delivery stored by any receiver is settled:
-// acked or dead-lettered. Handler.WaitIdle uses it; it is meant for tests.
+// WaitIdle implements webhook.IdleWaiter: it waits until every delivery
+// stored by any receiver is settled, acked or dead-lettered, polling every
+// PollInterval.
 func (q *Queue) WaitIdle(ctx context.Context) error {
 	for {
 		n, err := q.rdb.XLen(ctx, q.stream).Result()

@@ -196,7 +196,7 @@ return lost
 `)
 
 // checkScript: ARGV prefix, group. Returns {epoch, seq, oldest stream entry id,
-// group present}, for the watch on the engine's state.
+// stream present, group present}, for the watch on the engine's state.
 var checkScript = redis.NewScript(`
 local p = ARGV[1]
 local epoch = redis.call('GET', p..'epoch') or ''
@@ -204,16 +204,17 @@ local seq = redis.call('GET', p..'seq') or '0'
 local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
 local oldest = ''
 if #first == 1 then oldest = first[1][1] end
-local group = 0
+local stream, group = 0, 0
 local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', KEYS[1])
 if ok then
+  stream = 1
   for _, g in ipairs(groups) do
     for i = 1, #g, 2 do
       if g[i] == 'name' and g[i+1] == ARGV[2] then group = 1 end
     end
   end
 end
-return {epoch, seq, oldest, group}
+return {epoch, seq, oldest, stream, group}
 `)
 
 // recoverScript: ARGV prefix, group, a new epoch, the least seq. It writes the

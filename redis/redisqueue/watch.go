@@ -196,6 +196,35 @@ func (q *Queue) noGroup(err error) bool {
 	return false
 }
 
+// state is the engine's state as checkScript reads it.
+type state struct {
+	epoch  string
+	seq    int64  // the last delivery id given out
+	oldest string // the stream entry id of the oldest pending delivery; "" for none
+	stream bool   // the stream exists
+	group  bool   // the consumer group exists
+}
+
+// readState runs checkScript.
+func (q *Queue) readState(ctx context.Context) (state, error) {
+	res, err := checkScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group).Slice()
+	if err == nil && len(res) != 5 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		return state{}, err
+	}
+	var st state
+	st.epoch, _ = res[0].(string)
+	seq, _ := res[1].(string)
+	st.seq, _ = strconv.ParseInt(seq, 10, 64)
+	st.oldest, _ = res[2].(string)
+	stream, _ := res[3].(int64)
+	group, _ := res[4].(int64)
+	st.stream, st.group = stream == 1, group == 1
+	return st, nil
+}
+
 // check reads the engine's state, recovers what is missing (epoch, stream,
 // group) and reports a loss when the state is not the one this receiver
 // knew.
@@ -204,28 +233,40 @@ func (q *Queue) check(ctx context.Context) error {
 	defer q.checkMu.Unlock()
 	start := time.Now()
 	seen := q.maxSeq.Load() // before the read: a Put may raise it meanwhile
-	res, err := checkScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, q.o.Group).Slice()
-	if err == nil && len(res) != 4 {
-		err = fmt.Errorf("unexpected reply %v", res)
-	}
+	st, err := q.readState(ctx)
 	if err != nil {
 		return err
 	}
-	epoch, _ := res[0].(string)
-	seqS, _ := res[1].(string)
-	seq, _ := strconv.ParseInt(seqS, 10, 64)
-	oldest, _ := res[2].(string)
-	group, _ := res[3].(int64)
+	mark := q.judge(st, seen, start)
+	if st.epoch == "" || !st.group || !q.pending.IsZero() {
+		if err := q.restore(ctx, &st); err != nil {
+			return err // the next check recovers, then reports the loss
+		}
+	}
+	q.epoch = st.epoch
+	q.epochs.Store(st.epoch)
+	raise(&q.maxSeq, st.seq)
+	q.goods = append(q.goods, good{seq: st.seq, mark: mark})
+	if len(q.goods) > maxGood {
+		q.goods = q.goods[len(q.goods)-maxGood:]
+	}
+	return nil
+}
+
+// judge compares st with what this receiver knew, records a loss if it
+// finds one, and returns the known-good mark of this check, which started
+// at start when the highest id seen was seen.
+func (q *Queue) judge(st state, seen int64, start time.Time) time.Time {
 	known := q.epoch != ""
-	wiped := known && epoch != q.epoch
-	held := seq // what the data set still holds
+	wiped := known && st.epoch != q.epoch
+	held := st.seq // what the data set still holds
 	if b := q.backTo.Swap(0); b > 0 {
 		held = min(held, b-1)
 	}
 	back := known && !wiped && held < seen
 	mark := start
-	if oldest != "" {
-		mark = minTime(start, sidTime(oldest))
+	if st.oldest != "" {
+		mark = minTime(start, sidTime(st.oldest))
 	}
 	if wiped || back {
 		// Until the next check, the mark stays where the catch-up starts.
@@ -234,31 +275,48 @@ func (q *Queue) check(ctx context.Context) error {
 		q.epoch = ""
 		q.lost(mark, wiped, held)
 	}
-	if epoch == "" || group == 0 || !q.pending.IsZero() {
-		// After a loss, seq is raised too: ids stay unique, and no receiver
-		// takes the ids it saw before for a second loss.
-		if epoch, err = q.recover(ctx, seq); err != nil {
-			return err // the next check recovers, then reports the loss
+	return mark
+}
+
+// restore writes what the engine misses, or after a loss raises seq, and
+// tells the pending loss. With NoCreate it writes nothing: a missing stream
+// or group is an error wrapping ErrNoQueue, and a loss is told at once.
+func (q *Queue) restore(ctx context.Context, st *state) error {
+	if q.o.NoCreate {
+		if err := q.missing(*st); err != nil {
+			return err
 		}
-		if !q.pending.IsZero() {
-			// The ids Puts got before the recovery are evidence of the
-			// loss just recovered from, not of a second one.
-			q.recoveries.Add(1)
-			q.backTo.Store(0)
-		}
-		if known && q.pending.IsZero() {
-			q.regrouped.Add(1)
-			q.log(slog.LevelWarn, "redisqueue: the stream or its consumer group was missing; created again")
-		}
-		seq = max(seq, q.maxSeq.Load())
 		q.tell()
+		return nil
 	}
-	q.epoch = epoch
-	q.epochs.Store(epoch)
-	raise(&q.maxSeq, seq)
-	q.goods = append(q.goods, good{seq: seq, mark: mark})
-	if len(q.goods) > maxGood {
-		q.goods = q.goods[len(q.goods)-maxGood:]
+	// After a loss, seq is raised too: ids stay unique, and no receiver
+	// takes the ids it saw before for a second loss.
+	epoch, err := q.recover(ctx, st.seq)
+	if err != nil {
+		return err
+	}
+	if !q.pending.IsZero() {
+		// The ids Puts got before the recovery are evidence of the loss
+		// just recovered from, not of a second one.
+		q.recoveries.Add(1)
+		q.backTo.Store(0)
+	} else if q.epoch != "" {
+		q.regrouped.Add(1)
+		q.log(slog.LevelWarn, "redisqueue: the stream or its consumer group was missing; created again")
+	}
+	st.epoch, st.seq = epoch, max(st.seq, q.maxSeq.Load())
+	q.tell()
+	return nil
+}
+
+// missing returns an error wrapping ErrNoQueue that names what st lacks,
+// or nil when the stream and its group exist.
+func (q *Queue) missing(st state) error {
+	switch {
+	case !st.stream:
+		return fmt.Errorf("%w: no stream %s (is the prefix %q right?)", ErrNoQueue, q.stream, q.o.Prefix)
+	case !st.group:
+		return fmt.Errorf("%w: the stream %s has no consumer group %q", ErrNoQueue, q.stream, q.o.Group)
 	}
 	return nil
 }
