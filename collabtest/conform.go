@@ -17,6 +17,8 @@ type ConformOptions struct {
 	// Token is sent as PRIVATE-TOKEN wherever the recorded request was
 	// authenticated with a private token or an Authorization header.
 	Token string
+	// OAuth sends Token as an OAuth bearer token instead.
+	OAuth bool
 }
 
 // conformHeaders are the answer headers Conform compares.
@@ -143,7 +145,11 @@ func (cf *conformer) headers(req *http.Request, recorded http.Header) {
 			}
 		}
 	}
-	if authed && cf.opts.Token != "" {
+	switch {
+	case !authed || cf.opts.Token == "":
+	case cf.opts.OAuth:
+		req.Header.Set("Authorization", "Bearer "+cf.opts.Token)
+	default:
 		req.Header.Set("PRIVATE-TOKEN", cf.opts.Token)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/diskqueue"
 )
@@ -222,7 +223,10 @@ func newReplayCmd(std stdio) *cobra.Command {
 		short: "Send deliveries printed by collab hook listen again",
 		long: `Send each line printed by collab hook listen, from FILE or standard input, to --to as
 the server sent it: the same body and headers, and the secret token from
---secret-file. It goes on after a failure, and exits 1 if any delivery failed.`,
+--secret-file. It goes on after a failure, and exits 1 if any delivery failed.
+
+FILE may also be a cassette written by collab record in front of a receiver: its
+webhook deliveries are sent in the order they were recorded.`,
 		example: `  collab hook replay events.jsonl --to http://127.0.0.1:3000/hook --secret-file hook-secret`,
 	}, rangeArgs(0, 1), r.run)
 	f := cmd.Flags()
@@ -253,6 +257,9 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 	}
 	hc := forwardClient()
 	br := bufio.NewReader(in)
+	if start, _ := br.Peek(2); string(start) == "{\n" {
+		return r.replayCassette(ctx, br, hc, secret)
+	}
 	sent, failed := 0, 0
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
@@ -278,6 +285,35 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 		}
 		if err != nil {
 			return err
+		}
+	}
+	fmt.Fprintf(r.std.err, "collab: replayed %d deliveries\n", sent)
+	if failed > 0 {
+		return fmt.Errorf("%d deliveries failed", failed)
+	}
+	return nil
+}
+
+// replayCassette sends the webhook deliveries of the cassette in in.
+func (r *replayCmd) replayCassette(ctx context.Context, in io.Reader, hc *http.Client, secret string) error {
+	c, err := collabtest.ReadCassette(in)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	sent, failed := 0, 0
+	for i, e := range c.Exchanges {
+		if e.Kind != collabtest.DeliveryKind {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			fmt.Fprintf(r.std.err, "collab: replayed %d deliveries before stopping\n", sent)
+			return err
+		}
+		if err := relay(ctx, hc, r.to, e.Request.Header, e.Request.Body(), secret); err != nil {
+			failed++
+			fmt.Fprintf(r.std.err, "collab: exchange %d: %v\n", i, err)
+		} else {
+			sent++
 		}
 	}
 	fmt.Fprintf(r.std.err, "collab: replayed %d deliveries\n", sent)

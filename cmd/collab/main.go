@@ -5,7 +5,9 @@
 //	collab hook listen            receive webhooks and print each as one JSON line
 //	collab hook replay            send recorded webhook lines again
 //	collab queue stats|dead|…     inspect a webhook queue, requeue or delete its dead letters
-//	collab fake                   serve an in-memory fake of the service
+//	collab fake                   serve an in-memory fake of the service (or replay a cassette)
+//	collab record                 record a session with a server into a cassette
+//	collab conform FILE           send a cassette's requests again and report where the answers differ
 //	collab version                print the module and Go versions
 //	collab completion SHELL       print a completion script for bash, zsh, fish or powershell
 //
@@ -103,6 +105,8 @@ func newRootCmd(std stdio) *cobra.Command {
 	},
 		newAPICmd(&cfg, std),
 		newFakeCmd(std),
+		newRecordCmd(std),
+		newConformCmd(&cfg, std),
 		newHookCmd(std),
 		newQueueCmd(std),
 		newVersionCmd(std),
