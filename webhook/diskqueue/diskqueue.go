@@ -96,6 +96,7 @@ type Queue struct {
 	committing     atomic.Int64 // when the commit under way began (unix ns), 0 when none
 
 	nextSweep time.Time // used by the writer only
+	sweepFrom []byte    // the key a sweep under way goes on from; used by the writer only
 	fileSize  int64     // used by the writer only
 }
 
@@ -117,9 +118,11 @@ var (
 	bDead        = []byte("dead")        // id -> record of a dead-lettered delivery, without its body
 	bBodies      = []byte("bodies")      // id -> body, of pending and dead deliveries
 	bKeys        = []byte("keys")        // dedup key -> expiry (unix ns) and checksum
-	bExpiry      = []byte("expiry")      // expiry (unix ns) + dedup key -> nothing, for sweeping
 	bCheckpoints = []byte("checkpoints") // name -> value
-	buckets      = [][]byte{bPending, bDead, bBodies, bKeys, bExpiry, bCheckpoints}
+	buckets      = [][]byte{bPending, bDead, bBodies, bKeys, bCheckpoints}
+	// bExpiry, an index by expiry that earlier versions kept beside bKeys,
+	// is dropped at open.
+	bExpiry = []byte("expiry")
 )
 
 // maxGroup bounds the writes committed together.
@@ -209,7 +212,7 @@ func openBolt(path string) (db *bolt.DB, err error) {
 			err = fmt.Errorf("%w: %v", berrors.ErrInvalid, p)
 		}
 	}()
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 }
 
 func chmodIfExists(path string, mode os.FileMode) error {
@@ -239,6 +242,9 @@ func (q *Queue) load() (err error) {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
+		}
+		if err := tx.DeleteBucket(bExpiry); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
 		}
 		return q.scan(tx)
 	})

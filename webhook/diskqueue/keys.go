@@ -1,8 +1,8 @@
 package diskqueue
 
 import (
+	"bytes"
 	"context"
-	"encoding/binary"
 	"log/slog"
 	"time"
 
@@ -45,39 +45,41 @@ func (q *Queue) rememberAll(tx *bolt.Tx, d *webhook.Delivery, now time.Time) err
 }
 
 func (q *Queue) remember(tx *bolt.Tx, key string, until time.Time) error {
-	keys, exp := tx.Bucket(bKeys), tx.Bucket(bExpiry)
-	if old := keys.Get([]byte(key)); len(old) >= 8 {
-		if err := exp.Delete(append(old[:8:8], key...)); err != nil {
-			return err
-		}
-	}
-	v := encodeKey(key, until.UnixNano())
-	if err := keys.Put([]byte(key), v); err != nil {
-		return err
-	}
-	return exp.Put(append(v[:8:8], key...), nil)
+	return tx.Bucket(bKeys).Put([]byte(key), encodeKey(key, until.UnixNano()))
 }
 
-// sweep forgets dedup keys past their window, a bounded number per commit:
-// about once a minute, or at every commit while more are due.
+// sweepChunk is how many dedup entries a commit looks at while a sweep is
+// under way.
+const sweepChunk = 1000
+
+// sweep forgets dedup keys past their window. A sweep walks the whole key
+// bucket, sweepChunk entries per commit, from where the last commit left
+// off; one starts about once a minute. Walking the entries spares an index
+// by expiry, which would double the bytes a key takes.
 func (q *Queue) sweep(tx *bolt.Tx) {
 	now := time.Now()
-	if now.Before(q.nextSweep) {
+	if q.sweepFrom == nil && now.Before(q.nextSweep) {
 		return
 	}
 	q.nextSweep = now.Add(time.Minute)
-	keys, exp := tx.Bucket(bKeys), tx.Bucket(bExpiry)
-	c := exp.Cursor()
-	for range maxGroup {
-		k, _ := c.First()
-		if len(k) < 8 || int64(binary.BigEndian.Uint64(k)) > now.UnixNano() {
+	c := tx.Bucket(bKeys).Cursor()
+	k, v := c.Seek(q.sweepFrom)
+	for range sweepChunk {
+		if k == nil {
+			q.sweepFrom = nil
 			return
 		}
-		if keys.Delete(k[8:]) != nil || exp.Delete(k) != nil {
-			return
+		if until, err := decodeKey(string(k), v); err == nil && until <= now.UnixNano() {
+			k = bytes.Clone(k)
+			if c.Delete() != nil {
+				break
+			}
+			k, v = c.Seek(k) // after a delete, Next could skip an entry
+			continue
 		}
+		k, v = c.Next()
 	}
-	q.nextSweep = now
+	q.sweepFrom = bytes.Clone(k)
 }
 
 // Seen implements webhook.Queue.
