@@ -33,7 +33,7 @@ run, and secrets any secret: the rules are those of collabtest.Conform.
 It exits 0 when no answer differs, and 1 otherwise.`,
 		example: `  collab conform session.json
   COLLAB_TOKEN=... collab conform session.json --target https://staging.example.com`,
-	}, rangeArgs(1, 1), func(ctx context.Context, args []string) error { return c.run(ctx, args[0]) })
+	}, oneFile, func(ctx context.Context, args []string) error { return c.run(ctx, args[0]) })
 	cmd.Flags().StringVar(&c.target, "target", "", "base `URL` of the server to measure (default: a fresh fake)")
 	return cmd
 }
@@ -107,4 +107,12 @@ func (c *conformCmd) report(cas *collabtest.Cassette, diffs []collabtest.Differe
 	}
 	fmt.Fprintf(c.std.out, "%d exchanges on %d routes against %s: %d differences on %d routes\n",
 		len(cas.Exchanges), len(routes), target, len(diffs), len(order))
+}
+
+// oneFile accepts exactly one argument, the cassette.
+func oneFile(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usagef("want one argument, the cassette FILE; got %d", len(args))
+	}
+	return nil
 }
