@@ -142,26 +142,31 @@ func TestRecordReplayConform(t *testing.T) {
 		_, err = hc.Get("http://replay.invalid" + e.Path + "?state=closed")
 		assert.ErrorContains(t, err, `differs in query key "state" (recorded (missing), got "closed")`)
 	})
-	t.Run("conform", func(t *testing.T) {
-		fresh := collabtest.NewTestServer(t)
-		diffs, err := collabtest.Conform(context.Background(), cas, fresh.URL, collabtest.ConformOptions{Token: fresh.AdminToken})
-		require.NoError(t, err)
-		assert.Empty(t, diffs)
+	t.Run("conform", func(t *testing.T) { testConform(t, cas) })
+}
 
-		changed := collabtest.NewTestServer(t)
-		diffs, err = collabtest.Conform(context.Background(), cas, changed.URL,
-			collabtest.ConformOptions{Token: changed.AdminToken, Client: &http.Client{Transport: trunkProjects{}}})
-		require.NoError(t, err)
-		var injected []collabtest.Difference
-		for i, e := range cas.Exchanges {
-			if e.Route == "GET /api/v3/projects/:id" && e.Status == http.StatusOK {
-				injected = append(injected, collabtest.Difference{Exchange: i, Route: e.Route, Part: "body /default_branch",
-					Recorded: `"master"`, Got: `"trunk"`})
-			}
+// testConform measures a fresh fake against cas (no difference), then a
+// fake with one behaviour changed (exactly that difference, wherever the
+// session read a project).
+func testConform(t *testing.T, cas *collabtest.Cassette) {
+	fresh := collabtest.NewTestServer(t)
+	diffs, err := collabtest.Conform(context.Background(), cas, fresh.URL, collabtest.ConformOptions{Token: fresh.AdminToken})
+	require.NoError(t, err)
+	assert.Empty(t, diffs)
+
+	changed := collabtest.NewTestServer(t)
+	diffs, err = collabtest.Conform(context.Background(), cas, changed.URL,
+		collabtest.ConformOptions{Token: changed.AdminToken, Client: &http.Client{Transport: trunkProjects{}}})
+	require.NoError(t, err)
+	var injected []collabtest.Difference
+	for i, e := range cas.Exchanges {
+		if e.Route == "GET /api/v3/projects/:id" && e.Status == http.StatusOK {
+			injected = append(injected, collabtest.Difference{Exchange: i, Route: e.Route, Part: "body /default_branch",
+				Recorded: `"master"`, Got: `"trunk"`})
 		}
-		require.NotEmpty(t, injected)
-		assert.Equal(t, injected, diffs)
-	})
+	}
+	require.NotEmpty(t, injected)
+	assert.Equal(t, injected, diffs)
 }
 
 // trunkProjects changes one behaviour of the server it sends to: a
