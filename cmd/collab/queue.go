@@ -6,17 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
@@ -26,37 +24,45 @@ import (
 // queueCmd holds the flags every collab queue subcommand shares.
 type queueCmd struct {
 	std    stdio
-	target string
+	log    *slog.Logger
+	target string // a directory or a Redis URL
 	prefix string
 	group  string
 	asJSON bool
 }
 
 func newQueueCmd(std stdio) *cobra.Command {
-	q := &queueCmd{std: std}
+	q := &queueCmd{std: std, log: slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	cmd := groupCmd(cmdText{
 		use:   "queue",
 		short: "Inspect a webhook queue and its dead letters",
-		long: `Inspect the queue of a webhook receiver, on disk (a directory, as given to
-collab hook listen --queue or diskqueue.Open) or in Redis (a redis:// or rediss://
-URL, as used by redisqueue):
+		long: `Inspect the queue of a webhook receiver. QUEUE is either a directory, for a
+queue on disk (as given to collab hook listen --queue or diskqueue.Open), or a
+redis://, rediss:// or unix:// URL, for a queue in Redis (as used by
+redisqueue; --redis-prefix and --redis-group name it within the database).
+Give it as the first argument or with --queue:
 
-  stats               depth, age of the oldest pending delivery, dead letters
-  dead                the dead letters, oldest first (--json for a JSON array)
-  requeue ID|--all    put dead letters back in the queue, attempts reset
-  delete ID           drop a dead letter for good
-  compact             give back the disk space of handled deliveries (disk only)
+  stats [QUEUE]             depth, age of the oldest pending delivery, dead letters
+  dead [QUEUE]              the dead letters, oldest first (--json for a JSON array)
+  requeue [QUEUE] ID|--all  put dead letters back in the queue, attempts reset
+  delete [QUEUE] ID         drop a dead letter for good
+  compact [QUEUE]           give back the disk space of handled deliveries (disk only)
+
+These commands write only what they are asked to (requeue, delete, compact).
+A directory or a Redis prefix that holds no queue is an error that names
+what was looked for: no file and no key is created there.
 
 A disk queue belongs to one process at a time: while a receiver runs on the
 directory these commands refuse to touch it. Stop the receiver first, or use
 its own Handler methods. A Redis queue is shared: these commands work while
 receivers run.`,
-		example: `  collab queue stats --queue ~/.cache/hooks
+		example: `  collab queue stats ~/.cache/hooks
+  collab queue stats redis://localhost:6379/0 --redis-prefix '{shop:webhook}:'
   collab queue dead --queue redis://localhost:6379/0 --json | jq '.[].last_error'
-  collab queue requeue --queue ~/.cache/hooks --all`,
+  collab queue requeue ~/.cache/hooks --all`,
 	}, q.statsCmd(), q.deadCmd(), q.requeueCmd(), q.deleteCmd(), q.compactCmd())
 	f := cmd.PersistentFlags()
-	f.StringVar(&q.target, "queue", "", "the queue: a `DIR`ectory, or a redis:// URL")
+	f.StringVar(&q.target, "queue", "", "`QUEUE` to inspect: a directory, or a redis://, rediss:// or unix:// URL; or give it as the first argument")
 	f.StringVar(&q.prefix, "redis-prefix", "", "key prefix of a Redis queue (default redisqueue's)")
 	f.StringVar(&q.group, "redis-group", "", "consumer group of a Redis queue (default redisqueue's)")
 	return cmd
@@ -65,11 +71,24 @@ receivers run.`,
 // queueOp is what a collab queue subcommand does with the open queue.
 type queueOp func(context.Context, webhook.Queue) error
 
-// opCmd is a collab queue subcommand. plan checks the command line before
-// the queue is opened, so that a usage error needs no queue, and returns the
-// op that runs on the open queue.
-func (q *queueCmd) opCmd(text cmdText, args cobra.PositionalArgs, plan func(args []string) (queueOp, error)) *cobra.Command {
-	return leafCmd(text, args, func(ctx context.Context, args []string) error {
+// opCmd is a collab queue subcommand that takes lo to hi arguments besides
+// the queue. plan checks the command line before the queue is opened, so
+// that a usage error needs no queue, and returns the op that runs on the
+// open queue.
+func (q *queueCmd) opCmd(text cmdText, lo, hi int, plan func(args []string) (queueOp, error)) *cobra.Command {
+	return leafCmd(text, cobra.ArbitraryArgs, func(ctx context.Context, args []string) error {
+		if q.target == "" {
+			if len(args) == 0 {
+				return usagef("the queue is required: a directory or a redis:// URL, as the first argument or --queue")
+			}
+			q.target, args = args[0], args[1:]
+		}
+		switch {
+		case len(args) < lo:
+			return usagef("missing argument; usage: collab queue %s", text.use)
+		case len(args) > hi:
+			return usagef("too many arguments (give the queue once); usage: collab queue %s", text.use)
+		}
 		op, err := plan(args)
 		if err != nil {
 			return err
@@ -79,19 +98,19 @@ func (q *queueCmd) opCmd(text cmdText, args cobra.PositionalArgs, plan func(args
 }
 
 func (q *queueCmd) statsCmd() *cobra.Command {
-	return readCmd(q, cmdText{use: "stats", short: "Print the depth, the oldest pending delivery and the dead letters"},
+	return readCmd(q, cmdText{use: "stats [QUEUE]", short: "Print the depth, the oldest pending delivery and the dead letters"},
 		"print one JSON object", webhook.Queue.Stats, q.printStats)
 }
 
 func (q *queueCmd) deadCmd() *cobra.Command {
-	return readCmd(q, cmdText{use: "dead", short: "List the dead letters, oldest first"},
+	return readCmd(q, cmdText{use: "dead [QUEUE]", short: "List the dead letters, oldest first"},
 		"print a JSON array, with each delivery's headers and body", webhook.Queue.DeadLetters, q.printDead)
 }
 
 // readCmd is a subcommand that reads one thing from the queue and prints it,
 // as a table or, with --json, as JSON.
 func readCmd[T any](q *queueCmd, text cmdText, jsonUsage string, read func(webhook.Queue, context.Context) (T, error), print func(T) error) *cobra.Command {
-	cmd := q.opCmd(text, rangeArgs(0, 0), func([]string) (queueOp, error) {
+	cmd := q.opCmd(text, 0, 0, func([]string) (queueOp, error) {
 		return func(ctx context.Context, wq webhook.Queue) error {
 			v, err := read(wq, ctx)
 			if err != nil {
@@ -106,8 +125,8 @@ func readCmd[T any](q *queueCmd, text cmdText, jsonUsage string, read func(webho
 
 func (q *queueCmd) requeueCmd() *cobra.Command {
 	var all bool
-	cmd := q.opCmd(cmdText{use: "requeue ID|--all", short: "Put dead letters back in the queue, their attempts reset"},
-		rangeArgs(0, 1), func(args []string) (queueOp, error) {
+	cmd := q.opCmd(cmdText{use: "requeue [QUEUE] ID|--all", short: "Put dead letters back in the queue, their attempts reset"},
+		0, 1, func(args []string) (queueOp, error) {
 			if all == (len(args) == 1) {
 				return nil, usagef("requeue takes one ID or --all")
 			}
@@ -118,15 +137,15 @@ func (q *queueCmd) requeueCmd() *cobra.Command {
 }
 
 func (q *queueCmd) deleteCmd() *cobra.Command {
-	return q.opCmd(cmdText{use: "delete ID", short: "Drop a dead letter for good"},
-		rangeArgs(1, 1), func(args []string) (queueOp, error) {
+	return q.opCmd(cmdText{use: "delete [QUEUE] ID", short: "Drop a dead letter for good"},
+		1, 1, func(args []string) (queueOp, error) {
 			return q.eachOp(args, "deleted", false, webhook.Queue.Delete)
 		})
 }
 
 func (q *queueCmd) compactCmd() *cobra.Command {
-	return q.opCmd(cmdText{use: "compact", short: "Give back the disk space of handled deliveries (disk queue only)"},
-		rangeArgs(0, 0), func([]string) (queueOp, error) {
+	return q.opCmd(cmdText{use: "compact [QUEUE]", short: "Give back the disk space of handled deliveries (disk queue only)"},
+		0, 0, func([]string) (queueOp, error) {
 			if isRedisURL(q.target) {
 				return nil, usagef("compact applies to a disk queue; Redis frees the space of handled deliveries itself")
 			}
@@ -193,20 +212,11 @@ func deadIDs(ctx context.Context, wq webhook.Queue) ([]uint64, error) {
 
 // with opens the queue, runs fn on it and closes it.
 func (q *queueCmd) with(ctx context.Context, fn func(context.Context, webhook.Queue) error) error {
-	var (
-		wq      webhook.Queue
-		release func() error
-		err     error
-	)
-	switch {
-	case q.target == "":
-		return usagef("--queue is required: a directory, or a redis:// URL")
-	case isRedisURL(q.target):
-		wq, release, err = q.openRedis(ctx)
-	default:
-		wq, err = openDisk(q.target)
-		release = func() error { return wq.Close() }
+	open := q.openDisk
+	if isRedisURL(q.target) {
+		open = q.openRedis
 	}
+	wq, release, err := open(ctx)
 	if err != nil {
 		return err
 	}
@@ -221,49 +231,61 @@ func isRedisURL(s string) bool {
 	return strings.HasPrefix(s, "redis://") || strings.HasPrefix(s, "rediss://") || strings.HasPrefix(s, "unix://")
 }
 
-// cliConsumer names this command in a Redis queue's consumer group. It
-// never takes a delivery; one fixed name keeps the group from filling up
+// cliConsumer names this command in a Redis queue's consumer group, should
+// it ever take a delivery; one fixed name keeps the group from filling up
 // with a consumer per run.
 const cliConsumer = "collab-queue-cli"
 
+// openRedis opens the Redis queue at the URL, which must exist: a prefix or
+// group that holds none is an error, and nothing is written.
 func (q *queueCmd) openRedis(ctx context.Context) (webhook.Queue, func() error, error) {
 	opts, err := redis.ParseURL(q.target)
 	if err != nil {
-		return nil, nil, usagef("--queue: %v", err)
+		return nil, nil, usagef("the queue URL: %v", err)
 	}
+	redis.SetLogger(&redisLog{log: q.log, seen: map[string]bool{}})
 	rdb := redis.NewClient(opts)
-	rq, err := redisqueue.New(ctx, rdb, redisqueue.Options{Prefix: q.prefix, Group: q.group, Consumer: cliConsumer})
+	rq, err := redisqueue.New(ctx, rdb, redisqueue.Options{Prefix: q.prefix, Group: q.group, Consumer: cliConsumer,
+		NoCreate: true, Logger: q.log})
 	if err != nil {
 		_ = rdb.Close()
-		return nil, nil, err
+		// The address and database, not the URL: it may hold a password.
+		return nil, nil, fmt.Errorf("redis at %s, database %d: %w", opts.Addr, opts.DB, err)
 	}
 	return rq, func() error { return errors.Join(rq.Close(), rdb.Close()) }, nil
 }
 
-// lockWait is how long collab queue waits for a disk queue's lock before it
-// concludes that a receiver holds it.
-const lockWait = 200 * time.Millisecond
+// redisLog passes go-redis's own log lines to the command's logger, each
+// distinct line once: the client tries a refused connection several times,
+// and the error that ends the command says it again.
+type redisLog struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	seen map[string]bool
+}
 
-// openDisk opens the disk queue in dir, which must exist. A running
-// receiver holds the queue file's lock for as long as it runs; the lock is
-// tried first, briefly and read-only, so that a held queue is refused with
-// a clear message instead of a wait.
-func openDisk(dir string) (*diskqueue.Queue, error) {
-	path := filepath.Join(dir, "queue.db")
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no disk queue in %s: %w", dir, err)
+// Printf implements go-redis's logging interface.
+func (l *redisLog) Printf(ctx context.Context, format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.seen[msg] {
+		l.seen[msg] = true
+		l.log.WarnContext(ctx, msg)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait, ReadOnly: true})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("the queue in %s is held by a running receiver (its file is locked); stop the receiver first", dir)
+}
+
+// openDisk opens the disk queue in the directory, which must hold one:
+// nothing is created, and a queue a running receiver holds is refused.
+func (q *queueCmd) openDisk(context.Context) (webhook.Queue, func() error, error) {
+	dq, err := diskqueue.Open(q.target, diskqueue.Options{NoCreate: true, Logger: q.log})
+	if errors.Is(err, diskqueue.ErrHeld) {
+		return nil, nil, fmt.Errorf("%w; a running receiver holds it: stop the receiver first", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the queue in %s: %w", dir, err)
+		return nil, nil, err
 	}
-	if err := db.Close(); err != nil {
-		return nil, err
-	}
-	return diskqueue.Open(dir, diskqueue.Options{})
+	return dq, dq.Close, nil
 }
 
 // statsLine is collab queue stats --json.
@@ -315,7 +337,12 @@ func (q *queueCmd) printDead(dead []*webhook.Delivery) error {
 	tw := tabwriter.NewWriter(q.std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tATTEMPTS\tRECEIVED\tLAST ERROR")
 	for _, d := range dead {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", d.ID, d.Kind, d.Attempt, d.ReceivedAt.UTC().Format(time.RFC3339), oneLine(d.LastError))
+		// The table shows the first line of the error; --json has it whole.
+		msg, _, cut := strings.Cut(d.LastError, "\n")
+		if cut {
+			msg += " …"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", d.ID, d.Kind, d.Attempt, d.ReceivedAt.UTC().Format(time.RFC3339), msg)
 	}
 	return tw.Flush()
 }
@@ -329,9 +356,6 @@ func toDeadLine(d *webhook.Delivery) deadLine {
 	return deadLine{ID: d.ID, Kind: d.Kind, Key: d.Key, ReceivedAt: d.ReceivedAt, Attempts: d.Attempt,
 		LastError: d.LastError, Synthesized: d.Synthesized, Headers: headers, Body: body}
 }
-
-// oneLine keeps an error message on its line of the table.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func writeJSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)

@@ -23,6 +23,7 @@ import (
 func init() {
 	extraCmds["seed-queue"] = cmdSeedQueue
 	extraCmds["redis-server"] = cmdRedisServer
+	extraCmds["redis-keys"] = cmdRedisKeys
 }
 
 // seed-queue QUEUE N DEAD [keep] stores N issue deliveries in QUEUE (a
@@ -78,8 +79,9 @@ func openTestQueue(ts *testscript.TestScript, ctx context.Context, target string
 }
 
 // redis-server VAR starts a redis-server of the script's own on a free
-// loopback port, its files in the work directory, and sets VAR to its URL.
-// The server is stopped when the script ends.
+// loopback port, its files in the work directory, and sets VAR to the URL
+// of its database 0, and VAR_HOST to its URL without a database. The
+// server is stopped when the script ends.
 func cmdRedisServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: redis-server VAR")
@@ -106,5 +108,27 @@ func cmdRedisServer(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	ts.Setenv(args[0]+"_HOST", "redis://127.0.0.1:"+port)
 	ts.Setenv(args[0], "redis://127.0.0.1:"+port+"/0")
+}
+
+// redis-keys URL PATTERN N checks that N keys of the database at URL match
+// PATTERN (a Redis glob).
+func cmdRedisKeys(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: redis-keys URL PATTERN N")
+	}
+	want, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	opts, err := redis.ParseURL(args[0])
+	ts.Check(err)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	keys, err := rdb.Keys(ctx, args[1]).Result()
+	ts.Check(err)
+	if len(keys) != want {
+		ts.Fatalf("%d keys match %s: %q; want %d", len(keys), args[1], keys, want)
+	}
 }

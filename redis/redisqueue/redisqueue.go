@@ -211,7 +211,10 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Queue, 
 	q.keys = []string{q.stream}
 	q.watch.init()
 	if err := q.check(ctx); err != nil {
-		return nil, fmt.Errorf("redisqueue: opening the queue: %w", err)
+		if !errors.Is(err, ErrNoQueue) {
+			err = fmt.Errorf("redisqueue: opening the queue: %w", err)
+		}
+		return nil, err
 	}
 	// What this consumer leased before a restart comes first. Reading
 	// registers the consumer in the group, a write NoCreate rules out.
