@@ -25,6 +25,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -61,7 +62,11 @@ func run(args []string) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	r, err := newRelease(fs.Arg(0))
+	top, err := gitOutput(".", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	r, err := newRelease(strings.TrimSpace(string(top)), fs.Arg(0), os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -84,16 +89,13 @@ type release struct {
 	version   string
 	changelog changelog
 	keep      bool
+	out       io.Writer // where the steps and reports are printed
 }
 
-// newRelease loads the repository around the working directory at the
-// version given, or at the newest version CHANGELOG.md names.
-func newRelease(v string) (*release, error) {
-	top, err := gitOutput(".", "rev-parse", "--show-toplevel")
-	if err != nil {
-		return nil, err
-	}
-	t, err := loadTree(strings.TrimSpace(string(top)))
+// newRelease loads the repository at root at the version given, or at the
+// newest version CHANGELOG.md names.
+func newRelease(root, v string, out io.Writer) (*release, error) {
+	t, err := loadTree(root)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +112,7 @@ func newRelease(v string) (*release, error) {
 	if cl.section(v) == "" {
 		return nil, fmt.Errorf("CHANGELOG.md has no section for %s: write it before the release", v)
 	}
-	return &release{t: t, version: v, changelog: cl}, nil
+	return &release{t: t, version: v, changelog: cl, out: out}, nil
 }
 
 // published returns the modules the release tags.
@@ -157,5 +159,5 @@ func (r *release) stage() error {
 }
 
 func (r *release) logf(format string, args ...any) {
-	fmt.Printf(format+"\n", args...)
+	fmt.Fprintf(r.out, format+"\n", args...)
 }
