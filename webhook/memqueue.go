@@ -255,8 +255,8 @@ func (q *MemoryQueue) Len() int {
 	return len(q.items)
 }
 
-// WaitIdle waits until no delivery is pending, leased or waiting for a
-// retry.
+// WaitIdle implements IdleWaiter: it waits until no delivery is pending,
+// leased or waiting for a retry.
 func (q *MemoryQueue) WaitIdle(ctx context.Context) error {
 	return q.s.WaitEmpty(ctx, q.lock, q.unlock)
 }
