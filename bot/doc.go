@@ -24,11 +24,32 @@
 // delivery, see webhook.DeliveryFrom, and any tracing span), and a value for
 // the event: the event itself, the project, a client, and for issues, merge
 // requests and their comments the calls a bot makes on them (Comment,
-// AddLabels, RemoveLabels, Close, Reopen). Several callbacks may match one
-// event; they run in the order they were registered. A delivery counts as
-// handled when every one of them returns nil. When one fails, the delivery
-// is tried again later and every callback runs again: write callbacks that
-// can run twice (AddLabels and Close can).
+// AddLabels, RemoveLabels, Close, Reopen).
+//
+// Several callbacks may match one event. They run one after the other: for
+// an issue, a merge request, a build or a push, the matching ones in the
+// order they were registered; for a comment, every OnNote callback in the
+// order they were registered, and then the comment's commands in the order
+// they are written in it, each command's callbacks in the order they were
+// registered. The first error stops the rest. A delivery counts as handled
+// when every one of them returns nil. When one fails, the delivery is tried
+// again later and every callback runs again.
+//
+// # Effects once
+//
+// Deliveries are handled at least once, so a callback may run again after
+// a failure, a crash or a restart. The calls of a Thread make their effect
+// once all the same. Comment puts an invisible marker in the comment, an
+// HTML comment derived from the delivery and from the number of comments
+// posted before it in the handling; a later attempt of the delivery reads
+// the thread's comments and posts only when the marker is not there.
+// AddLabels and RemoveLabels read the labels and write only what is
+// missing. Close and Reopen read the state on a later attempt, and write
+// only when it differs. The first attempt of a delivery costs no request
+// more than the plain calls. What remains: a marker edited out of a
+// comment, a label removed or a state changed by someone between two
+// attempts (the later attempt does it again), and a callback that posts
+// its comments in another order on the next attempt.
 //
 // # Who the bot is
 //

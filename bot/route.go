@@ -57,8 +57,8 @@ func (b *Bot) OnMergeRequest(fn func(context.Context, *MergeRequest) error, acti
 	add(b, &b.mrs, route[*MergeRequest, webhook.MergeRequestAction]{fn, actions})
 }
 
-// OnNote registers fn for every comment, whatever it is on. Commands
-// registered with Command run too.
+// OnNote registers fn for every comment, whatever it is on. The callbacks
+// of the comment's commands (see Command) run after every OnNote callback.
 func (b *Bot) OnNote(fn func(context.Context, *Note) error) {
 	add(b, &b.notes, route[*Note, struct{}]{fn: fn})
 }
