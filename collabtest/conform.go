@@ -3,10 +3,12 @@ package collabtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -30,7 +32,11 @@ var conformHeaders = []string{"Content-Type", "Link", "X-Total", "X-Total-Pages"
 // and X-Total* headers, and the JSON body, leaf by leaf, named by JSON
 // pointer. These rules compare what two servers cannot agree on:
 //   - an id (a value under the key id, iid, sha, or a key ending in _id,
-//     _ids or _sha) matches any value of the same JSON type;
+//     _ids or _sha) matches any value of the same JSON type; and where an
+//     answer's "id" differs from the recorded one, the later requests are
+//     sent with the target's id, in the route's path parameters and in the
+//     id fields of queries and bodies (one map for every kind of object),
+//     and the recorded Link URLs are read with the target's ids;
 //   - two strings that both parse as RFC 3339 times match;
 //   - runs of 16 or more hex digits inside strings (a commit, an upload's
 //     directory) match any such run;
@@ -46,7 +52,7 @@ func Conform(ctx context.Context, c *Cassette, target string, opts ConformOption
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		return nil, fmt.Errorf("collabtest: conform: target %q is not an absolute URL", target)
 	}
-	cf := conformer{opts: opts, base: base, learned: map[string]string{}}
+	cf := conformer{opts: opts, base: base, learned: map[string]string{}, ids: map[string]string{}}
 	if cf.opts.Client == nil {
 		cf.opts.Client = http.DefaultClient
 	}
@@ -73,6 +79,7 @@ type conformer struct {
 	opts    ConformOptions
 	base    *url.URL
 	learned map[string]string // placeholder -> the secret the target gave
+	ids     map[string]string // recorded id -> the target's id for the same object
 }
 
 // exchange sends e's request and compares the answer.
@@ -97,29 +104,25 @@ func (cf *conformer) exchange(ctx context.Context, e *Exchange) ([]Difference, e
 	return cf.compare(e, resp.StatusCode, got, string(origin)), nil
 }
 
-// request rebuilds e's request for the target, secrets put back.
+// request rebuilds e's request for the target: secrets put back, and the
+// target's ids in place of the recorded ones, in the path's parameters and
+// in the id fields of the query and the body.
 func (cf *conformer) request(ctx context.Context, e *Exchange) (*http.Request, error) {
-	q := url.Values{}
-	for k, vs := range e.Query {
-		for _, v := range vs {
-			q.Add(k, cf.subst(v))
-		}
-	}
-	raw := strings.TrimSuffix(cf.base.String(), "/") + e.Path
-	if len(q) > 0 {
+	raw := strings.TrimSuffix(cf.base.String(), "/") + cf.path(e)
+	if q := cf.values(e.Query); len(q) > 0 {
 		raw += "?" + q.Encode()
 	}
 	body := e.Request.Body()
-	if e.Request.mediaType() == "application/x-www-form-urlencoded" {
+	switch mt := e.Request.mediaType(); {
+	case mt == "application/x-www-form-urlencoded":
 		if v, err := url.ParseQuery(string(body)); err == nil {
-			for _, vs := range v {
-				for i := range vs {
-					vs[i] = cf.subst(vs[i])
-				}
-			}
-			body = []byte(v.Encode())
+			body = []byte(cf.values(v).Encode())
 		}
-	} else {
+	case e.Request.JSON != nil:
+		if v, err := decodeJSON([]byte(cf.subst(string(body)))); err == nil {
+			body = encodeJSON(cf.jsonIDs("", v))
+		}
+	default:
 		body = []byte(cf.subst(string(body)))
 	}
 	req, err := http.NewRequestWithContext(ctx, e.Method, raw, bytes.NewReader(body))
@@ -128,6 +131,55 @@ func (cf *conformer) request(ctx context.Context, e *Exchange) (*http.Request, e
 	}
 	cf.headers(req, e.Request.Header)
 	return req, nil
+}
+
+// path is e's path with the target's ids in the segments that its route
+// names as parameters.
+func (cf *conformer) path(e *Exchange) string {
+	_, tmpl, _ := strings.Cut(e.Route, " ")
+	names, segs := strings.Split(tmpl, "/"), strings.Split(e.Path, "/")
+	if len(names) != len(segs) {
+		return e.Path
+	}
+	for i, n := range names {
+		if id, ok := cf.ids[segs[i]]; ok && strings.HasPrefix(n, ":") {
+			segs[i] = id
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// values returns v with secrets put back and ids mapped.
+func (cf *conformer) values(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		for _, s := range vs {
+			if id, ok := cf.ids[s]; ok && isIDKey(k) {
+				s = id
+			}
+			out.Add(k, cf.subst(s))
+		}
+	}
+	return out
+}
+
+// jsonIDs maps the ids in a decoded JSON body, found under key.
+func (cf *conformer) jsonIDs(key string, v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = cf.jsonIDs(k, e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = cf.jsonIDs(key, e)
+		}
+	case json.Number:
+		if id, ok := cf.ids[v.String()]; ok && isIDKey(key) {
+			return json.Number(id)
+		}
+	}
+	return v
 }
 
 // headers copies the recorded request headers, the user's token in place of
@@ -173,7 +225,7 @@ func (cf *conformer) compare(e *Exchange, status int, got Message, origin string
 		diffs = append(diffs, Difference{Part: "status", Recorded: fmt.Sprint(e.Status), Got: fmt.Sprint(status)})
 	}
 	for _, k := range conformHeaders {
-		a := e.Response.Header.Get(k)
+		a := cf.linkIDs(e.Response.Header.Get(k))
 		b := strings.ReplaceAll(got.Header.Get(k), origin, RecordedOrigin)
 		if a != b {
 			diffs = append(diffs, Difference{Part: "header " + k, Recorded: showHeader(a), Got: showHeader(b)})
@@ -181,7 +233,7 @@ func (cf *conformer) compare(e *Exchange, status int, got Message, origin string
 	}
 	recorded := bodyValue(e.Response.mediaType(), "", e.Response.Body())
 	answer := bodyValue(got.mediaType(), "", got.Body())
-	cf.learn(recorded, answer)
+	cf.learn("", recorded, answer)
 	d := differ{loose: true}
 	d.value("", "", recorded, answer)
 	return append(diffs, d.found...)
@@ -194,27 +246,51 @@ func showHeader(v string) string {
 	return show(v)
 }
 
-// learn walks a recorded and a received answer side by side and keeps the
-// secret that stands where the recorded one has a placeholder.
-func (cf *conformer) learn(recorded, got any) {
+// learn walks a recorded and a received answer side by side, found under
+// key, and keeps the secret that stands where the recorded one has a
+// placeholder, and the id the target gave an object the recording saw.
+func (cf *conformer) learn(key string, recorded, got any) {
 	switch r := recorded.(type) {
 	case string:
 		if s, ok := got.(string); ok && isPlaceholder(r) && !isPlaceholder(s) {
-			if _, known := cf.learned[r]; !known {
-				cf.learned[r] = s
-			}
+			keepFirst(cf.learned, r, s)
+		}
+	case json.Number:
+		if g, ok := got.(json.Number); ok && key == "id" {
+			keepFirst(cf.ids, r.String(), g.String())
 		}
 	case map[string]any:
 		if g, ok := got.(map[string]any); ok {
 			for k, v := range r {
-				cf.learn(v, g[k])
+				cf.learn(k, v, g[k])
 			}
 		}
 	case []any:
 		if g, ok := got.([]any); ok {
 			for i := range min(len(r), len(g)) {
-				cf.learn(r[i], g[i])
+				cf.learn(key, r[i], g[i])
 			}
 		}
+	}
+}
+
+// idSegment is a path segment of digits in a URL.
+var idSegment = regexp.MustCompile(`/[0-9]+\b`)
+
+// linkIDs puts the target's ids in the path segments of the URLs of a
+// recorded header, so that a Link compares with the target's.
+func (cf *conformer) linkIDs(h string) string {
+	return idSegment.ReplaceAllStringFunc(h, func(seg string) string {
+		if id, ok := cf.ids[seg[1:]]; ok {
+			return "/" + id
+		}
+		return seg
+	})
+}
+
+// keepFirst sets m[k] to v unless m has k already.
+func keepFirst(m map[string]string, k, v string) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
 	}
 }

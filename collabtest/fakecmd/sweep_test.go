@@ -154,6 +154,16 @@ func testConform(t *testing.T, cas *collabtest.Cassette) {
 	require.NoError(t, err)
 	assert.Empty(t, diffs)
 
+	// Another history: every object the session makes gets other ids, and
+	// Conform follows them.
+	shifted := collabtest.NewTestServer(t)
+	for _, name := range []string{"u1", "u2", "u3", "u4", "u5"} {
+		shifted.AddUser(name, false)
+	}
+	diffs, err = collabtest.Conform(context.Background(), cas, shifted.URL, collabtest.ConformOptions{Token: shifted.AdminToken})
+	require.NoError(t, err)
+	assert.Empty(t, diffs)
+
 	changed := collabtest.NewTestServer(t)
 	diffs, err = collabtest.Conform(context.Background(), cas, changed.URL,
 		collabtest.ConformOptions{Token: changed.AdminToken, Client: &http.Client{Transport: trunkProjects{}}})
