@@ -77,31 +77,35 @@ type recordingTransport struct {
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	reqBody, err := readBody(&req.Body)
+	reqBody, err := readBody(req.Body)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := t.next.RoundTrip(req)
+	out := req // the caller's request is not changed: a copy carries the bytes read
+	if req.Body != nil && req.Body != http.NoBody {
+		out = req.Clone(req.Context())
+		out.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := t.next.RoundTrip(out)
 	if err != nil {
 		return nil, err
 	}
-	respBody, err := readBody(&resp.Body)
+	respBody, err := readBody(resp.Body)
 	if err != nil {
 		return nil, err
 	}
+	resp.Body = io.NopCloser(bytes.NewReader(respBody))
 	t.rec.add(req, reqBody, resp, respBody)
 	return resp, nil
 }
 
-// readBody reads *body whole and puts back a reader of the same bytes.
-func readBody(body *io.ReadCloser) ([]byte, error) {
-	if *body == nil || *body == http.NoBody {
+// readBody reads body whole, if there is one, and closes it.
+func readBody(body io.ReadCloser) ([]byte, error) {
+	if body == nil || body == http.NoBody {
 		return nil, nil
 	}
-	b, err := io.ReadAll(*body)
-	(*body).Close()
-	*body = io.NopCloser(bytes.NewReader(b))
-	return b, err
+	defer body.Close()
+	return io.ReadAll(body)
 }
 
 // cassetteBoundary replaces the random boundary of a multipart body, so

@@ -99,7 +99,7 @@ func (p *Replayer) Verify() error {
 
 // RoundTrip answers req from the cassette.
 func (p *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := readBody(&req.Body)
+	body, err := readBody(req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (p *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // ServeHTTP answers r from the cassette.
 func (p *Replayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		writeError(w, errStatus(http.StatusBadRequest, "400 Bad Request: "+err.Error()))
 		return
