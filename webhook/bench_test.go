@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -88,23 +90,8 @@ func deliver(b *testing.B, template []byte, h http.Handler) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			body := bytes.Replace(template, []byte(`"id":4417`), fmt.Appendf(nil, `"id":%d`, next.Add(1)), 1)
-			req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
-			if err != nil {
+			if err := post(client, srv.URL, template, next.Add(1)); err != nil {
 				b.Error(err)
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Errorf("answered %d", resp.StatusCode)
 				return
 			}
 		}
@@ -117,6 +104,28 @@ func deliver(b *testing.B, template []byte, h http.Handler) {
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/delivery")
 }
 
+// post posts the issue delivery of template with the given issue id to
+// url, and expects a 200.
+func post(client *http.Client, url string, template []byte, id int64) error {
+	body := bytes.Replace(template, []byte(`"id":4417`), fmt.Appendf(nil, `"id":%d`, id), 1)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
 // cpuTime returns the CPU time this process used so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -124,4 +133,111 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// backlogSize is how many deliveries BenchmarkBacklog stores before it lets
+// them drain.
+const backlogSize = 20000
+
+// BenchmarkBacklog stores backlogSize deliveries over loopback while the
+// callback is blocked, -senders-per-cpu per CPU at a time, then releases
+// the callback and lets as many workers drain them. It reports the store's
+// and the drain's rates, and the rate of the drain's last third over its
+// first third: a queue whose cost grows with what it holds, or with what
+// it has freed, shows below 1.
+func BenchmarkBacklog(b *testing.B) {
+	template, err := os.ReadFile("testdata/spec/issue.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("memory", func(b *testing.B) {
+		backlog(b, template, func() webhook.Queue { return webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) })
+	})
+	b.Run("disk", func(b *testing.B) {
+		backlog(b, template, func() webhook.Queue {
+			q, err := diskqueue.Open(b.TempDir(), diskqueue.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return q
+		})
+	})
+}
+
+func backlog(b *testing.B, template []byte, open func() webhook.Queue) {
+	var store, drain, ratio float64
+	for range b.N {
+		s, d, r := backlogOnce(b, template, open())
+		store, drain, ratio = store+s, drain+d, ratio+r
+	}
+	n := float64(b.N)
+	b.ReportMetric(store/n, "stored/s")
+	b.ReportMetric(drain/n, "drained/s")
+	b.ReportMetric(ratio/n, "last/first-third")
+	b.ReportMetric(0, "ns/op")
+}
+
+// backlogOnce runs one store and drain on q and returns the store's rate,
+// the drain's, and its last third's rate over its first third's.
+func backlogOnce(b *testing.B, template []byte, q webhook.Queue) (store, drain, ratio float64) {
+	defer q.Close()
+	release := make(chan struct{})
+	var handled atomic.Int64
+	var thirds [4]time.Time // the drain's start, and when each third was handled
+	workers := *sendersPerCPU * runtime.GOMAXPROCS(0)
+	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: workers, OnIssue: func(context.Context, *webhook.IssueEvent) error {
+		<-release
+		if n := handled.Add(1); n%(backlogSize/3) == 0 && n <= backlogSize {
+			thirds[n/(backlogSize/3)] = time.Now()
+		}
+		return nil
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.Run(ctx) }()
+	srv := httptest.NewServer(h)
+	start := time.Now()
+	postAll(b, srv.URL, template, backlogSize, workers)
+	stored := time.Now()
+	srv.Close()
+	thirds[0] = time.Now()
+	close(release)
+	idle, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := h.WaitIdle(idle); err != nil {
+		b.Fatal(err)
+	}
+	drained := time.Now()
+	stop()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	third := float64(backlogSize / 3)
+	return backlogSize / stored.Sub(start).Seconds(), backlogSize / drained.Sub(thirds[0]).Seconds(),
+		(third / thirds[3].Sub(thirds[2]).Seconds()) / (third / thirds[1].Sub(thirds[0]).Seconds())
+}
+
+// postAll posts n distinct issue deliveries to url, senders at a time.
+func postAll(b *testing.B, url string, template []byte, n, senders int) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := post(client, url, template, i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

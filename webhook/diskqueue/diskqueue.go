@@ -204,15 +204,58 @@ func openFile(path string) (*bolt.DB, error) {
 	return db, nil
 }
 
-// openBolt opens the file, turning the panic bbolt raises on some damaged
-// files into an error.
-func openBolt(path string) (db *bolt.DB, err error) {
+// openBolt opens the file read-write. bbolt then rebuilds its list of free
+// pages, which the queue does not write at each commit; on a damaged file
+// that would panic where no recover reaches. So an existing file is first
+// checked, read-only.
+func openBolt(path string) (*bolt.DB, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		if err := checkFile(path); err != nil {
+			return nil, err
+		}
+	}
+	return tryOpen(path, &bolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+}
+
+// checkFile reports damage in the file at path, as berrors.ErrInvalid: it
+// reads every page in use, read-only, where a panic can be recovered.
+func checkFile(path string) (err error) {
+	db, err := tryOpen(path, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v", berrors.ErrInvalid, p)
 		}
 	}()
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	return db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) })
+	})
+}
+
+// walk reads every page of b and of the buckets within it.
+func walk(b *bolt.Bucket) error {
+	return b.ForEach(func(k, v []byte) error {
+		if v == nil {
+			if child := b.Bucket(k); child != nil {
+				return walk(child)
+			}
+		}
+		return nil
+	})
+}
+
+// tryOpen opens the file, turning the panic bbolt raises on some damaged
+// files into an error.
+func tryOpen(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", berrors.ErrInvalid, p)
+		}
+	}()
+	return bolt.Open(path, 0o600, o)
 }
 
 func chmodIfExists(path string, mode os.FileMode) error {
@@ -223,17 +266,14 @@ func chmodIfExists(path string, mode os.FileMode) error {
 	return err
 }
 
-// load checks the file, creates the buckets, and reads what it holds. A
-// damaged file can make bbolt panic; that is an error here.
+// load creates the buckets and reads what the file holds. A damaged file
+// can make bbolt panic; that is an error here.
 func (q *Queue) load() (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	if err := q.db.View(func(tx *bolt.Tx) error { return <-tx.Check() }); err != nil {
-		return err
-	}
 	if q.opts.NoCreate {
 		return q.db.View(q.scan)
 	}
@@ -323,6 +363,11 @@ func (q *Queue) writer() {
 func (q *Queue) commit(group []*dbOp) {
 	pending, bytes := q.pending.Load(), q.bytes.Load()
 	err := q.update(func(tx *bolt.Tx) error {
+		// Ids grow: their pages fill up, rather than split in halves that
+		// no later id would fill.
+		for _, name := range [][]byte{bPending, bDead, bBodies} {
+			tx.Bucket(name).FillPercent = 1
+		}
 		for _, op := range group {
 			if op.err = op.fn(tx); op.err != nil && !refused(op.err) {
 				return op.err
