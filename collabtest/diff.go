@@ -3,7 +3,6 @@ package collabtest
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 )
@@ -97,17 +96,7 @@ func ptrOrRoot(ptr string) string {
 }
 
 func (d *differ) object(ptr string, a, b map[string]any) {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range unionKeys(a, b) {
 		p := ptr + "/" + pointerToken(k)
 		av, aok := a[k]
 		bv, bok := b[k]

@@ -12,8 +12,22 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 )
 
-// recordOne records one call against a fresh fake into file, for the
-// examples that read a cassette.
+// recorded records one call against a fresh fake and returns the
+// cassette, as a file would give it back.
+func recorded() (*collabtest.Cassette, error) {
+	dir, err := os.MkdirTemp("", "cassette")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "session.json")
+	if err := recordOne(file); err != nil {
+		return nil, err
+	}
+	return collabtest.LoadCassette(file)
+}
+
+// recordOne records one call against a fresh fake into file.
 func recordOne(file string) error {
 	srv, err := collabtest.NewServer()
 	if err != nil {
@@ -97,16 +111,7 @@ func ExampleReplayer() {
 // Conform sends a cassette's requests to a server and lists where its
 // answers differ from the recorded ones.
 func ExampleConform() {
-	dir, err := os.MkdirTemp("", "cassette")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := recordOne(filepath.Join(dir, "session.json")); err != nil {
-		panic(err)
-	}
-
-	cas, err := collabtest.LoadCassette(filepath.Join(dir, "session.json"))
+	cas, err := recorded()
 	if err != nil {
 		panic(err)
 	}
@@ -129,16 +134,7 @@ func ExampleConform() {
 // WithReplay makes a server that answers from a cassette, for a client that
 // needs a URL (another process, another language).
 func ExampleWithReplay() {
-	dir, err := os.MkdirTemp("", "cassette")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := recordOne(filepath.Join(dir, "session.json")); err != nil {
-		panic(err)
-	}
-
-	cas, err := collabtest.LoadCassette(filepath.Join(dir, "session.json"))
+	cas, err := recorded()
 	if err != nil {
 		panic(err)
 	}

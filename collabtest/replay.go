@@ -219,7 +219,8 @@ func (r request) diff(e *Exchange, recorded any) []Difference {
 	return append(diffs, d.found...)
 }
 
-func unionKeys(a, b url.Values) []string {
+// unionKeys returns the keys of a and b, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
 	keys := make([]string, 0, len(a)+len(b))
 	for k := range a {
 		keys = append(keys, k)
