@@ -125,8 +125,11 @@ func ReadCassette(r io.Reader) (*Cassette, error) {
 		return nil, fmt.Errorf("collabtest: cassette version %d; this reader knows 1 to %d", c.Version, CassetteVersion)
 	}
 	for i, e := range c.Exchanges {
-		if e.Method == "" || !strings.HasPrefix(e.Path, "/") || e.Status == 0 {
-			return nil, fmt.Errorf("collabtest: cassette exchange %d: method, path and status are required", i)
+		if e.Method == "" || !strings.HasPrefix(e.Path, "/") || e.Status < 100 || e.Status > 999 {
+			return nil, fmt.Errorf("collabtest: cassette exchange %d: a method, a path from / and a status are required", i)
+		}
+		if e.Kind != "" && e.Kind != DeliveryKind {
+			return nil, fmt.Errorf("collabtest: cassette exchange %d: unknown kind %q", i, e.Kind)
 		}
 	}
 	return &c, nil

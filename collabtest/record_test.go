@@ -151,6 +151,30 @@ func TestReplayNamesWhatDiffers(t *testing.T) {
 	assert.NoError(t, p.Verify())
 }
 
+func TestReplayRefusesAnInvalidStatus(t *testing.T) {
+	p := collabtest.NewReplayer(&collabtest.Cassette{Exchanges: []collabtest.Exchange{{Method: "GET", Path: "/x"}}})
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	status, body := send(t, srv.Client(), "GET", srv.URL+"/x", "", "")
+	assert.Equal(t, http.StatusNotImplemented, status)
+	assert.Contains(t, body, "exchange #0 has no valid status (0)")
+	_, err := (&http.Client{Transport: collabtest.NewReplayer(nil)}).Get("http://r.invalid/x")
+	assert.ErrorContains(t, err, "none recorded with that method")
+}
+
+// A placeholder that comes back, as a replayed answer's token sent again,
+// keeps its number, and a new secret does not take it.
+func TestPlaceholdersComingBack(t *testing.T) {
+	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {})
+	rec := collabtest.NewRecorder()
+	hc := &http.Client{Transport: rec.Transport(nil)}
+	send(t, hc, "GET", base+"/a", "", "", "PRIVATE-TOKEN", "<secret-2>")
+	send(t, hc, "GET", base+"/b", "", "", "PRIVATE-TOKEN", secret)
+	c := rec.Cassette()
+	assert.Equal(t, "<secret-2>", c.Exchanges[0].Request.Header.Get("Private-Token"))
+	assert.Equal(t, "<secret-3>", c.Exchanges[1].Request.Header.Get("Private-Token"))
+}
+
 func TestVerifyListsUnused(t *testing.T) {
 	c := &collabtest.Cassette{Exchanges: []collabtest.Exchange{
 		{Route: "GET /api/v3/user", Method: "GET", Path: "/api/v3/user", Status: 200},
@@ -199,11 +223,12 @@ func TestMultipartAndBinaryBodies(t *testing.T) {
 func TestReadCassetteRefusesBadInput(t *testing.T) {
 	for in, want := range map[string]string{
 		`not json`: "reading a cassette",
-		`{"format":"other","version":1,"exchanges":[]}`:                                       `format "other"`,
-		`{"format":"collab-cassette","version":2,"exchanges":[]}`:                             "version 2",
-		`{"format":"collab-cassette","version":1,"exchanges":[{"method":"GET","path":"x"}]}`:  "exchange 0",
-		`{"format":"collab-cassette","version":1,"exchanges":[],"extra":true}`:                `unknown field "extra"`,
-		`{"format":"collab-cassette","version":1,"exchanges":[{"method":"GET","path":"/x"}]}`: "status",
+		`{"format":"other","version":1,"exchanges":[]}`:                                                               `format "other"`,
+		`{"format":"collab-cassette","version":2,"exchanges":[]}`:                                                     "version 2",
+		`{"format":"collab-cassette","version":1,"exchanges":[{"method":"GET","path":"x"}]}`:                          "exchange 0",
+		`{"format":"collab-cassette","version":1,"exchanges":[],"extra":true}`:                                        `unknown field "extra"`,
+		`{"format":"collab-cassette","version":1,"exchanges":[{"method":"GET","path":"/x"}]}`:                         "status",
+		`{"format":"collab-cassette","version":1,"exchanges":[{"kind":"x","method":"GET","path":"/x","status":200}]}`: `unknown kind "x"`,
 	} {
 		_, err := collabtest.ReadCassette(strings.NewReader(in))
 		assert.ErrorContains(t, err, want, in)

@@ -36,8 +36,11 @@ type Replayer struct {
 	used []int // times each exchange was served
 }
 
-// NewReplayer returns a Replayer of c.
+// NewReplayer returns a Replayer of c; a nil c is an empty cassette.
 func NewReplayer(c *Cassette) *Replayer {
+	if c == nil {
+		c = &Cassette{}
+	}
 	p := &Replayer{c: c, bodies: make([]any, len(c.Exchanges)), used: make([]int, len(c.Exchanges))}
 	for i, e := range c.Exchanges {
 		p.bodies[i] = bodyValue(e.Request.mediaType(), e.Request.Header.Get("Content-Type"), e.Request.Body())
@@ -173,7 +176,11 @@ func (p *Replayer) find(r *http.Request, body []byte) (*Exchange, error) {
 	}
 	if match >= 0 {
 		p.used[match]++
-		return &p.c.Exchanges[match], nil
+		e := &p.c.Exchanges[match]
+		if e.Status < 100 || e.Status > 999 {
+			return nil, fmt.Errorf("collabtest: replay: exchange #%d has no valid status (%d)", match, e.Status)
+		}
+		return e, nil
 	}
 	err := &MismatchError{Method: got.method, Path: got.path, Closest: best}
 	if best >= 0 {

@@ -17,7 +17,8 @@ func newFakeCmd(std stdio) *cobra.Command {
 		long: "collab fake serves an in-memory fake Collaboration Service (/api/v3 and the runner\n" +
 			"API /ci/api/v1) until SIGINT or SIGTERM, exactly as collabfake does, with the same\n" +
 			"flags. It prints its base URL and the administrator's token. Run collab fake -h\n" +
-			"for every flag.",
+			"for every flag. With --replay FILE it answers from a cassette written by\n" +
+			"collab record instead of its model.",
 	}, cobra.ArbitraryArgs, func(ctx context.Context, args []string) error {
 		if code := fakecmd.Main(ctx, "collab fake", args, std.out, std.err); code != 0 {
 			return exitError{code}

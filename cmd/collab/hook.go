@@ -257,7 +257,8 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 	}
 	hc := forwardClient()
 	br := bufio.NewReader(in)
-	if start, _ := br.Peek(2); string(start) == "{\n" {
+	// A cassette is indented JSON; a delivery line is JSON on one line.
+	if start, _ := br.Peek(2); string(start) == "{\n" || string(start) == "{\r" {
 		return r.replayCassette(ctx, br, hc, secret)
 	}
 	sent, failed := 0, 0
