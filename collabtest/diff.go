@@ -115,7 +115,7 @@ func (d *differ) object(ptr string, a, b map[string]any) {
 func (d *differ) same(key string, a, b any) bool {
 	as, aStr := a.(string)
 	bs, bStr := b.(string)
-	if secretKeys[key] || aStr && isPlaceholder(as) || bStr && isPlaceholder(bs) {
+	if isSecretKey(key) || aStr && isPlaceholder(as) || bStr && isPlaceholder(bs) {
 		return !d.loose || aStr == bStr && (a == nil) == (b == nil)
 	}
 	if d.loose && isIDKey(key) {

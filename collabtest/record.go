@@ -17,11 +17,13 @@ import (
 //
 // What it writes is normalized so that a cassette holds no secret and
 // compares well with another:
-//   - the values of the PRIVATE-TOKEN, Authorization (after its scheme),
-//     SUDO, BUILD-TOKEN and X-Gitlab-Token headers, and of the keys
-//     private_token, access_token, runners_token and token in queries,
-//     forms and JSON bodies (at any depth, in requests and answers), become
-//     placeholders "<secret-N>", the same N for the same secret;
+//   - the values of the credential headers (PRIVATE-TOKEN, Authorization
+//     and Proxy-Authorization after their scheme, SUDO, BUILD-TOKEN,
+//     JOB-TOKEN, Cookie) and of the webhook's X-Gitlab-Token, and of the
+//     keys private_token, access_token, token, build_token, runner_token,
+//     job_token, password and runners_token in queries, forms and JSON
+//     bodies (at any depth, in requests and answers), become placeholders
+//     "<secret-N>", the same N for the same secret;
 //   - a JSON body that held a secret is written with its keys sorted;
 //   - the recorded server's scheme and host become RecordedOrigin;
 //   - of the request headers, only Content-Type, Accept, X-Gitlab-Event and

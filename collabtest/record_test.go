@@ -59,14 +59,16 @@ func TestRecorderHidesEverySecret(t *testing.T) {
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Set-Cookie", "session="+secret)
+		w.Header().Set("X-Gitlab-Token", secret)
 		_, _ = io.WriteString(w, `{"private_token":"`+secret+`","runners":[{"token":"`+secret+`","id":3}],"name":"x"}`)
 	})
 	rec := collabtest.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
-	send(t, hc, "GET", base+"/api/v3/user?private_token="+secret+"&page=2", "", "", "Sudo", secret)
+	send(t, hc, "GET", base+"/api/v3/user?private_token="+secret+"&page=2", "", "", "Sudo", secret, "Cookie", secret)
 	send(t, hc, "POST", base+"/ci/api/v1/builds/register", "application/x-www-form-urlencoded", "token="+secret+"&x=1",
 		"Authorization", "Bearer "+secret, "Build-Token", secret)
-	send(t, hc, "PUT", base+"/api/v3/projects/1/hooks/2", "application/json", `{"token":"`+secret+`","nested":{"access_token":"`+secret+`"}}`,
+	send(t, hc, "PUT", base+"/api/v3/projects/1/hooks/2", "application/json",
+		`{"token":"`+secret+`","nested":{"access_token":"`+secret+`","password":"`+secret+`"}}`,
 		"PRIVATE-TOKEN", secret, "X-Gitlab-Token", secret)
 	text := written(t, rec.Cassette())
 	assert.NotContains(t, text, secret)

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // RecordedOrigin stands, in a cassette, for the scheme and host of the
@@ -15,12 +18,14 @@ import (
 // headers, URLs in bodies). A replay puts its own origin back.
 const RecordedOrigin = "http://recorded.invalid"
 
-// secretHeaders carry credentials; their values are never recorded.
-var secretHeaders = []string{"Private-Token", "Authorization", "Sudo", "Build-Token", "X-Gitlab-Token"}
+// secretHeaders carry credentials, or act as a user, as the SDK knows them,
+// and the webhook's secret token; their values are never recorded.
+var secretHeaders = append(slices.Clone(wire.CredentialHeaders), "X-Gitlab-Token")
 
-// secretKeys are the query, form and JSON keys whose values are secrets,
-// at any depth of a JSON body.
-var secretKeys = map[string]bool{"private_token": true, "access_token": true, "runners_token": true, "token": true}
+// isSecretKey reports whether a query, form or JSON key (at any depth)
+// holds a secret: a credential parameter the SDK knows, or runners_token,
+// a project's runner registration token in its answers.
+func isSecretKey(key string) bool { return wire.IsSecretParam(key) || key == "runners_token" }
 
 // keptRequestHeaders are recorded besides the secret ones.
 var keptRequestHeaders = []string{"Content-Type", "Accept", "X-Gitlab-Event"}
@@ -73,14 +78,14 @@ func (r *redactor) hide(secret string) string {
 func (r *redactor) header(h http.Header, kept []string, allX bool) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
-		if allX && strings.HasPrefix(k, "X-") || containsFold(kept, k) {
+		if (allX && strings.HasPrefix(k, "X-") || containsFold(kept, k)) && !containsFold(secretHeaders, k) {
 			out[k] = append([]string(nil), vs...)
 		}
 	}
 	for _, k := range secretHeaders {
 		for _, v := range h.Values(k) {
 			scheme, secret, ok := strings.Cut(v, " ")
-			if !ok || !strings.EqualFold(k, "Authorization") {
+			if !ok || !strings.HasSuffix(k, "Authorization") {
 				scheme, secret = "", v
 			} else {
 				scheme += " "
@@ -106,7 +111,7 @@ func containsFold(list []string, s string) bool {
 // values hides the secrets of a query or a form, in place.
 func (r *redactor) values(v url.Values) {
 	for k, vs := range v {
-		if secretKeys[k] {
+		if isSecretKey(k) {
 			for i := range vs {
 				vs[i] = r.hide(vs[i])
 			}
@@ -142,7 +147,7 @@ func (r *redactor) walk(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			if s, ok := e.(string); ok && secretKeys[k] && s != "" {
+			if s, ok := e.(string); ok && isSecretKey(k) && s != "" {
 				v[k] = r.hide(s)
 				found = true
 			} else if r.walk(e) {

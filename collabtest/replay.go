@@ -214,7 +214,7 @@ func (r request) diff(e *Exchange, recorded any) []Difference {
 		diffs = append(diffs, Difference{Part: "path", Recorded: show(e.Path), Got: show(r.path)})
 	}
 	for _, k := range unionKeys(e.Query, r.query) {
-		if secretKeys[k] {
+		if isSecretKey(k) {
 			continue
 		}
 		if a, b := e.Query[k], r.query[k]; !slices.Equal(a, b) {

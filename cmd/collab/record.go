@@ -31,10 +31,11 @@ into the cassette FILE, which collab fake --replay, collab conform and collabtes
 The first line of output is the proxy's base URL: point a client, or the server's
 webhooks, at it.
 
-Secrets are never written: the values of the PRIVATE-TOKEN, Authorization, SUDO,
-BUILD-TOKEN and X-Gitlab-Token headers, and of private_token, access_token,
-runners_token and token in queries, forms and JSON bodies, become placeholders
-such as <secret-1>, the same one for the same secret.
+Secrets are never written: the values of the credential headers (PRIVATE-TOKEN,
+Authorization, SUDO, BUILD-TOKEN, JOB-TOKEN, Cookie) and of X-Gitlab-Token, and of
+private_token, access_token, token, runners_token, password and the other token
+keys in queries, forms and JSON bodies, become placeholders such as <secret-1>,
+the same one for the same secret. docs/record-replay.md lists every rule.
 
 Placed in front of a webhook receiver (--upstream the receiver's URL), it records
 the deliveries the server sends; collab hook replay plays them back.
