@@ -96,6 +96,8 @@ type Queue struct {
 	committing     atomic.Int64 // when the commit under way began (unix ns), 0 when none
 
 	nextSweep time.Time // used by the writer only
+	freeGiven int64     // bytes of free pages at the last giveBack; used by the writer only
+	noPunch   bool      // the file system cannot punch holes; used by the writer only
 	sweepFrom []byte    // the key a sweep under way goes on from; used by the writer only
 	fileSize  int64     // used by the writer only
 }
@@ -355,6 +357,7 @@ func (q *Queue) writer() {
 				q.log(slog.LevelError, "diskqueue: compaction failed", "error", err)
 			}
 		}
+		q.maybeGiveBack()
 	}
 }
 

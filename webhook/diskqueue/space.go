@@ -1,0 +1,87 @@
+package diskqueue
+
+import (
+	"log/slog"
+	"os"
+)
+
+// giveBackMin is how many bytes of pages must have been freed since the
+// last pass before the writer gives space back again: at least this, and
+// at least a sixteenth of the file, so that a drain makes a few passes
+// over the file, whatever its size.
+const giveBackMin = 1 << 20
+
+// maybeGiveBack gives the space of the pages freed since the last pass
+// back to the file system, when enough has been freed. Called by the
+// writer, between commits.
+func (q *Queue) maybeGiveBack() {
+	if q.noPunch {
+		return
+	}
+	q.dbMu.RLock()
+	if q.db == nil {
+		q.dbMu.RUnlock()
+		return
+	}
+	free := int64(q.db.Stats().FreePageN) * int64(q.db.Info().PageSize)
+	q.dbMu.RUnlock()
+	q.freeGiven = min(q.freeGiven, free) // freed pages were used again
+	if free-q.freeGiven < max(giveBackMin, q.fileSize/16) {
+		return
+	}
+	if err := q.giveBack(); err != nil {
+		q.noPunch = true
+		q.log(slog.LevelWarn, "diskqueue: cannot give freed space back while running; it comes back when the queue is drained", "error", err)
+		return
+	}
+	q.freeGiven = free
+}
+
+// giveBack punches a hole in the file at each free page, so that the
+// file system takes back the space of handled deliveries while the queue
+// runs: the file keeps its size, its disk usage falls. A free page holds
+// nothing the file refers to, not even the transaction before the last
+// (bbolt writes over such a page at the next commit all the same); no read
+// transaction is open while the pages are listed and punched.
+func (q *Queue) giveBack() error {
+	q.dbMu.Lock()
+	defer q.dbMu.Unlock()
+	if q.db == nil {
+		return errBroken
+	}
+	f, err := os.OpenFile(q.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tx, err := q.db.Begin(true) // a write transaction: at its start, every page freed before is free
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	size := int64(q.db.Info().PageSize)
+	start, n := 0, 0
+	for id := 2; ; id++ {
+		info, err := tx.Page(id)
+		if err != nil {
+			return err
+		}
+		if info != nil && info.Type == "free" {
+			if n == 0 {
+				start = id
+			}
+			n++
+			continue
+		}
+		if n > 0 {
+			if err := punch(f, int64(start)*size, int64(n)*size); err != nil {
+				return err
+			}
+			n = 0
+		}
+		if info == nil {
+			return nil
+		}
+		id += info.OverflowCount
+	}
+}
