@@ -1,12 +1,11 @@
 package redisqueue_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -52,15 +51,14 @@ func BenchmarkDeliveries(b *testing.B) {
 func deliverMany(b *testing.B, h http.Handler) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	tr := &http.Transport{MaxIdleConnsPerHost: 1024}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	defer deliveries.CloseIdleConnections()
+	addr := strings.TrimPrefix(srv.URL, "http://")
 	var next atomic.Int64
 	b.SetParallelism(16)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := post(client, srv.URL, issueBody(int(next.Add(1)), 0)); err != nil {
+			if err := send(addr, issueBody(int(next.Add(1)), 0)); err != nil {
 				b.Error(err)
 				return
 			}
@@ -68,24 +66,4 @@ func deliverMany(b *testing.B, h http.Handler) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
-}
-
-// post sends one issue delivery.
-func post(client *http.Client, url string, body []byte) error {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("answered %d", resp.StatusCode)
-	}
-	return nil
 }

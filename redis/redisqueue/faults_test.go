@@ -15,6 +15,7 @@ import (
 	"github.com/collabsvc/collab/redis/internal/redistest"
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/queuetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +45,7 @@ func TestDamagedDelivery(t *testing.T) {
 		ids[id] = dm.reason
 	}
 	good := put(t, q, delivery("good", "issue/1"))
-	if d := take(t, q); d.ID != good {
+	if d := queuetest.Take(t, q); d.ID != good {
 		t.Fatalf("Take = %d, want %d", d.ID, good)
 	}
 	dead, err := q.DeadLetters(ctx)
@@ -106,7 +107,7 @@ func TestStorageFormat(t *testing.T) {
 		strings.Contains(h["m"], "body") {
 		t.Fatalf("metadata %q repeats a value stored in a field of its own", h["m"])
 	}
-	got := take(t, q)
+	got := queuetest.Take(t, q)
 	if string(got.Body) != string(d.Body) || string(got.Record) != string(d.Record) || !got.Synthesized {
 		t.Fatalf("Take = %+v", got)
 	}
@@ -140,14 +141,14 @@ func TestOldFormat(t *testing.T) {
 	if err := q.Put(ctx, delivery("issue/1/a", "")); !errors.Is(err, webhook.ErrDuplicate) {
 		t.Fatalf("Put of a key stored in the old format: %v, want ErrDuplicate", err)
 	}
-	d := take(t, q)
+	d := queuetest.Take(t, q)
 	if d.ID != 1 || d.Key != "issue/1/a" || string(d.Body) != `{"object_kind":"issue"}` || d.Attempt != 1 || d.LastError != "" {
 		t.Fatalf("Take of an old entry = %+v", d)
 	}
 	if err := q.DeadLetter(ctx, 1, "gave up"); err != nil {
 		t.Fatal(err)
 	}
-	if d := take(t, q); d.ID != 2 {
+	if d := queuetest.Take(t, q); d.ID != 2 {
 		t.Fatalf("Take = %d, want 2", d.ID)
 	}
 	dead, err := q.DeadLetters(ctx)
@@ -156,43 +157,6 @@ func TestOldFormat(t *testing.T) {
 	}
 	if next := put(t, q, delivery("new", "")); next != 3 {
 		t.Fatalf("new id %d, want 3", next)
-	}
-}
-
-// MaxPending holds under hundreds of concurrent Puts: the bound is checked
-// inside the script that writes.
-func TestBoundConcurrent(t *testing.T) {
-	rdb := startRedis(t)
-	const bound, puts = 50, 400
-	q := newQueue(t, rdb, redisqueue.Options{MaxPending: bound})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	stored, full := 0, 0
-	for i := range puts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := q.Put(context.Background(), delivery(fmt.Sprint(i), ""))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				stored++
-			case errors.Is(err, webhook.ErrQueueFull):
-				full++
-			default:
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	n, _ := rdb.XLen(context.Background(), prefix+"stream").Result()
-	t.Logf("%d concurrent Puts, bound %d: %d stored, %d refused, %d in the stream", puts, bound, stored, full, n)
-	if stored != bound || full != puts-bound || n != bound {
-		t.Fatalf("stored %d, refused %d, stream %d; want %d, %d, %d", stored, full, n, bound, puts-bound, bound)
-	}
-	if err := q.Check(context.Background()); !errors.Is(err, webhook.ErrQueueFull) {
-		t.Fatalf("Check at the bound: %v, want ErrQueueFull", err)
 	}
 }
 
@@ -210,7 +174,7 @@ func TestGroupRecreated(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := put(t, q, delivery(fmt.Sprint(i), ""))
-		d := take(t, q)
+		d := queuetest.Take(t, q)
 		if d.ID != id {
 			t.Fatalf("Take = %d, want %d", d.ID, id)
 		}
@@ -233,7 +197,7 @@ func TestLossWiped(t *testing.T) {
 	ctx := context.Background()
 	first := delivery("a", "")
 	put(t, a, first)
-	if err := a.Ack(ctx, take(t, a).ID); err != nil {
+	if err := a.Ack(ctx, queuetest.Take(t, a).ID); err != nil {
 		t.Fatal(err)
 	}
 	pending := delivery("b", "")
@@ -257,7 +221,7 @@ func TestLossWiped(t *testing.T) {
 	if id <= last {
 		t.Fatalf("id %d after the loss, want above %d", id, last)
 	}
-	if d := take(t, b); d.ID != id {
+	if d := queuetest.Take(t, b); d.ID != id {
 		t.Fatalf("Take after the loss = %d, want %d", d.ID, id)
 	}
 }

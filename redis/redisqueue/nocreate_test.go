@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/redis/redisqueue"
+	"github.com/collabsvc/collab/webhook/queuetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -67,7 +68,7 @@ func TestNoCreateInspects(t *testing.T) {
 	ctx := context.Background()
 	rq := newQueue(t, rdb, redisqueue.Options{Prefix: "{q}:"})
 	put(t, rq, delivery("a", "issue/1"))
-	if err := rq.DeadLetter(ctx, take(t, rq).ID, "boom"); err != nil {
+	if err := rq.DeadLetter(ctx, queuetest.Take(t, rq).ID, "boom"); err != nil {
 		t.Fatal(err)
 	}
 	put(t, rq, delivery("b", "issue/1"))

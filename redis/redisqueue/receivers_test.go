@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -117,6 +118,11 @@ func issueKey(issue, n int) string {
 	return fmt.Sprintf("issue/%d/%s", issue, updated.Format(time.RFC3339))
 }
 
+// deliveries is the client send posts with: it keeps many connections to
+// a receiver open, for the benchmark's parallel posts.
+var deliveries = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
+
+// send posts an issue delivery to the receiver at addr, and expects a 200.
 func send(addr string, body []byte) error {
 	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
 	if err != nil {
@@ -124,10 +130,11 @@ func send(addr string, body []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(webhook.HeaderEvent, string(webhook.KindIssue))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := deliveries.Do(req)
 	if err != nil {
 		return fmt.Errorf("delivery: %w", err)
 	}
+	_, _ = io.Copy(io.Discard, resp.Body) // so that the connection is used again
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("delivery answered %d", resp.StatusCode)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/queuetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,27 +45,6 @@ func put(t *testing.T, q webhook.Queue, d *webhook.Delivery) uint64 {
 	return d.ID
 }
 
-func take(t *testing.T, q webhook.Queue) *webhook.Delivery {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	d, err := q.Take(ctx)
-	if err != nil {
-		t.Fatalf("Take: %v", err)
-	}
-	return d
-}
-
-// takeNone checks that nothing is ready for a while.
-func takeNone(t *testing.T, q webhook.Queue) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-	defer cancel()
-	if d, err := q.Take(ctx); err == nil {
-		t.Fatalf("Take handed out %d (%s), want nothing ready", d.ID, d.Key)
-	}
-}
-
 func TestPutTakeAck(t *testing.T) {
 	rdb := startRedis(t)
 	q := newQueue(t, rdb, redisqueue.Options{})
@@ -84,7 +64,7 @@ func TestPutTakeAck(t *testing.T) {
 	if seen, _ := q.Seen(ctx, "issue/2/x"); seen {
 		t.Fatal("Seen reports a key never stored")
 	}
-	got := take(t, q)
+	got := queuetest.Take(t, q)
 	if got.ID != id || got.Attempt != 1 || got.Key != in.Key || string(got.Body) != string(in.Body) ||
 		!got.ReceivedAt.Equal(in.ReceivedAt) || got.Header.Get("X-Gitlab-Event") != "Issue Hook" ||
 		!got.Synthesized || string(got.Record) != `{"id":1}` {
@@ -99,7 +79,7 @@ func TestPutTakeAck(t *testing.T) {
 	if seen, _ := q.Seen(ctx, in.Key); !seen {
 		t.Fatal("the dedup key went with the ack")
 	}
-	takeNone(t, q)
+	queuetest.NoneReady(t, q)
 	if n, _ := rdb.XLen(ctx, "{collab:webhook}:stream").Result(); n != 0 {
 		t.Fatalf("stream holds %d entries after the ack, want 0", n)
 	}
@@ -118,7 +98,7 @@ func TestQueueFull(t *testing.T) {
 	if seen, _ := q.Seen(context.Background(), "c"); seen {
 		t.Fatal("the key of a refused delivery was recorded")
 	}
-	if err := q.Ack(context.Background(), take(t, q).ID); err != nil {
+	if err := q.Ack(context.Background(), queuetest.Take(t, q).ID); err != nil {
 		t.Fatal(err)
 	}
 	put(t, q, d)
@@ -132,26 +112,26 @@ func TestPartitionOrder(t *testing.T) {
 	second := put(t, q, delivery("i2", "issue/1"))
 	other := put(t, q, delivery("m1", "merge_request/1"))
 
-	if d := take(t, q); d.ID != first {
+	if d := queuetest.Take(t, q); d.ID != first {
 		t.Fatalf("first Take = %d, want %d", d.ID, first)
 	}
-	if d := take(t, q); d.ID != other {
+	if d := queuetest.Take(t, q); d.ID != other {
 		t.Fatalf("second Take = %d, want %d (another object runs in parallel)", d.ID, other)
 	}
-	takeNone(t, q) // the second event of issue 1 waits for the first
+	queuetest.NoneReady(t, q) // the second event of issue 1 waits for the first
 
 	// A retry holds the partition back until the retry succeeds.
 	if err := q.Retry(ctx, first, time.Now().Add(100*time.Millisecond), "boom"); err != nil {
 		t.Fatal(err)
 	}
-	d := take(t, q)
+	d := queuetest.Take(t, q)
 	if d.ID != first || d.Attempt != 2 || d.LastError != "boom" {
 		t.Fatalf("Take after Retry = id %d attempt %d error %q, want %d, 2, boom", d.ID, d.Attempt, d.LastError, first)
 	}
 	if err := q.Ack(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	if d := take(t, q); d.ID != second {
+	if d := queuetest.Take(t, q); d.ID != second {
 		t.Fatalf("Take after the ack = %d, want %d", d.ID, second)
 	}
 }
@@ -162,12 +142,12 @@ func TestDeadLetters(t *testing.T) {
 	ctx := context.Background()
 	a := put(t, q, delivery("a", "build/1"))
 	b := put(t, q, delivery("b", "build/1"))
-	take(t, q)
+	queuetest.Take(t, q)
 	if err := q.DeadLetter(ctx, a, "gave up"); err != nil {
 		t.Fatal(err)
 	}
 	// The partition goes on without the dead letter.
-	if d := take(t, q); d.ID != b {
+	if d := queuetest.Take(t, q); d.ID != b {
 		t.Fatalf("Take = %d, want %d", d.ID, b)
 	}
 	dead, err := q.DeadLetters(ctx)
@@ -178,11 +158,11 @@ func TestDeadLetters(t *testing.T) {
 	if err := q.Requeue(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	takeNone(t, q)
+	queuetest.NoneReady(t, q)
 	if err := q.Ack(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	d := take(t, q)
+	d := queuetest.Take(t, q)
 	if d.Key != "a" || d.ID <= b || d.Attempt != 1 {
 		t.Fatalf("Take = %s id %d attempt %d, want a, an id after %d, attempt 1", d.Key, d.ID, d.Attempt, b)
 	}
@@ -356,20 +336,20 @@ func TestTakeover(t *testing.T) {
 	dead := newQueue(t, rdb, opts)
 	a := put(t, dead, delivery("a", "issue/9"))
 	b := put(t, dead, delivery("b", "issue/9"))
-	if d := take(t, dead); d.ID != a {
+	if d := queuetest.Take(t, dead); d.ID != a {
 		t.Fatalf("Take = %d", d.ID)
 	}
 	dead.Close() // no ack: the receiver is gone
 
 	alive := newQueue(t, rdb, opts)
-	d := take(t, alive)
+	d := queuetest.Take(t, alive)
 	if d.ID != a || d.Attempt != 2 {
 		t.Fatalf("after takeover Take = %d attempt %d, want %d attempt 2", d.ID, d.Attempt, a)
 	}
 	if err := alive.Ack(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
-	if d := take(t, alive); d.ID != b {
+	if d := queuetest.Take(t, alive); d.ID != b {
 		t.Fatalf("Take = %d, want %d", d.ID, b)
 	}
 }
@@ -380,16 +360,16 @@ func TestForgetsIdleReceivers(t *testing.T) {
 	opts := redisqueue.Options{LeaseTimeout: 150 * time.Millisecond}
 	gone := newQueue(t, rdb, opts)
 	put(t, gone, delivery("a", ""))
-	take(t, gone)
+	queuetest.Take(t, gone)
 	gone.Close()
 	ctx := context.Background()
 	alive := newQueue(t, rdb, opts)
-	d := take(t, alive) // taken over after the lease timeout
+	d := queuetest.Take(t, alive) // taken over after the lease timeout
 	if err := alive.Ack(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // gone is idle past a lease timeout now
-	takeNone(t, alive)
+	queuetest.NoneReady(t, alive)
 	consumers, err := rdb.XInfoConsumers(ctx, "{collab:webhook}:stream", "receivers").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -405,10 +385,10 @@ func TestRestartSameConsumer(t *testing.T) {
 	opts := redisqueue.Options{Consumer: "receiver-1", LeaseTimeout: time.Hour}
 	q := newQueue(t, rdb, opts)
 	id := put(t, q, delivery("a", "issue/1"))
-	take(t, q)
+	queuetest.Take(t, q)
 	q.Close()
 	again := newQueue(t, rdb, opts)
-	if d := take(t, again); d.ID != id || d.Attempt != 2 {
+	if d := queuetest.Take(t, again); d.ID != id || d.Attempt != 2 {
 		t.Fatalf("after restart Take = %d attempt %d, want %d attempt 2", d.ID, d.Attempt, id)
 	}
 }
@@ -420,7 +400,7 @@ func TestRenewal(t *testing.T) {
 	opts := redisqueue.Options{LeaseTimeout: 150 * time.Millisecond}
 	slow := newQueue(t, rdb, opts)
 	id := put(t, slow, delivery("a", ""))
-	take(t, slow)
+	queuetest.Take(t, slow)
 	other := newQueue(t, rdb, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond) // four lease timeouts
 	defer cancel()
@@ -479,7 +459,7 @@ func TestFailedSettleHandsOutAgain(t *testing.T) {
 		{"dead-letter", func(id uint64) error { return q.DeadLetter(cancelled, id, "boom") }},
 	}
 	for i, s := range settles {
-		d := take(t, q)
+		d := queuetest.Take(t, q)
 		if d.ID != id || d.Attempt != i+1 {
 			t.Fatalf("before the failed %s: took %d attempt %d, want %d attempt %d", s.name, d.ID, d.Attempt, id, i+1)
 		}
@@ -487,7 +467,7 @@ func TestFailedSettleHandsOutAgain(t *testing.T) {
 			t.Fatalf("%s with a cancelled context: no error", s.name)
 		}
 	}
-	if d := take(t, q); d.ID != id {
+	if d := queuetest.Take(t, q); d.ID != id {
 		t.Fatalf("took %d, want %d again, ahead of its partition", d.ID, id)
 	}
 }
