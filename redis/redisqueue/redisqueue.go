@@ -37,7 +37,9 @@
 //
 // Faults of the engine:
 //   - A stream or consumer group found missing is created again on the spot
-//     by whichever receiver finds it, and counted in Faults.
+//     by whichever receiver finds it, and counted in Faults. A queue opened
+//     with Options.NoCreate, as tools that inspect a queue open it, never
+//     creates them: it reports ErrNoQueue instead.
 //   - Put returns when its context ends, even while Redis is stalled, so the
 //     Handler's store deadline holds. Give the client short timeouts anyway
 //     (ReadTimeout and WriteTimeout of a second or two, and
