@@ -18,10 +18,10 @@
 // the bounds (under concurrent Puts too), Stats, Check and Close. A queue
 // that also implements webhook.IdleWaiter has its WaitIdle checked.
 //
-// The suite uses the real clock, and waits only for what it expects to
-// happen (a Take waits at most 10 s); it asserts that nothing is ready by
-// waiting 20 ms, so a queue that hands a delivery out late may pass where it
-// should fail, never the other way round.
+// The suite waits only for what it expects to happen (a Take waits at most
+// 10 s); it asserts that nothing is ready by waiting 20 ms, so a queue that
+// hands a delivery out late may pass where it should fail, never the other
+// way round.
 package queuetest
 
 import (
@@ -38,9 +38,9 @@ type Queue = webhook.Queue
 
 // Maker makes the queues under test.
 type Maker struct {
-	// Open returns a new, empty queue that holds at most maxPending
-	// deliveries (pending, leased or waiting for a retry) and maxBytes of
-	// their bodies; 0 means no bound. The suite closes the queue in one of
+	// Open returns a new, empty queue, with duplicate suppression on, that
+	// holds at most maxPending deliveries (pending, leased or waiting for a
+	// retry) and maxBytes of their bodies; 0 means no bound. The suite closes the queue in one of
 	// its checks and leaves it open in the others: Open arranges the
 	// cleanup, with t.Cleanup. A queue that has no such bound calls t.Skip
 	// when asked for one.
