@@ -10,7 +10,8 @@ import (
 )
 
 // A file is compacted when it is at least compactMin bytes and more than
-// half of it is free: freed pages are reused, but never given back.
+// half of it is free: freed pages are reused, and their blocks given back
+// (see giveBack), but the file itself never shrinks.
 const compactMin = 4 << 20
 
 // sparse reports whether most of the file is free. Called by Open and by

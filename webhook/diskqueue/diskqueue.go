@@ -1,14 +1,42 @@
 // Package diskqueue keeps the deliveries of a webhook.Handler on local disk,
-// in one file, so that an event answered 200 survives a crash or a restart.
+// so that an event answered 200 survives a crash or a restart.
 //
 //	q, err := diskqueue.Open("/var/lib/bot/queue", diskqueue.Options{})
 //	...
 //	h, err := webhook.NewHandler(webhook.Options{Queue: q, OnIssue: onIssue})
 //
-// Every stored delivery carries checksums of its record and its body; one
-// that fails them is never handed to a callback but dead-lettered, with a
-// reason naming the damage. Space freed by handled deliveries is given back
-// when most of the file is free (see Queue.Compact).
+// # Files
+//
+// The directory holds one file, queue.db, a bbolt database (a B+tree,
+// copied on write), readable by its owner only. It keeps the pending and
+// dead-lettered deliveries (a record, and the body apart), the dedup keys
+// with their expiry, and the checkpoints of catch-up. One process at a time
+// may open it; another gets ErrHeld. Tools that only look set
+// Options.NoCreate, which writes nothing at open.
+//
+// # Durability
+//
+// Every write (a Put, the attempt counted when a delivery is handed out, an
+// Ack, a Retry) waits until it is synced to disk. Writes that arrive while
+// a commit is under way are committed together, in one transaction, so
+// many share one sync: the Handler answers 200 only once its delivery is
+// in such a commit. A crash loses no delivery whose Put returned; one whose
+// callback was running is handed out again, its attempt counted. Every
+// record, body and dedup entry carries a checksum; a delivery that fails
+// one is never handed to a callback but dead-lettered, with a reason
+// naming the damage. A file whose pages are damaged is refused at open,
+// never reset.
+//
+// # Space
+//
+// A body takes its size on disk, a delivery's record a few hundred bytes,
+// and a remembered dedup key about 100 bytes (a key is forgotten once past
+// Options.DedupWindow). Pages freed by handled deliveries are reused. On
+// Linux their blocks also go back to the file system while the queue runs,
+// each time a sixteenth of the file was freed: the file keeps its size, its
+// disk usage falls as the queue drains. When the queue is drained and most
+// of the file is free, it is compacted, which shrinks the file itself (see
+// Queue.Compact).
 package diskqueue
 
 import (
@@ -61,17 +89,15 @@ var (
 	ErrNoQueue = errors.New("diskqueue: no queue")
 )
 
-// Queue is a webhook.Queue kept in a directory on local disk, in one file
-// (queue.db, a bbolt database). A delivery whose Put returned nil is on disk:
-// it survives a crash or a restart, and is handed out again, in arrival
-// order, when the queue is opened next. So is a delivery whose callback was
-// running at the crash. Dedup keys and checkpoints are kept too.
+// Queue is a webhook.Queue kept in a directory on local disk (see the
+// package documentation for its file, its durability and its space). A
+// delivery whose Put returned nil is on disk: it survives a crash or a
+// restart, and is handed out again, in arrival order, when the queue is
+// opened next. So is a delivery whose callback was running at the crash.
+// Dedup keys and checkpoints are kept too.
 //
-// Concurrent writes are committed together, so many deliveries arriving at
-// once share one disk flush. The bounds are checked inside that commit, so
-// they hold however many deliveries arrive at once. The directory and the
-// file are readable by their owner only, because bodies can hold private
-// data. One process at a time may open a directory.
+// The bounds are checked inside the commit that stores a delivery, so they
+// hold however many deliveries arrive at once.
 type Queue struct {
 	opts Options
 	path string
