@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
 )
@@ -91,5 +92,32 @@ func TestNoCreateWritesNothingAtOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
 	assert.Equal(t, damaged, dead[0].ID)
+	require.NoError(t, q.Close())
+}
+
+// TestNoCreateMissingBucket: a file without the queue's buckets, which a
+// plain Open would add, is an error with NoCreate, and is left as it was.
+func TestNoCreateMissingBucket(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "queue.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket(bPending)
+		return err
+	}))
+	require.NoError(t, db.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	_, err = Open(dir, Options{NoCreate: true})
+	assert.ErrorContains(t, err, "bucket dead missing")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+
+	q := openDisk(t, dir, Options{}) // a plain Open adds them
+	require.NoError(t, q.Close())
+	q = openDisk(t, dir, Options{NoCreate: true})
 	require.NoError(t, q.Close())
 }

@@ -71,3 +71,12 @@ func TestSpaceGivenBackWhileDraining(t *testing.T) {
 		require.NoError(t, q.Ack(context.Background(), d.ID))
 	}
 }
+
+// TestGiveBackBrokenQueue: a queue whose file could not be reopened after a
+// compaction gives nothing back, and does not fail for it.
+func TestGiveBackBrokenQueue(t *testing.T) {
+	q := openDisk(t, t.TempDir(), Options{})
+	require.NoError(t, q.Close())
+	q.maybeGiveBack()
+	assert.ErrorIs(t, q.giveBack(), errBroken)
+}
