@@ -62,6 +62,7 @@ func Run(t *testing.T, m Maker) {
 		{"Retry", retry},
 		{"NotLeased", notLeased},
 		{"DeadLetters", deadLetters},
+		{"RequeueOrder", requeueOrder},
 		{"Dedup", dedup},
 		{"Checkpoints", checkpoints},
 		{"Bound", bound},

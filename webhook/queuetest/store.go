@@ -45,6 +45,23 @@ func deadLetters(t *testing.T, m Maker) {
 	wantStats(t, q, 0, 0)
 }
 
+// requeueOrder: a requeued delivery goes behind the pending deliveries of
+// its partition.
+func requeueOrder(t *testing.T, m Maker) {
+	q := m.Open(t, 0, 0)
+	ctx := context.Background()
+	a1, a2 := Put(t, q, "a1", "issue/1"), Put(t, q, "a2", "issue/1")
+	takeID(t, q, a1, "the oldest")
+	must(t, q.DeadLetter(ctx, a1, "gave up"), "DeadLetter")
+	must(t, q.Requeue(ctx, a1), "Requeue")
+	takeID(t, q, a2, "pending before a1 was requeued")
+	NoneReady(t, q) // a1 waits for a2
+	must(t, q.Ack(ctx, a2), "Ack")
+	if d := Take(t, q); d.Key != "a1" {
+		t.Errorf("Take gave %s, want the requeued a1", d.Key)
+	}
+}
+
 // wantDead checks that q's dead letters have keys, in this order, and
 // returns the first.
 func wantDead(t *testing.T, q webhook.Queue, keys ...string) *webhook.Delivery {
