@@ -222,18 +222,6 @@ func (w *killWorld) commands(n int) (issues []int) {
 	return issues
 }
 
-// count counts the requests of the fake's log with method whose path
-// matches re.
-func count(srv *collabtest.Server, method string, re *regexp.Regexp) int {
-	n := 0
-	for _, r := range srv.Requests() {
-		if r.Method == method && re.MatchString(r.Path) {
-			n++
-		}
-	}
-	return n
-}
-
 var (
 	notesPath = regexp.MustCompile(`/issues/\d+/notes$`)
 	issuePath = regexp.MustCompile(`/issues/\d+$`)
@@ -245,8 +233,9 @@ func (w *killWorld) assertTriagedOnce(t *testing.T, issues []int) {
 	c, err := collab.NewClient(w.srv.URL, collab.WithPrivateToken(w.srv.AdminToken))
 	require.NoError(t, err)
 	ctx := context.Background()
-	assert.Equal(t, len(issues), count(w.srv, http.MethodPost, notesPath), "one reply posted per command")
-	assert.Equal(t, len(issues), count(w.srv, http.MethodPut, issuePath), "one label write per command")
+	reqs := requests(w.srv)
+	assert.Equal(t, len(issues), reqs["POST notes"], "one reply posted per command")
+	assert.Equal(t, len(issues), reqs["PUT issue"], "one label write per command")
 	for _, id := range issues {
 		notes, _, err := c.Notes.ListIssueNotes(ctx, w.pid, id, nil)
 		require.NoError(t, err)
@@ -263,25 +252,22 @@ func (w *killWorld) assertTriagedOnce(t *testing.T, issues []int) {
 	}
 }
 
-// TestKilledAfterReply: the bot process is SIGKILLed after each reply is
-// made and before its delivery is acknowledged; restarted on the same disk
-// queue, it retries each delivery, finds the reply and the label, and
-// makes neither again.
-func TestKilledAfterReply(t *testing.T) {
-	w := newKillWorld(t, func(r *http.Request) bool { return r.Method == http.MethodPost && notesPath.MatchString(r.URL.Path) })
-	var issues []int
-	kills := w.run(t, 25, func() { issues = w.commands(20) })
-	assert.Equal(t, 20, kills, "killed once after each reply")
-	w.assertTriagedOnce(t, issues)
-}
-
-// TestKilledBeforeReply: the bot process is SIGKILLed after the label is
-// written and before the reply; after the restart each command has one
-// reply, made by the retry, and its label once.
-func TestKilledBeforeReply(t *testing.T) {
-	w := newKillWorld(t, func(r *http.Request) bool { return r.Method == http.MethodPut && issuePath.MatchString(r.URL.Path) })
-	var issues []int
-	kills := w.run(t, 25, func() { issues = w.commands(20) })
-	assert.Equal(t, 20, kills, "killed once before each reply")
-	w.assertTriagedOnce(t, issues)
+// TestKilled: the bot process is SIGKILLed after each reply is made and
+// before its delivery is acknowledged; or after the label is written and
+// before the reply. Restarted on the same disk queue, it retries each
+// delivery, finds what the attempt before made, and makes the rest: each of
+// 20 commands has one reply and one label write.
+func TestKilled(t *testing.T) {
+	for name, hold := range map[string]func(*http.Request) bool{
+		"after the reply":  func(r *http.Request) bool { return r.Method == http.MethodPost && notesPath.MatchString(r.URL.Path) },
+		"before the reply": func(r *http.Request) bool { return r.Method == http.MethodPut && issuePath.MatchString(r.URL.Path) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newKillWorld(t, hold)
+			var issues []int
+			kills := w.run(t, 25, func() { issues = w.commands(20) })
+			assert.Equal(t, 20, kills, "killed once per command")
+			w.assertTriagedOnce(t, issues)
+		})
+	}
 }

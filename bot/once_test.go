@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,17 +44,15 @@ func triageAndClose(fail func() error) func(context.Context, *Note, Command) err
 	}
 }
 
-var issueGetPath = regexp.MustCompile(`/issues/\d+$`)
-
 // requests counts the fake's logged requests on issues and their notes, as
 // "METHOD what": "POST notes", "GET issue".
-func requests(w *world) map[string]int {
+func requests(srv *collabtest.Server) map[string]int {
 	out := map[string]int{}
-	for _, r := range w.srv.Requests() {
+	for _, r := range srv.Requests() {
 		switch {
 		case notesPath.MatchString(r.Path):
 			out[r.Method+" notes"]++
-		case issueGetPath.MatchString(r.Path):
+		case issuePath.MatchString(r.Path):
 			out[r.Method+" issue"]++
 		}
 	}
@@ -92,11 +90,11 @@ func TestFirstAttemptCostsNothing(t *testing.T) {
 	w.settle(t, b)
 	w.srv.ClearRequests()
 	require.NoError(t, effects(context.Background(), &Note{Thread: &Thread{Client: w.c, ProjectID: w.pid, ID: plain}}, Command{}))
-	want := requests(w)
+	want := requests(w.srv)
 	w.srv.ClearRequests()
 	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/triage")
 	w.settle(t, b)
-	assert.Equal(t, want, requests(w))
+	assert.Equal(t, want, requests(w.srv))
 	assert.Equal(t, 2, want["POST notes"])
 	assert.Zero(t, want["GET notes"])
 	assertHandledOnce(t, w, is)
@@ -121,7 +119,7 @@ func TestRetryAfterEffects(t *testing.T) {
 	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/triage")
 	w.settle(t, b)
 	assert.EqualValues(t, 2, attempts.Load())
-	assert.Equal(t, map[string]int{"GET notes": 2, "GET issue": 2}, requests(w), "reads only")
+	assert.Equal(t, map[string]int{"GET notes": 2, "GET issue": 2}, requests(w.srv), "reads only")
 	assertHandledOnce(t, w, is)
 }
 
@@ -149,7 +147,7 @@ func TestRequeuedDeadLetter(t *testing.T) {
 	w.srv.ClearRequests()
 	require.NoError(t, b.Handler().Requeue(ctx, dead[0].ID))
 	w.settle(t, b)
-	assert.Zero(t, requests(w)["POST notes"])
+	assert.Zero(t, requests(w.srv)["POST notes"])
 	assertHandledOnce(t, w, is)
 }
 
