@@ -19,10 +19,12 @@ type Difference struct {
 	Got      string // the value seen, "(missing)" when there was none
 }
 
+// String reads "#3 GET /api/v3/user: body /name: recorded "a", got "b"".
 func (d Difference) String() string {
 	return fmt.Sprintf("#%d %s: %s: recorded %s, got %s", d.Exchange, d.Route, d.Part, d.Recorded, d.Got)
 }
 
+// missing stands for a value that one side does not have.
 const missing = "(missing)"
 
 // differ compares decoded JSON values. Strict, it is for matching requests:

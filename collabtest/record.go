@@ -73,11 +73,13 @@ func (rec *Recorder) Handler(upstream string) (http.Handler, error) {
 	}, nil
 }
 
+// recordingTransport is the RoundTripper of Recorder.Transport.
 type recordingTransport struct {
 	rec  *Recorder
 	next http.RoundTripper
 }
 
+// RoundTrip sends req through the next transport and records the exchange.
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	reqBody, err := readBody(req.Body)
 	if err != nil {

@@ -71,6 +71,8 @@ type MismatchError struct {
 	Diffs   []Difference // what differs from the closest, at most a few
 }
 
+// Error names the request, the closest exchange and what differs; it holds
+// no secret, since secret values are never compared.
 func (e *MismatchError) Error() string {
 	msg := "collabtest: replay: no recorded exchange for " + e.Method + " " + e.Path
 	if e.Closest < 0 {
@@ -317,7 +319,8 @@ func multipartObject(contentType string, b []byte) (map[string]any, error) {
 	}
 }
 
-// responseRecorder collects what writeRecorded writes, for RoundTrip.
+// responseRecorder collects what writeRecorded writes, for RoundTrip: the
+// response is built without an HTTP round trip.
 type responseRecorder struct {
 	header http.Header
 	status int
