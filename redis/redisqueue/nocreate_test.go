@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook/queuetest"
@@ -95,6 +96,14 @@ func TestNoCreateInspects(t *testing.T) {
 	}
 	if err := q.Check(ctx); !errors.Is(err, redisqueue.ErrNoQueue) {
 		t.Fatalf("Check with the stream gone: %v, want ErrNoQueue", err)
+	}
+	if err := q.Put(ctx, delivery("c", "")); !errors.Is(err, redisqueue.ErrNoQueue) {
+		t.Fatalf("Put with the stream gone: %v, want ErrNoQueue", err)
+	}
+	takeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if d, err := q.Take(takeCtx); !errors.Is(err, redisqueue.ErrNoQueue) {
+		t.Fatalf("Take with the stream gone: %v, %v; want ErrNoQueue", d, err)
 	}
 	if n, err := rdb.Exists(ctx, "{q}:stream").Result(); err != nil || n != 0 {
 		t.Fatalf("the stream was created again (%d, %v)", n, err)

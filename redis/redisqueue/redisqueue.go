@@ -263,7 +263,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	seen, recoveries := q.maxSeq.Load(), q.recoveries.Load()
 	res, err := bounded(ctx, func(ctx context.Context) ([]any, error) {
 		return putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(), q.o.MaxPending,
-			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c).Slice()
+			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c, q.o.NoCreate).Slice()
 	})
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("unexpected reply %v", res)
@@ -283,6 +283,8 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 		return webhook.ErrQueueFull
 	case -2:
 		return webhook.ErrDuplicate
+	case -3:
+		return q.missing(state{})
 	}
 	d.ID = uint64(id)
 	q.signal()

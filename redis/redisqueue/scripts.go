@@ -57,16 +57,18 @@ end
 
 // putScript: ARGV prefix, dedup key, window ms, max pending, partition,
 // state key (remembered beside the dedup key, never checked), the two keys'
-// marks, then the fields m, b, r and c. The dedup key, then the bound, are
-// checked in the same atomic step as the write, so concurrent Puts cannot
-// overshoot either, and a repeat is a duplicate even at the bound. Returns {id, epoch, damaged}: id is -1 when full and -2
-// for a duplicate; epoch is the engine's marker (empty when missing); damaged
-// is 1 when the dedup key held a value that is not a mark, which is then
-// overwritten.
+// marks, the fields m, b, r and c, then "1" when the stream must exist
+// already (NoCreate). The dedup key, then the bound, are checked in the same
+// atomic step as the write, so concurrent Puts cannot overshoot either, and a
+// repeat is a duplicate even at the bound. Returns {id, epoch, damaged}: id
+// is -1 when full, -2 for a duplicate and -3 when the stream is missing;
+// epoch is the engine's marker (empty when missing); damaged is 1 when the
+// dedup key held a value that is not a mark, which is then overwritten.
 var putScript = redis.NewScript(`
 local p = ARGV[1]
 local max = tonumber(ARGV[4])
 local epoch = redis.call('GET', p..'epoch') or ''
+if ARGV[13] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return {-3, epoch, 0} end
 local damaged = 0
 local k = p..'k:'..ARGV[2]
 if ARGV[2] ~= '' then
