@@ -2,6 +2,7 @@ package collabtest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -35,4 +36,19 @@ func templateOf(pattern string) string {
 		}
 	}
 	return strings.TrimSuffix(strings.Join(segs, "/"), "/{$}")
+}
+
+// Routes returns the route of every endpoint the fake serves, sorted, such
+// as "GET /api/v3/projects/:id/issues": the names that a cassette's
+// exchanges carry, to see which endpoints a recorded session reached.
+func Routes() []string {
+	var out []string
+	rt := knownRoutes()
+	for _, l := range rt.layers {
+		for p := range l.handlers {
+			out = append(out, templateOf(p))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
