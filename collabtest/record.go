@@ -68,7 +68,12 @@ func (rec *Recorder) Handler(upstream string) (http.Handler, error) {
 		return nil, fmt.Errorf("collabtest: upstream %q: want an http:// or https:// URL", upstream)
 	}
 	return &httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			// The transport then asks for compression itself and hands
+			// back the plain body, which is what the cassette keeps.
+			pr.Out.Header.Del("Accept-Encoding")
+		},
 		Transport: rec.Transport(nil),
 	}, nil
 }

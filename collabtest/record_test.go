@@ -2,6 +2,7 @@ package collabtest_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -245,6 +246,13 @@ func TestRecorderHandler(t *testing.T) {
 	assert.ErrorContains(t, err, "want an http:// or https:// URL")
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			defer zw.Close()
+			_, _ = io.WriteString(zw, `{"web_url":"http://`+r.Host+`/root"}`)
+			return
+		}
 		_, _ = io.WriteString(w, `{"web_url":"http://`+r.Host+`/root"}`)
 	})
 	rec := collabtest.NewRecorder()
@@ -252,7 +260,8 @@ func TestRecorderHandler(t *testing.T) {
 	require.NoError(t, err)
 	proxy := httptest.NewServer(h)
 	defer proxy.Close()
-	status, _ := send(t, proxy.Client(), "GET", proxy.URL+"/api/v3/projects/7", "", "", "PRIVATE-TOKEN", secret)
+	status, _ := send(t, proxy.Client(), "GET", proxy.URL+"/api/v3/projects/7", "", "", "PRIVATE-TOKEN", secret,
+		"Accept-Encoding", "gzip")
 	assert.Equal(t, http.StatusOK, status)
 	c := rec.Cassette()
 	require.Len(t, c.Exchanges, 1)
