@@ -81,10 +81,11 @@ func (c *conformCmd) targetServer() (string, collabtest.ConformOptions, func(), 
 
 // report prints the differences grouped by route, then a summary line.
 func (c *conformCmd) report(cas *collabtest.Cassette, diffs []collabtest.Difference) {
-	routes := map[string]bool{}
+	routes, sent := map[string]bool{}, 0
 	for _, e := range cas.Exchanges {
 		if e.Kind == "" {
 			routes[e.Route] = true
+			sent++
 		}
 	}
 	var order []string
@@ -106,7 +107,10 @@ func (c *conformCmd) report(cas *collabtest.Cassette, diffs []collabtest.Differe
 		target = "the fake"
 	}
 	fmt.Fprintf(c.std.out, "%d exchanges on %d routes against %s: %d differences on %d routes\n",
-		len(cas.Exchanges), len(routes), target, len(diffs), len(order))
+		sent, len(routes), target, len(diffs), len(order))
+	if skipped := len(cas.Exchanges) - sent; skipped > 0 {
+		fmt.Fprintf(c.std.out, "%d webhook deliveries skipped: the server sends them, it is not asked for them\n", skipped)
+	}
 }
 
 // oneFile accepts exactly one argument, the cassette.
