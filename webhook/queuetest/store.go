@@ -18,9 +18,7 @@ import (
 func deadLetters(t *testing.T, m Maker) {
 	q := m.Open(t, 0, 0)
 	ctx := context.Background()
-	a1, a2 := Put(t, q, "a1", "issue/1"), Put(t, q, "a2", "issue/1")
-	takeID(t, q, a1, "the oldest")
-	must(t, q.DeadLetter(ctx, a1, "gave up"), "DeadLetter")
+	a1, a2 := deadFirst(t, q)
 	takeID(t, q, a2, "a dead letter lets its partition go on")
 	wantStats(t, q, 1, 1)
 	dead := wantDead(t, q, "a1")
@@ -50,9 +48,7 @@ func deadLetters(t *testing.T, m Maker) {
 func requeueOrder(t *testing.T, m Maker) {
 	q := m.Open(t, 0, 0)
 	ctx := context.Background()
-	a1, a2 := Put(t, q, "a1", "issue/1"), Put(t, q, "a2", "issue/1")
-	takeID(t, q, a1, "the oldest")
-	must(t, q.DeadLetter(ctx, a1, "gave up"), "DeadLetter")
+	a1, a2 := deadFirst(t, q)
 	must(t, q.Requeue(ctx, a1), "Requeue")
 	takeID(t, q, a2, "pending before a1 was requeued")
 	NoneReady(t, q) // a1 waits for a2
@@ -60,6 +56,16 @@ func requeueOrder(t *testing.T, m Maker) {
 	if d := Take(t, q); d.Key != "a1" {
 		t.Errorf("Take gave %s, want the requeued a1", d.Key)
 	}
+}
+
+// deadFirst puts a1 and a2 in one partition, and dead-letters a1 with the
+// reason "gave up".
+func deadFirst(t *testing.T, q webhook.Queue) (a1, a2 uint64) {
+	t.Helper()
+	a1, a2 = Put(t, q, "a1", "issue/1"), Put(t, q, "a2", "issue/1")
+	takeID(t, q, a1, "the oldest")
+	must(t, q.DeadLetter(context.Background(), a1, "gave up"), "DeadLetter")
+	return a1, a2
 }
 
 // wantDead checks that q's dead letters have keys, in this order, and
