@@ -86,7 +86,8 @@ func New(opts Options) (*Bot, error) {
 		}
 		b.queue, w.Queue = q, q
 	}
-	w.OnIssue, w.OnMergeRequest, w.OnNote, w.OnBuild, w.OnPush = b.onIssue, b.onMergeRequest, b.onNote, b.onBuild, b.onPush
+	w.OnIssue, w.OnMergeRequest, w.OnNote = withMe(b, b.onIssue), withMe(b, b.onMergeRequest), withMe(b, b.onNote)
+	w.OnBuild, w.OnPush = withMe(b, b.onBuild), withMe(b, b.onPush)
 	h, err := webhook.NewHandler(w)
 	if err != nil {
 		b.closeQueue()

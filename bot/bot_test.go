@@ -38,14 +38,17 @@ func newWorld(t *testing.T) *world {
 }
 
 // start runs b behind the world's hook until the test ends.
-func (w *world) start(t *testing.T, b *Bot) {
+func (w *world) start(t *testing.T, b *Bot) { startOn(t, w.hook, b) }
+
+// startOn runs b behind hook until the test ends.
+func startOn(t *testing.T, hook *collabtest.Receiver, b *Bot) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	w.hook.Set(b)
+	hook.Set(b)
 	t.Cleanup(func() {
-		w.hook.Set(nil)
+		hook.Set(nil)
 		cancel()
 		assert.NoError(t, <-done)
 	})

@@ -40,8 +40,8 @@
 // Deliveries are handled at least once, so a callback may run again after
 // a failure, a crash or a restart. The calls of a Thread make their effect
 // once all the same. Comment puts an invisible marker in the comment, an
-// HTML comment derived from the delivery and from the number of comments
-// posted before it in the handling; a later attempt of the delivery reads
+// HTML comment derived from the delivery, the bot, and the number of
+// comments posted before it in the handling; a later attempt of the delivery reads
 // the thread's comments and posts only when the marker is not there.
 // AddLabels and RemoveLabels read the labels and write only what is
 // missing. Close and Reopen read the state on a later attempt, and write

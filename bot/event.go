@@ -3,8 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/collabsvc/collab"
@@ -36,9 +36,9 @@ type Thread struct {
 }
 
 // Comment posts body as a comment, once per delivery. Called in a
-// callback, it adds an invisible marker, derived from the delivery and from
-// how many comments this Thread posted before in the handling, to the end
-// of body (see collab.Once). On a later attempt of the same delivery it
+// callback, it adds an invisible marker, derived from the delivery, the
+// bot, and how many comments this Thread posted before in the handling, to
+// the end of body (see collab.Once). On a later attempt of the same delivery it
 // reads the thread's comments first, and posts only when none holds the
 // marker. So a callback must post its comments in the same order on every
 // attempt, and through one Thread per issue or merge request. Outside a
@@ -59,13 +59,29 @@ func (t *Thread) Comment(ctx context.Context, body string) error {
 }
 
 // onceFor is the collab.Once of the n-th effect of its kind in the
-// delivery ctx carries; false outside a callback.
+// delivery ctx carries, by the bot ctx names; false outside a callback.
 func onceFor(ctx context.Context, kind string, n int) (collab.Once, bool) {
 	d := webhook.DeliveryFrom(ctx)
 	if d == nil || d.Key == "" {
 		return collab.Once{}, false
 	}
-	return collab.Once{Key: "bot " + d.Key + " " + kind + " " + strconv.Itoa(n), Fresh: firstAttempt(d)}, true
+	me, _ := ctx.Value(botKey{}).(int)
+	return collab.Once{Key: fmt.Sprintf("bot %d %s %s %d", me, d.Key, kind, n), Fresh: firstAttempt(d)}, true
+}
+
+// botKey is the context key of the bot's user id. The markers of a bot's
+// comments carry it, so that two bots answering one comment do not take
+// each other's reply for their own.
+type botKey struct{}
+
+// withMe runs fn with the bot's user id in its context.
+func withMe[E any](b *Bot, fn func(context.Context, E) error) func(context.Context, E) error {
+	return func(ctx context.Context, ev E) error {
+		if me := b.Me(); me != nil {
+			ctx = context.WithValue(ctx, botKey{}, me.ID)
+		}
+		return fn(ctx, ev)
+	}
 }
 
 // firstAttempt reports whether no handling of d can have run before this

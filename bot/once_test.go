@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// newOnceBot makes a bot on a memory queue that retries at once, with
-// attempts attempts per delivery.
-func newOnceBot(t *testing.T, w *world, attempts int) *Bot {
-	b, err := New(Options{Client: w.c, Webhook: webhook.Options{Queue: webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}),
+// newOnceBot makes a bot of c on a memory queue that retries at once,
+// with attempts attempts per delivery.
+func newOnceBot(t *testing.T, c *collab.Client, attempts int) *Bot {
+	b, err := New(Options{Client: c, Webhook: webhook.Options{Queue: webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}),
 		RetryMin: time.Millisecond, RetryMax: time.Millisecond, MaxAttempts: attempts}})
 	require.NoError(t, err)
 	return b
@@ -82,7 +82,7 @@ func assertHandledOnce(t *testing.T, w *world, issue int) {
 // comments, no read of the state before closing.
 func TestFirstAttemptCostsNothing(t *testing.T) {
 	w := newWorld(t)
-	b := newOnceBot(t, w, 1)
+	b := newOnceBot(t, w.c, 1)
 	effects := triageAndClose(func() error { return nil })
 	b.Command("triage", effects)
 	w.start(t, b)
@@ -105,7 +105,7 @@ func TestFirstAttemptCostsNothing(t *testing.T) {
 // them again.
 func TestRetryAfterEffects(t *testing.T) {
 	w := newWorld(t)
-	b := newOnceBot(t, w, 3)
+	b := newOnceBot(t, w.c, 3)
 	var attempts atomic.Int32
 	b.Command("triage", triageAndClose(func() error {
 		if attempts.Add(1) > 1 {
@@ -127,7 +127,7 @@ func TestRetryAfterEffects(t *testing.T) {
 // again, but is not a first attempt: its comments are not posted again.
 func TestRequeuedDeadLetter(t *testing.T) {
 	w := newWorld(t)
-	b := newOnceBot(t, w, 1)
+	b := newOnceBot(t, w.c, 1)
 	var fail atomic.Bool
 	fail.Store(true)
 	b.Command("triage", triageAndClose(func() error {
@@ -155,7 +155,7 @@ func TestRequeuedDeadLetter(t *testing.T) {
 // nothing and fails the attempt; the next one posts once.
 func TestFailedLookup(t *testing.T) {
 	w := newWorld(t)
-	b := newOnceBot(t, w, 3)
+	b := newOnceBot(t, w.c, 3)
 	var attempts atomic.Int32
 	b.Command("reply", func(ctx context.Context, n *Note, _ Command) error {
 		switch attempts.Add(1) {
@@ -199,7 +199,7 @@ func TestThreadOutsideCallback(t *testing.T) {
 // run again too.
 func TestMergeRequestRetry(t *testing.T) {
 	w := newWorld(t)
-	b := newOnceBot(t, w, 3)
+	b := newOnceBot(t, w.c, 3)
 	var attempts atomic.Int32
 	b.OnMergeRequest(func(ctx context.Context, mr *MergeRequest) error {
 		if err := mr.Comment(ctx, "Closing."); err != nil {
@@ -224,4 +224,33 @@ func TestMergeRequestRetry(t *testing.T) {
 	mr, _, err := w.c.MergeRequests.Get(ctx, w.pid, id)
 	require.NoError(t, err)
 	assert.Equal(t, collab.MergeRequestReopened, mr.State, "the retry finds it closed, and reopens it")
+}
+
+// TestTwoBots: two bots answer one comment; the one whose first attempt
+// fails before its reply does not take the other's reply for its own.
+func TestTwoBots(t *testing.T) {
+	w := newWorld(t)
+	helper := w.srv.AddUser("helper", true)
+	hc, err := collab.NewClient(w.srv.URL, collab.WithPrivateToken(helper.Token), collab.WithoutRetries())
+	require.NoError(t, err)
+	first := newOnceBot(t, w.c, 1)
+	first.Command("reply", func(ctx context.Context, n *Note, _ Command) error { return n.Comment(ctx, "Done.") })
+	second := newOnceBot(t, hc, 2)
+	var failed atomic.Bool
+	second.Command("reply", func(ctx context.Context, n *Note, _ Command) error {
+		if !failed.Swap(true) {
+			return errors.New("failed before the reply")
+		}
+		return n.Comment(ctx, "Done too.")
+	})
+	w.start(t, first)
+	startOn(t, w.srv.AddReceiver(w.pid), second)
+	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
+	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/reply")
+	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer scancel()
+	require.NoError(t, w.srv.Settle(sctx, first, second))
+	notes, _, err := w.c.Notes.ListIssueNotes(context.Background(), w.pid, is, nil)
+	require.NoError(t, err)
+	assert.Len(t, notes, 3, "the command and a reply of each bot")
 }

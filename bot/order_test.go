@@ -17,7 +17,7 @@ import (
 // the retry runs them all again.
 func TestCallbackOrder(t *testing.T) {
 	w := newWorld(t)
-	b := newOnceBot(t, w, 2)
+	b := newOnceBot(t, w.c, 2)
 	var l log
 	rec := func(name string) func(context.Context) {
 		return func(ctx context.Context) { l.add(ctx, t, name) }
