@@ -24,9 +24,10 @@ func (q *Queue) maybeGiveBack() {
 		return
 	}
 	free := int64(q.db.Stats().FreePageN) * int64(q.db.Info().PageSize)
+	size := q.fileSize // Compact writes it under the write lock
 	q.dbMu.RUnlock()
 	q.freeGiven = min(q.freeGiven, free) // freed pages were used again
-	if free-q.freeGiven < max(giveBackMin, q.fileSize/16) {
+	if free-q.freeGiven < max(giveBackMin, size/16) {
 		return
 	}
 	if err := q.giveBack(); err != nil {
