@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,9 @@ import (
 // TestDedupBytesPerKey: a remembered key takes at most 128 bytes of the
 // file's pages, with keys the size of the Handler's, in no order, stored by concurrent Puts.
 func TestDedupBytesPerKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stores 20,000 deliveries")
+	}
 	const n = 20000
 	q := openDisk(t, t.TempDir(), Options{})
 	defer q.Close()
@@ -68,4 +72,43 @@ func TestExpiryIndexDropped(t *testing.T) {
 		return nil
 	}))
 	assert.ErrorIs(t, q.Put(context.Background(), &webhook.Delivery{Key: "k1"}), webhook.ErrDuplicate)
+}
+
+// TestSweepWalksAllKeys: a sweep that takes several commits forgets every
+// key past its window, and a damaged entry, and keeps the others.
+func TestSweepWalksAllKeys(t *testing.T) {
+	q := openDisk(t, t.TempDir(), Options{})
+	defer q.Close()
+	const n = 2*sweepChunk + 10
+	now := time.Now().UnixNano()
+	require.NoError(t, q.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bKeys)
+		for i := range n {
+			until := now - 1 // past
+			if i%3 == 0 {
+				until = now + int64(time.Hour)
+			}
+			if err := b.Put(fmt.Appendf(nil, "k%05d", i), encodeKey(fmt.Sprintf("k%05d", i), until)); err != nil {
+				return err
+			}
+		}
+		return b.Put([]byte("damaged"), []byte{1, 2, 3})
+	}))
+	commit := func() { require.NoError(t, q.write(context.Background(), func(*bolt.Tx) error { return nil }, nil)) }
+	require.NoError(t, q.write(context.Background(), func(*bolt.Tx) error { q.nextSweep = time.Time{}; return nil }, nil))
+	for range 3 {
+		commit()
+	}
+	var left int
+	require.NoError(t, q.view(func(tx *bolt.Tx) error {
+		left = tx.Bucket(bKeys).Stats().KeyN
+		assert.Nil(t, tx.Bucket(bKeys).Get([]byte("damaged")))
+		return nil
+	}))
+	assert.Equal(t, (n+2)/3, left, "the keys within their window stay")
+	for i := 0; i < n; i += 3 {
+		seen, err := q.Seen(context.Background(), fmt.Sprintf("k%05d", i))
+		require.NoError(t, err)
+		require.True(t, seen)
+	}
 }

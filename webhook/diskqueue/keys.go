@@ -52,7 +52,7 @@ func (q *Queue) remember(tx *bolt.Tx, key string, until time.Time) error {
 // under way.
 const sweepChunk = 1000
 
-// sweep forgets dedup keys past their window. A sweep walks the whole key
+// sweep forgets dedup keys past their window, and damaged ones. A sweep walks the whole key
 // bucket, sweepChunk entries per commit, from where the last commit left
 // off; one starts about once a minute. Walking the entries spares an index
 // by expiry, which would double the bytes a key takes.
@@ -69,7 +69,8 @@ func (q *Queue) sweep(tx *bolt.Tx) {
 			q.sweepFrom = nil
 			return
 		}
-		if until, err := decodeKey(string(k), v); err == nil && until <= now.UnixNano() {
+		// A damaged entry reads as absent: it goes too.
+		if until, err := decodeKey(string(k), v); err != nil || until <= now.UnixNano() {
 			k = bytes.Clone(k)
 			if c.Delete() != nil {
 				break
