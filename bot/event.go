@@ -36,9 +36,9 @@ type Thread struct {
 }
 
 // Comment posts body as a comment, once per delivery. Called in a
-// callback, it adds an invisible marker, derived from the delivery, the
-// bot, and how many comments this Thread posted before in the handling, to
-// the end of body (see collab.Once). On a later attempt of the same delivery it
+// callback, it adds to the end of body an invisible marker derived from the
+// delivery, the bot, and how many comments this Thread posted before in the
+// handling (see collab.Once). On a later attempt of the same delivery it
 // reads the thread's comments first, and posts only when none holds the
 // marker. So a callback must post its comments in the same order on every
 // attempt, and through one Thread per issue or merge request. Outside a
