@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // A Difference is one place where an answer, or a request, is not what the
@@ -40,19 +42,12 @@ func (d *differ) add(part string, recorded, got any) {
 	d.found = append(d.found, Difference{Part: part, Recorded: show(recorded), Got: show(got)})
 }
 
-// show prints a value for a message, cut short.
+// show prints a value for a message: as JSON, cut short, on one line.
 func show(v any) string {
-	if v == nil {
-		return "null"
-	}
 	if s, ok := v.(string); ok && s == missing {
 		return s
 	}
-	b := encodeJSON(v)
-	if len(b) > 60 {
-		return string(b[:57]) + "..."
-	}
-	return string(b)
+	return wire.CleanText(string(encodeJSON(v)), 60)
 }
 
 // pointerToken escapes a key for a JSON pointer.
