@@ -156,9 +156,11 @@ var (
 // maxGroup bounds the writes committed together.
 const maxGroup = 1000
 
-// Open opens the queue kept in dir, creating it if needed. A queue that
-// cannot be opened or read back, or whose file is damaged, is an error:
-// nothing is reset. A delivery whose record is damaged is dead-lettered.
+// Open opens the queue kept in dir, creating it if needed (unless
+// Options.NoCreate). A queue that cannot be opened or read back, or whose
+// file is damaged, is an error: nothing is reset. A queue another process
+// has open is an error wrapping ErrHeld, after a second's wait for that
+// process to let go. A delivery whose record is damaged is dead-lettered.
 // When most of the file is free, Open compacts it first.
 func Open(dir string, opts Options) (*Queue, error) {
 	if opts.MaxPending < 0 || opts.MaxBytes < 0 {
