@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestDocsSnippetsCompile(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := 0
-	for _, doc := range docs {
+	for _, doc := range append([]string{"README.md"}, docs...) {
 		for _, s := range goSnippets(t, doc) {
 			checked++
 			if !strings.Contains(bodies, "\n"+s.text) {
@@ -32,7 +33,10 @@ func TestDocsSnippetsCompile(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d ```go blocks checked in %d files", checked, len(docs))
+	if checked == 0 {
+		t.Fatal("no ```go block found: the test looks in the wrong place")
+	}
+	t.Logf("%d ```go blocks checked in README.md and %d files of docs/", checked, len(docs))
 }
 
 // A snippet is one ```go block of a Markdown file, normalised.
@@ -158,5 +162,48 @@ func TestDocsSnippetCheckerFinds(t *testing.T) {
 	}
 	if strings.Contains(bodies, "\n"+snips[1].text) {
 		t.Errorf("a snippet found only in a helper counts as compiled: %q", bodies)
+	}
+}
+
+// TestReadmeTestCommand checks the README's first code block: the quick
+// start and the one test command, which must name every module of go.work
+// and be the command .ci/run runs.
+func TestReadmeTestCommand(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(readme), "```")
+	_, block, _ := strings.Cut(rest, "\n")
+	block, _, _ = strings.Cut(block, "```")
+	cmds := strings.Split(strings.TrimSpace(block), "\n")
+	if len(cmds) != 2 || cmds[0] != "go run ./examples/quickstart" {
+		t.Fatalf("the README's first code block is not the quick start and the test command:\n%s", block)
+	}
+	test := cmds[1]
+	work, err := os.ReadFile("go.work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Fields(test)
+	for _, line := range strings.Split(string(work), "\n") {
+		dir := strings.TrimSpace(line)
+		if !strings.HasPrefix(dir, ".") {
+			continue
+		}
+		pattern := strings.TrimSuffix(dir, "/") + "/..."
+		if dir == "." {
+			pattern = "./..."
+		}
+		if !slices.Contains(args, pattern) {
+			t.Errorf("the README's test command %q does not test the module in %s (%s)", test, dir, pattern)
+		}
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(ci), "\n"), test) {
+		t.Errorf(".ci/run does not run the README's test command %q", test)
 	}
 }
