@@ -98,8 +98,8 @@ func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 	if o.token == "" {
 		o.token = os.Getenv(tokenEnv)
 	}
-	if err == nil && o.seed && o.replay != "" {
-		err = errors.New("-seed and -replay cannot be used together: a replay serves only what was recorded")
+	if err == nil && (o.seed || o.log) && o.replay != "" {
+		err = errors.New("-seed and -log cannot be used with -replay: a replay serves only what was recorded, and does not log")
 		fmt.Fprintf(errOut, "%s: %v\n", name, err)
 		fs.Usage()
 	}
