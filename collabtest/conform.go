@@ -14,7 +14,8 @@ import (
 
 // ConformOptions configure Conform.
 type ConformOptions struct {
-	// Client sends the requests; nil means http.DefaultClient.
+	// Client sends the requests; nil means a client that does not follow
+	// redirects, since a recording holds each hop as an exchange of its own.
 	Client *http.Client
 	// Token is sent as PRIVATE-TOKEN wherever the recorded request was
 	// authenticated with a private token or an Authorization header.
@@ -54,7 +55,7 @@ func Conform(ctx context.Context, c *Cassette, target string, opts ConformOption
 	}
 	cf := conformer{opts: opts, base: base, learned: map[string]string{}, ids: map[string]string{}}
 	if cf.opts.Client == nil {
-		cf.opts.Client = http.DefaultClient
+		cf.opts.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	var all []Difference
 	for i := range c.Exchanges {
@@ -149,7 +150,8 @@ func (cf *conformer) path(e *Exchange) string {
 	return strings.Join(segs, "/")
 }
 
-// values returns v with secrets put back and ids mapped.
+// values returns v with secrets put back and ids mapped. A token the
+// recorded request sent as a parameter becomes the user's token.
 func (cf *conformer) values(v url.Values) url.Values {
 	out := url.Values{}
 	for k, vs := range v {
@@ -157,7 +159,11 @@ func (cf *conformer) values(v url.Values) url.Values {
 			if id, ok := cf.ids[s]; ok && isIDKey(k) {
 				s = id
 			}
-			out.Add(k, cf.subst(s))
+			s = cf.subst(s)
+			if (k == "private_token" || k == "access_token") && isPlaceholder(s) && cf.opts.Token != "" {
+				s = cf.opts.Token
+			}
+			out.Add(k, s)
 		}
 	}
 	return out

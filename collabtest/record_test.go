@@ -282,7 +282,7 @@ func TestConformRules(t *testing.T) {
 	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a"}`
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotToken = r.Header.Get("PRIVATE-TOKEN")
+		gotToken = r.Header.Get("PRIVATE-TOKEN") + r.URL.Query().Get("private_token")
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Total", "1")
 		w.WriteHeader(status)
@@ -294,6 +294,15 @@ func TestConformRules(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, diffs, "ids, times, hex runs, secrets and the origin match by rule")
 	assert.Equal(t, "mine", gotToken)
+
+	byQuery := *c
+	byQuery.Exchanges = []collabtest.Exchange{c.Exchanges[0]}
+	byQuery.Exchanges[0].Request.Header = nil
+	byQuery.Exchanges[0].Query = url.Values{"private_token": {"<secret-2>"}}
+	diffs, err = collabtest.Conform(ctx, &byQuery, srv.URL, collabtest.ConformOptions{Token: "mine"})
+	require.NoError(t, err)
+	assert.Empty(t, diffs)
+	assert.Equal(t, "mine", gotToken, "the token sent as a parameter")
 
 	status, body = http.StatusAccepted, `{"id":"9","created_at":null,"title":"b","extra":1}`
 	diffs, err = collabtest.Conform(ctx, c, srv.URL, collabtest.ConformOptions{})
@@ -318,4 +327,24 @@ func TestConformRules(t *testing.T) {
 	srv.Close()
 	_, err = collabtest.Conform(ctx, c, srv.URL, collabtest.ConformOptions{})
 	assert.ErrorContains(t, err, "#0 GET /api/v3/user")
+}
+
+// A redirect is recorded hop by hop, and Conform compares it hop by hop.
+func TestConformRedirectHops(t *testing.T) {
+	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v3/old" {
+			http.Redirect(w, r, "/api/v3/new", http.StatusFound)
+			return
+		}
+		_, _ = io.WriteString(w, "new")
+	})
+	rec := collabtest.NewRecorder()
+	status, body := send(t, &http.Client{Transport: rec.Transport(nil)}, "GET", base+"/api/v3/old", "", "")
+	require.Equal(t, []any{http.StatusOK, "new"}, []any{status, body})
+	c := rec.Cassette()
+	require.Len(t, c.Exchanges, 2)
+	assert.Equal(t, "/api/v3/new", c.Exchanges[0].Response.Header.Get("Location"))
+	diffs, err := collabtest.Conform(context.Background(), c, base, collabtest.ConformOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, diffs)
 }
