@@ -119,7 +119,9 @@ func newScratch(dir, proxyDir string, log func(string, ...any)) (*scratch, error
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GOWORK=off", "GOFLAGS=-modcacherw", "GOTOOLCHAIN=local",
+	// -trimpath keeps this module cache's path out of the build cache's keys,
+	// so that the next dry run reuses what this one compiled.
+	env = append(env, "GOWORK=off", "GOFLAGS=-modcacherw -trimpath", "GOTOOLCHAIN=local",
 		"GOPROXY="+strings.Join(proxies, ","), "GONOSUMDB="+sumPattern,
 		"GOMODCACHE="+filepath.Join(dir, "modcache"), "GOBIN="+filepath.Join(dir, "bin"))
 	return &scratch{dir: dir, env: env, log: log}, nil
