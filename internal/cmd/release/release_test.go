@@ -183,3 +183,34 @@ func zipNames(t *testing.T, name, prefix string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestCreateTagsAllOrNone checks that a tag that cannot be made undoes
+// those made before it.
+func TestCreateTagsAllOrNone(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git:", err)
+	}
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
+		t.Setenv(k, "test")
+	}
+	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(k, "test@example.com")
+	}
+	root := writeRepo(t, map[string]string{"go.mod": "module example.com/lib\n"})
+	r := &release{t: &tree{root: root}, out: &bytes.Buffer{}}
+	if err := r.createTags([]string{"v0.0.1", "sub/v0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "tag", "-d", "v0.0.1", "sub/v0.0.1")
+	git(t, root, "tag", "sub/v0.1.0") // taken already
+	if err := r.createTags([]string{"v0.1.0", "other/v0.1.0", "sub/v0.1.0"}); err == nil {
+		t.Fatal("createTags made a tag that exists")
+	}
+	out, err := gitOutput(root, "tag", "--list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); !slices.Equal(got, []string{"sub/v0.1.0"}) {
+		t.Errorf("after a failed createTags the tags are %q, want only the one that was there", got)
+	}
+}
