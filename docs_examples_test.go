@@ -94,6 +94,7 @@ func Example_docsClientErrors() {
 	}()
 }
 
+// Example_docsClientIterators is also the README's iterator.
 func Example_docsClientIterators() {
 	ctx := context.Background()
 	c, err := collab.NewClient("https://collab.example.com", collab.WithPrivateToken(os.Getenv("COLLAB_TOKEN")))

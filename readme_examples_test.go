@@ -75,24 +75,6 @@ func Example_readmeErrors() {
 	}()
 }
 
-func Example_readmeIterators() {
-	ctx := context.Background()
-	c, err := collab.NewClient("https://collab.example.com")
-	if err != nil {
-		log.Fatal(err)
-	}
-	run := func() error {
-		for issue, err := range c.Issues.All(ctx, "group/project", &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueOpened)}) {
-			if err != nil {
-				return err // an error is always the last element
-			}
-			fmt.Printf("#%d %s\n", issue.IID, issue.Title)
-		}
-		return nil
-	}
-	_ = run
-}
-
 func Example_readmeWebhooks() {
 	ctx := context.Background()
 	run := func() error {
