@@ -48,8 +48,8 @@ func (r *release) checkModuleAPI(m module, next version) (string, error) {
 		}
 		return "", err
 	}
-	if !last.less(next) {
-		return fmt.Sprintf("%s: %s is not past the last release, %s", m.Path, next, last), nil
+	if next.less(*last) {
+		return fmt.Sprintf("%s: %s is older than the last release, %s", m.Path, next, last), nil
 	}
 	changes, err := r.incompatible(m, tagName(m, last.String()))
 	if err != nil || len(changes) == 0 {

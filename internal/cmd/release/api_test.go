@@ -53,6 +53,9 @@ func TestAPIGateFailsOnRemovedMethod(t *testing.T) {
 		t.Errorf("the surface report lacks the API:\n%s", out.String())
 	}
 	git(t, root, "tag", "v0.1.0")
+	if err := gate("## v0.1.0\n\nFirst.\n"); err != nil {
+		t.Fatalf("the tree as tagged, before the next entry: %v", err)
+	}
 	writeFiles(t, root, map[string]string{"lib.go": strings.Replace(libV1, "func (T) Gone() {}", "func (T) gone() {}", 1)})
 
 	err := gate("## v0.1.1\n\nFixes.\n\n## v0.1.0\n")
@@ -61,6 +64,10 @@ func TestAPIGateFailsOnRemovedMethod(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Gone: removed") {
 		t.Errorf("the gate does not say what changed:\n%s", out.String())
+	}
+	err = gate("## v0.1.0\n\nFirst.\n")
+	if err == nil || !strings.Contains(err.Error(), "must move to v0.2.0") {
+		t.Errorf("a removed method while the changelog still names the released version: %v", err)
 	}
 	err = gate("## v0.2.0\n\nNew.\n\n## v0.1.0\n")
 	if err == nil || !strings.Contains(err.Error(), `no "Breaking changes" list naming`) {
