@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 	"strings"
@@ -21,7 +22,7 @@ type AwardEmoji struct {
 	AwardableType string `json:"awardable_type"` // Issue, MergeRequest or Note
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 type awardName struct {

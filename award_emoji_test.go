@@ -51,12 +51,12 @@ func TestAwardEmojiUnit(t *testing.T) {
 		list, _, err := x.list()
 		require.NoError(t, err)
 		m.assertCall("GET", x.prefix, url.Values{"page": {"1"}})
-		assertEqual(t, []*AwardEmoji{want}, list)
+		assert.Equal(t, []*AwardEmoji{want}, list)
 		m.Reply(200, awardJSON)
 		got, _, err := x.get()
 		require.NoError(t, err)
 		m.assertCall("GET", x.prefix+"/4", nil)
-		assertEqual(t, want, got)
+		assert.Equal(t, want, got)
 		m.Reply(201, awardJSON)
 		_, _, err = x.create("blowfish")
 		require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestAwardEmojiUnit(t *testing.T) {
 			_, _, err = x.create(bad)
 			assert.Error(t, err)
 		}
-		assertEqual(t, before, m.Count(), "names with colons never leave the client")
+		assert.Equal(t, before, m.Count(), "names with colons never leave the client")
 	}
 	before := m.Count()
 	_, _, err := a.GetIssueAward(ctx, 1, 2, 0)
@@ -82,7 +82,7 @@ func TestAwardEmojiUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = a.CreateIssueNoteAward(ctx, 1, 2, 0, "smile")
 	assert.Error(t, err, "a note award needs a note id")
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestAwardEmojiAgainstFake(t *testing.T) {
@@ -98,25 +98,25 @@ func TestAwardEmojiAgainstFake(t *testing.T) {
 
 	aw, _, err := bc.AwardEmoji.CreateIssueAward(ctx, pid, issueID, "thumbsup")
 	require.NoError(t, err)
-	assertEqual(t, "Issue", aw.AwardableType)
-	assertEqual(t, issueID, aw.AwardableID)
+	assert.Equal(t, "Issue", aw.AwardableType)
+	assert.Equal(t, issueID, aw.AwardableID)
 	_, _, err = bc.AwardEmoji.CreateIssueAward(ctx, pid, issueID, "thumbsup")
 	assert.ErrorIs(t, err, ErrNotFound, "a duplicate is 404")
 	_, _, err = bc.AwardEmoji.CreateIssueAward(ctx, pid, issueID, "not_an_emoji")
 	assert.ErrorIs(t, err, ErrNotFound)
 	is, _, err := c.Issues.Get(ctx, pid, issueID)
 	require.NoError(t, err)
-	assertEqual(t, 1, is.Upvotes)
+	assert.Equal(t, 1, is.Upvotes)
 
 	mrAward, _, err := c.AwardEmoji.CreateMergeRequestAward(ctx, pid, mrID, "thumbsdown")
 	require.NoError(t, err)
-	assertEqual(t, "MergeRequest", mrAward.AwardableType)
+	assert.Equal(t, "MergeRequest", mrAward.AwardableType)
 	mr, _, err := c.MergeRequests.Get(ctx, pid, mrID)
 	require.NoError(t, err)
-	assertEqual(t, 1, mr.Downvotes)
+	assert.Equal(t, 1, mr.Downvotes)
 	na, _, err := bc.AwardEmoji.CreateIssueNoteAward(ctx, pid, issueID, noteID, "tada")
 	require.NoError(t, err)
-	assertEqual(t, "Note", na.AwardableType)
+	assert.Equal(t, "Note", na.AwardableType)
 	mna, _, err := bc.AwardEmoji.CreateMergeRequestNoteAward(ctx, pid, mrID, mrNote, "rocket")
 	require.NoError(t, err)
 
@@ -125,7 +125,7 @@ func TestAwardEmojiAgainstFake(t *testing.T) {
 	require.Len(t, list, 1)
 	got, _, err := c.AwardEmoji.GetIssueNoteAward(ctx, pid, issueID, noteID, na.ID)
 	require.NoError(t, err)
-	assertEqual(t, "tada", got.Name)
+	assert.Equal(t, "tada", got.Name)
 	_, _, err = c.AwardEmoji.GetMergeRequestAward(ctx, pid, mrID, na.ID)
 	assert.ErrorIs(t, err, ErrNotFound, "an award belongs to one awardable")
 	_, _, err = c.AwardEmoji.GetMergeRequestNoteAward(ctx, pid, mrID, mrNote, mna.ID)
@@ -139,7 +139,7 @@ func TestAwardEmojiAgainstFake(t *testing.T) {
 			require.NoError(t, err)
 			n++
 		}
-		assertEqual(t, 1, n)
+		assert.Equal(t, 1, n)
 	}
 	_, _, err = bc.AwardEmoji.DeleteMergeRequestAward(ctx, pid, mrID, mrAward.ID)
 	assert.ErrorIs(t, err, ErrUnauthorized, "only the author or an admin")

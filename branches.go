@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
@@ -17,7 +18,7 @@ type Branch struct {
 	Commit             *BranchCommit `json:"commit"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BranchCommit is the commit a branch points at. Servers send the parents
@@ -39,7 +40,7 @@ type BranchCommit struct {
 	CommittedDate  *Time           `json:"committed_date"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // CommitParent is a parent of a commit.
@@ -47,7 +48,7 @@ type CommitParent struct {
 	ID string `json:"id"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ListBranchesOptions are the parameters of Branches.List. This server

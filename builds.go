@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"iter"
@@ -52,7 +53,7 @@ type Build struct {
 	User          *BuildUser     `json:"user"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BuildRunner is the runner that took a build.
@@ -64,7 +65,7 @@ type BuildRunner struct {
 	Name        *string `json:"name"` // null until the runner reports it
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ArtifactsFile describes a build's stored artifacts.
@@ -73,7 +74,7 @@ type ArtifactsFile struct {
 	Size     int64  `json:"size"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BuildCommit is the commit a build ran on.
@@ -87,7 +88,7 @@ type BuildCommit struct {
 	CreatedAt   *Time  `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BuildScopes filters build lists by status, for example

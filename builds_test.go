@@ -41,7 +41,7 @@ func TestBuildsGet(t *testing.T) {
 	m.ReplyFile(200, "builds_build.json")
 	b, resp, err := c.Builds.Get(context.Background(), "group/my.project", 69)
 	require.NoError(t, err)
-	assertEqual(t, 200, resp.StatusCode)
+	assert.Equal(t, 200, resp.StatusCode)
 	m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds/69", nil)
 	want := &Build{
 		ID: 69, Name: "rspec:other", Stage: "test", Ref: "feature/build-api", Tag: false, Status: BuildSuccess,
@@ -68,7 +68,7 @@ func TestBuildsGet(t *testing.T) {
 			WebsiteURL: "https://root.example.com",
 		},
 	}
-	assertEqual(t, want, b)
+	assert.Equal(t, want, b)
 }
 
 func TestBuildsGetErrors(t *testing.T) {
@@ -98,7 +98,7 @@ func TestBuildsGetErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "must be an integer id")
 	_, _, err = c.Builds.Get(context.Background(), "", 2)
 	assert.Error(t, err)
-	assertEqual(t, 1, m.Count(), "bad ids send nothing")
+	assert.Equal(t, 1, m.Count(), "bad ids send nothing")
 }
 
 func TestBuildsList(t *testing.T) {
@@ -112,7 +112,7 @@ func TestBuildsList(t *testing.T) {
 	m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds", url.Values{
 		"page": {"1"}, "per_page": {"2"}, "scope[0]": {"pending"}, "scope[1]": {"failed"},
 	})
-	assertEqual(t, 2, resp.TotalItems)
+	assert.Equal(t, 2, resp.TotalItems)
 	want := []*Build{
 		{
 			ID: 70, Name: "deploy", Stage: "deploy", Ref: "v1.0.0", Tag: true, Status: BuildPending,
@@ -131,7 +131,7 @@ func TestBuildsList(t *testing.T) {
 			}},
 		},
 	}
-	assertEqual(t, want, bs)
+	assert.Equal(t, want, bs)
 
 	// One scope is a plain value; no options send no parameters.
 	_, _, err = c.Builds.List(context.Background(), 7, &ListBuildsOptions{Scope: BuildScopes{BuildRunning}})
@@ -160,7 +160,7 @@ func TestBuildsListInvalidScope(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidArgument)
 		n++
 	}
-	assertEqual(t, 2, n, "each iterator yields its error once")
+	assert.Equal(t, 2, n, "each iterator yields its error once")
 	assert.Zero(t, m.Count(), "an invalid scope must not reach the server")
 }
 
@@ -176,7 +176,7 @@ func TestBuildScopesEncoding(t *testing.T) {
 	} {
 		v, err := query.Values(ListBuildsOptions{Scope: tc.scopes})
 		require.NoError(t, err)
-		assertEqual(t, tc.want, v.Encode(), "%v", tc.scopes)
+		assert.Equal(t, tc.want, v.Encode(), "%v", tc.scopes)
 	}
 	assert.NoError(t, BuildScopes{BuildPending, BuildRunning, BuildSuccess, BuildFailed, BuildCanceled, BuildSkipped}.Validate())
 	assert.ErrorIs(t, BuildScopes{"created"}.Validate(), ErrInvalidArgument)
@@ -188,12 +188,12 @@ func TestBuildsListForCommit(t *testing.T) {
 	bs, _, err := c.Builds.ListForCommit(context.Background(), "group/my.project", "0ff3ae19", &ListBuildsForCommitOptions{Scope: BuildScopes{BuildSuccess}})
 	require.NoError(t, err)
 	require.Len(t, bs, 2)
-	assertEqual(t, 70, bs[0].ID)
+	assert.Equal(t, 70, bs[0].ID)
 	m.assertCall("GET", "projects/group%2Fmy%2Eproject/repository/commits/0ff3ae19/builds", url.Values{"scope": {"success"}})
 
 	_, _, err = c.Builds.ListForCommit(context.Background(), 1, "", nil)
 	assert.Error(t, err, "sha is required")
-	assertEqual(t, 1, m.Count())
+	assert.Equal(t, 1, m.Count())
 
 	c, m = newMockClient(t)
 	m.Reply(404, `{"message":"404 Commit Not Found"}`)
@@ -213,11 +213,11 @@ func TestBuildsActions(t *testing.T) {
 	}{
 		{"cancel", func(c *Client) (*Build, *Response, error) { return c.Builds.Cancel(ctx, "group/my.project", 69) },
 			"projects/group%2Fmy%2Eproject/builds/69/cancel", 201, "builds_build.json",
-			func(t *testing.T, b *Build) { assertEqual(t, 69, b.ID) }},
+			func(t *testing.T, b *Build) { assert.Equal(t, 69, b.ID) }},
 		{"retry", func(c *Client) (*Build, *Response, error) { return c.Builds.Retry(ctx, 1, 69) },
 			"projects/1/builds/69/retry", 201, "builds_retried.json",
 			func(t *testing.T, b *Build) {
-				assertEqual(t, &Build{
+				assert.Equal(t, &Build{
 					ID: 71, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildPending,
 					CreatedAt: buildsTime(t, "2016-07-11T10:20:00.000Z"), Commit: buildsCommit(t, "Release"),
 				}, b)
@@ -225,7 +225,7 @@ func TestBuildsActions(t *testing.T) {
 		{"erase", func(c *Client) (*Build, *Response, error) { return c.Builds.Erase(ctx, 1, 69) },
 			"projects/1/builds/69/erase", 201, "builds_erased.json",
 			func(t *testing.T, b *Build) {
-				assertEqual(t, &Build{
+				assert.Equal(t, &Build{
 					ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildFailed,
 					CreatedAt:  buildsTime(t, "2016-07-11T10:12:06.301Z"),
 					StartedAt:  buildsTime(t, "2016-07-11T10:12:08.652Z"),
@@ -236,7 +236,7 @@ func TestBuildsActions(t *testing.T) {
 		{"keep", func(c *Client) (*Build, *Response, error) { return c.Builds.KeepArtifacts(ctx, 1, 69) },
 			"projects/1/builds/69/artifacts/keep", 200, "builds_kept.json",
 			func(t *testing.T, b *Build) {
-				assertEqual(t, &Build{
+				assert.Equal(t, &Build{
 					ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildSuccess,
 					CreatedAt:   buildsTime(t, "2016-07-11T10:12:06.301Z"),
 					StartedAt:   buildsTime(t, "2016-07-11T10:12:08.652Z"),
@@ -251,7 +251,7 @@ func TestBuildsActions(t *testing.T) {
 			m.ReplyFile(tc.status, tc.fixture)
 			b, resp, err := tc.call(c)
 			require.NoError(t, err)
-			assertEqual(t, tc.status, resp.StatusCode)
+			assert.Equal(t, tc.status, resp.StatusCode)
 			rec := m.assertCall("POST", tc.path, nil)
 			assert.Empty(t, rec.Body)
 			tc.check(t, b)
@@ -274,20 +274,20 @@ func TestBuildsArtifacts(t *testing.T) {
 	var buf bytes.Buffer
 	resp, err := c.Builds.Artifacts(ctx, "group/my.project", 69, &buf)
 	require.NoError(t, err)
-	assertEqual(t, 200, resp.StatusCode)
-	assertEqual(t, "PK\x03\x04zipdata", buf.String())
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "PK\x03\x04zipdata", buf.String())
 	rec := m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds/69/artifacts", nil)
-	assertEqual(t, "*/*", rec.Header.Get("Accept"))
+	assert.Equal(t, "*/*", rec.Header.Get("Accept"))
 
 	dl, _, err := c.Builds.OpenArtifacts(ctx, 1, 69)
 	require.NoError(t, err)
 	body, err := io.ReadAll(dl)
 	require.NoError(t, err)
 	require.NoError(t, dl.Close())
-	assertEqual(t, "PK\x03\x04zipdata", string(body))
-	assertEqual(t, "artifacts.zip", dl.Filename)
-	assertEqual(t, int64(-1), dl.Size, "no Content-Length: size unknown")
-	assertEqual(t, "application/octet-stream", dl.ContentType)
+	assert.Equal(t, "PK\x03\x04zipdata", string(body))
+	assert.Equal(t, "artifacts.zip", dl.Filename)
+	assert.Equal(t, int64(-1), dl.Size, "no Content-Length: size unknown")
+	assert.Equal(t, "application/octet-stream", dl.ContentType)
 	m.assertCall("GET", "projects/1/builds/69/artifacts", nil)
 
 	c, m = newMockClient(t)
@@ -309,7 +309,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	//lint:ignore SA1012 deliberate: a nil context must be an error, not a panic
 	_, _, err = c.Builds.OpenArtifacts(nil, 1, 69)
 	assert.Error(t, err)
-	assertEqual(t, 2, m.Count())
+	assert.Equal(t, 2, m.Count())
 }
 
 type failingWriter struct{}
@@ -330,14 +330,14 @@ func TestBuildsTrace(t *testing.T) {
 	var buf bytes.Buffer
 	_, err := c.Builds.Trace(ctx, "group/my.project", 69, &buf)
 	require.NoError(t, err)
-	assertEqual(t, "$ make test\nok\n", buf.String())
+	assert.Equal(t, "$ make test\nok\n", buf.String())
 	m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds/69/trace", nil)
 
 	dl, _, err := c.Builds.OpenTrace(ctx, 1, 69)
 	require.NoError(t, err)
 	defer dl.Close()
-	assertEqual(t, "69.log", dl.Filename)
-	assertEqual(t, "text/plain", dl.ContentType)
+	assert.Equal(t, "69.log", dl.Filename)
+	assert.Equal(t, "text/plain", dl.ContentType)
 	m.assertCall("GET", "projects/1/builds/69/trace", nil)
 
 	c, m = newMockClient(t)
@@ -364,7 +364,7 @@ func TestDispositionFilename(t *testing.T) {
 		"attachment; filename=\"/\"":                     "",
 		"attachment; filename=\"sub/dir/report.tar.gz\"": "report.tar.gz",
 	} {
-		assertEqual(t, want, dispositionFilename(in), in)
+		assert.Equal(t, want, dispositionFilename(in), in)
 	}
 }
 
@@ -382,7 +382,7 @@ func TestRedirectHeadersInNetHTTP(t *testing.T) {
 	resp, err := api.Client().Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	assertEqual(t, testToken, (<-seen).Get("PRIVATE-TOKEN"), "net/http forwards custom headers across hosts")
+	assert.Equal(t, testToken, (<-seen).Get("PRIVATE-TOKEN"), "net/http forwards custom headers across hosts")
 }
 
 func TestBuildsArtifactsRedirectDropsCredentials(t *testing.T) {
@@ -414,23 +414,23 @@ func TestBuildsArtifactsRedirectDropsCredentials(t *testing.T) {
 	var buf bytes.Buffer
 	_, err = c.Builds.Artifacts(ctx, 1, 2, &buf)
 	require.NoError(t, err)
-	assertEqual(t, "stored bytes", buf.String())
-	assertEqual(t, testToken, apiHeader.Get("PRIVATE-TOKEN"))
+	assert.Equal(t, "stored bytes", buf.String())
+	assert.Equal(t, testToken, apiHeader.Get("PRIVATE-TOKEN"))
 	assert.Empty(t, storageHeader.Get("PRIVATE-TOKEN"), "token must not reach another host")
 	assert.Empty(t, storageHeader.Get("SUDO"))
 
 	dl, _, err := c.Builds.OpenArtifacts(ctx, 1, 2)
 	require.NoError(t, err)
 	defer dl.Close()
-	assertEqual(t, "stored.zip", dl.Filename)
+	assert.Equal(t, "stored.zip", dl.Filename)
 	assert.Empty(t, storageHeader.Get("PRIVATE-TOKEN"))
 
 	buf.Reset()
 	_, err = c.Builds.Artifacts(ctx, 1, 3, &buf)
 	require.NoError(t, err)
-	assertEqual(t, "same origin", buf.String())
-	assertEqual(t, testToken, apiHeader.Get("PRIVATE-TOKEN"), "a same-origin redirect keeps the token")
-	assertEqual(t, "alice", apiHeader.Get("SUDO"))
+	assert.Equal(t, "same origin", buf.String())
+	assert.Equal(t, testToken, apiHeader.Get("PRIVATE-TOKEN"), "a same-origin redirect keeps the token")
+	assert.Equal(t, "alice", apiHeader.Get("SUDO"))
 }
 
 func TestBuildsRedirectMockHosts(t *testing.T) {
@@ -440,10 +440,10 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 	var buf bytes.Buffer
 	_, err := c.Builds.Artifacts(context.Background(), 1, 9, &buf)
 	require.NoError(t, err)
-	assertEqual(t, "blob", buf.String())
+	assert.Equal(t, "blob", buf.String())
 	require.Equal(t, 2, m.Count())
 	first, second := m.Calls()[0], m.Calls()[1]
-	assertEqual(t, "Bearer oauth-secret", first.Header.Get("Authorization"))
+	assert.Equal(t, "Bearer oauth-secret", first.Header.Get("Authorization"))
 	// net/http would keep Authorization for a subdomain; storage is not the API.
 	assert.Empty(t, second.Header.Get("Authorization"))
 	assert.Empty(t, second.Header.Get("PRIVATE-TOKEN"))
@@ -453,9 +453,9 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 	m.Reply(302, "", "Location", "https://collab.example.com/api/v3/projects/1/builds/9/artifacts")
 	_, err = c.Builds.Artifacts(context.Background(), 1, 9, &buf)
 	assert.ErrorContains(t, err, "redirects")
-	assertEqual(t, 10, m.Count())
+	assert.Equal(t, 10, m.Count())
 	for _, call := range m.Calls() {
-		assertEqual(t, testToken, call.Header.Get("PRIVATE-TOKEN"))
+		assert.Equal(t, testToken, call.Header.Get("PRIVATE-TOKEN"))
 	}
 
 	// A caller's own redirect policy still runs, after the credentials are gone.
@@ -548,7 +548,7 @@ func TestBuildsArtifactsStreamWithoutBuffering(t *testing.T) {
 
 	check := func(t *testing.T, base uint64, p *heapProbe) {
 		assert.EqualValues(t, size, p.n)
-		assertEqual(t, want, p.crc, "content")
+		assert.Equal(t, want, p.crc, "content")
 		assert.Greater(t, p.next, int64(size/2), "the heap was sampled during the copy")
 		grown := int64(p.maxHeap) - int64(base)
 		t.Logf("heap in use grew by at most %d KiB over a %d MiB download", grown>>10, size>>20)
@@ -566,7 +566,7 @@ func TestBuildsArtifactsStreamWithoutBuffering(t *testing.T) {
 		base := liveHeap()
 		dl, _, err := c.Builds.OpenArtifacts(ctx, 1, 2)
 		require.NoError(t, err)
-		assertEqual(t, "big.zip", dl.Filename)
+		assert.Equal(t, "big.zip", dl.Filename)
 		assert.EqualValues(t, size, dl.Size)
 		_, err = io.Copy(p, dl)
 		require.NoError(t, err)
@@ -625,44 +625,44 @@ func TestFakeBuildsListAndGet(t *testing.T) {
 	}
 	bs, resp, err := w.c.Builds.List(ctx, w.pid, nil)
 	require.NoError(t, err)
-	assertEqual(t, []int{b4, b3, b2, b1}, ids(bs), "newest first")
-	assertEqual(t, 4, resp.TotalItems)
+	assert.Equal(t, []int{b4, b3, b2, b1}, ids(bs), "newest first")
+	assert.Equal(t, 4, resp.TotalItems)
 
 	bs, _, err = w.c.Builds.List(ctx, "root/builds-demo", &ListBuildsOptions{Scope: BuildScopes{BuildSuccess, BuildPending}})
 	require.NoError(t, err)
-	assertEqual(t, []int{b3, b1}, ids(bs))
+	assert.Equal(t, []int{b3, b1}, ids(bs))
 	bs, _, err = w.c.Builds.List(ctx, w.pid, &ListBuildsOptions{Scope: BuildScopes{BuildSkipped}})
 	require.NoError(t, err)
-	assertEqual(t, []int{b4}, ids(bs))
+	assert.Equal(t, []int{b4}, ids(bs))
 
 	bs, resp, err = w.c.Builds.List(ctx, w.pid, &ListBuildsOptions{ListOptions: ListOptions{Page: 2, PerPage: 3}})
 	require.NoError(t, err)
-	assertEqual(t, []int{b1}, ids(bs))
-	assertEqual(t, 2, resp.CurrentPage)
-	assertEqual(t, 2, resp.TotalPages)
+	assert.Equal(t, []int{b1}, ids(bs))
+	assert.Equal(t, 2, resp.CurrentPage)
+	assert.Equal(t, 2, resp.TotalPages)
 
 	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, w.commit, nil)
 	require.NoError(t, err)
-	assertEqual(t, []int{b4, b2, b1}, ids(bs))
+	assert.Equal(t, []int{b4, b2, b1}, ids(bs))
 	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, w.commit, &ListBuildsForCommitOptions{Scope: BuildScopes{BuildFailed, BuildSkipped}})
 	require.NoError(t, err)
-	assertEqual(t, []int{b4, b2}, ids(bs))
+	assert.Equal(t, []int{b4, b2}, ids(bs))
 	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, other, nil)
 	require.NoError(t, err)
-	assertEqual(t, []int{b3}, ids(bs))
+	assert.Equal(t, []int{b3}, ids(bs))
 	_, _, err = w.c.Builds.ListForCommit(ctx, w.pid, strings.Repeat("0", 40), nil)
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	got, _, err := w.c.Builds.Get(ctx, w.pid, b1)
 	require.NoError(t, err)
-	assertEqual(t, b1, got.ID)
-	assertEqual(t, "rspec", got.Name)
-	assertEqual(t, BuildSuccess, got.Status)
-	assertEqual(t, Ptr(88.5), got.Coverage)
-	assertEqual(t, w.commit, got.Commit.ID)
-	assertEqual(t, w.commit[:8], got.Commit.ShortID)
+	assert.Equal(t, b1, got.ID)
+	assert.Equal(t, "rspec", got.Name)
+	assert.Equal(t, BuildSuccess, got.Status)
+	assert.Equal(t, Ptr(88.5), got.Coverage)
+	assert.Equal(t, w.commit, got.Commit.ID)
+	assert.Equal(t, w.commit[:8], got.Commit.ShortID)
 	require.NotNil(t, got.User)
-	assertEqual(t, "root", got.User.Username)
+	assert.Equal(t, "root", got.User.Username)
 	assert.True(t, got.User.IsAdmin)
 	assert.NotNil(t, got.StartedAt)
 	assert.NotNil(t, got.FinishedAt)
@@ -694,7 +694,7 @@ func TestFakeBuildsAll(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, b.ID)
 	}
-	assertEqual(t, want, got)
+	assert.Equal(t, want, got)
 
 	n := 0
 	for b, err := range w.c.Builds.AllForCommit(ctx, w.pid, w.commit, nil) {
@@ -702,7 +702,7 @@ func TestFakeBuildsAll(t *testing.T) {
 		require.NotNil(t, b)
 		n++
 	}
-	assertEqual(t, 105, n, "two pages")
+	assert.Equal(t, 105, n, "two pages")
 
 	for _, err := range w.stranger.Builds.All(ctx, w.pid, nil) {
 		assert.ErrorIs(t, err, ErrNotFound)
@@ -723,7 +723,7 @@ func TestFakeBuildsScopeWireForms(t *testing.T) {
 	assert.ErrorIs(t, err, ErrBadRequest, "the Rails array form is rejected")
 	var er *ErrorResponse
 	require.ErrorAs(t, err, &er)
-	assertEqual(t, "Scope contains invalid value(s)", er.Message)
+	assert.Equal(t, "Scope contains invalid value(s)", er.Message)
 	_, err = get("scope=done")
 	assert.ErrorIs(t, err, ErrBadRequest)
 	_, err = get("scope=running&scope[0]=failed")
@@ -732,7 +732,7 @@ func TestFakeBuildsScopeWireForms(t *testing.T) {
 	assert.ErrorIs(t, err, ErrBadRequest)
 	resp, err := get("scope=")
 	require.NoError(t, err)
-	assertEqual(t, 1, resp.TotalItems, "an empty scope means all")
+	assert.Equal(t, 1, resp.TotalItems, "an empty scope means all")
 }
 
 func TestFakeBuildsAccess(t *testing.T) {
@@ -767,8 +767,8 @@ func TestFakeBuildsAccess(t *testing.T) {
 	}
 	b, resp, err := w.dev.Builds.Cancel(ctx, w.pid, bid)
 	require.NoError(t, err)
-	assertEqual(t, http.StatusCreated, resp.StatusCode)
-	assertEqual(t, BuildCanceled, b.Status)
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+	assert.Equal(t, BuildCanceled, b.Status)
 
 	// Public projects: anyone signed in reads, nobody outside acts.
 	pub := newBuildsWorld(t, 20)
@@ -792,8 +792,8 @@ func TestFakeBuildsCancelAndRetry(t *testing.T) {
 	for _, id := range []int{pending, running} {
 		b, resp, err := w.c.Builds.Cancel(ctx, w.pid, id)
 		require.NoError(t, err)
-		assertEqual(t, http.StatusCreated, resp.StatusCode)
-		assertEqual(t, BuildCanceled, b.Status)
+		assert.Equal(t, http.StatusCreated, resp.StatusCode)
+		assert.Equal(t, BuildCanceled, b.Status)
 		assert.NotNil(t, b.FinishedAt)
 	}
 	_, _, err := w.c.Builds.Cancel(ctx, w.pid, pending)
@@ -805,20 +805,20 @@ func TestFakeBuildsCancelAndRetry(t *testing.T) {
 	require.NoError(t, err)
 	nb, resp, err := w.dev.Builds.Retry(ctx, w.pid, pending)
 	require.NoError(t, err)
-	assertEqual(t, http.StatusCreated, resp.StatusCode)
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 	assert.NotEqual(t, pending, nb.ID, "retry makes a new build")
-	assertEqual(t, BuildPending, nb.Status)
+	assert.Equal(t, BuildPending, nb.Status)
 	assert.Nil(t, nb.StartedAt)
 	assert.Nil(t, nb.FinishedAt)
-	assertEqual(t, old.Name, nb.Name)
-	assertEqual(t, old.Stage, nb.Stage)
-	assertEqual(t, old.Ref, nb.Ref)
-	assertEqual(t, old.Commit.ID, nb.Commit.ID)
-	assertEqual(t, "dev", nb.User.Username, "the retrying user owns the new build")
+	assert.Equal(t, old.Name, nb.Name)
+	assert.Equal(t, old.Stage, nb.Stage)
+	assert.Equal(t, old.Ref, nb.Ref)
+	assert.Equal(t, old.Commit.ID, nb.Commit.ID)
+	assert.Equal(t, "dev", nb.User.Username, "the retrying user owns the new build")
 
 	again, _, err := w.c.Builds.Get(ctx, w.pid, pending)
 	require.NoError(t, err)
-	assertEqual(t, BuildCanceled, again.Status, "the old build is left as it was")
+	assert.Equal(t, BuildCanceled, again.Status, "the old build is left as it was")
 
 	_, _, err = w.c.Builds.Retry(ctx, w.pid, nb.ID)
 	assert.ErrorIs(t, err, ErrForbidden, "a pending build is not retryable")
@@ -827,7 +827,7 @@ func TestFakeBuildsCancelAndRetry(t *testing.T) {
 	bs, _, err := w.c.Builds.List(ctx, w.pid, &ListBuildsOptions{Scope: BuildScopes{BuildPending}})
 	require.NoError(t, err)
 	require.Len(t, bs, 1)
-	assertEqual(t, nb.ID, bs[0].ID)
+	assert.Equal(t, nb.ID, bs[0].ID)
 }
 
 func TestFakeBuildsDownloads(t *testing.T) {
@@ -839,33 +839,33 @@ func TestFakeBuildsDownloads(t *testing.T) {
 
 	b, _, err := w.c.Builds.Get(ctx, w.pid, bid)
 	require.NoError(t, err)
-	assertEqual(t, &ArtifactsFile{Filename: "my build.zip", Size: int64(len(zip))}, b.ArtifactsFile)
+	assert.Equal(t, &ArtifactsFile{Filename: "my build.zip", Size: int64(len(zip))}, b.ArtifactsFile)
 
 	var buf bytes.Buffer
 	_, err = w.c.Builds.Artifacts(ctx, w.pid, bid, &buf)
 	require.NoError(t, err)
-	assertEqual(t, zip, buf.Bytes())
+	assert.Equal(t, zip, buf.Bytes())
 
 	dl, resp, err := w.c.Builds.OpenArtifacts(ctx, "root/builds-demo", bid)
 	require.NoError(t, err)
 	got, err := io.ReadAll(dl)
 	require.NoError(t, err)
 	require.NoError(t, dl.Close())
-	assertEqual(t, zip, got)
-	assertEqual(t, "my build.zip", dl.Filename)
-	assertEqual(t, int64(len(zip)), dl.Size)
-	assertEqual(t, "application/octet-stream", dl.ContentType)
-	assertEqual(t, "attachment; filename=my build.zip", resp.Header.Get("Content-Disposition"))
+	assert.Equal(t, zip, got)
+	assert.Equal(t, "my build.zip", dl.Filename)
+	assert.Equal(t, int64(len(zip)), dl.Size)
+	assert.Equal(t, "application/octet-stream", dl.ContentType)
+	assert.Equal(t, "attachment; filename=my build.zip", resp.Header.Get("Content-Disposition"))
 
 	buf.Reset()
 	_, err = w.c.Builds.Trace(ctx, w.pid, bid, &buf)
 	require.NoError(t, err)
-	assertEqual(t, "$ make\nok\n", buf.String())
+	assert.Equal(t, "$ make\nok\n", buf.String())
 	dl, _, err = w.c.Builds.OpenTrace(ctx, w.pid, bid)
 	require.NoError(t, err)
 	require.NoError(t, dl.Close())
-	assertEqual(t, strconv.Itoa(bid)+".log", dl.Filename)
-	assertEqual(t, "text/plain", dl.ContentType)
+	assert.Equal(t, strconv.Itoa(bid)+".log", dl.Filename)
+	assert.Equal(t, "text/plain", dl.ContentType)
 
 	_, err = w.c.Builds.Artifacts(ctx, w.pid, bare, &buf)
 	assert.ErrorIs(t, err, ErrNotFound)
@@ -884,8 +884,8 @@ func TestFakeBuildsEraseAndKeep(t *testing.T) {
 
 	b, resp, err := w.dev.Builds.KeepArtifacts(ctx, w.pid, bid)
 	require.NoError(t, err)
-	assertEqual(t, http.StatusOK, resp.StatusCode)
-	assertEqual(t, bid, b.ID)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, bid, b.ID)
 	assert.Nil(t, b.ArtifactsFile, "keep returns download_url in place of artifacts_file")
 	assert.Nil(t, b.DownloadURL)
 	_, _, err = w.c.Builds.KeepArtifacts(ctx, w.pid, empty)
@@ -900,8 +900,8 @@ func TestFakeBuildsEraseAndKeep(t *testing.T) {
 
 	b, resp, err = w.dev.Builds.Erase(ctx, w.pid, bid)
 	require.NoError(t, err)
-	assertEqual(t, http.StatusCreated, resp.StatusCode)
-	assertEqual(t, bid, b.ID)
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+	assert.Equal(t, bid, b.ID)
 	assert.Nil(t, b.ArtifactsFile)
 	assert.Nil(t, b.DownloadURL)
 

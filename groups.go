@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 )
@@ -32,7 +33,7 @@ type Group struct {
 	SharedProjects       []*Project       `json:"shared_projects"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ListGroupsOptions are the parameters of List.

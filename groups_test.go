@@ -26,14 +26,14 @@ func TestGroupsUnit(t *testing.T) {
 	g, _, err := c.Groups.Get(ctx, "my.group")
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/my%2Egroup", nil)
-	assertEqual(t, want, g)
+	assert.Equal(t, want, g)
 
 	m.Reply(200, "["+sprintf(groupJSON, "")+"]")
 	list, _, err := c.Groups.List(ctx, &ListGroupsOptions{Search: Ptr("twit"), ListOptions: ListOptions{PerPage: 3}})
 	require.NoError(t, err)
 	m.assertCall("GET", "groups", url.Values{"search": {"twit"}, "per_page": {"3"}})
 	require.Len(t, list, 1)
-	assertEqual(t, "twitter", list[0].Path)
+	assert.Equal(t, "twitter", list[0].Path)
 
 	m.Reply(201, sprintf(groupJSON, ""))
 	_, _, err = c.Groups.Create(ctx, &CreateGroupOptions{Name: "Twitter", Path: "twitter", Description: Ptr("d"), VisibilityLevel: Ptr(InternalVisibility)})
@@ -56,7 +56,7 @@ func TestGroupsUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/twitter/projects", url.Values{"ci_enabled_first": {"true"}, "archived": {"false"}, "visibility": {"public"},
 		"order_by": {"id"}, "sort": {"asc"}, "search": {"s"}})
-	assertEqual(t, []*Project{wantProject()}, ps)
+	assert.Equal(t, []*Project{wantProject()}, ps)
 
 	m.Reply(201, full)
 	_, _, err = c.Groups.TransferProject(ctx, 4, 3)
@@ -73,7 +73,7 @@ func TestGroupsUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Groups.Create(ctx, nil)
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestGroupsAgainstFake(t *testing.T) {
@@ -85,25 +85,25 @@ func TestGroupsAgainstFake(t *testing.T) {
 
 	g, _, err := ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Docs Team", Path: "docs", Description: Ptr("writers")})
 	require.NoError(t, err)
-	assertEqual(t, PrivateVisibility, g.VisibilityLevel)
+	assert.Equal(t, PrivateVisibility, g.VisibilityLevel)
 	_, _, err = ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Again", Path: "docs"})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	_, _, err = ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Bad", Path: "bad", VisibilityLevel: Ptr(VisibilityLevel(15))})
 	var er *ErrorResponse
 	require.ErrorAs(t, err, &er)
-	assertEqual(t, []string{"is not included in the list"}, er.Fields["visibility_level"])
+	assert.Equal(t, []string{"is not included in the list"}, er.Fields["visibility_level"])
 
 	p, _, err := ac.Projects.Create(ctx, &CreateProjectOptions{Name: "Handbook", NamespaceID: Ptr(g.ID)})
 	require.NoError(t, err)
-	assertEqual(t, "docs/handbook", p.PathWithNamespace)
+	assert.Equal(t, "docs/handbook", p.PathWithNamespace)
 	assert.Nil(t, p.Owner, "group projects have no owner")
-	assertEqual(t, "docs", p.Namespace.Path)
+	assert.Equal(t, "docs", p.Namespace.Path)
 	require.NotNil(t, p.Namespace.Avatar, "group namespaces carry an avatar object")
 
 	got, _, err := ac.Groups.Get(ctx, "docs")
 	require.NoError(t, err)
 	require.Len(t, got.Projects, 1)
-	assertEqual(t, p.ID, got.Projects[0].ID)
+	assert.Equal(t, p.ID, got.Projects[0].ID)
 	_, _, err = bc.Groups.Get(ctx, g.ID)
 	assert.ErrorIs(t, err, ErrNotFound, "private groups are hidden")
 
@@ -119,7 +119,7 @@ func TestGroupsAgainstFake(t *testing.T) {
 
 	upd, _, err := ac.Groups.Update(ctx, g.ID, &UpdateGroupOptions{Description: Ptr("editors"), VisibilityLevel: Ptr(InternalVisibility)})
 	require.NoError(t, err)
-	assertEqual(t, Ptr("editors"), upd.Description)
+	assert.Equal(t, Ptr("editors"), upd.Description)
 	assert.Len(t, upd.Projects, 1, "update answers with the projects")
 	_, _, err = bc.Groups.Update(ctx, g.ID, &UpdateGroupOptions{Name: Ptr("mine")})
 	assert.ErrorIs(t, err, ErrForbidden, "internal now, visible, but not bob's")
@@ -133,19 +133,19 @@ func TestGroupsAgainstFake(t *testing.T) {
 
 	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &ListGroupProjectsOptions{ListProjectsOptions: ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)}})
 	require.NoError(t, err)
-	assertEqual(t, []string{"Handbook", "Tool"}, names(ps))
+	assert.Equal(t, []string{"Handbook", "Tool"}, names(ps))
 	n := 0
 	for _, err := range ac.Groups.AllProjects(ctx, "docs", nil) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 2, n)
+	assert.Equal(t, 2, n)
 	n = 0
 	for _, err := range c.Groups.All(ctx, nil) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 1, n)
+	assert.Equal(t, 1, n)
 
 	_, err = bc.Groups.Delete(ctx, g.ID)
 	assert.ErrorIs(t, err, ErrForbidden)

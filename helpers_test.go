@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/collabtest"
-	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/collabsvc/collab/internal/mocktest"
 	"github.com/collabsvc/collab/internal/suite"
 	"github.com/stretchr/testify/assert"
@@ -112,21 +111,13 @@ func runCallCases[T any](t *testing.T, fixture string, want *T, cases []callCase
 			require.NoError(t, err)
 			m.assertCall(tc.method, tc.path, tc.want)
 			if tc.list {
-				assertEqual(t, []*T{want}, got)
+				assert.Equal(t, []*T{want}, got)
 			} else {
-				assertEqual(t, want, got)
+				assert.Equal(t, want, got)
 			}
 			m.Reply(404, `{"message":"404 Not found"}`)
 			_, err = tc.run(c)
 			assert.ErrorIs(t, err, ErrNotFound)
 		})
 	}
-}
-
-// assertEqual is assert.Equal for values that hold decoded records: which
-// keys a record was decoded from is left out, so that it equals the same
-// record built in code.
-func assertEqual(t *testing.T, want, got any, msgAndArgs ...any) bool {
-	t.Helper()
-	return assert.Equal(t, jsonkeeptest.Forgotten(want), jsonkeeptest.Forgotten(got), msgAndArgs...)
 }

@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 )
@@ -24,7 +25,7 @@ type ProjectHook struct {
 	CreatedAt             *Time  `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // AddHookOptions are the parameters of Add. URL is required.

@@ -23,17 +23,17 @@ func TestHooksUnit(t *testing.T) {
 	list, _, err := c.Hooks.List(ctx, "g/p", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/hooks", nil)
-	assertEqual(t, []*ProjectHook{want}, list)
+	assert.Equal(t, []*ProjectHook{want}, list)
 	m.Reply(200, "["+hookJSON+"]")
 	list, _, err = c.Hooks.List(ctx, "g/my.site", &ListOptions{Page: 2, PerPage: 5})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fmy%2Esite/hooks", url.Values{"page": {"2"}, "per_page": {"5"}})
-	assertEqual(t, []*ProjectHook{want}, list)
+	assert.Equal(t, []*ProjectHook{want}, list)
 	m.Reply(200, hookJSON)
 	got, _, err := c.Hooks.Get(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/hooks/1", nil)
-	assertEqual(t, want, got)
+	assert.Equal(t, want, got)
 
 	opt := &AddHookOptions{URL: "http://example.com/hook", PushEvents: Ptr(true), IssuesEvents: Ptr(false), MergeRequestsEvents: Ptr(true),
 		TagPushEvents: Ptr(false), NoteEvents: Ptr(true), BuildEvents: Ptr(false), EnableSSLVerification: Ptr(true)}
@@ -65,7 +65,7 @@ func TestHooksUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Hooks.Update(ctx, 3, 1, nil)
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 }
 
 // TestHooksAllUnit follows the pages of the hook list and stops at the last.
@@ -78,13 +78,13 @@ func TestHooksAllUnit(t *testing.T) {
 		require.NoError(t, err)
 		ids = append(ids, h.ID)
 	}
-	assertEqual(t, []int{1, 2}, ids)
+	assert.Equal(t, []int{1, 2}, ids)
 	calls := m.Calls()
 	require.Len(t, calls, 2)
 	for i, call := range calls {
-		assertEqual(t, "GET", call.Method)
-		assertEqual(t, "/api/v3/projects/g%2Fp/hooks", call.Path)
-		assertEqual(t, url.Values{"page": {sprintf("%d", i+1)}, "per_page": {"100"}}, call.Query)
+		assert.Equal(t, "GET", call.Method)
+		assert.Equal(t, "/api/v3/projects/g%2Fp/hooks", call.Path)
+		assert.Equal(t, url.Values{"page": {sprintf("%d", i+1)}, "per_page": {"100"}}, call.Query)
 	}
 
 	m.Reply(403, `{"message":"403 Forbidden"}`)
@@ -116,12 +116,12 @@ func TestHooksAgainstFake(t *testing.T) {
 
 	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &AddHookOptions{URL: "https://ci.example.com/v2", PushEvents: Ptr(false), NoteEvents: Ptr(true)})
 	require.NoError(t, err)
-	assertEqual(t, "https://ci.example.com/v2", upd.URL)
+	assert.Equal(t, "https://ci.example.com/v2", upd.URL)
 	assert.False(t, bool(upd.PushEvents))
 	assert.True(t, bool(upd.NoteEvents))
 	got, _, err := c.Hooks.Get(ctx, pid, h.ID)
 	require.NoError(t, err)
-	assertEqual(t, upd, got)
+	assert.Equal(t, upd, got)
 	list, _, err := c.Hooks.List(ctx, pid, nil)
 	require.NoError(t, err)
 	assert.Len(t, list, 1)
@@ -134,15 +134,15 @@ func TestHooksAgainstFake(t *testing.T) {
 	page2, resp, err := c.Hooks.List(ctx, pid, &ListOptions{Page: 2, PerPage: 1})
 	require.NoError(t, err)
 	require.Len(t, page2, 1)
-	assertEqual(t, "https://ci.example.com/v3", page2[0].URL)
-	assertEqual(t, 3, resp.TotalPages)
-	assertEqual(t, 3, resp.NextPage)
+	assert.Equal(t, "https://ci.example.com/v3", page2[0].URL)
+	assert.Equal(t, 3, resp.TotalPages)
+	assert.Equal(t, 3, resp.NextPage)
 	var urls []string
 	for h, err := range c.Hooks.All(ctx, pid, &ListOptions{PerPage: 1}) {
 		require.NoError(t, err)
 		urls = append(urls, h.URL)
 	}
-	assertEqual(t, []string{"https://ci.example.com/v2", "https://ci.example.com/v3", "https://ci.example.com/v4"}, urls)
+	assert.Equal(t, []string{"https://ci.example.com/v2", "https://ci.example.com/v3", "https://ci.example.com/v4"}, urls)
 	_, err = c.Hooks.Delete(ctx, pid, h.ID)
 	require.NoError(t, err)
 	_, err = c.Hooks.Delete(ctx, pid, h.ID)

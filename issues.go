@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
@@ -39,7 +40,7 @@ type Issue struct {
 	DueDate        *Time      `json:"due_date"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ListIssuesOptions filters the issue lists. Labels all have to match.

@@ -72,7 +72,7 @@ func TestIssuesUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Issues.Create(ctx, 4, nil)
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestIssuesAgainstFake(t *testing.T) {
@@ -87,48 +87,48 @@ func TestIssuesAgainstFake(t *testing.T) {
 	backdate := time.Date(2015, 5, 1, 8, 0, 0, 0, time.UTC)
 	is, _, err := ac.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Crash on save", Labels: []string{"bug", "ui"}, AssigneeID: Ptr(bob.ID), CreatedAt: &backdate})
 	require.NoError(t, err)
-	assertEqual(t, 1, is.IID)
-	assertEqual(t, IssueOpened, is.State)
+	assert.Equal(t, 1, is.IID)
+	assert.Equal(t, IssueOpened, is.State)
 	assert.True(t, is.CreatedAt.Equal(backdate), "owners may backdate")
-	assertEqual(t, "bob", is.Assignee.Username)
+	assert.Equal(t, "bob", is.Assignee.Username)
 	assert.True(t, is.Subscribed, "authors are subscribed")
 	second, _, err := bc.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Slow", Labels: []string{"perf"}})
 	require.NoError(t, err)
-	assertEqual(t, 2, second.IID)
+	assert.Equal(t, 2, second.IID)
 	_, _, err = ac.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "x", AssigneeID: Ptr(999999)})
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	p, _, err := c.Projects.Get(ctx, pid)
 	require.NoError(t, err)
-	assertEqual(t, 2, p.OpenIssuesCount)
+	assert.Equal(t, 2, p.OpenIssuesCount)
 
 	list, _, err := ac.Issues.List(ctx, pid, &ListIssuesOptions{Labels: []string{"bug"}})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	assertEqual(t, is.ID, list[0].ID)
+	assert.Equal(t, is.ID, list[0].ID)
 	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{IID: Ptr(2)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr(OrderByCreatedAt), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
-	assertEqual(t, []int{is.ID, second.ID}, []int{list[0].ID, list[1].ID})
+	assert.Equal(t, []int{is.ID, second.ID}, []int{list[0].ID, list[1].ID})
 	_, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{OrderBy: Ptr[OrderBy]("title")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	mine, _, err := bc.Issues.ListMine(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
-	assertEqual(t, second.ID, mine[0].ID)
+	assert.Equal(t, second.ID, mine[0].ID)
 
 	closed, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose), Title: Ptr("Crash on save (fixed)")})
 	require.NoError(t, err)
-	assertEqual(t, IssueClosed, closed.State)
+	assert.Equal(t, IssueClosed, closed.State)
 	assert.True(t, closed.UpdatedAt.After(is.UpdatedAt.Time))
 	list, _, err = ac.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueClosed)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	reopened, _, err := ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueReopen)})
 	require.NoError(t, err)
-	assertEqual(t, IssueOpened, reopened.State)
+	assert.Equal(t, IssueOpened, reopened.State)
 	_, _, err = ac.Issues.Update(ctx, pid, is.ID, &UpdateIssueOptions{StateEvent: Ptr[IssueStateEvent]("explode")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
@@ -155,11 +155,11 @@ func TestIssuesAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	moved, _, err := ac.Issues.Move(ctx, pid, is.ID, other)
 	require.NoError(t, err)
-	assertEqual(t, other, moved.ProjectID)
-	assertEqual(t, []string{"bug"}, moved.Labels, "ui does not exist in the target")
+	assert.Equal(t, other, moved.ProjectID)
+	assert.Equal(t, []string{"bug"}, moved.Labels, "ui does not exist in the target")
 	orig, _, err := ac.Issues.Get(ctx, pid, is.ID)
 	require.NoError(t, err)
-	assertEqual(t, IssueClosed, orig.State)
+	assert.Equal(t, IssueClosed, orig.State)
 
 	// Delete: owner or admin only, 404 otherwise, and soft.
 	_, err = bc.Issues.Delete(ctx, pid, second.ID)
@@ -179,20 +179,20 @@ func TestIssuesAgainstFake(t *testing.T) {
 			actions = append(actions, e.ActionName)
 		}
 	}
-	assertEqual(t, []string{"closed", "opened", "closed", "opened", "opened"}, actions, "newest first")
+	assert.Equal(t, []string{"closed", "opened", "closed", "opened", "opened"}, actions, "newest first")
 
 	n := 0
 	for _, err := range ac.Issues.All(ctx, pid, nil, Prefetch(2)) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 1, n)
+	assert.Equal(t, 1, n)
 	n = 0
 	for _, err := range ac.Issues.AllMine(ctx, nil) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 3, n)
+	assert.Equal(t, 3, n)
 }
 
 // TestGetByIID checks both GetByIID methods: the iid filter they send, that
@@ -206,12 +206,12 @@ func TestGetByIID(t *testing.T) {
 	is, _, err := c.Issues.GetByIID(ctx, "g/p", 6)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/issues", url.Values{"iid": {"6"}})
-	assertEqual(t, 77, is.ID)
+	assert.Equal(t, 77, is.ID)
 
 	m.Reply(200, `[{"id": 70, "iid": 1}, {"id": 77, "iid": 6}, {"id": 80, "iid": 7}]`)
 	is, _, err = c.Issues.GetByIID(ctx, 4, 6)
 	require.NoError(t, err)
-	assertEqual(t, 77, is.ID, "the record with that iid, not the first")
+	assert.Equal(t, 77, is.ID, "the record with that iid, not the first")
 
 	for _, body := range []string{`[]`, `[{"id": 6, "iid": 1}]`} {
 		m.Reply(200, body)
@@ -229,7 +229,7 @@ func TestGetByIID(t *testing.T) {
 	mr, _, err := c.MergeRequests.GetByIID(ctx, 4, 3)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/4/merge_requests", url.Values{"iid": {"3"}, "state": {"all"}})
-	assertEqual(t, 12, mr.ID)
+	assert.Equal(t, 12, mr.ID)
 	m.Reply(200, `[]`)
 	_, _, err = c.MergeRequests.GetByIID(ctx, "g/p", 3)
 	assert.ErrorIs(t, err, ErrNotFound)
@@ -254,14 +254,14 @@ func TestGetByIIDAgainstFake(t *testing.T) {
 		for i, id := range want {
 			is, _, err := c.Issues.GetByIID(ctx, pid, i+1)
 			require.NoError(t, err)
-			assertEqual(t, id, is.ID, "project %d #%d", pid, i+1)
+			assert.Equal(t, id, is.ID, "project %d #%d", pid, i+1)
 		}
 	}
 	closed, _, err := c.Issues.Update(ctx, a, ids[a][1], &UpdateIssueOptions{StateEvent: Ptr(IssueClose)})
 	require.NoError(t, err)
 	is, _, err := c.Issues.GetByIID(ctx, a, 2)
 	require.NoError(t, err, "closed issues are found too")
-	assertEqual(t, closed.ID, is.ID)
+	assert.Equal(t, closed.ID, is.ID)
 	_, _, err = c.Issues.GetByIID(ctx, b, 2)
 	assert.ErrorIs(t, err, ErrNotFound)
 	_, _, err = c.Issues.GetByIID(ctx, 999999, 1)
@@ -278,7 +278,7 @@ func TestGetByIIDAgainstFake(t *testing.T) {
 	for iid, want := range map[int]int{1: first.ID, 2: second.ID} {
 		mr, _, err := c.MergeRequests.GetByIID(ctx, a, iid)
 		require.NoError(t, err)
-		assertEqual(t, want, mr.ID, "!%d", iid)
+		assert.Equal(t, want, mr.ID, "!%d", iid)
 	}
 	_, _, err = c.MergeRequests.GetByIID(ctx, a, 3)
 	assert.ErrorIs(t, err, ErrNotFound)

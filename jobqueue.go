@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
@@ -15,7 +16,7 @@ type QueueMetrics struct {
 	Queues map[string]*QueueMetric `json:"queues"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // QueueMetric is one queue's backlog and latency (seconds).
@@ -24,7 +25,7 @@ type QueueMetric struct {
 	Latency float64 `json:"latency"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ProcessMetrics is the answer of ProcessMetrics.
@@ -32,7 +33,7 @@ type ProcessMetrics struct {
 	Processes []*JobProcess `json:"processes"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // JobProcess is one worker process.
@@ -47,7 +48,7 @@ type JobProcess struct {
 	Busy        int      `json:"busy"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // JobStats is the answer of JobStats.
@@ -55,7 +56,7 @@ type JobStats struct {
 	Jobs *JobCounts `json:"jobs"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // JobCounts are the job totals.
@@ -65,7 +66,7 @@ type JobCounts struct {
 	Enqueued  int `json:"enqueued"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // CompoundMetrics is the answer of CompoundMetrics: all three at once.
@@ -75,7 +76,7 @@ type CompoundMetrics struct {
 	Jobs      *JobCounts              `json:"jobs"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // QueueMetrics returns each queue's backlog and latency.

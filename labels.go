@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -25,7 +26,7 @@ type Label struct {
 	Subscribed             bool    `json:"subscribed"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // DeletedLabel is the different record Delete answers with.
@@ -41,7 +42,7 @@ type DeletedLabel struct {
 	UpdatedAt   *Time   `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var labelColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)

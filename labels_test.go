@@ -17,14 +17,14 @@ func TestLabelsUnit(t *testing.T) {
 	list, _, err := c.Labels.List(ctx, "g/p", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/labels", nil)
-	assertEqual(t, []*Label{{Name: "bug", Color: "#d9534f", Description: Ptr("Bug reported by user"), OpenIssuesCount: 1,
+	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: Ptr("Bug reported by user"), OpenIssuesCount: 1,
 		ClosedIssuesCount: 2, OpenMergeRequestsCount: 3}}, list)
 
 	m.Reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
 	l, _, err := c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "feature", Color: "#5843AD", Description: Ptr("new")})
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/5/labels", url.Values{"name": {"feature"}, "color": {"#5843AD"}, "description": {"new"}})
-	assertEqual(t, &Label{Name: "feature", Color: "#5843AD"}, l)
+	assert.Equal(t, &Label{Name: "feature", Color: "#5843AD"}, l)
 
 	m.Reply(200, `{"name": "docs", "color": "#8E44AD", "description": "Documentation"}`)
 	_, _, err = c.Labels.Update(ctx, 5, "feature", &UpdateLabelOptions{NewName: Ptr("docs"), Color: Ptr("#8E44AD"), Description: Ptr("Documentation")})
@@ -36,7 +36,7 @@ func TestLabelsUnit(t *testing.T) {
 	d, _, err := c.Labels.Delete(ctx, 5, "docs")
 	require.NoError(t, err)
 	m.assertCall("DELETE", "projects/5/labels", url.Values{"name": {"docs"}})
-	assertEqual(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: Ptr("Documentation"), ProjectID: 5,
+	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: Ptr("Documentation"), ProjectID: 5,
 		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z")}, d)
 
 	sub := `{"name": "bug", "color": "#d9534f", "description": null, "open_issues_count": 1, "closed_issues_count": 0, "open_merge_requests_count": 0, "subscribed": true}`
@@ -78,7 +78,7 @@ func TestLabelsUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Labels.Unsubscribe(ctx, 5, "")
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count(), "client-side validation sends nothing")
+	assert.Equal(t, before, m.Count(), "client-side validation sends nothing")
 }
 
 func TestLabelsAgainstFake(t *testing.T) {
@@ -87,7 +87,7 @@ func TestLabelsAgainstFake(t *testing.T) {
 	pid := srv.AddProject(srv.AdminID, "Labelled", 0)
 	l, _, err := c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: Ptr("Bugs")})
 	require.NoError(t, err)
-	assertEqual(t, Ptr("Bugs"), l.Description)
+	assert.Equal(t, Ptr("Bugs"), l.Description)
 	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	assert.ErrorIs(t, err, ErrConflict)
 
@@ -102,15 +102,15 @@ func TestLabelsAgainstFake(t *testing.T) {
 	list, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	assertEqual(t, 1, list[0].OpenIssuesCount)
-	assertEqual(t, 1, list[0].ClosedIssuesCount)
+	assert.Equal(t, 1, list[0].OpenIssuesCount)
+	assert.Equal(t, 1, list[0].ClosedIssuesCount)
 
 	upd, _, err := c.Labels.Update(ctx, pid, "bug", &UpdateLabelOptions{NewName: Ptr("defect"), Color: Ptr("#000000")})
 	require.NoError(t, err)
-	assertEqual(t, "defect", upd.Name)
+	assert.Equal(t, "defect", upd.Name)
 	got, _, err := c.Issues.Get(ctx, pid, open.ID)
 	require.NoError(t, err)
-	assertEqual(t, []string{"defect"}, got.Labels, "a rename follows onto issues")
+	assert.Equal(t, []string{"defect"}, got.Labels, "a rename follows onto issues")
 	_, _, err = c.Labels.Update(ctx, pid, "nope", &UpdateLabelOptions{Color: Ptr("#000000")})
 	assert.ErrorIs(t, err, ErrNotFound)
 
@@ -128,8 +128,8 @@ func TestLabelsAgainstFake(t *testing.T) {
 
 	d, _, err := c.Labels.Delete(ctx, pid, "defect")
 	require.NoError(t, err)
-	assertEqual(t, "defect", d.Title)
-	assertEqual(t, pid, d.ProjectID)
+	assert.Equal(t, "defect", d.Title)
+	assert.Equal(t, pid, d.ProjectID)
 	_, _, err = c.Labels.Delete(ctx, pid, "defect")
 	assert.ErrorIs(t, err, ErrNotFound)
 }

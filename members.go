@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 )
@@ -25,7 +26,7 @@ type Member struct {
 	AccessLevel AccessLevel `json:"access_level"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ListProjectMembersOptions are the parameters of ProjectMembers.List.

@@ -22,13 +22,13 @@ func TestMembersUnit(t *testing.T) {
 	list, _, err := c.ProjectMembers.List(ctx, "g/p.x", &ListProjectMembersOptions{Query: Ptr("ray"), ListOptions: ListOptions{Page: 2}})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp%2Ex/members", url.Values{"query": {"ray"}, "page": {"2"}})
-	assertEqual(t, []*Member{want}, list)
+	assert.Equal(t, []*Member{want}, list)
 
 	m.Reply(200, memberJSON)
 	got, _, err := c.ProjectMembers.Get(ctx, 5, 1)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/5/members/1", nil)
-	assertEqual(t, want, got)
+	assert.Equal(t, want, got)
 
 	m.Reply(201, memberJSON)
 	_, _, err = c.ProjectMembers.Add(ctx, 5, &AddMemberOptions{UserID: 1, AccessLevel: DeveloperAccess})
@@ -50,7 +50,7 @@ func TestMembersUnit(t *testing.T) {
 	glist, _, err := c.GroupMembers.List(ctx, "my.group", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/my%2Egroup/members", nil)
-	assertEqual(t, []*Member{{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: "active", CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: OwnerAccess}}, glist)
+	assert.Equal(t, []*Member{{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: "active", CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: OwnerAccess}}, glist)
 
 	m.Reply(201, groupMember)
 	_, _, err = c.GroupMembers.Add(ctx, 3, &AddMemberOptions{UserID: 1, AccessLevel: OwnerAccess})
@@ -82,11 +82,11 @@ func TestMembersAgainstFake(t *testing.T) {
 
 	m, _, err := ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: DeveloperAccess})
 	require.NoError(t, err)
-	assertEqual(t, "bob", m.Username)
-	assertEqual(t, "bob@example.com", m.Email)
+	assert.Equal(t, "bob", m.Username)
+	assert.Equal(t, "bob@example.com", m.Email)
 	again, _, err := ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: MasterAccess})
 	require.NoError(t, err)
-	assertEqual(t, DeveloperAccess, again.AccessLevel, "adding an existing member changes nothing")
+	assert.Equal(t, DeveloperAccess, again.AccessLevel, "adding an existing member changes nothing")
 	_, _, err = ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID + 1000, AccessLevel: DeveloperAccess})
 	assert.ErrorIs(t, err, ErrNotFound)
 	_, _, err = ac.ProjectMembers.Add(ctx, pid, &AddMemberOptions{UserID: bob.ID, AccessLevel: 35})
@@ -102,13 +102,13 @@ func TestMembersAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 2, n)
+	assert.Equal(t, 2, n)
 	upd, _, err := ac.ProjectMembers.Update(ctx, pid, bob.ID, &UpdateMemberOptions{AccessLevel: ReporterAccess})
 	require.NoError(t, err)
-	assertEqual(t, ReporterAccess, upd.AccessLevel)
+	assert.Equal(t, ReporterAccess, upd.AccessLevel)
 	got, _, err := c.ProjectMembers.Get(ctx, pid, bob.ID)
 	require.NoError(t, err)
-	assertEqual(t, ReporterAccess, got.AccessLevel)
+	assert.Equal(t, ReporterAccess, got.AccessLevel)
 
 	_, err = bc.ProjectMembers.Remove(ctx, pid, alice.ID)
 	assert.ErrorIs(t, err, ErrForbidden)
@@ -171,7 +171,7 @@ func TestMemberOptionsAreChecked(t *testing.T) {
 		err := call()
 		var ae *ArgumentError
 		require.ErrorAs(t, err, &ae, name)
-		assertEqual(t, want[name], ae.Arg, name)
+		assert.Equal(t, want[name], ae.Arg, name)
 	}
 	assert.Zero(t, m.Count(), "no request was sent")
 }

@@ -57,7 +57,7 @@ type MergeRequest struct {
 	Changes                  []*Change         `json:"changes"` // only from Changes
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Change is one file of a merge request's diff.
@@ -72,7 +72,7 @@ type Change struct {
 	DeletedFile bool   `json:"deleted_file"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // MergeRequestCommit is a commit of a merge request.
@@ -86,7 +86,7 @@ type MergeRequestCommit struct {
 	Message     string `json:"message"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ClosingIssue is an item of ClosesIssues: an issue of this service in
@@ -97,8 +97,9 @@ type ClosingIssue struct {
 	ExternalID string `json:"id"`
 	Title      string `json:"title"`
 
-	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
+	// Extra holds the keys this package does not know, verbatim. The tag
+	// says that the type decodes itself, with UnmarshalJSON.
+	Extra map[string]json.RawMessage `json:"-" jsonkeep:"self"`
 }
 
 // UnmarshalJSON tells the external-tracker shape (a string id) from an

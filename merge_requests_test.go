@@ -67,7 +67,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 	commits, _, err := c.MergeRequests.Commits(ctx, 3, 1)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/merge_requests/1/commits", nil)
-	assertEqual(t, []*MergeRequestCommit{{ID: "ed899a2f4b50b4370feeea94676502b42383c746", ShortID: "ed899a2f4b5", Title: "Replace sanitize with escape once",
+	assert.Equal(t, []*MergeRequestCommit{{ID: "ed899a2f4b50b4370feeea94676502b42383c746", ShortID: "ed899a2f4b5", Title: "Replace sanitize with escape once",
 		AuthorName: "Dmitriy Zaporozhets", AuthorEmail: "dzaporozhets@sphereconsultinginc.com", CreatedAt: ts("2012-09-20T11:50:22+03:00"),
 		Message: "Replace sanitize with escape once"}}, commits)
 
@@ -78,12 +78,12 @@ func TestMergeRequestsUnit(t *testing.T) {
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/3/merge_requests/1/closes_issues", url.Values{"per_page": {"5"}})
 	require.Len(t, closes, 2)
-	assertEqual(t, wantIssue(), closes[0].Issue)
-	assertEqual(t, wantIssue().Title, closes[0].Title, "the title is read for both shapes")
+	assert.Equal(t, wantIssue(), closes[0].Issue)
+	assert.Equal(t, wantIssue().Title, closes[0].Title, "the title is read for both shapes")
 	assert.Empty(t, closes[0].ExternalID)
 	assert.Nil(t, closes[1].Issue)
-	assertEqual(t, "PROJ-123", closes[1].ExternalID)
-	assertEqual(t, "Title of this issue", closes[1].Title)
+	assert.Equal(t, "PROJ-123", closes[1].ExternalID)
+	assert.Equal(t, "Title of this issue", closes[1].Title)
 	var ci ClosingIssue
 	assert.Error(t, json.Unmarshal([]byte(`[]`), &ci))
 
@@ -102,7 +102,7 @@ func TestMergeRequestsUnit(t *testing.T) {
 		_, _, err = c.MergeRequests.Create(ctx, 3, bad)
 		assert.Error(t, err)
 	}
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestMergeRequestsAgainstFake(t *testing.T) {
@@ -121,7 +121,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	mr, _, err := dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature/cart", TargetBranch: "master",
 		Title: "Add cart", Description: Ptr("Fixes #1"), Labels: LabelNames{"feature"}})
 	require.NoError(t, err)
-	assertEqual(t, MergeRequestOpened, mr.State)
+	assert.Equal(t, MergeRequestOpened, mr.State)
 	assert.EqualValues(t, pid, mr.SourceProjectID)
 	_, _, err = dc.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "nope", TargetBranch: "master", Title: "x"})
 	assert.ErrorIs(t, err, ErrBadRequest)
@@ -131,18 +131,18 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	labels, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
 	require.Len(t, labels, 1)
-	assertEqual(t, 1, labels[0].OpenMergeRequestsCount)
+	assert.Equal(t, 1, labels[0].OpenMergeRequestsCount)
 
 	closes, _, err := c.MergeRequests.ClosesIssues(ctx, pid, mr.ID, nil)
 	require.NoError(t, err)
 	require.Len(t, closes, 1)
 	require.NotNil(t, closes[0].Issue)
-	assertEqual(t, fixes.ID, closes[0].Issue.ID)
-	assertEqual(t, fixes.Title, closes[0].Title)
+	assert.Equal(t, fixes.ID, closes[0].Issue.ID)
+	assert.Equal(t, fixes.Title, closes[0].Title)
 	commits, _, err := c.MergeRequests.Commits(ctx, pid, mr.ID)
 	require.NoError(t, err)
 	require.Len(t, commits, 1)
-	assertEqual(t, head, commits[0].ID)
+	assert.Equal(t, head, commits[0].ID)
 	changes, _, err := c.MergeRequests.Changes(ctx, pid, mr.ID)
 	require.NoError(t, err)
 	assert.NotEmpty(t, changes.Changes)
@@ -162,7 +162,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	build := srv.AddBuild(pid, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"})
 	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &MergeMergeRequestOptions{MergeWhenBuildSucceeds: Ptr(true), SHA: Ptr(head)})
 	require.NoError(t, err)
-	assertEqual(t, MergeRequestOpened, waiting.State)
+	assert.Equal(t, MergeRequestOpened, waiting.State)
 	assert.True(t, waiting.MergeWhenBuildSucceeds)
 	cancelled, _, err := dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
 	require.NoError(t, err)
@@ -176,12 +176,12 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	srv.SetBuildStatus(build, "success")
 	merged, _, err := c.MergeRequests.Get(ctx, pid, mr.ID)
 	require.NoError(t, err)
-	assertEqual(t, MergeRequestMerged, merged.State, "merged once the build succeeded")
+	assert.Equal(t, MergeRequestMerged, merged.State, "merged once the build succeeded")
 	_, _, err = c.Branches.Get(ctx, pid, "feature/cart")
 	assert.ErrorIs(t, err, ErrNotFound, "the source branch was removed")
 	is, _, err := c.Issues.Get(ctx, pid, fixes.ID)
 	require.NoError(t, err)
-	assertEqual(t, IssueClosed, is.State, "merging closed the issue it fixes")
+	assert.Equal(t, IssueClosed, is.State, "merging closed the issue it fixes")
 	_, _, err = dc.MergeRequests.Merge(ctx, pid, mr.ID, nil)
 	assert.ErrorIs(t, err, ErrMethodNotAllowed, "already merged")
 	_, _, err = dc.MergeRequests.CancelMergeWhenBuildSucceeds(ctx, pid, mr.ID)
@@ -196,20 +196,20 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrMethodNotAllowed)
 	closed, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestClose)})
 	require.NoError(t, err)
-	assertEqual(t, MergeRequestClosed, closed.State)
+	assert.Equal(t, MergeRequestClosed, closed.State)
 	reopened, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestReopen), Title: Ptr("Ready")})
 	require.NoError(t, err)
-	assertEqual(t, MergeRequestReopened, reopened.State)
+	assert.Equal(t, MergeRequestReopened, reopened.State)
 	list, _, err := c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestOpened)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	assertEqual(t, wip.ID, list[0].ID)
+	assert.Equal(t, wip.ID, list[0].ID)
 	list, _, err = c.MergeRequests.List(ctx, pid, &ListMergeRequestsOptions{State: Ptr(MergeRequestMerged)})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	viaEvent, _, err := dc.MergeRequests.Update(ctx, pid, wip.ID, &UpdateMergeRequestOptions{StateEvent: Ptr(MergeRequestMerge)})
 	require.NoError(t, err)
-	assertEqual(t, MergeRequestMerged, viaEvent.State)
+	assert.Equal(t, MergeRequestMerged, viaEvent.State)
 
 	sub, _, err := gc.MergeRequests.Subscribe(ctx, pid, wip.ID)
 	require.NoError(t, err)
@@ -232,7 +232,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 1, n)
+	assert.Equal(t, 1, n)
 	for _, err := range c.MergeRequests.AllClosesIssues(ctx, pid, mr.ID, nil) {
 		require.NoError(t, err)
 	}
@@ -246,8 +246,8 @@ func TestClosingIssueExternalEntryReadsSafely(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"id":"PROJ-7","title":"Broken"}`), &ci))
 	assert.NotPanics(t, func() {
 		assert.Nil(t, ci.Issue)
-		assertEqual(t, "PROJ-7", ci.ExternalID)
-		assertEqual(t, "Broken", ci.Title)
+		assert.Equal(t, "PROJ-7", ci.ExternalID)
+		assert.Equal(t, "Broken", ci.Title)
 	})
 	out, err := json.Marshal(ci)
 	require.NoError(t, err)
@@ -255,7 +255,7 @@ func TestClosingIssueExternalEntryReadsSafely(t *testing.T) {
 
 	require.NoError(t, json.Unmarshal([]byte(`{"id":5,"iid":2,"title":"Ours"}`), &ci))
 	require.NotNil(t, ci.Issue)
-	assertEqual(t, 5, ci.Issue.ID)
-	assertEqual(t, "Ours", ci.Title)
+	assert.Equal(t, 5, ci.Issue.ID)
+	assert.Equal(t, "Ours", ci.Title)
 	assert.Empty(t, ci.ExternalID, "decoding replaces the whole value")
 }

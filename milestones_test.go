@@ -21,12 +21,12 @@ func TestMilestonesUnit(t *testing.T) {
 	list, _, err := c.Milestones.List(ctx, "g/p", &ListMilestonesOptions{State: Ptr(MilestoneActive), IID: Ptr(3)})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/g%2Fp/milestones", url.Values{"state": {"active"}, "iid": {"3"}})
-	assertEqual(t, []*Milestone{want}, list)
+	assert.Equal(t, []*Milestone{want}, list)
 	m.Reply(200, msJSON)
 	got, _, err := c.Milestones.Get(ctx, 16, 12)
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/16/milestones/12", nil)
-	assertEqual(t, want, got)
+	assert.Equal(t, want, got)
 	m.Reply(201, msJSON)
 	_, _, err = c.Milestones.Create(ctx, 16, &CreateMilestoneOptions{Title: "10.0", Description: Ptr("Version"), DueDate: Ptr("2013-11-29")})
 	require.NoError(t, err)
@@ -41,14 +41,14 @@ func TestMilestonesUnit(t *testing.T) {
 	issues, _, err := c.Milestones.ListIssues(ctx, 16, 12, &ListOptions{PerPage: 10})
 	require.NoError(t, err)
 	m.assertCall("GET", "projects/16/milestones/12/issues", url.Values{"per_page": {"10"}})
-	assertEqual(t, []*Issue{wantIssue()}, issues)
+	assert.Equal(t, []*Issue{wantIssue()}, issues)
 	m.Reply(404, `{"message":"404 Milestone Not Found"}`)
 	_, _, err = c.Milestones.Get(ctx, 16, 99)
 	assert.ErrorIs(t, err, ErrNotFound)
 	before := m.Count()
 	_, _, err = c.Milestones.Create(ctx, 16, &CreateMilestoneOptions{})
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 }
 
 func TestMilestonesAgainstFake(t *testing.T) {
@@ -58,8 +58,8 @@ func TestMilestonesAgainstFake(t *testing.T) {
 	other := srv.AddProject(srv.AdminID, "Elsewhere", 0)
 	ms, _, err := c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1.0", DueDate: Ptr("2030-01-31")})
 	require.NoError(t, err)
-	assertEqual(t, 1, ms.IID)
-	assertEqual(t, MilestoneActive, ms.State)
+	assert.Equal(t, 1, ms.IID)
+	assert.Equal(t, MilestoneActive, ms.State)
 	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1.0"})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v2", DueDate: Ptr("soon")})
@@ -69,7 +69,7 @@ func TestMilestonesAgainstFake(t *testing.T) {
 
 	is, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "Ship it", MilestoneID: Ptr(ms.ID)})
 	require.NoError(t, err)
-	assertEqual(t, "v1.0", is.Milestone.Title)
+	assert.Equal(t, "v1.0", is.Milestone.Title)
 	_, _, err = c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "wrong", MilestoneID: Ptr(otherMS.ID)})
 	assert.ErrorIs(t, err, ErrNotFound, "a milestone of another project")
 	byTitle, _, err := c.Issues.List(ctx, pid, &ListIssuesOptions{Milestone: Ptr("v1.0")})
@@ -78,22 +78,22 @@ func TestMilestonesAgainstFake(t *testing.T) {
 	moved, _, err := c.Issues.Move(ctx, pid, is.ID, other)
 	require.NoError(t, err)
 	require.NotNil(t, moved.Milestone, "the milestone is matched by title in the target")
-	assertEqual(t, otherMS.ID, moved.Milestone.ID)
+	assert.Equal(t, otherMS.ID, moved.Milestone.ID)
 
 	closed, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr(MilestoneClose), Description: Ptr("done")})
 	require.NoError(t, err)
-	assertEqual(t, MilestoneClosed, closed.State)
+	assert.Equal(t, MilestoneClosed, closed.State)
 	list, _, err := c.Milestones.List(ctx, pid, &ListMilestonesOptions{State: Ptr(MilestoneActive)})
 	require.NoError(t, err)
 	assert.Empty(t, list)
 	reopened, _, err := c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr(MilestoneActivate)})
 	require.NoError(t, err)
-	assertEqual(t, MilestoneActive, reopened.State)
+	assert.Equal(t, MilestoneActive, reopened.State)
 	_, _, err = c.Milestones.Update(ctx, pid, ms.ID, &UpdateMilestoneOptions{StateEvent: Ptr[MilestoneStateEvent]("melt")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 	got, _, err := c.Milestones.Get(ctx, pid, ms.ID)
 	require.NoError(t, err)
-	assertEqual(t, Ptr("done"), got.Description)
+	assert.Equal(t, Ptr("done"), got.Description)
 	_, _, err = c.Milestones.Get(ctx, other, ms.ID)
 	assert.ErrorIs(t, err, ErrNotFound)
 
@@ -105,11 +105,11 @@ func TestMilestonesAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 1, n)
+	assert.Equal(t, 1, n)
 	n = 0
 	for _, err := range c.Milestones.All(ctx, pid, &ListMilestonesOptions{IID: Ptr(1)}) {
 		require.NoError(t, err)
 		n++
 	}
-	assertEqual(t, 1, n)
+	assert.Equal(t, 1, n)
 }

@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 	"time"
@@ -29,7 +30,7 @@ type Note struct {
 	Downvote bool `json:"downvote?" alias:"downvote"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // noteOptions are the parameters the server reads when a comment is saved.

@@ -51,12 +51,12 @@ func TestNotesUnit(t *testing.T) {
 		list, _, err := kind.list()
 		require.NoError(t, err)
 		m.assertCall("GET", kind.prefix, url.Values{"page": {"2"}})
-		assertEqual(t, []*Note{wantNote()}, list)
+		assert.Equal(t, []*Note{wantNote()}, list)
 		m.Reply(200, noteJSON)
 		got, _, err := kind.get()
 		require.NoError(t, err)
 		m.assertCall("GET", kind.prefix+"/302", nil)
-		assertEqual(t, wantNote(), got)
+		assert.Equal(t, wantNote(), got)
 		m.Reply(201, noteJSON)
 		_, _, err = kind.create()
 		require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestNotesUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Notes.UpdateMergeRequestNote(ctx, 1, 1, 1, "")
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count())
+	assert.Equal(t, before, m.Count())
 
 	var n Note
 	require.NoError(t, json.Unmarshal([]byte(`{"id": 1, "upvote": true, "downvote": "true"}`), &n), "event-style keys")
@@ -99,8 +99,8 @@ func TestImportNotesUnit(t *testing.T) {
 	n, _, err := c.Notes.ImportIssueNote(ctx, "g/my.site", 12, "from the old tracker", then)
 	require.NoError(t, err)
 	rec := m.assertCall("POST", "projects/g%2Fmy%2Esite/issues/12/notes", want)
-	assertEqual(t, "application/x-www-form-urlencoded", rec.Header.Get("Content-Type"))
-	assertEqual(t, wantNote(), n)
+	assert.Equal(t, "application/x-www-form-urlencoded", rec.Header.Get("Content-Type"))
+	assert.Equal(t, wantNote(), n)
 	m.Reply(201, noteJSON)
 	_, _, err = c.Notes.ImportMergeRequestNote(ctx, 3, 81, "from the old tracker", then)
 	require.NoError(t, err)
@@ -114,11 +114,11 @@ func TestImportNotesUnit(t *testing.T) {
 	_, _, err = c.Notes.ImportIssueNote(ctx, 3, 12, "x", time.Time{})
 	var argErr *ArgumentError
 	require.ErrorAs(t, err, &argErr)
-	assertEqual(t, "createdAt", argErr.Arg)
+	assert.Equal(t, "createdAt", argErr.Arg)
 	assert.ErrorIs(t, err, ErrInvalidArgument)
 	_, _, err = c.Notes.ImportMergeRequestNote(ctx, 3, 81, "", then)
 	assert.ErrorIs(t, err, ErrInvalidArgument)
-	assertEqual(t, before, m.Count(), "refused calls send nothing")
+	assert.Equal(t, before, m.Count(), "refused calls send nothing")
 }
 
 // TestImportNotesAgainstFake imports a comment into the fake server. The fake
@@ -137,10 +137,10 @@ func TestImportNotesAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	got, _, err := c.Notes.GetIssueNote(ctx, pid, is.ID, n.ID)
 	require.NoError(t, err)
-	assertEqual(t, "first seen in 2014", got.Body)
+	assert.Equal(t, "first seen in 2014", got.Body)
 	mn, _, err := c.Notes.ImportMergeRequestNote(ctx, pid, mrID, "reviewed in 2014", then)
 	require.NoError(t, err)
-	assertEqual(t, "MergeRequest", mn.NoteableType)
+	assert.Equal(t, "MergeRequest", mn.NoteableType)
 	_, _, err = c.Notes.ImportIssueNote(ctx, pid, 999999, "nowhere", then)
 	assert.ErrorIs(t, err, ErrNotFound)
 }
@@ -157,11 +157,11 @@ func TestNotesAgainstFake(t *testing.T) {
 
 	n, _, err := bc.Notes.CreateIssueNote(ctx, pid, is.ID, "I can reproduce")
 	require.NoError(t, err)
-	assertEqual(t, "Issue", n.NoteableType)
-	assertEqual(t, "bob", n.Author.Username)
+	assert.Equal(t, "Issue", n.NoteableType)
+	assert.Equal(t, "bob", n.Author.Username)
 	mn, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mrID, "LGTM")
 	require.NoError(t, err)
-	assertEqual(t, "MergeRequest", mn.NoteableType)
+	assert.Equal(t, "MergeRequest", mn.NoteableType)
 
 	_, _, err = c.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, "admin may edit")
 	require.NoError(t, err)
@@ -169,10 +169,10 @@ func TestNotesAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, ErrForbidden)
 	upd, _, err := bc.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, "edited")
 	require.NoError(t, err)
-	assertEqual(t, "edited", upd.Body)
+	assert.Equal(t, "edited", upd.Body)
 	got, _, err := c.Notes.GetIssueNote(ctx, pid, is.ID, n.ID)
 	require.NoError(t, err)
-	assertEqual(t, "edited", got.Body)
+	assert.Equal(t, "edited", got.Body)
 	_, _, err = c.Notes.GetMergeRequestNote(ctx, pid, mrID, n.ID)
 	assert.ErrorIs(t, err, ErrNotFound, "a note belongs to one noteable")
 	_, _, err = c.Notes.CreateIssueNote(ctx, pid, 999999, "nowhere")
@@ -186,19 +186,19 @@ func TestNotesAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		count++
 	}
-	assertEqual(t, 1, count)
+	assert.Equal(t, 1, count)
 	for _, err := range c.Notes.AllIssueNotes(ctx, pid, is.ID, nil) {
 		require.NoError(t, err)
 	}
 	issue, _, err := c.Issues.Get(ctx, pid, is.ID)
 	require.NoError(t, err)
-	assertEqual(t, 1, issue.UserNotesCount)
+	assert.Equal(t, 1, issue.UserNotesCount)
 
 	events, _, err := c.Projects.ListEvents(ctx, pid, nil)
 	require.NoError(t, err)
-	assertEqual(t, "commented on", events[0].ActionName)
+	assert.Equal(t, "commented on", events[0].ActionName)
 	require.NotNil(t, events[0].Note)
-	assertEqual(t, "LGTM", events[0].Note.Body)
+	assert.Equal(t, "LGTM", events[0].Note.Body)
 
 	_, err = bc.Notes.DeleteMergeRequestNote(ctx, pid, mrID, mn.ID)
 	assert.ErrorIs(t, err, ErrForbidden)

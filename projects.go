@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"iter"
 	"net/http"
@@ -51,7 +52,7 @@ type Project struct {
 	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ProjectOwner is the owner embedded in a project. Group projects have none.
@@ -65,7 +66,7 @@ type ProjectOwner struct {
 	CreatedAt *Time   `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ProjectNamespace is the namespace embedded in a project: a user's or a
@@ -85,7 +86,7 @@ type ProjectNamespace struct {
 	RequestAccessEnabled bool             `json:"request_access_enabled"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // NamespaceAvatar is a group namespace's avatar. URL is nil when it has none.
@@ -93,7 +94,7 @@ type NamespaceAvatar struct {
 	URL *string `json:"url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Permissions is the caller's access to a project, directly and through its group.
@@ -102,7 +103,7 @@ type Permissions struct {
 	GroupAccess   *AccessInfo `json:"group_access"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // AccessInfo is one access grant in Permissions.
@@ -111,7 +112,7 @@ type AccessInfo struct {
 	NotificationLevel int         `json:"notification_level"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ForkedFromProject is the brief source project of a fork.
@@ -125,7 +126,7 @@ type ForkedFromProject struct {
 	WebURL            string `json:"web_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // SharedGroup is a group a project is shared with.
@@ -135,7 +136,7 @@ type SharedGroup struct {
 	GroupAccessLevel AccessLevel `json:"group_access_level"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ListProjectsOptions filters the project lists.
@@ -229,7 +230,7 @@ type ProjectEvent struct {
 	Note           *EventNote `json:"note"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // EventPerson is a commit author.
@@ -238,7 +239,7 @@ type EventPerson struct {
 	Email string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // EventNote is the comment embedded in a "commented on" event. It has the
@@ -378,7 +379,7 @@ type ProjectFile struct {
 	Markdown string `json:"markdown"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // UploadFile streams r to the project as multipart field "file" without
@@ -428,7 +429,7 @@ type ProjectShare struct {
 	GroupAccess AccessLevel `json:"group_access"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Share gives a group access to a project. A nil opt, or a zero GroupID or
@@ -449,7 +450,7 @@ type ForkRelation struct {
 	UpdatedAt           *Time `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // CreateForkRelation marks a project as forked from another, and returns

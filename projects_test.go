@@ -104,7 +104,7 @@ func TestProjectsUnit(t *testing.T) {
 	m.Reply(201, `{"id": 1, "project_id": 3, "group_id": 4, "group_access": 30}`)
 	share, _, err := c.Projects.Share(ctx, 3, &ShareProjectOptions{GroupID: 4, GroupAccess: DeveloperAccess})
 	require.NoError(t, err)
-	assertEqual(t, &ProjectShare{ID: 1, ProjectID: 3, GroupID: 4, GroupAccess: DeveloperAccess}, share)
+	assert.Equal(t, &ProjectShare{ID: 1, ProjectID: 3, GroupID: 4, GroupAccess: DeveloperAccess}, share)
 	m.assertCall("POST", "projects/3/share", url.Values{"group_id": {"4"}, "group_access": {"30"}})
 
 	m.Reply(304, ``)
@@ -123,7 +123,7 @@ func TestProjectsUnit(t *testing.T) {
 	_, _, err = c.Projects.Update(ctx, 3, &UpdateProjectOptions{VisibilityLevel: Ptr(VisibilityLevel(5))})
 	var er *ErrorResponse
 	require.ErrorAs(t, err, &er)
-	assertEqual(t, map[string][]string{"visibility_level": {"is not included in the list"}}, er.Fields)
+	assert.Equal(t, map[string][]string{"visibility_level": {"is not included in the list"}}, er.Fields)
 
 	before := m.Count()
 	_, _, err = c.Projects.Create(ctx, &CreateProjectOptions{})
@@ -140,7 +140,7 @@ func TestProjectsUnit(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = c.Projects.UploadFile(ctx, []int{}, strings.NewReader("x"), "x")
 	assert.Error(t, err)
-	assertEqual(t, before, m.Count(), "bad arguments send nothing")
+	assert.Equal(t, before, m.Count(), "bad arguments send nothing")
 }
 
 func TestProjectEventsUnit(t *testing.T) {
@@ -152,11 +152,10 @@ func TestProjectEventsUnit(t *testing.T) {
 	author := &User{ID: 1, Name: "Dmitriy Zaporozhets", Username: "root", State: "active",
 		AvatarURL: Ptr("http://localhost:3000/uploads/user/avatar/1/fox_avatar.png"), WebURL: "http://localhost:3000/root"}
 	require.Len(t, events, 3)
-	forgetDecodedKeys(events[1].Data)
-	assertEqual(t, &ProjectEvent{Title: nil, ProjectID: 1, ActionName: "opened", TargetID: Ptr(160), TargetType: Ptr("Issue"),
+	assert.Equal(t, &ProjectEvent{Title: nil, ProjectID: 1, ActionName: "opened", TargetID: Ptr(160), TargetType: Ptr("Issue"),
 		TargetTitle: Ptr("Qui natus eos odio tempore et quaerat consequuntur ducimus cupiditate quis."), AuthorID: 25,
 		Author: author, AuthorUsername: "root", CreatedAt: ts("2016-06-17T15:28:13.543Z")}, events[0])
-	assertEqual(t, &ProjectEvent{ProjectID: 15, ActionName: "pushed to", AuthorID: 1, Author: author, AuthorUsername: "root",
+	assert.Equal(t, &ProjectEvent{ProjectID: 15, ActionName: "pushed to", AuthorID: 1, Author: author, AuthorUsername: "root",
 		Data: &PushData{Before: "50d4420237a9de7be1304607147aec22e4a14af7", After: "c5feabde2d8cd023215af4d2ceeb7a64839fc428",
 			Ref: "refs/heads/master", UserID: 1, UserName: "Dmitriy Zaporozhets",
 			Repository: &HookRepository{Name: "gitlabhq", URL: "git@dev.gitlab.org:gitlab/gitlabhq.git", Description: Ptr("desc"), Homepage: "http://dev.gitlab.org/gitlab/gitlabhq"},
@@ -164,9 +163,9 @@ func TestProjectEventsUnit(t *testing.T) {
 				Timestamp: ts("2013-05-13T18:18:08+00:00"), URL: "https://dev.gitlab.org/gitlab/gitlabhq/commit/c5feabde",
 				Author: &CommitAuthor{Name: "Dmitriy Zaporozhets", Email: "dmitriy.zaporozhets@gmail.com"}}},
 			TotalCommitsCount: 1}}, events[1])
-	assertEqual(t, &EventNote{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
+	assert.Equal(t, &EventNote{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
 		CreatedAt: ts("2015-12-04T10:33:56.698Z"), System: false, Upvote: true, Downvote: false, NoteableID: 377, NoteableType: "Issue"}, events[2].Note)
-	assertEqual(t, "commented on", events[2].ActionName)
+	assert.Equal(t, "commented on", events[2].ActionName)
 }
 
 // TestProjectRunnerAndBranchParamsUnit checks that create, create-for-user
@@ -180,19 +179,19 @@ func TestProjectRunnerAndBranchParamsUnit(t *testing.T) {
 	m.Reply(201, body)
 	p, _, err := c.Projects.Create(ctx, &CreateProjectOptions{Name: "site", SharedRunnersEnabled: Ptr(false)})
 	require.NoError(t, err)
-	assertEqual(t, form, m.assertCall("POST", "projects", url.Values{"name": {"site"}, "shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
+	assert.Equal(t, form, m.assertCall("POST", "projects", url.Values{"name": {"site"}, "shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
 	assert.False(t, p.SharedRunnersEnabled)
 
 	m.Reply(201, body)
 	p, _, err = c.Projects.CreateForUser(ctx, 7, &CreateProjectOptions{Name: "site", SharedRunnersEnabled: Ptr(true), DefaultBranch: Ptr("develop")})
 	require.NoError(t, err)
-	assertEqual(t, form, m.assertCall("POST", "projects/user/7", url.Values{"name": {"site"}, "shared_runners_enabled": {"true"}, "default_branch": {"develop"}}).Header.Get("Content-Type"))
-	assertEqual(t, "develop", p.DefaultBranch)
+	assert.Equal(t, form, m.assertCall("POST", "projects/user/7", url.Values{"name": {"site"}, "shared_runners_enabled": {"true"}, "default_branch": {"develop"}}).Header.Get("Content-Type"))
+	assert.Equal(t, "develop", p.DefaultBranch)
 
 	m.Reply(200, body)
 	_, _, err = c.Projects.Update(ctx, "g/my.site", &UpdateProjectOptions{SharedRunnersEnabled: Ptr(false)})
 	require.NoError(t, err)
-	assertEqual(t, form, m.assertCall("PUT", "projects/g%2Fmy%2Esite", url.Values{"shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
+	assert.Equal(t, form, m.assertCall("PUT", "projects/g%2Fmy%2Esite", url.Values{"shared_runners_enabled": {"false"}}).Header.Get("Content-Type"))
 
 	m.Reply(400, `{"message":{"default_branch":["does not exist"]}}`)
 	_, _, err = c.Projects.CreateForUser(ctx, 7, &CreateProjectOptions{Name: "site", DefaultBranch: Ptr("nope")})
@@ -210,11 +209,11 @@ func TestProjectRunnerAndBranchParamsAgainstFake(t *testing.T) {
 
 	p, _, err := c.Projects.Create(ctx, &CreateProjectOptions{Name: "Runners Off", SharedRunnersEnabled: Ptr(false)})
 	require.NoError(t, err)
-	assertEqual(t, "Runners Off", p.Name)
+	assert.Equal(t, "Runners Off", p.Name)
 	given, _, err := c.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Given", SharedRunnersEnabled: Ptr(false),
 		DefaultBranch: Ptr("master")})
 	require.NoError(t, err)
-	assertEqual(t, bob.ID, given.Owner.ID)
+	assert.Equal(t, bob.ID, given.Owner.ID)
 	upd, _, err := c.Projects.Update(ctx, p.ID, &UpdateProjectOptions{SharedRunnersEnabled: Ptr(true)})
 	require.NoError(t, err)
 	assert.True(t, upd.SharedRunnersEnabled)
@@ -225,11 +224,11 @@ func TestUploadFileUnit(t *testing.T) {
 	m.Reply(201, `{"alt": "dk", "url": "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", "is_image": true, "markdown": "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}`)
 	f, _, err := c.Projects.UploadFile(context.Background(), "g/p", strings.NewReader("PNG bytes"), "dk.png")
 	require.NoError(t, err)
-	assertEqual(t, &ProjectFile{Alt: "dk", URL: "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", IsImage: true,
+	assert.Equal(t, &ProjectFile{Alt: "dk", URL: "/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png", IsImage: true,
 		Markdown: "![dk](/uploads/66dbcd21ec5d24ed6ea225176098d52b/dk.png)"}, f)
 	rec := m.Last()
-	assertEqual(t, "/api/v3/projects/g%2Fp/uploads", rec.Path)
-	assertEqual(t, testToken, rec.Header.Get("PRIVATE-TOKEN"))
+	assert.Equal(t, "/api/v3/projects/g%2Fp/uploads", rec.Path)
+	assert.Equal(t, testToken, rec.Header.Get("PRIVATE-TOKEN"))
 	assert.True(t, strings.HasPrefix(rec.Header.Get("Content-Type"), "multipart/form-data; boundary="))
 	assert.Contains(t, string(rec.Body), `Content-Disposition: form-data; name="file"; filename="dk.png"`)
 	assert.Contains(t, string(rec.Body), "PNG bytes")
@@ -254,17 +253,17 @@ func TestProjectsAgainstFake(t *testing.T) {
 
 	p, _, err := ac.Projects.Create(ctx, &CreateProjectOptions{Name: "My Site", Path: Ptr("my.site"), Description: Ptr("docs"), WikiEnabled: Ptr(false)})
 	require.NoError(t, err)
-	assertEqual(t, "alice/my.site", p.PathWithNamespace)
-	assertEqual(t, PrivateVisibility, p.VisibilityLevel)
+	assert.Equal(t, "alice/my.site", p.PathWithNamespace)
+	assert.Equal(t, PrivateVisibility, p.VisibilityLevel)
 	assert.False(t, p.WikiEnabled)
 	assert.NotEmpty(t, p.RunnersToken, "the owner sees the runners token")
-	assertEqual(t, "alice", p.Namespace.Path)
-	assertEqual(t, alice.ID, p.Owner.ID)
-	assertEqual(t, OwnerAccess, p.Permissions.ProjectAccess.AccessLevel)
+	assert.Equal(t, "alice", p.Namespace.Path)
+	assert.Equal(t, alice.ID, p.Owner.ID)
+	assert.Equal(t, OwnerAccess, p.Permissions.ProjectAccess.AccessLevel)
 
 	got, _, err := ac.Projects.Get(ctx, "alice/my.site")
 	require.NoError(t, err, "a dotted path is escaped, so the server does not read .site as a format")
-	assertEqual(t, p.ID, got.ID)
+	assert.Equal(t, p.ID, got.ID)
 
 	_, _, err = bc.Projects.Get(ctx, p.ID)
 	assert.ErrorIs(t, err, ErrNotFound, "private projects are hidden from non-members")
@@ -275,42 +274,42 @@ func TestProjectsAgainstFake(t *testing.T) {
 
 	pub, _, err := bc.Projects.Create(ctx, &CreateProjectOptions{Name: "Public Thing", Public: Ptr(true)})
 	require.NoError(t, err)
-	assertEqual(t, PublicVisibility, pub.VisibilityLevel)
+	assert.Equal(t, PublicVisibility, pub.VisibilityLevel)
 	assert.Empty(t, func() string { p, _, _ := ac.Projects.Get(ctx, pub.ID); return p.RunnersToken }(), "non-owners never see the runners token")
 
 	list, resp, err := ac.Projects.List(ctx, nil)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []int{p.ID, pub.ID}, ids(list))
-	assertEqual(t, 2, resp.TotalItems)
+	assert.Equal(t, 2, resp.TotalItems)
 	list, _, err = bc.Projects.List(ctx, &ListProjectsOptions{Visibility: Ptr("public")})
 	require.NoError(t, err)
-	assertEqual(t, []int{pub.ID}, ids(list), "bob sees only what he can access")
+	assert.Equal(t, []int{pub.ID}, ids(list), "bob sees only what he can access")
 	list, _, err = ac.Projects.ListOwned(ctx, nil)
 	require.NoError(t, err)
-	assertEqual(t, []int{p.ID}, ids(list))
+	assert.Equal(t, []int{p.ID}, ids(list))
 	_, _, err = ac.Projects.ListEvery(ctx, nil)
 	assert.ErrorIs(t, err, ErrForbidden)
 	list, _, err = c.Projects.ListEvery(ctx, &ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)})
 	require.NoError(t, err)
-	assertEqual(t, []string{"My Site", "Public Thing"}, names(list))
+	assert.Equal(t, []string{"My Site", "Public Thing"}, names(list))
 	list, _, err = ac.Projects.Search(ctx, "thing", nil)
 	require.NoError(t, err)
-	assertEqual(t, []int{pub.ID}, ids(list))
+	assert.Equal(t, []int{pub.ID}, ids(list))
 	_, _, err = c.Projects.List(ctx, &ListProjectsOptions{OrderBy: Ptr[ProjectOrderBy]("nonsense")})
 	assert.ErrorIs(t, err, ErrBadRequest)
 
 	// Star twice, unstar twice.
 	starred, _, err := ac.Projects.Star(ctx, pub.ID)
 	require.NoError(t, err)
-	assertEqual(t, 1, starred.StarCount)
+	assert.Equal(t, 1, starred.StarCount)
 	_, _, err = ac.Projects.Star(ctx, pub.ID)
 	assert.ErrorIs(t, err, ErrNotModified)
 	list, _, err = ac.Projects.ListStarred(ctx, nil)
 	require.NoError(t, err)
-	assertEqual(t, []int{pub.ID}, ids(list))
+	assert.Equal(t, []int{pub.ID}, ids(list))
 	unstarred, _, err := ac.Projects.Unstar(ctx, pub.ID)
 	require.NoError(t, err)
-	assertEqual(t, 0, unstarred.StarCount)
+	assert.Equal(t, 0, unstarred.StarCount)
 	_, _, err = ac.Projects.Unstar(ctx, pub.ID)
 	assert.ErrorIs(t, err, ErrNotModified)
 
@@ -324,7 +323,7 @@ func TestProjectsAgainstFake(t *testing.T) {
 	}
 	list, _, err = bc.Projects.List(ctx, &ListProjectsOptions{Archived: Ptr(true)})
 	require.NoError(t, err)
-	assertEqual(t, []int{pub.ID}, ids(list))
+	assert.Equal(t, []int{pub.ID}, ids(list))
 	for i := 0; i < 2; i++ {
 		a, _, err := bc.Projects.Unarchive(ctx, pub.ID)
 		require.NoError(t, err)
@@ -334,14 +333,14 @@ func TestProjectsAgainstFake(t *testing.T) {
 	// Update, fork, fork relations.
 	upd, _, err := ac.Projects.Update(ctx, p.ID, &UpdateProjectOptions{Description: Ptr("new"), VisibilityLevel: Ptr(InternalVisibility)})
 	require.NoError(t, err)
-	assertEqual(t, Ptr("new"), upd.Description)
-	assertEqual(t, InternalVisibility, upd.VisibilityLevel)
+	assert.Equal(t, Ptr("new"), upd.Description)
+	assert.Equal(t, InternalVisibility, upd.VisibilityLevel)
 	_, _, err = bc.Projects.Update(ctx, p.ID, &UpdateProjectOptions{Description: Ptr("hijack")})
 	assert.ErrorIs(t, err, ErrForbidden)
 	fork, _, err := bc.Projects.Fork(ctx, p.ID)
 	require.NoError(t, err)
-	assertEqual(t, "bob/my.site", fork.PathWithNamespace)
-	assertEqual(t, p.ID, fork.ForkedFromProject.ID)
+	assert.Equal(t, "bob/my.site", fork.PathWithNamespace)
+	assert.Equal(t, p.ID, fork.ForkedFromProject.ID)
 	_, _, err = bc.Projects.Fork(ctx, p.ID)
 	assert.ErrorIs(t, err, ErrConflict)
 	_, _, err = bc.Projects.Fork(ctx, 999999)
@@ -353,8 +352,8 @@ func TestProjectsAgainstFake(t *testing.T) {
 	rel, resp, err := c.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
 	require.NoError(t, err)
 	assert.Equal(t, 201, resp.StatusCode)
-	assertEqual(t, p.ID, rel.ForkedFromProjectID)
-	assertEqual(t, fork.ID, rel.ForkedToProjectID)
+	assert.Equal(t, p.ID, rel.ForkedFromProjectID)
+	assert.Equal(t, fork.ID, rel.ForkedToProjectID)
 	assert.NotZero(t, rel.ID)
 	assert.NotEqual(t, fork.ID, rel.ID, "the link's id is its own")
 	assert.NotNil(t, rel.CreatedAt)
@@ -362,7 +361,7 @@ func TestProjectsAgainstFake(t *testing.T) {
 	assert.Empty(t, rel.Extra)
 	again, _, err := c.Projects.Get(ctx, fork.ID)
 	require.NoError(t, err)
-	assertEqual(t, p.ID, again.ForkedFromProject.ID)
+	assert.Equal(t, p.ID, again.ForkedFromProject.ID)
 	_, _, err = c.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
 	assert.ErrorIs(t, err, ErrConflict)
 	_, _, err = bc.Projects.CreateForkRelation(ctx, fork.ID, p.ID)
@@ -371,7 +370,7 @@ func TestProjectsAgainstFake(t *testing.T) {
 	// Admin creates for a user.
 	forCarol, _, err := c.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Given"})
 	require.NoError(t, err)
-	assertEqual(t, bob.ID, forCarol.Owner.ID)
+	assert.Equal(t, bob.ID, forCarol.Owner.ID)
 	_, _, err = ac.Projects.CreateForUser(ctx, bob.ID, &CreateProjectOptions{Name: "Nope"})
 	assert.ErrorIs(t, err, ErrForbidden)
 
@@ -380,10 +379,10 @@ func TestProjectsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	share, _, err := ac.Projects.Share(ctx, p.ID, &ShareProjectOptions{GroupID: g.ID, GroupAccess: ReporterAccess})
 	require.NoError(t, err)
-	assertEqual(t, g.ID, share.GroupID)
+	assert.Equal(t, g.ID, share.GroupID)
 	shared, _, err := ac.Projects.Get(ctx, p.ID)
 	require.NoError(t, err)
-	assertEqual(t, []*SharedGroup{{GroupID: g.ID, GroupName: "Docs", GroupAccessLevel: ReporterAccess}}, shared.SharedWithGroups)
+	assert.Equal(t, []*SharedGroup{{GroupID: g.ID, GroupName: "Docs", GroupAccessLevel: ReporterAccess}}, shared.SharedWithGroups)
 	_, _, err = ac.Projects.Share(ctx, p.ID, &ShareProjectOptions{GroupID: g.ID, GroupAccess: 99})
 	assert.ErrorIs(t, err, ErrConflict)
 
@@ -391,8 +390,8 @@ func TestProjectsAgainstFake(t *testing.T) {
 	events, _, err := ac.Projects.ListEvents(ctx, p.ID, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, events)
-	assertEqual(t, "updated", events[0].ActionName)
-	assertEqual(t, "created", events[len(events)-1].ActionName)
+	assert.Equal(t, "updated", events[0].ActionName)
+	assert.Equal(t, "created", events[len(events)-1].ActionName)
 
 	// Delete.
 	_, err = bc.Projects.Delete(ctx, p.ID)
@@ -411,7 +410,7 @@ func TestUploadFileAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, f.IsImage)
 	assert.True(t, strings.HasPrefix(f.URL, "/uploads/"))
-	assertEqual(t, "["+"notes.txt"+"]("+f.URL+")", f.Markdown)
+	assert.Equal(t, "["+"notes.txt"+"]("+f.URL+")", f.Markdown)
 	img, _, err := c.Projects.UploadFile(ctx, pid, strings.NewReader("GIF89a"), "dk.gif")
 	require.NoError(t, err)
 	assert.True(t, img.IsImage)
@@ -445,7 +444,7 @@ func TestProjectIteratorsAgainstFake(t *testing.T) {
 			require.NoError(t, err)
 			n++
 		}
-		assertEqual(t, 230, n)
+		assert.Equal(t, 230, n)
 	}
 	for _, err := range c.Projects.AllStarred(ctx, nil) {
 		require.NoError(t, err)
@@ -484,7 +483,7 @@ func TestCreateForkRelationUnit(t *testing.T) {
 	rel, _, err := c.Projects.CreateForkRelation(context.Background(), "diaspora/my.site", 9)
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/diaspora%2Fmy%2Esite/fork/9", nil)
-	assertEqual(t, &ForkRelation{ID: 3, ForkedToProjectID: 12, ForkedFromProjectID: 9,
+	assert.Equal(t, &ForkRelation{ID: 3, ForkedToProjectID: 12, ForkedFromProjectID: 9,
 		CreatedAt: ts("2016-06-21T09:14:07.000Z"), UpdatedAt: ts("2016-06-21T09:14:07Z")}, rel)
 	m.Reply(409, `{"message": "409 Project already forked"}`)
 	_, _, err = c.Projects.CreateForkRelation(context.Background(), 12, 9)

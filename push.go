@@ -1,6 +1,6 @@
 package collab
 
-import ()
+import "encoding/json"
 
 // PushData is what the server records about a push: the data of a "pushed
 // to" project event, and the body of the Push Hook and Tag Push Hook
@@ -37,7 +37,7 @@ type PushData struct {
 	Repository *HookRepository `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // HookProject is the project as webhooks describe it.
@@ -60,7 +60,7 @@ type HookProject struct {
 	HTTPURL  string `json:"http_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // HookRepository is the older, smaller description of a project. Issue,
@@ -76,7 +76,7 @@ type HookRepository struct {
 	VisibilityLevel VisibilityLevel `json:"visibility_level,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // PushCommit is a commit as pushes, merge requests and commit notes describe
@@ -93,7 +93,7 @@ type PushCommit struct {
 	Removed   []string      `json:"removed,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // CommitAuthor is the author of a pushed commit.
@@ -102,5 +102,5 @@ type CommitAuthor struct {
 	Email string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }

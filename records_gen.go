@@ -8,390 +8,390 @@ import "github.com/collabsvc/collab/internal/jsonkeep"
 // not fit its field by its path, after decoding the rest.
 func (a *AccessInfo) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
 
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (a AccessInfo) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (a *ApplicationSettings) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
 
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (a ApplicationSettings) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (a *ArtifactsFile) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
 
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (a ArtifactsFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (a *AwardEmoji) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
 
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (a AwardEmoji) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *Branch) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b Branch) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *BranchCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b BranchCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *BuildCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *BuildRunner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *BuildUser) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b BuildUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (c *Change) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
 
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (c Change) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (c *CommitAuthor) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
 
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (c CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (c *CommitParent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
 
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (c CommitParent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (c *CompoundMetrics) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
 
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (c CompoundMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (d *DeletedLabel) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, d) }
 
-// MarshalJSON writes the keys d was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (d DeletedLabel) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (e *EventPerson) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, e) }
 
-// MarshalJSON writes the keys e was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (e EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&e) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (f *ForkRelation) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, f) }
 
-// MarshalJSON writes the keys f was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (f ForkRelation) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (f *ForkedFromProject) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, f) }
 
-// MarshalJSON writes the keys f was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (f ForkedFromProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (g *Group) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, g) }
 
-// MarshalJSON writes the keys g was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (g Group) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&g) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (h *HookProject) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, h) }
 
-// MarshalJSON writes the keys h was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (h HookProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (h *HookRepository) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, h) }
 
-// MarshalJSON writes the keys h was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (h HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (i *Identity) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
 
-// MarshalJSON writes the keys i was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (i Identity) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (i *Issue) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
 
-// MarshalJSON writes the keys i was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (i Issue) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (j *JobCounts) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, j) }
 
-// MarshalJSON writes the keys j was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (j JobCounts) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (j *JobProcess) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, j) }
 
-// MarshalJSON writes the keys j was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (j JobProcess) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (j *JobStats) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, j) }
 
-// MarshalJSON writes the keys j was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (j JobStats) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (l *Label) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, l) }
 
-// MarshalJSON writes the keys l was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (l Label) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&l) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (m *Member) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
 
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (m Member) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (m *MergeRequest) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
 
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (m MergeRequest) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (m *MergeRequestCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
 
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (m MergeRequestCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (m *Milestone) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
 
-// MarshalJSON writes the keys m was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (m Milestone) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (n *NamespaceAvatar) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
 
-// MarshalJSON writes the keys n was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (n NamespaceAvatar) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (n *Note) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
 
-// MarshalJSON writes the keys n was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (n Note) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *Permissions) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p Permissions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProcessMetrics) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProcessMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *Project) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p Project) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProjectEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProjectFile) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProjectHook) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectHook) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProjectNamespace) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectNamespace) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProjectOwner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectOwner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *ProjectShare) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectShare) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *PushCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (p *PushData) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
 
-// MarshalJSON writes the keys p was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (p PushData) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (q *QueueMetric) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, q) }
 
-// MarshalJSON writes the keys q was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (q QueueMetric) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (q *QueueMetrics) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, q) }
 
-// MarshalJSON writes the keys q was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (q QueueMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (s *SharedGroup) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, s) }
 
-// MarshalJSON writes the keys s was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (s SharedGroup) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (u *User) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u) }
 
-// MarshalJSON writes the keys u was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (u *UserDetails) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u) }
 
-// MarshalJSON writes the keys u was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (u UserDetails) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }

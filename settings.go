@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -40,7 +41,7 @@ type ApplicationSettings struct {
 	RepositoryStorage                 string   `json:"repository_storage"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // UpdateSettingsOptions are the parameters of Update; nil fields are unchanged.

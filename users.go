@@ -56,7 +56,7 @@ type UserDetails struct {
 	PrivateToken Secret `json:"private_token"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Identity is an account at an external sign-in provider linked to a user.
@@ -65,7 +65,7 @@ type Identity struct {
 	ExternUID string `json:"extern_uid"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // redacted is what a Secret shows instead of its value.

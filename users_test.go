@@ -44,14 +44,14 @@ func TestUsersUnit(t *testing.T) {
 	m.assertCall("GET", "user", nil)
 	want := wantAdminDetails()
 	want.PrivateToken = Secret{fixtureToken}
-	assertEqual(t, &want, me)
+	assert.Equal(t, &want, me)
 	assert.Equal(t, fixtureToken, me.PrivateToken.Reveal())
 
 	m.Reply(200, "["+string(body)+"]")
 	list, _, err := c.Users.List(ctx, &ListUsersOptions{ListOptions: ListOptions{Page: 2}, Username: Ptr("root"), Search: Ptr("adm"), Active: true})
 	require.NoError(t, err)
 	m.assertCall("GET", "users", url.Values{"page": {"2"}, "username": {"root"}, "search": {"adm"}, "active": {"true"}})
-	assertEqual(t, []*UserDetails{&want}, list)
+	assert.Equal(t, []*UserDetails{&want}, list)
 	assert.Empty(t, list[0].Extra, "a private_token in any user record is a field, never kept in Extra")
 
 	m.Reply(200, `[]`)
@@ -62,7 +62,7 @@ func TestUsersUnit(t *testing.T) {
 	m.Reply(200, `[{"id": 7, "name": "Bob", "username": "bob", "state": "blocked", "avatar_url": null, "web_url": "u"}]`)
 	for u, err := range c.Users.All(ctx, nil) {
 		require.NoError(t, err)
-		assertEqual(t, &UserDetails{User: User{ID: 7, Name: "Bob", Username: "bob", State: UserBlocked, WebURL: "u"}}, u)
+		assert.Equal(t, &UserDetails{User: User{ID: 7, Name: "Bob", Username: "bob", State: UserBlocked, WebURL: "u"}}, u)
 	}
 	m.assertCall("GET", "users", url.Values{"page": {"1"}, "per_page": {"100"}})
 

@@ -8,6 +8,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -259,30 +259,40 @@ func BenchmarkProjectsGet(b *testing.B) { runCase(b, cases[0]) }
 
 func BenchmarkIssuesList(b *testing.B) { runCase(b, cases[1]) }
 
-// BenchmarkDecodeIssuePage decodes the page of issues from memory: as the
-// SDK does (sdk), with json.Unmarshal into the SDK's records (sdk-types) and
-// into the floor's types (floor). What the types and the decoder cost
-// without any HTTP.
+// BenchmarkDecodeIssuePage decodes the page of issues from memory, with no
+// network: through the SDK's client (sdk), and by hand with json.Unmarshal
+// into the SDK's records (sdk-types) and into the floor's types (floor),
+// each over a transport that answers from memory. What the types and the
+// decoder cost without a server.
 func BenchmarkDecodeIssuePage(b *testing.B) {
-	page := issuePage()
-	for _, t := range []struct {
-		name   string
-		typ    reflect.Type
-		decode func([]byte, any) error
-	}{
-		{"sdk", cases[1].record, jsonkeep.Unmarshal},
-		{"sdk-types", cases[1].record, json.Unmarshal},
-		{"floor", floorOf(cases[1].record), json.Unmarshal},
+	hc := &http.Client{Transport: memTransport(issuePage())}
+	c, err := collab.NewClient("http://memory", collab.WithPrivateToken(token), collab.WithHTTPClient(hc))
+	require.NoError(b, err)
+	bc := cases[1]
+	for _, side := range []side{
+		{"sdk", func(ctx context.Context) error { return bc.sdk(ctx, c) }},
+		{"sdk-types", bc.raw(hc, "http://memory", bc.record, rawGetWhole)},
+		{"floor", bc.raw(hc, "http://memory", floorOf(bc.record), rawGetWhole)},
 	} {
-		b.Run(t.name, func(b *testing.B) {
+		b.Run(side.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if err := t.decode(page, reflect.New(t.typ).Interface()); err != nil {
+				if err := side.call(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// memTransport answers every request with body, as JSON.
+type memTransport []byte
+
+func (body memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{
+		StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+	}, nil
 }
 
 // maxAllocRatio is how many allocations the SDK may make per call for each

@@ -36,7 +36,7 @@ type Build struct {
 	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // LogValue logs a build by its identity only: never its token, its
@@ -73,7 +73,7 @@ type DependentBuild struct {
 	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Variable is a build variable. Values of variables that are not Public are
@@ -84,7 +84,7 @@ type Variable struct {
 	Public bool   `json:"public"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Format prints the variable with its value redacted unless it is public.
@@ -119,7 +119,7 @@ type BuildOptions struct {
 	AfterScript  []string          `json:"after_script,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ArtifactsOptions says which files to collect as artifacts and when.
@@ -131,7 +131,7 @@ type ArtifactsOptions struct {
 	ExpireIn  string   `json:"expire_in,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // CacheOptions says which files to keep between builds.
@@ -141,12 +141,13 @@ type CacheOptions struct {
 	Paths     []string `json:"paths,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // UnmarshalJSON never fails on the content of an option: a value whose shape
-// differs from the typed field is kept in Extra. A value that is not an
-// object (null, say) gives empty options.
+// differs from the typed field is kept in Extra, as it is when the options
+// are read as part of a Build. A value that is not an object (null, say)
+// gives empty options.
 func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 	err := jsonkeep.Decode(b, o)
 	var kept jsonkeep.Errors

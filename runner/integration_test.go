@@ -9,7 +9,6 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
-	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +46,7 @@ func TestRunnerLoop(t *testing.T) {
 	assert.Equal(t, srv.ProjectRunnersToken(pid), string(b.Token))
 	assert.Contains(t, string(b.RepoURL), "widget-factory.git")
 	assert.NotContains(t, b.RepoURL.String(), string(b.Token))
-	assert.Contains(t, jsonkeeptest.Forgotten(b.Variables), Variable{Key: "DB_PASSWORD", Value: "hunter2", Public: false})
+	assert.Contains(t, b.Variables, Variable{Key: "DB_PASSWORD", Value: "hunter2", Public: false})
 	status, runnerID := srv.BuildStatus(b.ID)
 	assert.Equal(t, "running", status)
 	assert.Equal(t, rid, runnerID)
@@ -77,7 +76,7 @@ func TestRunnerLoop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, b.ID, ub.ID)
 	require.NotNil(t, ub.ArtifactsFile)
-	assert.Equal(t, collab.ArtifactsFile{Filename: "artifacts.zip", Size: int64(len(zip))}, jsonkeeptest.Forgotten(*ub.ArtifactsFile))
+	assert.Equal(t, collab.ArtifactsFile{Filename: "artifacts.zip", Size: int64(len(zip))}, *ub.ArtifactsFile)
 	assert.Equal(t, b.Name, ub.Name)
 	assert.Equal(t, b.SHA, ub.SHA, "the answer is the runner's build record")
 	assert.Equal(t, b.Commands, ub.Commands)

@@ -8,50 +8,50 @@ import "github.com/collabsvc/collab/internal/jsonkeep"
 // not fit its field by its path, after decoding the rest.
 func (a *ArtifactsOptions) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
 
-// MarshalJSON writes the keys a was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (a ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// MarshalJSON writes the keys b was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (b BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (c *CacheOptions) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
 
-// MarshalJSON writes the keys c was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (c CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (d *DependentBuild) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, d) }
 
-// MarshalJSON writes the keys d was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (d DependentBuild) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (r *Registration) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, r) }
 
-// MarshalJSON writes the keys r was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r) }
 
 // UnmarshalJSON keeps unknown keys in Extra and reports a value that does
 // not fit its field by its path, after decoding the rest.
 func (v *Variable) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, v) }
 
-// MarshalJSON writes the keys v was decoded from and the fields set since,
-// or every field of a value built in code.
+// MarshalJSON writes every field, under its alias too when it has one,
+// and the keys kept in Extra: equal values write the same JSON.
 func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -54,7 +55,7 @@ type Registration struct {
 	Token Token `json:"token"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // RegisterRunner registers a new runner with a registration token: the

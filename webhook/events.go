@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/collabsvc/collab"
@@ -29,7 +30,7 @@ type User struct {
 	AvatarURL *string `json:"avatar_url"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // PushEvent is a push to a branch (Push Hook). It is the same record as the
@@ -91,7 +92,7 @@ type IssueEvent struct {
 	Assignee *User `json:"assignee,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // IssueAttributes is the issue record of an issue event, and the issue a
@@ -119,7 +120,7 @@ type IssueAttributes struct {
 	Action       IssueAction       `json:"action,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // MergeRequestEvent is a merge request opened, updated, closed, reopened or
@@ -135,7 +136,7 @@ type MergeRequestEvent struct {
 	Assignee *User `json:"assignee,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // MergeRequestAttributes is the merge request record of a merge request
@@ -174,7 +175,7 @@ type MergeRequestAttributes struct {
 	Action                   MergeRequestAction       `json:"action,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // MergeParams are the merge options of a merge request, such as
@@ -199,7 +200,7 @@ type NoteEvent struct {
 	Snippet      *Snippet                `json:"snippet,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // The noteable types of NoteAttributes.NoteableType.
@@ -234,7 +235,7 @@ type NoteAttributes struct {
 	URL              string        `json:"url"` // the target's URL with #note_<id>
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // StDiff is the diff a line comment was made on.
@@ -249,7 +250,7 @@ type StDiff struct {
 	DeletedFile bool   `json:"deleted_file"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // NotePosition is where a diff comment sits.
@@ -263,7 +264,7 @@ type NotePosition struct {
 	HeadSHA  string `json:"head_sha"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Snippet is the project snippet a note is about.
@@ -280,7 +281,7 @@ type Snippet struct {
 	UpdatedAt       *collab.Time           `json:"updated_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BuildEvent is a CI build created, started or finished (Build Hook). A
@@ -306,7 +307,7 @@ type BuildEvent struct {
 	Repository        *Repository        `json:"repository"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // BuildEventUser is who triggered a build; every field is nil when nobody
@@ -317,7 +318,7 @@ type BuildEventUser struct {
 	Email *string `json:"email"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Pipeline is the pipeline a build belongs to, sent under the key "commit".
@@ -333,7 +334,7 @@ type Pipeline struct {
 	FinishedAt  *collab.Time        `json:"finished_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // WikiPageEvent is a wiki page created or edited (Wiki Page Hook).
@@ -345,7 +346,7 @@ type WikiPageEvent struct {
 	ObjectAttributes *WikiPageAttributes `json:"object_attributes"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Wiki is the wiki repository of a project.
@@ -357,7 +358,7 @@ type Wiki struct {
 	DefaultBranch     string `json:"default_branch"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // WikiPageAttributes is the page of a wiki page event.
@@ -371,7 +372,7 @@ type WikiPageAttributes struct {
 	Action  WikiPageAction `json:"action"`
 
 	// Extra holds the keys this package does not know, verbatim.
-	collab.Extras
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // RawEvent is an event of a kind this package does not know, such as the

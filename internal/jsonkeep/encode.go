@@ -7,16 +7,17 @@ import (
 	"slices"
 )
 
-// Encode writes the struct v points to as a JSON object. A value built in
-// code writes every field (omitempty ones only when set). A decoded value
-// writes the fields that were present or are no longer zero. A zero field
-// whose key is in Extra (a null, or a value that did not fit) writes the
-// Extra value; the other extra keys follow in sorted order.
+// Encode writes the struct v points to as a JSON object, from its value
+// alone: equal values write the same bytes, however they were made. Every
+// field is written (omitempty is ignored, so that a key that arrived as null
+// or 0 is written back), under its name and under its alias too, when it
+// has one. A zero field whose key is in Extra (a null, or a value that did
+// not fit) writes the Extra value instead; the other extra keys follow in
+// sorted order.
 func Encode(v any) ([]byte, error) {
 	rv := reflect.Indirect(reflect.ValueOf(v))
 	c := codecOf(rv.Type())
-	e := encoder{buf: make([]byte, 0, 256)}
-	e.extra, e.keys = c.kept(rv)
+	e := encoder{buf: make([]byte, 0, 256), extra: c.extraOf(rv)}
 	e.buf = append(e.buf, '{')
 	if len(e.extra) > 0 {
 		e.written = make(map[string]bool, len(c.fields))
@@ -34,31 +35,21 @@ func Encode(v any) ([]byte, error) {
 type encoder struct {
 	buf     []byte
 	extra   map[string]json.RawMessage
-	keys    keySet
 	written map[string]bool // the fields that replace a kept value
 }
 
-// field writes f, whose value is fv, when the struct holds it.
+// field writes f, whose value is fv, unless Extra holds its value.
 func (e *encoder) field(f *field, fv reflect.Value) error {
-	zero := fv.IsZero()
-	if zero && f.keptIn(e.extra) {
-		return nil
-	}
-	named, aliased := e.keys.has(f.bit)
-	if e.keys.decoded && !named && !aliased && zero || !e.keys.decoded && f.omitEmpty && zero {
+	if fv.IsZero() && f.keptIn(e.extra) {
 		return nil
 	}
 	b, err := json.Marshal(fv.Interface())
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.name, err)
 	}
-	// A key read under its alias is written back under it, and under the
-	// name too when the object carried both.
-	if named || !aliased {
-		e.buf = appendKey(e.buf, f.name)
-		e.buf = append(e.buf, b...)
-	}
-	if aliased {
+	e.buf = appendKey(e.buf, f.name)
+	e.buf = append(e.buf, b...)
+	if f.alias != "" {
 		e.buf = appendKey(e.buf, f.alias)
 		e.buf = append(e.buf, b...)
 	}

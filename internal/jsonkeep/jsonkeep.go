@@ -46,69 +46,10 @@ import (
 	"unicode/utf8"
 )
 
-// Keep is embedded in a record. Extra holds the keys the record's type does
-// not know, verbatim, and the values that did not fit their fields; the
-// unexported part remembers which known keys the record was decoded from,
-// so that encoding it writes back those keys and the fields set since. The
-// zero value is a record built in code: every field is written.
-//
-// Keep has no methods, so that none is promoted into the records.
-type Keep struct {
-	Extra map[string]json.RawMessage `json:"-"`
-	keys  keySet
-}
-
-// keySet records which known keys a decoded object carried, and which of
-// them came under their alias. The zero value means the value was built in
-// code, and every field is written.
-type keySet struct {
-	decoded      bool
-	set, aliased uint64    // fields 0 to 63: present under the name, under the alias
-	more         *moreKeys // fields 64 and up, for large types only
-}
-
-type moreKeys struct{ set, aliased []uint64 }
-
-// mark records field i as present, under its alias or its name.
-func (f *keySet) mark(i int, alias bool) {
-	if i < 64 {
-		if alias {
-			f.aliased |= 1 << i
-		} else {
-			f.set |= 1 << i
-		}
-		return
-	}
-	if f.more == nil {
-		f.more = new(moreKeys)
-	}
-	w := &f.more.set
-	if alias {
-		w = &f.more.aliased
-	}
-	n := i/64 - 1
-	for len(*w) <= n {
-		*w = append(*w, 0)
-	}
-	(*w)[n] |= 1 << (i % 64)
-}
-
-// has reports whether field i was present under its name and under its alias.
-func (f *keySet) has(i int) (named, aliased bool) {
-	if i < 64 {
-		return f.set&(1<<i) != 0, f.aliased&(1<<i) != 0
-	}
-	if f.more == nil {
-		return false, false
-	}
-	n := i/64 - 1
-	bit := func(w []uint64) bool { return n < len(w) && w[n]&(1<<(i%64)) != 0 }
-	return bit(f.more.set), bit(f.more.aliased)
-}
-
 // FieldError is one value that could not be decoded into its field. The raw
 // value is kept among the object's extra keys, so nothing is lost. The
-// webhook package exports this type as webhook.FieldError.
+// root package exports a type of the same fields, collab.FieldError; As
+// converts to it.
 type FieldError struct {
 	Path  string // dotted path from the top of the payload, e.g. merge_request.last_commit.timestamp
 	Value string // the raw JSON value, shortened
@@ -151,7 +92,7 @@ func Decode(data []byte, v any) error {
 	return run(data, rv.Elem(), nil)
 }
 
-// Unmarshal decodes data into v. A record (a struct that embeds Keep),
+// Unmarshal decodes data into v. A record (a struct with an Extra field),
 // or a slice of records or of pointers to them, is decoded as Decode does,
 // in one pass over the whole of data; anything else is handed to
 // json.Unmarshal.
@@ -162,29 +103,39 @@ func Unmarshal(data []byte, v any) error {
 	}
 	t := rv.Elem().Type()
 	switch {
-	case keeps(t):
+	case isKept(t):
 		return run(data, rv.Elem(), nil)
-	case t.Kind() == reflect.Slice && (keeps(t.Elem()) || t.Elem().Kind() == reflect.Pointer && keeps(t.Elem().Elem())):
+	case t.Kind() == reflect.Slice && (isKept(t.Elem()) || t.Elem().Kind() == reflect.Pointer && isKept(t.Elem().Elem())):
 		return run(data, rv.Elem(), listDecoder(t))
 	}
 	return json.Unmarshal(data, v)
 }
 
-// keeps reports whether t is a struct that embeds Keep.
-func keeps(t reflect.Type) bool {
+// isKept reports whether t is a record that jsonkeep reads itself: a
+// struct with a field Extra map[string]json.RawMessage, not tagged
+// jsonkeep:"self" (a type whose own UnmarshalJSON does more).
+func isKept(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
-	for i := range t.NumField() {
-		if isKeep(t.Field(i)) {
-			return true
-		}
-	}
-	return false
+	sf, ok := t.FieldByName("Extra")
+	return ok && len(sf.Index) == 1 && sf.Type == extraType && sf.Tag.Get("jsonkeep") != "self"
 }
 
-// isKeep reports whether sf is a Keep that a decoder can set: exported.
-func isKeep(sf reflect.StructField) bool { return sf.Type == keepType && sf.IsExported() }
+// As returns errs as a list of *E, a struct type with the fields of
+// FieldError: the public error type of a package.
+func As[E ~struct {
+	Path  string
+	Value string
+	Err   error
+}](errs Errors) []*E {
+	out := make([]*E, len(errs))
+	for i, fe := range errs {
+		e := E(*fe)
+		out[i] = &e
+	}
+	return out
+}
 
 var lists sync.Map // reflect.Type -> decodeFunc
 

@@ -16,7 +16,6 @@ type object struct {
 	errs     *Errors
 	errStart int // errors from here on have paths relative to v
 	extra    map[string]json.RawMessage
-	keys     keySet
 }
 
 // decode reads an object into v, which is zeroed first. Values that do not
@@ -32,9 +31,9 @@ func (c *codec) decode(s *scanner, v reflect.Value, errs *Errors) {
 	}
 	defer func() { s.depth-- }()
 	v.SetZero()
-	o := object{c: c, s: s, v: v, errs: errs, errStart: len(*errs), keys: keySet{decoded: true}}
-	if o.members() {
-		c.store(v, o.extra, o.keys)
+	o := object{c: c, s: s, v: v, errs: errs, errStart: len(*errs)}
+	if o.members() && o.extra != nil {
+		v.Field(c.extra).Set(reflect.ValueOf(o.extra))
 	}
 }
 
@@ -124,7 +123,6 @@ func (o *object) field(f *field, key []byte) bool {
 	for _, fe := range (*errs)[mark:] {
 		fe.Path = join(f.name, fe.Path)
 	}
-	o.keys.mark(f.bit, string(key) != f.name)
 	if o.extra != nil {
 		delete(o.extra, string(key)) // a duplicate key: the last value wins
 	}
@@ -134,13 +132,27 @@ func (o *object) field(f *field, key []byte) bool {
 // keep stores a copy of raw under key, when the struct has an Extra: the
 // caller may reuse its buffer.
 func (o *object) keep(key, raw []byte) {
-	if o.c.keep < 0 && o.c.extra < 0 {
+	if o.c.extra < 0 {
 		return
 	}
 	if o.extra == nil {
 		o.extra = make(map[string]json.RawMessage, 2)
 	}
-	o.extra[string(key)] = bytes.Clone(raw)
+	o.extra[string(key)] = canonical(raw)
+}
+
+// canonical returns a copy of raw in the form json.Marshal gives the output
+// of a MarshalJSON method: compact, with <, >, & and the line separators
+// escaped in strings. A kept value then reads back the same after the
+// record is encoded, so that the round trip gives an equal record.
+func canonical(raw []byte) json.RawMessage {
+	if bytes.IndexAny(raw, " \t\n\r<>&") < 0 && !bytes.Contains(raw, lineSep) {
+		return bytes.Clone(raw)
+	}
+	var compact, escaped bytes.Buffer
+	_ = json.Compact(&compact, raw) // the scanner checked the syntax
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return escaped.Bytes()
 }
 
 // fieldError is err as a *FieldError, with the value raw when err is not
@@ -168,3 +180,6 @@ func dropStale(errs *Errors, from int, name string) {
 	clear((*errs)[len(kept):])
 	*errs = kept
 }
+
+// lineSep starts U+2028 and U+2029 in UTF-8.
+var lineSep = []byte("\xe2\x80")

@@ -7,6 +7,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,9 +19,8 @@ import (
 // outFile is the file genrecords writes in each package.
 const outFile = "records_gen.go"
 
-// embedName is the type a record embeds: collab.Extras, or Extras inside
-// the collab package.
-const embedName = "Extras"
+// extraType is the type of a record's Extra field, as written in source.
+const extraType = "map[string]json.RawMessage"
 
 // packageDirs lists the directories below root that hold Go files of the
 // module rooted there: not testdata, hidden directories, or nested modules.
@@ -75,7 +75,7 @@ func generate(dir string) ([]byte, error) {
 	return render(files[0].Name.Name, scan(files))
 }
 
-// record is a type that embeds Extras, and which of the JSON methods the
+// record is a struct with an Extra field, and which of the JSON methods the
 // package declares for it by hand.
 type record struct {
 	name                   string
@@ -106,7 +106,8 @@ func scan(files []*ast.File) []record {
 	return recs
 }
 
-// records returns the structs of a type declaration that embed Extras.
+// records returns the structs of a type declaration that have an Extra
+// field of type map[string]json.RawMessage.
 func records(d *ast.GenDecl) []record {
 	var recs []record
 	for _, spec := range d.Specs {
@@ -118,25 +119,16 @@ func records(d *ast.GenDecl) []record {
 		if !ok {
 			continue
 		}
-		for _, f := range st.Fields.List {
-			if len(f.Names) == 0 && isExtras(f.Type) {
-				recs = append(recs, record{name: ts.Name.Name})
-				break
-			}
+		if slices.ContainsFunc(st.Fields.List, isExtra) {
+			recs = append(recs, record{name: ts.Name.Name})
 		}
 	}
 	return recs
 }
 
-func isExtras(e ast.Expr) bool {
-	switch t := e.(type) {
-	case *ast.Ident:
-		return t.Name == embedName
-	case *ast.SelectorExpr:
-		x, ok := t.X.(*ast.Ident)
-		return ok && x.Name == "collab" && t.Sel.Name == embedName
-	}
-	return false
+// isExtra reports whether f is a record's Extra field.
+func isExtra(f *ast.Field) bool {
+	return len(f.Names) == 1 && f.Names[0].Name == "Extra" && types.ExprString(f.Type) == extraType
 }
 
 func receiverType(e ast.Expr) string {
@@ -166,9 +158,9 @@ func render(pkg string, recs []record) ([]byte, error) {
 		}
 		if !r.hasMarsh {
 			n++
-			fmt.Fprintf(&b, "\n// MarshalJSON writes the keys %s was decoded from and the fields set since,\n"+
-				"// or every field of a value built in code.\n"+
-				"func (%[1]s %s) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&%[1]s) }\n", v, r.name)
+			fmt.Fprintf(&b, "\n// MarshalJSON writes every field, under its alias too when it has one,\n"+
+				"// and the keys kept in Extra: equal values write the same JSON.\n"+
+				"func (%s %s) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&%[1]s) }\n", v, r.name)
 		}
 	}
 	if n == 0 {

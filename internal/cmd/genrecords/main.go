@@ -1,10 +1,10 @@
 // Command genrecords writes the JSON methods of the module's records.
 //
-// A record is a struct that embeds collab.Extras (an alias of
-// jsonkeep.Keep). Each one needs an UnmarshalJSON and a MarshalJSON that
-// hand it to jsonkeep; genrecords writes them into records_gen.go in every
-// package of the module that has records, leaving out a method the package
-// already declares by hand. Run it from the module root, through
+// A record is a struct with a field Extra map[string]json.RawMessage, for
+// the keys it has no field for. Each one needs an UnmarshalJSON and a
+// MarshalJSON that hand it to jsonkeep; genrecords writes them into
+// records_gen.go in every package of the module that has records, leaving
+// out a method the package already declares by hand. Run it from the module root, through
 //
 //	go generate .
 //

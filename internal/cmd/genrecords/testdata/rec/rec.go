@@ -1,22 +1,22 @@
 package rec
 
-import "github.com/collabsvc/collab"
+import "encoding/json"
 
 // Plain gets both methods.
 type Plain struct {
-	ID int `json:"id"`
-	collab.Extras
+	ID    int                        `json:"id"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Custom decodes itself: only MarshalJSON is generated.
 type Custom struct {
-	ID int `json:"id"`
-	collab.Extras
+	ID    int                        `json:"id"`
+	Extra map[string]json.RawMessage `json:"-" jsonkeep:"self"`
 }
 
 func (c *Custom) UnmarshalJSON(b []byte) error { return nil }
 
-// NotARecord has a plain Extra field and no Extras.
+// NotARecord has an Extra field of another type.
 type NotARecord struct {
 	Extra map[string]any
 }
