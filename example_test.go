@@ -368,7 +368,7 @@ func ExampleUsersService_Current() {
 		panic(err)
 	}
 	fmt.Println(me.Username, me.IsAdmin, me.PrivateToken) // the token never prints
-	// Output: root true [REDACTED]
+	// Output: root true [redacted]
 }
 
 func ExampleIssuesService_AddLabels() {

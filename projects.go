@@ -47,7 +47,7 @@ type Project struct {
 	Namespace                *ProjectNamespace  `json:"namespace"`
 	Permissions              *Permissions       `json:"permissions"`
 	AvatarURL                *string            `json:"avatar_url"`
-	RunnersToken             string             `json:"runners_token,omitempty"`
+	RunnersToken             Secret             `json:"runners_token,omitempty"`
 	ForkedFromProject        *ForkedFromProject `json:"forked_from_project"`
 	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
 

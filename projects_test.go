@@ -275,7 +275,7 @@ func TestProjectsAgainstFake(t *testing.T) {
 	pub, _, err := bc.Projects.Create(ctx, &CreateProjectOptions{Name: "Public Thing", Public: Ptr(true)})
 	require.NoError(t, err)
 	assert.Equal(t, PublicVisibility, pub.VisibilityLevel)
-	assert.Empty(t, func() string { p, _, _ := ac.Projects.Get(ctx, pub.ID); return p.RunnersToken }(), "non-owners never see the runners token")
+	assert.Empty(t, func() string { p, _, _ := ac.Projects.Get(ctx, pub.ID); return string(p.RunnersToken) }(), "non-owners never see the runners token")
 
 	list, resp, err := ac.Projects.List(ctx, nil)
 	require.NoError(t, err)

@@ -3,9 +3,7 @@ package collab
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
-	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -68,60 +66,6 @@ type Identity struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// redacted is what a Secret shows instead of its value.
-const redacted = "[REDACTED]"
-
-// Secret is a credential the API hands out. Printing it with any fmt verb,
-// String, GoString, encoding it as JSON or logging it with slog shows
-// "[REDACTED]"; only Reveal returns the value. The value is an unexported
-// field, so encoders that walk fields (encoding/xml, gob) see nothing.
-type Secret struct{ value string }
-
-// Reveal returns the secret's value. Keep it out of logs and error text.
-func (s Secret) Reveal() string { return s.value }
-
-// IsZero reports whether the secret is empty (the server sent none).
-func (s Secret) IsZero() bool { return s.value == "" }
-
-// String returns "[REDACTED]", or "" for an empty secret.
-func (s Secret) String() string {
-	if s.value == "" {
-		return ""
-	}
-	return redacted
-}
-
-// GoString is what %#v prints: the value stays hidden.
-func (s Secret) GoString() string { return fmt.Sprintf("collab.Secret(%q)", s.String()) }
-
-// Format prints String for every verb, so %x or %q cannot show the value.
-func (s Secret) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		_, _ = f.Write([]byte(s.GoString()))
-		return
-	}
-	_, _ = f.Write([]byte(s.String()))
-}
-
-// LogValue keeps the value out of slog output.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
-
-// MarshalJSON writes "[REDACTED]", or null for an empty secret.
-func (s Secret) MarshalJSON() ([]byte, error) {
-	if s.value == "" {
-		return []byte("null"), nil
-	}
-	return json.Marshal(redacted)
-}
-
-// UnmarshalJSON reads a JSON string; null leaves s empty.
-func (s *Secret) UnmarshalJSON(b []byte) error {
-	if isNull(b) {
-		return nil
-	}
-	return json.Unmarshal(b, &s.value)
-}
-
 // learnedSecrets holds the credentials the API handed to a client and its
 // copies, so that error text redacts them as it does the client's own token.
 type learnedSecrets struct {
@@ -169,7 +113,7 @@ func (s *UsersService) Current(ctx context.Context) (*UserDetails, *Response, er
 	var u *UserDetails
 	resp, err := send(ctx, s.client, http.MethodGet, route("user"), nil, &u)
 	if u != nil {
-		s.client.learned.add(u.PrivateToken.value) // even when the rest did not decode
+		s.client.learned.add(string(u.PrivateToken)) // even when the rest did not decode
 	}
 	if err != nil {
 		return nil, resp, err

@@ -20,7 +20,7 @@ type Build struct {
 	SHA               string                `json:"sha"`
 	Status            string                `json:"status"`
 	Name              string                `json:"name"`
-	Token             Token                 `json:"token"` // the build token: BUILD-TOKEN for traces and artifacts
+	Token             collab.Secret         `json:"token"` // the build token: BUILD-TOKEN for traces and artifacts
 	Stage             string                `json:"stage"`
 	ProjectID         int                   `json:"project_id"`
 	ProjectName       string                `json:"project_name"`
@@ -66,7 +66,7 @@ type DependentBuild struct {
 	SHA           string                `json:"sha"`
 	Status        string                `json:"status"`
 	Name          string                `json:"name"`
-	Token         Token                 `json:"token"`
+	Token         collab.Secret         `json:"token"`
 	Stage         string                `json:"stage"`
 	ProjectID     int                   `json:"project_id"`
 	ProjectName   string                `json:"project_name"`
@@ -156,25 +156,6 @@ func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
-
-// Token is a secret credential. It prints and logs as [redacted] with every
-// fmt verb and with slog; string(t) and JSON encoding keep the value.
-type Token string
-
-// String returns [redacted], never the token.
-func (t Token) String() string { return redacted }
-
-// GoString returns [redacted], never the token.
-func (t Token) GoString() string { return redacted }
-
-// Format writes [redacted] for every verb.
-func (t Token) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
-
-// LogValue logs [redacted].
-func (t Token) LogValue() slog.Value { return slog.StringValue(redacted) }
-
-// MarshalJSON keeps the value, so a Build can be saved and reloaded.
-func (t Token) MarshalJSON() ([]byte, error) { return json.Marshal(string(t)) }
 
 // RepoURL is the repository address to clone. Deployed servers embed the
 // build token in it (http://gitlab-ci-token:<token>@host/group/project.git),

@@ -103,7 +103,7 @@ func TestRunnerErrorsHideEveryToken(t *testing.T) {
 // as the same marker, the root package's.
 func TestOneMarker(t *testing.T) {
 	assert.Equal(t, "[redacted]", redacted)
-	assert.Equal(t, redacted, Token("t").String())
+	assert.Equal(t, redacted, collab.Secret("t").String())
 	assert.Equal(t, "{Key:K Value:[redacted] Public:false}", fmt.Sprint(Variable{Key: "K", Value: "v"}))
 	assert.Equal(t, "https://ci:[redacted]@h.example/g/p.git?private_token=[redacted]&x=1",
 		RepoURL("https://ci:pw@h.example/g/p.git?private_token=pt&x=1").String())

@@ -51,8 +51,8 @@ type infoOptions struct {
 // Registration is a new runner: its id and its runner token, the secret it
 // authenticates with from now on (it redacts itself when printed).
 type Registration struct {
-	ID    int   `json:"id"`
-	Token Token `json:"token"`
+	ID    int           `json:"id"`
+	Token collab.Secret `json:"token"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`

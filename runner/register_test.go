@@ -25,7 +25,7 @@ func TestRegisterRunner(t *testing.T) {
 		Info: &Info{Name: "runner-agent", Version: "1.4.2", Revision: "0fd4c2e", Platform: "linux", Architecture: "amd64"},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, &Registration{ID: 77, Token: Token(testRunnerToken)}, reg)
+	assert.Equal(t, &Registration{ID: 77, Token: collab.Secret(testRunnerToken)}, reg)
 	rec := m.assertCall(http.MethodPost, "runners/register", url.Values{
 		"token": {testRegistrationToken}, "description": {"ci-runner-3"}, "tag_list": {"docker,linux"},
 		"run_untagged": {"false"}, "locked": {"false"},

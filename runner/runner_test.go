@@ -67,7 +67,7 @@ func TestRequestBuild(t *testing.T) {
 	b.Options.Extra = nil
 	want := &Build{
 		ID: 1187, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "running",
-		Name: "rspec:unit", Token: Token(testBuildToken), Stage: "test", ProjectID: 42, ProjectName: "Widget Factory",
+		Name: "rspec:unit", Token: collab.Secret(testBuildToken), Stage: "test", ProjectID: 42, ProjectName: "Widget Factory",
 		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 1048576},
 		Commands:      "bundle install --deployment\nbundle exec rspec spec/unit",
 		RepoURL:       RepoURL("https://gitlab-ci-token:" + testBuildToken + "@collab.example.com/acme/widget-factory.git"),
@@ -87,10 +87,10 @@ func TestRequestBuild(t *testing.T) {
 		},
 		DependsOnBuilds: []DependentBuild{
 			{ID: 1185, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "build:gems",
-				Token: Token(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory",
+				Token: collab.Secret(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory",
 				ArtifactsFile: &collab.ArtifactsFile{Filename: "gems.zip", Size: 2048}},
 			{ID: 1186, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "lint",
-				Token: Token(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory"},
+				Token: collab.Secret(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory"},
 		},
 	}
 	assert.Equal(t, want, b)
@@ -190,7 +190,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%v", b.Variables), "{Key:CI Value:true Public:true}", "public values print")
 	assert.Equal(t, "https://gitlab-ci-token:[redacted]@collab.example.com/acme/widget-factory.git", b.RepoURL.String())
 	assert.Equal(t, redacted, RepoURL("http://[::1").String())
-	assert.Equal(t, redacted, b.Token.GoString())
+	assert.Equal(t, `"`+redacted+`"`, b.Token.GoString())
 	assert.Equal(t, redacted, b.Token.String())
 
 	var logs bytes.Buffer
@@ -429,7 +429,7 @@ func TestUploadArtifacts(t *testing.T) {
 
 	// The answer is the runner's build record, with its token redacted in print.
 	assert.Equal(t, 1187, b.ID)
-	assert.Equal(t, Token(testBuildToken), b.Token)
+	assert.Equal(t, collab.Secret(testBuildToken), b.Token)
 	assert.Equal(t, &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 11}, b.ArtifactsFile)
 	assert.Equal(t, "bundle install --deployment\nbundle exec rspec spec/unit", b.Commands)
 	require.NotNil(t, b.ArtifactsExpireAt)

@@ -341,14 +341,6 @@ func includePrinter(errOut io.Writer, token string) func(*http.Response) {
 		b.WriteString("\n")
 		mu.Lock()
 		defer mu.Unlock()
-		_, _ = io.WriteString(errOut, redact(b.String(), token))
+		_, _ = io.WriteString(errOut, collab.Secret(token).Redact(b.String()))
 	}
-}
-
-// redact replaces the token in s.
-func redact(s, token string) string {
-	if token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, token, "[redacted]")
 }
