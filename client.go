@@ -538,7 +538,7 @@ func (c *Client) decode(req *http.Request, resp *Response, v any) error {
 		}
 	}
 	if err == nil {
-		err = jsonkeep.Unmarshal(body, v)
+		err = jsonkeep.Public[FieldErrors](jsonkeep.Unmarshal(body, v))
 	}
 	if err != nil {
 		return c.decodeError(req, err)
@@ -739,17 +739,31 @@ func route(format string, args ...any) endpoint {
 func argumentError(arg, reason string) error { return &ArgumentError{Arg: arg, Reason: reason} }
 
 // do sends one request and decodes the record it returns. A JSON null where
-// a record was expected is an error, never a nil result.
+// a record was expected is an error, never a nil result. A record some of
+// whose values did not fit comes back with the error (see FieldErrors).
 func do[T any](ctx context.Context, c *Client, method string, p endpoint, opt any) (*T, *Response, error) {
 	var v *T
 	resp, err := send(ctx, c, method, p, opt, &v)
-	if err != nil {
+	return result(c, v, resp, err)
+}
+
+// result is what a call returns for the record v, decoded with err: v
+// alone, v with FieldErrors, or an error without v.
+func result[T any](c *Client, v *T, resp *Response, err error) (*T, *Response, error) {
+	if err != nil && !partial(err) {
 		return nil, resp, err
 	}
 	if v == nil {
 		return nil, resp, c.decodeError(resp.Request, errUnexpectedNullResult)
 	}
-	return v, resp, nil
+	return v, resp, err
+}
+
+// partial reports whether err comes with a record: some of its values did
+// not fit their fields (see FieldErrors).
+func partial(err error) bool {
+	var fe FieldErrors
+	return errors.As(err, &fe)
 }
 
 // doChecked is do for an opt that checkRequired must accept first, with

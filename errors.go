@@ -312,6 +312,9 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // DecodeError is a 2xx response whose body could not be read as the
 // expected record, or was larger than the client's limit. It has the fields
 // of RequestError: Method, URL (with any credentials removed) and Err.
+//
+// When Err is FieldErrors, only some values did not fit: the call returns
+// the record or the page too, with every other field set (see FieldErrors).
 type DecodeError RequestError
 
 // Error reads "METHOD /path: decoding response: cause", on one line,

@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -165,6 +166,13 @@ func TestDecodeErrors(t *testing.T) {
 	assert.Contains(t, de.Error(), "decoding response")
 	assert.NotNil(t, errors.Unwrap(de))
 
+	m.Reply(200, `{"]`)
+	is, _, err := do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
+	require.ErrorAs(t, err, &de)
+	var fields FieldErrors
+	assert.False(t, errors.As(err, &fields), "a body that is not JSON")
+	assert.Nil(t, is, "comes with no record")
+
 	m.Reply(200, `null`)
 	_, _, err = do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
 	require.ErrorAs(t, err, &de)
@@ -176,9 +184,40 @@ func TestDecodeErrors(t *testing.T) {
 	assert.ErrorIs(t, err, errEmptyBody)
 
 	m.Reply(200, `{"id": 3, "unknown_field": {"nested": true}}`)
-	is, _, err := do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
+	is, _, err = do[Issue](context.Background(), c, http.MethodGet, route("x"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 3, is.ID)
+}
+
+// TestPartialRecord: a record some of whose values do not fit comes back
+// with every other field set and the bad values in Extra, together with a
+// *DecodeError that wraps FieldErrors; a page likewise.
+func TestPartialRecord(t *testing.T) {
+	c, m := newMockClient(t)
+	m.Reply(200, `{"id": 3, "iid": "three", "title": "t", "created_at": "yesterday"}`)
+	is, _, err := c.Issues.Get(context.Background(), 1, 3)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	var fields FieldErrors
+	require.ErrorAs(t, err, &fields)
+	require.Len(t, fields, 2)
+	assert.Equal(t, "created_at", fields[0].Path)
+	assert.Equal(t, "iid", fields[1].Path)
+	assert.Equal(t, `"three"`, fields[1].Value)
+	require.NotNil(t, is, "the record comes with the error")
+	assert.Equal(t, &Issue{ID: 3, Title: "t", Extra: map[string]json.RawMessage{
+		"iid": json.RawMessage(`"three"`), "created_at": json.RawMessage(`"yesterday"`)}}, is)
+
+	m.Reply(200, `[{"id": 1}, {"id": 2, "iid": []}]`)
+	list, _, err := c.Issues.List(context.Background(), 1, nil)
+	require.ErrorAs(t, err, &fields)
+	assert.Equal(t, "[1].iid", fields[0].Path)
+	assert.Equal(t, []*Issue{{ID: 1}, {ID: 2, Extra: map[string]json.RawMessage{"iid": json.RawMessage(`[]`)}}}, list)
+
+	var direct Issue
+	err = json.Unmarshal([]byte(`{"id": "x"}`), &direct)
+	require.ErrorAs(t, err, &fields, "json.Unmarshal into a record reports the same type")
+	assert.Equal(t, "id", fields[0].Path)
 }
 
 // TestNoSecretInAnyError calls every method of every service against a

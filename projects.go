@@ -409,10 +409,10 @@ func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, 
 	if err == nil && f == nil {
 		err = &DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: errUploadRejected}
 	}
-	if err != nil {
+	if err != nil && !partial(err) {
 		return nil, resp, err
 	}
-	return f, resp, nil
+	return f, resp, err
 }
 
 // ShareProjectOptions are the parameters of Share.

@@ -2,395 +2,544 @@
 
 package collab
 
-import "github.com/collabsvc/collab/internal/jsonkeep"
+import (
+	"github.com/collabsvc/collab/internal/jsonkeep"
+)
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *AccessInfo) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (a *AccessInfo) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (a AccessInfo) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *ApplicationSettings) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (a *ApplicationSettings) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (a ApplicationSettings) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *ArtifactsFile) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (a *ArtifactsFile) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (a ArtifactsFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *AwardEmoji) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (a *AwardEmoji) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (a AwardEmoji) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *Branch) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *Branch) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b Branch) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BranchCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *BranchCommit) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BranchCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *Build) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *BuildCommit) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildRunner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *BuildRunner) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildUser) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *BuildUser) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BuildUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *Change) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (c *Change) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (c Change) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *CommitAuthor) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (c *CommitAuthor) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (c CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *CommitParent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (c *CommitParent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (c CommitParent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *CompoundMetrics) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (c *CompoundMetrics) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (c CompoundMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (d *DeletedLabel) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, d) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (d *DeletedLabel) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, d))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (d DeletedLabel) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (e *EventPerson) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, e) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (e *EventPerson) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, e))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (e EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&e) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (f *ForkRelation) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, f) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (f *ForkRelation) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, f))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (f ForkRelation) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (f *ForkedFromProject) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, f) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (f *ForkedFromProject) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, f))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (f ForkedFromProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (g *Group) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, g) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (g *Group) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, g))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (g Group) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&g) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (h *HookProject) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, h) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (h *HookProject) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, h))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (h HookProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (h *HookRepository) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, h) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (h *HookRepository) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, h))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (h HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (i *Identity) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (i *Identity) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, i))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (i Identity) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (i *Issue) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (i *Issue) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, i))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (i Issue) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (j *JobCounts) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, j) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (j *JobCounts) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, j))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (j JobCounts) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (j *JobProcess) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, j) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (j *JobProcess) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, j))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (j JobProcess) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (j *JobStats) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, j) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (j *JobStats) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, j))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (j JobStats) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (l *Label) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, l) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (l *Label) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, l))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (l Label) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&l) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *Member) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (m *Member) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (m Member) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *MergeRequest) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (m *MergeRequest) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (m MergeRequest) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *MergeRequestCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (m *MergeRequestCommit) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (m MergeRequestCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *Milestone) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (m *Milestone) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (m Milestone) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *NamespaceAvatar) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (n *NamespaceAvatar) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, n))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (n NamespaceAvatar) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *Note) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (n *Note) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, n))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (n Note) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *Permissions) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *Permissions) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p Permissions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProcessMetrics) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProcessMetrics) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProcessMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *Project) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *Project) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p Project) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProjectEvent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectFile) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProjectFile) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectHook) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProjectHook) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectHook) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectNamespace) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProjectNamespace) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectNamespace) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectOwner) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProjectOwner) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectOwner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *ProjectShare) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *ProjectShare) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p ProjectShare) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *PushCommit) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *PushCommit) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *PushData) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *PushData) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p PushData) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (q *QueueMetric) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, q) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (q *QueueMetric) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, q))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (q QueueMetric) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (q *QueueMetrics) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, q) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (q *QueueMetrics) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, q))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (q QueueMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (s *SharedGroup) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, s) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (s *SharedGroup) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, s))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (s SharedGroup) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (u *User) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (u *User) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, u))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (u *UserDetails) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (u *UserDetails) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, u))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.

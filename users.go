@@ -115,13 +115,7 @@ func (s *UsersService) Current(ctx context.Context) (*UserDetails, *Response, er
 	if u != nil {
 		s.client.learned.add(string(u.PrivateToken)) // even when the rest did not decode
 	}
-	if err != nil {
-		return nil, resp, err
-	}
-	if u == nil {
-		return nil, resp, s.client.decodeError(resp.Request, errUnexpectedNullResult)
-	}
-	return u, resp, nil
+	return result(s.client, u, resp, err)
 }
 
 // List returns one page of users. Administrators get every field of each;

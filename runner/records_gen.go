@@ -2,19 +2,28 @@
 
 package runner
 
-import "github.com/collabsvc/collab/internal/jsonkeep"
+import (
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/jsonkeep"
+)
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (a *ArtifactsOptions) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, a) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (a *ArtifactsOptions) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, a))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (a ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *Build) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *Build) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
@@ -24,33 +33,45 @@ func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (c *CacheOptions) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, c) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (c *CacheOptions) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, c))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (c CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (d *DependentBuild) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, d) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (d *DependentBuild) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, d))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (d DependentBuild) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (r *Registration) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, r) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (r *Registration) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, r))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (v *Variable) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, v) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (v *Variable) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, v))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.

@@ -174,11 +174,16 @@ var errNoBuild = errors.New("server answered 204 No Content instead of a build")
 var errNullBuild = errors.New("server answered null instead of a build")
 
 // doBuild sends req and decodes the build record it answers with; an
-// answer without one is a *collab.DecodeError, never a nil build.
+// answer without one is a *collab.DecodeError, never a nil build. A build
+// some of whose values did not fit comes back with the error, which wraps
+// collab.FieldErrors, as the root package's calls return records.
 func (c *Client) doBuild(req *http.Request) (*Build, error) {
 	var b *Build
 	resp, err := c.c.Do(req, &b)
+	var partial collab.FieldErrors
 	switch {
+	case err != nil && errors.As(err, &partial) && b != nil:
+		return b, err
 	case err != nil:
 		return nil, err
 	case resp.StatusCode == http.StatusNoContent:

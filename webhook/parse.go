@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/collabsvc/collab/internal/wire"
 )
@@ -71,32 +71,22 @@ func (*WikiPageEvent) Kind() Kind { return KindWikiPage }
 // Kind returns the kind the delivery named.
 func (e *RawEvent) Kind() Kind { return e.EventKind }
 
-// FieldError is one value of a payload that could not be decoded into its
-// field: Path is the dotted path from the top of the payload (such as
-// merge_request.last_commit.timestamp), Value the raw JSON value, shortened,
-// and Err why it did not fit, or ErrStrayKey. The raw value stays in the
-// Extra map of the object that holds it.
-type FieldError = jsonkeep.FieldError
-
-// ErrStrayKey is the Err of a FieldError for a key that matches a known key
-// except for surrounding white space, such as "title ". Its value stays in
-// Extra under that key.
-var ErrStrayKey = jsonkeep.ErrStrayKey
-
-// DecodeError lists the fields of a payload that could not be decoded. It
-// comes with an event in which every other field is set.
+// DecodeError lists the values of a payload that did not fit their fields.
+// It comes with an event in which every other field is set, and wraps
+// collab.FieldErrors: the rule of the client's calls, so that one
+// errors.As(err, &fieldErrs) tells a partial result wherever it comes from.
 type DecodeError struct {
 	Kind   Kind
-	Fields []*FieldError
+	Fields collab.FieldErrors
 }
 
+// Error names the kind and each value that did not fit.
 func (e *DecodeError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, fe := range e.Fields {
-		parts[i] = fe.Error()
-	}
-	return fmt.Sprintf("webhook: %s: %d field(s) not decoded: %s", e.Kind, len(e.Fields), strings.Join(parts, "; "))
+	return fmt.Sprintf("webhook: %s: %d field(s) not decoded: %s", e.Kind, len(e.Fields), e.Fields.Error())
 }
+
+// Unwrap returns Fields.
+func (e *DecodeError) Unwrap() error { return e.Fields }
 
 // errNullBody is a body of JSON null, which holds no event.
 var errNullBody = errors.New("the body is null")
@@ -131,7 +121,8 @@ func Parse(r *http.Request) (Event, error) {
 // A body that is not a JSON object is an error with a nil event. When only
 // some values do not fit their fields (such as a malformed time), the event
 // comes back with every other field set, together with a *DecodeError naming
-// each bad value; the raw values are kept in the Extra maps.
+// each bad value (it wraps collab.FieldErrors); the raw values are kept in
+// the Extra maps.
 func ParsePayload(header http.Header, body []byte) (Event, error) {
 	// null decodes into any struct as no change at all; for a delivery it
 	// is no event.
@@ -151,7 +142,8 @@ func ParsePayload(header http.Header, body []byte) (Event, error) {
 		return &RawEvent{EventKind: kind, Header: safeHeader(header), Body: bytes.Clone(body)}, nil
 	}
 	ev, err := dec(body)
-	var kept jsonkeep.Errors
+	err = jsonkeep.Public[collab.FieldErrors](err)
+	var kept collab.FieldErrors
 	switch {
 	case err == nil:
 		return ev, nil

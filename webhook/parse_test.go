@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -256,6 +257,9 @@ func TestDecodeErrors(t *testing.T) {
 		ev, err := ParsePayload(header(KindIssue), []byte(body))
 		var de *DecodeError
 		require.ErrorAs(t, err, &de)
+		var fields collab.FieldErrors
+		require.ErrorAs(t, err, &fields, "the client's rule: FieldErrors with the value")
+		assert.Equal(t, de.Fields, fields)
 		var paths []string
 		for _, f := range de.Fields {
 			paths = append(paths, f.Path)
@@ -342,7 +346,7 @@ func TestThirdPartyPayloads(t *testing.T) {
 			case era == "8.x":
 				require.Error(t, err, "the index notes a fault")
 				for _, fe := range de.Fields {
-					assert.True(t, errors.Is(fe, ErrStrayKey) || strings.Contains(fe.Path, "timestamp"), "unexpected: %v", fe)
+					assert.True(t, errors.Is(fe, collab.ErrStrayKey) || strings.Contains(fe.Path, "timestamp"), "unexpected: %v", fe)
 				}
 			default:
 				if err != nil {

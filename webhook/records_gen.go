@@ -2,131 +2,182 @@
 
 package webhook
 
-import "github.com/collabsvc/collab/internal/jsonkeep"
+import (
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/jsonkeep"
+)
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *BuildEvent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BuildEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (b *BuildEventUser) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, b) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (b *BuildEventUser) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, b))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (b BuildEventUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (i *IssueAttributes) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (i *IssueAttributes) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, i))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (i IssueAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (i *IssueEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, i) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (i *IssueEvent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, i))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (i IssueEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *MergeRequestAttributes) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (m *MergeRequestAttributes) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, m))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (m MergeRequestAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (m *MergeRequestEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, m) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (m *MergeRequestEvent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, m))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (m MergeRequestEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *NoteAttributes) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (n *NoteAttributes) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, n))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (n NoteAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *NoteEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (n *NoteEvent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, n))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (n NoteEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (n *NotePosition) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, n) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (n *NotePosition) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, n))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (n NotePosition) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (p *Pipeline) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, p) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (p *Pipeline) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, p))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (p Pipeline) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (s *Snippet) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, s) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (s *Snippet) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, s))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (s Snippet) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (s *StDiff) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, s) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (s *StDiff) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, s))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (s StDiff) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (u *User) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, u) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (u *User) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, u))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (w *Wiki) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, w) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (w *Wiki) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, w))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (w Wiki) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&w) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (w *WikiPageAttributes) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, w) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (w *WikiPageAttributes) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, w))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.
 func (w WikiPageAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&w) }
 
-// UnmarshalJSON keeps unknown keys in Extra and reports a value that does
-// not fit its field by its path, after decoding the rest.
-func (w *WikiPageEvent) UnmarshalJSON(data []byte) error { return jsonkeep.Decode(data, w) }
+// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
+// fields are kept there too, and reported as collab.FieldErrors after the
+// rest is decoded.
+func (w *WikiPageEvent) UnmarshalJSON(data []byte) error {
+	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, w))
+}
 
 // MarshalJSON writes every field, under its alias too when it has one,
 // and the keys kept in Extra: equal values write the same JSON.

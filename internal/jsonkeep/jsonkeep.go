@@ -122,14 +122,30 @@ func isKept(t reflect.Type) bool {
 	return ok && len(sf.Index) == 1 && sf.Type == extraType && sf.Tag.Get("jsonkeep") != "self"
 }
 
-// As returns errs as a list of *E, a struct type with the fields of
-// FieldError: the public error type of a package.
-func As[E ~struct {
-	Path  string
-	Value string
-	Err   error
-}](errs Errors) []*E {
-	out := make([]*E, len(errs))
+// fieldErrorType is a struct type with the fields of FieldError.
+type fieldErrorType interface {
+	~struct {
+		Path  string
+		Value string
+		Err   error
+	}
+}
+
+// fieldList is a list of *E that is an error.
+type fieldList[E fieldErrorType] interface {
+	~[]*E
+	error
+}
+
+// Public returns err with Errors converted to L, the public list type of
+// the SDK's field errors, so that callers can errors.As it; any other error
+// is returned as it is.
+func Public[L fieldList[E], E fieldErrorType](err error) error {
+	errs, ok := err.(Errors)
+	if !ok {
+		return err
+	}
+	out := make(L, len(errs))
 	for i, fe := range errs {
 		e := E(*fe)
 		out[i] = &e
