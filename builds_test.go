@@ -64,8 +64,8 @@ func TestBuildsGet(t *testing.T) {
 				AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"),
 				WebURL:    "http://collab.example.com/u/root", CreatedAt: buildsTime(t, "2016-01-11T10:13:33.506Z"),
 			},
-			Bio: Ptr("Keeps the lights on"), IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
-			WebsiteURL: "https://root.example.com",
+			UserProfile: UserProfile{Bio: Ptr("Keeps the lights on"), IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
+				WebsiteURL: "https://root.example.com"},
 		},
 	}
 	assert.Equal(t, want, b)

@@ -15,14 +15,7 @@ type GroupMembersService struct{ client *Client }
 
 // Member is a project or group member. Group members carry no email.
 type Member struct {
-	ID          int         `json:"id"`
-	Username    string      `json:"username"`
-	Email       string      `json:"email"`
-	Name        string      `json:"name"`
-	State       string      `json:"state"`
-	AvatarURL   *string     `json:"avatar_url"`
-	WebURL      string      `json:"web_url"`
-	CreatedAt   *Time       `json:"created_at"`
+	User
 	AccessLevel AccessLevel `json:"access_level"`
 
 	// Extra holds the keys this package does not know, verbatim.

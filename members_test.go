@@ -14,8 +14,8 @@ const memberJSON = `{"id": 1, "username": "raymond_smith", "email": "ray@smith.o
 
 func TestMembersUnit(t *testing.T) {
 	ctx := context.Background()
-	want := &Member{ID: 1, Username: "raymond_smith", Email: "ray@smith.org", Name: "Raymond Smith", State: "active",
-		CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: DeveloperAccess}
+	want := &Member{User: User{ID: 1, Username: "raymond_smith", Email: "ray@smith.org", Name: "Raymond Smith", State: UserActive,
+		CreatedAt: ts("2012-10-22T14:13:35Z")}, AccessLevel: DeveloperAccess}
 	c, m := newMockClient(t)
 
 	m.Reply(200, "["+memberJSON+"]")
@@ -50,7 +50,7 @@ func TestMembersUnit(t *testing.T) {
 	glist, _, err := c.GroupMembers.List(ctx, "my.group", nil)
 	require.NoError(t, err)
 	m.assertCall("GET", "groups/my%2Egroup/members", nil)
-	assert.Equal(t, []*Member{{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: "active", CreatedAt: ts("2012-10-22T14:13:35Z"), AccessLevel: OwnerAccess}}, glist)
+	assert.Equal(t, []*Member{{User: User{ID: 1, Username: "raymond_smith", Name: "Raymond Smith", State: UserActive, CreatedAt: ts("2012-10-22T14:13:35Z")}, AccessLevel: OwnerAccess}}, glist)
 
 	m.Reply(201, groupMember)
 	_, _, err = c.GroupMembers.Add(ctx, 3, &AddMemberOptions{UserID: 1, AccessLevel: OwnerAccess})

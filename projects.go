@@ -28,7 +28,7 @@ type Project struct {
 	HTTPURLToRepo            string             `json:"http_url_to_repo"`
 	WebURL                   string             `json:"web_url"`
 	TagList                  []string           `json:"tag_list"`
-	Owner                    *ProjectOwner      `json:"owner"`
+	Owner                    *User              `json:"owner"` // nil for a group's project
 	IssuesEnabled            bool               `json:"issues_enabled"`
 	MergeRequestsEnabled     bool               `json:"merge_requests_enabled"`
 	BuildsEnabled            bool               `json:"builds_enabled"`
@@ -50,20 +50,6 @@ type Project struct {
 	RunnersToken             Secret             `json:"runners_token,omitempty"`
 	ForkedFromProject        *ForkedFromProject `json:"forked_from_project"`
 	SharedWithGroups         []*SharedGroup     `json:"shared_with_groups"`
-
-	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
-}
-
-// ProjectOwner is the owner embedded in a project. Group projects have none.
-type ProjectOwner struct {
-	ID        int     `json:"id"`
-	Name      string  `json:"name"`
-	Username  string  `json:"username"`
-	State     string  `json:"state"`
-	AvatarURL *string `json:"avatar_url"`
-	WebURL    string  `json:"web_url"`
-	CreatedAt *Time   `json:"created_at"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`

@@ -31,7 +31,7 @@ func wantProject() *Project {
 		SSHURLToRepo:  "git@example.com:diaspora/diaspora-project-site.git",
 		HTTPURLToRepo: "http://example.com/diaspora/diaspora-project-site.git",
 		WebURL:        "http://example.com/diaspora/diaspora-project-site", TagList: []string{"example", "disapora project"},
-		Owner:         &ProjectOwner{ID: 3, Name: "Diaspora", CreatedAt: ts("2013-09-30T13:46:02Z")},
+		Owner:         &User{ID: 3, Name: "Diaspora", CreatedAt: ts("2013-09-30T13:46:02Z")},
 		IssuesEnabled: true, MergeRequestsEnabled: true, BuildsEnabled: true, WikiEnabled: true, SnippetsEnabled: false,
 		ContainerRegistryEnabled: true, PublicBuilds: true, SharedRunnersEnabled: true, Archived: false,
 		OpenIssuesCount: 1, ForksCount: 2, StarCount: 5, CreatorID: 3,

@@ -449,17 +449,6 @@ func (p ProjectNamespace) MarshalJSON() ([]byte, error) { return jsonkeep.Encode
 // UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
 // fields are kept there too, and reported as collab.FieldErrors after the
 // rest is decoded.
-func (p *ProjectOwner) UnmarshalJSON(data []byte) error {
-	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
-}
-
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
-func (p ProjectOwner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
-
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
 func (p *ProjectShare) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }

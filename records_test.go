@@ -41,10 +41,10 @@ var serverKeys = []serverKey{
 	{typ: "BranchCommit", key: "committer_name", via: "Branch", path: "commit", value: `"Jane Roe"`},
 	{typ: "BranchCommit", key: "committer_email", via: "Branch", path: "commit", value: `"jane@example.com"`},
 
-	{typ: "ProjectOwner", key: "username", via: "Project", path: "owner", value: `"root"`},
-	{typ: "ProjectOwner", key: "state", via: "Project", path: "owner", value: `"active"`},
-	{typ: "ProjectOwner", key: "avatar_url", via: "Project", path: "owner", value: `"http://example.com/a.png"`},
-	{typ: "ProjectOwner", key: "web_url", via: "Project", path: "owner", value: `"http://example.com/u/root"`},
+	{typ: "User", key: "username", via: "Project", path: "owner", value: `"root"`},
+	{typ: "User", key: "state", via: "Project", path: "owner", value: `"active"`},
+	{typ: "User", key: "avatar_url", via: "Project", path: "owner", value: `"http://example.com/a.png"`},
+	{typ: "User", key: "web_url", via: "Project", path: "owner", value: `"http://example.com/u/root"`},
 	{typ: "ForkedFromProject", key: "http_url_to_repo", via: "Project", path: "forked_from_project", value: `"http://example.com/a/b.git"`},
 	{typ: "ForkedFromProject", key: "web_url", via: "Project", path: "forked_from_project", value: `"http://example.com/a/b"`},
 

@@ -31,16 +31,22 @@ type User struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
+// UserProfile is the part of a user account that any caller may read
+// beyond User: in a UserDetails from Get, and in a BuildUser.
+type UserProfile struct {
+	IsAdmin    bool    `json:"is_admin"`
+	Bio        *string `json:"bio"`
+	Location   *string `json:"location"`
+	Skype      string  `json:"skype"`
+	LinkedIn   string  `json:"linkedin"`
+	Twitter    string  `json:"twitter"`
+	WebsiteURL string  `json:"website_url"`
+}
+
 // BuildUser is the fuller user embedded in build records.
 type BuildUser struct {
 	User
-	Bio        *string `json:"bio"`
-	Location   *string `json:"location"`
-	IsAdmin    bool    `json:"is_admin"`
-	LinkedIn   string  `json:"linkedin"`
-	Skype      string  `json:"skype"`
-	Twitter    string  `json:"twitter"`
-	WebsiteURL string  `json:"website_url"`
+	UserProfile
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`

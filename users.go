@@ -26,17 +26,11 @@ type UsersService struct{ client *Client }
 
 // UserDetails is a user account record. Administrators, and every user
 // looking at their own account through Current, get every field. Other callers get the
-// fields of User from List, and from Get also CreatedAt, IsAdmin, Bio,
-// Location, Skype, LinkedIn, Twitter and WebsiteURL; the rest stay zero.
+// fields of User from List, and from Get also those of UserProfile; the
+// rest stay zero.
 type UserDetails struct {
 	User
-	IsAdmin          bool        `json:"is_admin"`
-	Bio              *string     `json:"bio"`
-	Location         *string     `json:"location"`
-	Skype            string      `json:"skype"`
-	LinkedIn         string      `json:"linkedin"`
-	Twitter          string      `json:"twitter"`
-	WebsiteURL       string      `json:"website_url"`
+	UserProfile
 	LastSignInAt     *Time       `json:"last_sign_in_at"`
 	CurrentSignInAt  *Time       `json:"current_sign_in_at"`
 	ConfirmedAt      *Time       `json:"confirmed_at"`

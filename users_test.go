@@ -24,8 +24,9 @@ func wantAdminDetails() UserDetails {
 	return UserDetails{
 		User: User{ID: 1, Name: "Administrator", Username: "root", State: UserActive, WebURL: "https://collab.example.com/root",
 			Email: "admin@example.com", CreatedAt: ts("2016-06-01T10:00:00.000Z")},
-		IsAdmin: true, Bio: Ptr("Ops"), Location: Ptr("Berlin"), Skype: "sk", LinkedIn: "li", Twitter: "tw",
-		WebsiteURL: "https://example.com", LastSignInAt: ts("2016-06-20T10:00:00.000Z"), ConfirmedAt: ts("2016-06-01T10:00:00.000Z"),
+		UserProfile: UserProfile{IsAdmin: true, Bio: Ptr("Ops"), Location: Ptr("Berlin"), Skype: "sk", LinkedIn: "li", Twitter: "tw",
+			WebsiteURL: "https://example.com"},
+		LastSignInAt: ts("2016-06-20T10:00:00.000Z"), ConfirmedAt: ts("2016-06-01T10:00:00.000Z"),
 		CurrentSignInAt: ts("2016-06-21T10:00:00.000Z"), ThemeID: 2, ColorSchemeID: 3, ProjectsLimit: 10,
 		Identities:     []*Identity{{Provider: "ldapmain", ExternUID: "uid=root,ou=people"}},
 		CanCreateGroup: true, CanCreateProject: true,

@@ -11,29 +11,35 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
+// BuildInfo is what a build and the builds it depends on share: which
+// build it is, of which commit, and its token and artifacts.
+type BuildInfo struct {
+	ID            int                   `json:"id"`
+	Ref           string                `json:"ref"`
+	Tag           bool                  `json:"tag"`
+	SHA           string                `json:"sha"`
+	Status        collab.BuildStatus    `json:"status"`
+	Name          string                `json:"name"`
+	Token         collab.Secret         `json:"token"` // the build token: BUILD-TOKEN for traces and artifacts
+	Stage         string                `json:"stage"`
+	ProjectID     int                   `json:"project_id"`
+	ProjectName   string                `json:"project_name"`
+	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
+}
+
 // Build is a build handed to a runner by RequestBuild: what to check out,
 // what to run and with which variables.
 type Build struct {
-	ID                int                   `json:"id"`
-	Ref               string                `json:"ref"`
-	Tag               bool                  `json:"tag"`
-	SHA               string                `json:"sha"`
-	Status            string                `json:"status"`
-	Name              string                `json:"name"`
-	Token             collab.Secret         `json:"token"` // the build token: BUILD-TOKEN for traces and artifacts
-	Stage             string                `json:"stage"`
-	ProjectID         int                   `json:"project_id"`
-	ProjectName       string                `json:"project_name"`
-	ArtifactsFile     *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
-	Commands          string                `json:"commands"` // one script, lines joined by "\n"
-	RepoURL           RepoURL               `json:"repo_url"`
-	BeforeSHA         string                `json:"before_sha"`
-	AllowGitFetch     bool                  `json:"allow_git_fetch"`
-	ArtifactsExpireAt *collab.Time          `json:"artifacts_expire_at,omitempty"`
-	Options           BuildOptions          `json:"options" jsonkeep:"quiet"` // options of other shapes stay in Options.Extra
-	Timeout           int                   `json:"timeout"`                  // seconds
-	Variables         []Variable            `json:"variables"`
-	DependsOnBuilds   []DependentBuild      `json:"depends_on_builds"`
+	BuildInfo
+	Commands          string           `json:"commands"` // one script, lines joined by "\n"
+	RepoURL           RepoURL          `json:"repo_url"`
+	BeforeSHA         string           `json:"before_sha"`
+	AllowGitFetch     bool             `json:"allow_git_fetch"`
+	ArtifactsExpireAt *collab.Time     `json:"artifacts_expire_at,omitempty"`
+	Options           BuildOptions     `json:"options" jsonkeep:"quiet"` // options of other shapes stay in Options.Extra
+	Timeout           int              `json:"timeout"`                  // seconds
+	Variables         []Variable       `json:"variables"`
+	DependsOnBuilds   []DependentBuild `json:"depends_on_builds"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -60,17 +66,7 @@ func (b Build) Format(f fmt.State, verb rune) {
 // DependentBuild is a build of an earlier stage whose artifacts this build
 // may download (with DownloadArtifacts and its own Token).
 type DependentBuild struct {
-	ID            int                   `json:"id"`
-	Ref           string                `json:"ref"`
-	Tag           bool                  `json:"tag"`
-	SHA           string                `json:"sha"`
-	Status        string                `json:"status"`
-	Name          string                `json:"name"`
-	Token         collab.Secret         `json:"token"`
-	Stage         string                `json:"stage"`
-	ProjectID     int                   `json:"project_id"`
-	ProjectName   string                `json:"project_name"`
-	ArtifactsFile *collab.ArtifactsFile `json:"artifacts_file,omitempty"`
+	BuildInfo
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`

@@ -66,12 +66,14 @@ func TestRequestBuild(t *testing.T) {
 	assert.JSONEq(t, `{"max": 2}`, string(b.Options.Extra["retry_hint"]))
 	b.Options.Extra = nil
 	want := &Build{
-		ID: 1187, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "running",
-		Name: "rspec:unit", Token: collab.Secret(testBuildToken), Stage: "test", ProjectID: 42, ProjectName: "Widget Factory",
-		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 1048576},
-		Commands:      "bundle install --deployment\nbundle exec rspec spec/unit",
-		RepoURL:       RepoURL("https://gitlab-ci-token:" + testBuildToken + "@collab.example.com/acme/widget-factory.git"),
-		BeforeSHA:     "0000000000000000000000000000000000000000", AllowGitFetch: true,
+		BuildInfo: BuildInfo{
+			ID: 1187, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "running",
+			Name: "rspec:unit", Token: collab.Secret(testBuildToken), Stage: "test", ProjectID: 42, ProjectName: "Widget Factory",
+			ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 1048576},
+		},
+		Commands:  "bundle install --deployment\nbundle exec rspec spec/unit",
+		RepoURL:   RepoURL("https://gitlab-ci-token:" + testBuildToken + "@collab.example.com/acme/widget-factory.git"),
+		BeforeSHA: "0000000000000000000000000000000000000000", AllowGitFetch: true,
 		ArtifactsExpireAt: mustTime(t, "2016-07-29T10:15:00.000Z"),
 		Options: BuildOptions{
 			Image: "ruby:2.3", Services: []string{"postgres:9.5", "redis:3"},
@@ -86,11 +88,11 @@ func TestRequestBuild(t *testing.T) {
 			{Key: "DATABASE_PASSWORD", Value: "hunter2-s3cr3t", Public: false},
 		},
 		DependsOnBuilds: []DependentBuild{
-			{ID: 1185, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "build:gems",
+			{BuildInfo: BuildInfo{ID: 1185, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "build:gems",
 				Token: collab.Secret(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory",
-				ArtifactsFile: &collab.ArtifactsFile{Filename: "gems.zip", Size: 2048}},
-			{ID: 1186, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "lint",
-				Token: collab.Secret(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory"},
+				ArtifactsFile: &collab.ArtifactsFile{Filename: "gems.zip", Size: 2048}}},
+			{BuildInfo: BuildInfo{ID: 1186, Ref: "v1.4.0", Tag: true, SHA: "a91957a858320c0e17f3a0eca7cfacbff50ea29a", Status: "success", Name: "lint",
+				Token: collab.Secret(testBuildToken), Stage: "build", ProjectID: 42, ProjectName: "Widget Factory"}},
 		},
 	}
 	assert.Equal(t, want, b)
