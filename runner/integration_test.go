@@ -38,7 +38,7 @@ func TestRunnerLoop(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, b)
 	assert.Equal(t, older, b.ID, "the oldest pending build first")
-	assert.Equal(t, "running", b.Status)
+	assert.Equal(t, collab.BuildRunning, b.Status)
 	assert.Equal(t, "rspec", b.Name)
 	assert.Equal(t, "echo hello\nmake test", b.Commands)
 	assert.Equal(t, pid, b.ProjectID)
