@@ -3,6 +3,7 @@ module github.com/collabsvc/collab
 go 1.25.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/go-querystring v1.2.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/jarcoal/httpmock v1.4.2
@@ -13,7 +14,6 @@ require (
 )
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
