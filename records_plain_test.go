@@ -2,18 +2,11 @@ package collab
 
 import (
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"go/types"
-	"io/fs"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -590,26 +583,11 @@ func TestRecordsArePlainValues(t *testing.T) {
 }
 
 func checkPlainValue(t *testing.T, rc recordCase) {
-	typ := reflect.TypeOf(rc.want).Elem()
-	require.Equal(t, rc.name, typ.Name())
-	got := reflect.New(typ).Interface()
-	require.NoError(t, json.Unmarshal([]byte(rc.body), got))
-	assert.Equal(t, rc.want, got)
-	assert.Empty(t, cmp.Diff(rc.want, got))
-	assert.True(t, reflect.DeepEqual(rc.want, got), "reflect.DeepEqual")
-
-	gotJSON, err := json.Marshal(got)
-	require.NoError(t, err)
-	wantJSON, err := json.Marshal(rc.want)
-	require.NoError(t, err)
-	assert.Equal(t, string(wantJSON), string(gotJSON), "equal values encode the same")
-	for _, diff := range keysLost(mustDecodeAny(t, []byte(rc.body)), mustDecodeAny(t, gotJSON), "$") {
+	require.Equal(t, rc.name, reflect.TypeOf(rc.want).Elem().Name())
+	_, out := jsonkeeptest.AssertPlainValue(t, rc.want, []byte(rc.body))
+	for _, diff := range keysLost(mustDecodeAny(t, []byte(rc.body)), mustDecodeAny(t, out), "$") {
 		t.Error(diff)
 	}
-	again := reflect.New(typ).Interface()
-	require.NoError(t, json.Unmarshal(gotJSON, again))
-	assert.Equal(t, got, again, "the round trip")
-	assert.Empty(t, cmp.Diff(got, again), "the round trip")
 }
 
 // TestEveryRecordHasACase lists the record types of the package's source:
@@ -619,51 +597,10 @@ func TestEveryRecordHasACase(t *testing.T) {
 	for _, rc := range recordCases {
 		have = append(have, rc.name)
 	}
-	records := recordTypeNames(t, ".")
+	records, err := jsonkeeptest.RecordTypes(".")
+	require.NoError(t, err)
 	require.NotEmpty(t, records)
 	for _, name := range records {
 		assert.Contains(t, have, name, "no case for this record type")
 	}
-}
-
-// recordTypeNames returns the exported types declared in the non-test files
-// of the package in dir that are structs with a field
-// Extra map[string]json.RawMessage, or that are defined as such a type.
-func recordTypeNames(t *testing.T, dir string) []string {
-	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.SkipObjectResolution)
-	require.NoError(t, err)
-	var records []string
-	defined := map[string]string{} // type name -> the type it is defined as
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			ast.Inspect(f, func(n ast.Node) bool {
-				ts, ok := n.(*ast.TypeSpec)
-				if !ok || !ts.Name.IsExported() {
-					return true
-				}
-				switch typ := ts.Type.(type) {
-				case *ast.StructType:
-					if slices.ContainsFunc(typ.Fields.List, isExtraField) {
-						records = append(records, ts.Name.Name)
-					}
-				case *ast.Ident:
-					defined[ts.Name.Name] = typ.Name
-				}
-				return true
-			})
-		}
-	}
-	for name, of := range defined {
-		if slices.Contains(records, of) {
-			records = append(records, name)
-		}
-	}
-	return records
-}
-
-func isExtraField(f *ast.Field) bool {
-	return len(f.Names) == 1 && f.Names[0].Name == "Extra" && types.ExprString(f.Type) == "map[string]json.RawMessage"
 }

@@ -2,19 +2,12 @@ package webhook
 
 import (
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"go/types"
-	"io/fs"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/collabsvc/collab"
-	"github.com/google/go-cmp/cmp"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -389,34 +382,14 @@ func TestEventsArePlainValues(t *testing.T) {
 }
 
 func checkPlainValue(t *testing.T, rc recordCase) {
-	typ := reflect.TypeOf(rc.want).Elem()
-	require.Equal(t, rc.name, typ.Name())
-	got := reflect.New(typ).Interface()
-	require.NoError(t, json.Unmarshal([]byte(rc.body), got))
-	assertSame(t, rc.want, got)
+	require.Equal(t, rc.name, reflect.TypeOf(rc.want).Elem().Name())
+	_, out := jsonkeeptest.AssertPlainValue(t, rc.want, []byte(rc.body))
+	assert.Empty(t, sameJSON([]byte(rc.body), out), "every key and value comes back")
 	if ev, ok := rc.want.(Event); ok {
 		parsed, err := ParsePayload(header(ev.Kind()), []byte(rc.body))
 		require.NoError(t, err)
-		assertSame(t, rc.want, parsed)
+		jsonkeeptest.AssertSame(t, rc.want, parsed)
 	}
-
-	gotJSON, err := json.Marshal(got)
-	require.NoError(t, err)
-	wantJSON, err := json.Marshal(rc.want)
-	require.NoError(t, err)
-	assert.Equal(t, string(wantJSON), string(gotJSON), "equal values encode the same")
-	assert.Empty(t, sameJSON([]byte(rc.body), gotJSON), "every key and value comes back")
-	again := reflect.New(typ).Interface()
-	require.NoError(t, json.Unmarshal(gotJSON, again))
-	assertSame(t, got, again)
-}
-
-// assertSame compares with testify, cmp and reflect.DeepEqual.
-func assertSame(t *testing.T, want, got any) {
-	t.Helper()
-	assert.Equal(t, want, got)
-	assert.Empty(t, cmp.Diff(want, got))
-	assert.True(t, reflect.DeepEqual(want, got), "reflect.DeepEqual")
 }
 
 // TestEveryRecordHasACase lists the events (the types ParsePayload decodes)
@@ -431,40 +404,10 @@ func TestEveryRecordHasACase(t *testing.T) {
 		ev, _ := dec([]byte(`{}`))
 		assert.Contains(t, have, reflect.TypeOf(ev).Elem().Name(), "no case for the event of %s", kind)
 	}
-	records := recordTypeNames(t, ".")
+	records, err := jsonkeeptest.RecordTypes(".")
+	require.NoError(t, err)
 	require.NotEmpty(t, records)
 	for _, name := range records {
 		assert.Contains(t, have, name, "no case for this record type")
 	}
-}
-
-// recordTypeNames returns the exported structs declared in the non-test
-// files of the package in dir that have a field
-// Extra map[string]json.RawMessage.
-func recordTypeNames(t *testing.T, dir string) []string {
-	t.Helper()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.SkipObjectResolution)
-	require.NoError(t, err)
-	var records []string
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			ast.Inspect(f, func(n ast.Node) bool {
-				ts, ok := n.(*ast.TypeSpec)
-				if !ok || !ts.Name.IsExported() {
-					return true
-				}
-				if st, ok := ts.Type.(*ast.StructType); ok && slices.ContainsFunc(st.Fields.List, isExtraField) {
-					records = append(records, ts.Name.Name)
-				}
-				return true
-			})
-		}
-	}
-	return records
-}
-
-func isExtraField(f *ast.Field) bool {
-	return len(f.Names) == 1 && f.Names[0].Name == "Extra" && types.ExprString(f.Type) == "map[string]json.RawMessage"
 }

@@ -146,7 +146,7 @@ func (o *object) keep(key, raw []byte) {
 // escaped in strings. A kept value then reads back the same after the
 // record is encoded, so that the round trip gives an equal record.
 func canonical(raw []byte) json.RawMessage {
-	if bytes.IndexAny(raw, " \t\n\r<>&") < 0 && !bytes.Contains(raw, lineSep) {
+	if !bytes.ContainsAny(raw, " \t\n\r<>&") && !bytes.Contains(raw, lineSep) {
 		return bytes.Clone(raw)
 	}
 	var compact, escaped bytes.Buffer
