@@ -67,7 +67,9 @@
 // non-positive path value, a malformed value such as a label colour) returns
 // an *ArgumentError naming the argument, which matches ErrInvalidArgument.
 // A failure to get any answer is a *RequestError; a 2xx body that does not
-// decode, or a JSON null where a record belongs, is a *DecodeError. No error
+// decode, or a JSON null where a record belongs, is a *DecodeError; when
+// only some values did not fit, it wraps FieldErrors and the record comes
+// back with it (see FieldErrors). No error
 // and no log line ever carries a token: tokens travel in headers only, and
 // URLs are redacted before they are printed.
 //
@@ -79,6 +81,14 @@
 // flags sent as "true", 1 or "yes" are a bool; ids sent as strings are an
 // int. A value the server may send as null is a pointer, so a record
 // decoded and encoded again keeps every key and value it came with.
+//
+// Records are plain values: keys a type has no field for stay in its Extra
+// map, a decoded record equals the same record built in code (under
+// reflect.DeepEqual, testify or cmp), and encoding depends on the value
+// alone: every field is written, so a key that arrived as null or 0 comes
+// back. Times decode in UTC for a zero offset and in a fixed zone otherwise,
+// whatever the machine's zone. Credentials (a private token, a runners
+// token) are a Secret, which never prints its value.
 //
 // # Pagination
 //

@@ -7,9 +7,8 @@ import "encoding/json"
 // webhooks. Project events carry only part of these keys; webhooks carry all
 // of them.
 //
-// Every type here keeps the keys it does not know in Extra and remembers
-// which keys it was decoded from. Encoding a decoded value writes those keys
-// and any field set since; values built in code encode every field.
+// Every type here keeps the keys it does not know in Extra, and encodes
+// every field and every Extra key.
 type PushData struct {
 	ObjectKind string `json:"object_kind"` // "push" or "tag_push"
 	EventName  string `json:"event_name"`  // same as ObjectKind

@@ -18,8 +18,11 @@
 // in each object's Extra map, and encoding a decoded event with
 // encoding/json writes back every key it arrived with (times in RFC 3339,
 // numbers sent as strings as numbers). A value that does not fit its field,
-// such as a malformed time, is reported in a *DecodeError by its path, while
-// the rest of the event decodes and the raw value stays in Extra.
+// such as a malformed time, is reported in a *DecodeError (which wraps
+// collab.FieldErrors, as the client's errors do) by its path, while the rest
+// of the event decodes and comes back with the error, and the raw value
+// stays in Extra. Events are plain values: compare them with reflect,
+// testify or cmp, a decoded event with one built in code.
 //
 // # Receiving
 //

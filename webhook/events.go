@@ -7,11 +7,12 @@ import (
 	"github.com/collabsvc/collab"
 )
 
-// Every struct in this file keeps the keys it does not know in Extra, and
-// remembers which keys it was decoded from, so that encoding a decoded event
-// writes back the same keys with the same values (times in RFC 3339, numbers
-// sent as strings as numbers), plus any field set since. Values built in code
-// encode every field.
+// Every struct in this file is a plain value: it keeps the keys it does not
+// know in Extra, and encodes every field and every Extra key, so that
+// encoding a decoded event writes back each key it arrived with, with its
+// value (times in RFC 3339, numbers sent as strings as numbers), and an event
+// decoded and one built in code with the same data are equal and encode
+// alike.
 
 // Project is the project as webhooks describe it.
 type Project = collab.HookProject
