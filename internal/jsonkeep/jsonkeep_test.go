@@ -1,6 +1,7 @@
 package jsonkeep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -402,4 +403,24 @@ func TestCountElements(t *testing.T) {
 	body := []byte(`[` + strings.Repeat(`{},`, 999) + `{}]`)
 	assert.Equal(t, 1000, CountElements(body))
 	assert.Zero(t, testing.AllocsPerRun(10, func() { CountElements(body) }))
+}
+
+// TestCanonicalIsWhatMarshalWrites: a kept value is stored as json.Marshal
+// writes a MarshalJSON method's output, so that encoding a record and
+// decoding it again keeps the value byte for byte.
+func TestCanonicalIsWhatMarshalWrites(t *testing.T) {
+	for _, raw := range []string{
+		`1`, `"plain"`, `{ "a" : [ 1, 2 ],
+		"b":"x y\t<&>\u2028"}`, "\"\u2028\u2029 \\\" \\\\ <\"", `[ "\\u003c", {"k":"v"} ]`, `"é ü \u00e9"`,
+	} {
+		var want bytes.Buffer
+		json.HTMLEscape(&want, compactOf(t, raw))
+		assert.Equal(t, want.String(), string(canonical([]byte(raw))), raw)
+	}
+}
+
+func compactOf(t *testing.T, raw string) []byte {
+	var b bytes.Buffer
+	require.NoError(t, json.Compact(&b, []byte(raw)))
+	return b.Bytes()
 }

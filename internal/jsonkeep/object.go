@@ -141,18 +141,38 @@ func (o *object) keep(key, raw []byte) {
 	o.extra[string(key)] = canonical(raw)
 }
 
-// canonical returns a copy of raw in the form json.Marshal gives the output
-// of a MarshalJSON method: compact, with <, >, & and the line separators
-// escaped in strings. A kept value then reads back the same after the
-// record is encoded, so that the round trip gives an equal record.
+// canonical returns a copy of raw, valid JSON, in the form json.Marshal
+// gives the output of a MarshalJSON method: compact, with <, >, & and the
+// line separators U+2028 and U+2029 escaped in strings. A kept value then
+// reads back the same after the record is encoded, so that the round trip
+// gives an equal record. It allocates once, as a plain copy does.
 func canonical(raw []byte) json.RawMessage {
 	if !bytes.ContainsAny(raw, " \t\n\r<>&") && !bytes.Contains(raw, lineSep) {
 		return bytes.Clone(raw)
 	}
-	var compact, escaped bytes.Buffer
-	_ = json.Compact(&compact, raw) // the scanner checked the syntax
-	json.HTMLEscape(&escaped, compact.Bytes())
-	return escaped.Bytes()
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(raw))
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString && c == '\\':
+			out = append(out, c, raw[i+1]) // valid JSON: an escape has a next byte
+			i++
+		case c == '"':
+			inString = !inString
+			out = append(out, c)
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+		case inString && (c == '<' || c == '>' || c == '&'):
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		case inString && bytes.HasPrefix(raw[i:], lineSep) && len(raw) > i+2 && raw[i+2]&^1 == 0xA8:
+			out = append(out, '\\', 'u', '2', '0', '2', hex[raw[i+2]&0xF])
+			i += 2
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // fieldError is err as a *FieldError, with the value raw when err is not
