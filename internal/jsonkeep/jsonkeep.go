@@ -8,30 +8,32 @@
 //     flags sent as "true", 1, "yes" or "on", and null or "" for no value;
 //   - a value that does not fit its field is reported with its path and kept
 //     in Extra, while the rest of the object still decodes;
-//   - an embedded Keep holds Extra and remembers which keys were present, so
-//     that Encode writes back what the value holds now: every field that was
-//     present or has been set since, and no field that was absent and is
-//     still zero.
+//   - Encode writes from the value alone, so that equal values encode alike:
+//     every field (omitempty is ignored, so that a key that arrived as null
+//     or 0 comes back), under its alias too, and the keys kept in Extra.
+//     Kept values are stored compact, as json.Marshal writes them, so that a
+//     record decoded, encoded and decoded again equals the first.
 //
-// A struct embeds Keep, and opts in with two one-line methods, which
-// internal/cmd/genrecords writes for every such struct of a package:
+// A record is a struct with a field Extra map[string]json.RawMessage
+// `json:"-"`. It opts in with two methods, which internal/cmd/genrecords
+// writes for every record of a package:
 //
-//	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Decode(b, p) }
+//	func (p *T) UnmarshalJSON(b []byte) error { return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(b, p)) }
 //	func (p T) MarshalJSON() ([]byte, error)  { return jsonkeep.Encode(&p) }
 //
-// Unmarshal reads such a struct, or a list of them, in one pass over the
-// whole body; the client decodes every response with it. Structs nested in
-// such a struct are decoded in the same pass, and the fields of an embedded
-// struct are promoted as encoding/json promotes them. A field
-// tagged alias:"name" also reads the key name, for servers that spell a key
-// two ways, and writes it back under the name it came under. A field tagged
-// jsonkeep:"quiet" reports no error for a value that does not fit, in it or
-// in the records nested in it: the value is kept in an Extra all the same.
+// Unmarshal reads a record, or a list of them, in one pass over the whole
+// body; the client decodes every response with it. Structs nested in a
+// record are decoded in the same pass, and the fields of an embedded struct
+// are promoted as encoding/json promotes them. A field tagged alias:"name"
+// also reads the key name, for servers that spell a key two ways, and is
+// written under both. A field tagged jsonkeep:"quiet" reports no error for
+// a value that does not fit, in it or in the records nested in it: the
+// value is kept in an Extra all the same.
 //
-// A struct that embeds Keep is always read this way, nested or through
-// Unmarshal, without calling its UnmarshalJSON: a type whose UnmarshalJSON
-// does more (choosing between two shapes, say) has a plain Extra field
-// instead.
+// A record is always read this way, nested or through Unmarshal, without
+// calling its UnmarshalJSON, unless its Extra field is tagged
+// jsonkeep:"self": a type whose UnmarshalJSON does more (choosing between
+// two shapes, say).
 package jsonkeep
 
 import (
