@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -259,5 +261,41 @@ func TestShortTokensRedactInOnePass(t *testing.T) {
 		_, _, err = c.Projects.Get(context.Background(), 1)
 		require.Error(t, err)
 		assert.Equal(t, want, err.Error(), "token %q", token)
+	}
+}
+
+// TestPartialPageInIterator: an iterator hands out the records of a page
+// some of whose values did not fit, then its error, which wraps
+// FieldErrors and ends the walk; with and without prefetch.
+func TestPartialPageInIterator(t *testing.T) {
+	pages := map[string]string{"1": `[{"id":1},{"id":2}]`, "2": `[{"id":3},{"id":"x"}]`, "3": `[{"id":5}]`}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pg := r.URL.Query().Get("page")
+		w.Header().Set("X-Total-Pages", "3")
+		w.Header().Set("X-Page", pg)
+		if pg != "3" {
+			n, _ := strconv.Atoi(pg)
+			w.Header().Set("X-Next-Page", strconv.Itoa(n+1))
+		}
+		_, _ = io.WriteString(w, pages[pg])
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, WithoutRetries())
+	require.NoError(t, err)
+	for _, iopts := range [][]IterOption{nil, {Prefetch(2)}} {
+		var ids []int
+		var errs []error
+		for is, err := range all[Issue](context.Background(), c, route("issues"), nil, iopts) {
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ids = append(ids, is.ID)
+		}
+		assert.Equal(t, []int{1, 2, 3, 0}, ids, "the partial page's records, the bad one with its other fields")
+		require.Len(t, errs, 1)
+		var fields FieldErrors
+		require.ErrorAs(t, errs[0], &fields)
+		assert.Equal(t, "[1].id", fields[0].Path)
 	}
 }

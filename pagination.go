@@ -155,7 +155,8 @@ const allPageSize = 100
 // all iterates over every item of a paginated list. It follows Link next
 // when it points at the same list on the client's own origin and falls back
 // to X-Next-Page otherwise; it makes no request after the loop breaks; an
-// error is the last thing it yields.
+// error is the last thing it yields, after the records of its page when only
+// some of their values did not fit.
 func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []IterOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		pg, err := newPager(c, p, opt, iopts)
@@ -166,6 +167,10 @@ func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []Ite
 		page, next := pg.first, pg.pageURL(pg.first)
 		for {
 			items, resp, err := fetchPage[T](ctx, c, pg.page(next))
+			if partial(err) {
+				yieldPartial(items, err, yield)
+				return
+			}
 			if err == nil {
 				err = pg.confirm(next, page, resp)
 			}
@@ -195,6 +200,18 @@ func all[T any](ctx context.Context, c *Client, p endpoint, opt any, iopts []Ite
 			}
 		}
 	}
+}
+
+// yieldPartial hands out the records of a page some of whose values did
+// not fit, then its error (which wraps FieldErrors): the rule of the other
+// calls. The error ends the walk, as every error does.
+func yieldPartial[T any](items []*T, err error, yield func(*T, error) bool) {
+	for _, it := range items {
+		if !yield(it, nil) {
+			return
+		}
+	}
+	yield(nil, err)
 }
 
 // pager walks one list and remembers what it fetched, so that a server that
@@ -387,6 +404,10 @@ func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total i
 		err := ctx.Err()
 		if err == nil {
 			err = res.err
+		}
+		if partial(err) {
+			yieldPartial(res.items, err, yield)
+			return
 		}
 		if err == nil {
 			err = p.confirm(res.url, res.page, res.resp)
