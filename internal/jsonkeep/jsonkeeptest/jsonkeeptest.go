@@ -118,3 +118,15 @@ func AssertSame(t *testing.T, want, got any) {
 	assert.Empty(t, cmp.Diff(want, got))
 	assert.True(t, reflect.DeepEqual(want, got), "reflect.DeepEqual")
 }
+
+// AssertEveryRecordHasACase checks that each record type RecordTypes finds
+// in dir is among the names of a test's cases.
+func AssertEveryRecordHasACase(t *testing.T, dir string, cases []string) {
+	t.Helper()
+	records, err := RecordTypes(dir)
+	require.NoError(t, err)
+	require.NotEmpty(t, records)
+	for _, name := range records {
+		assert.Contains(t, cases, name, "no case for this record type")
+	}
+}
