@@ -7,36 +7,43 @@
 //
 // # Files
 //
-// The directory holds one file, queue.db, a bbolt database (a B+tree,
-// copied on write), readable by its owner only. It keeps the pending and
-// dead-lettered deliveries (a record, and the body apart), the dedup keys
-// with their expiry, and the checkpoints of catch-up. One process at a time
-// may open it; another gets ErrHeld. Tools that only look set
-// Options.NoCreate, which writes nothing at open.
+// The directory, readable by its owner only, holds:
+//   - queue.db, a bbolt database (a B+tree, copied on write): the pending
+//     and dead-lettered deliveries (a record, and the body apart), the
+//     dedup keys with their expiry, and the checkpoints of catch-up;
+//   - put-NNNNNN.log, the put log: append-only files of the deliveries
+//     stored since the last commit of queue.db, usually one, of at most
+//     about 8 MiB. A file goes once its deliveries are in queue.db.
+//
+// One process at a time may open the directory; another gets ErrHeld.
+// Tools that only look set Options.NoCreate, which writes nothing at open.
 //
 // # Durability
 //
-// Every write (a Put, the attempt counted when a delivery is handed out, an
-// Ack, a Retry) waits until it is synced to disk. Writes that arrive while
-// a commit is under way are committed together, in one transaction, so
-// many share one sync: the Handler answers 200 only once its delivery is
-// in such a commit. A crash loses no delivery whose Put returned; one whose
-// callback was running is handed out again, its attempt counted. Every
-// record, body and dedup entry carries a checksum; a delivery that fails
+// Every write waits until it is synced to disk, and writes that arrive
+// together share one sync (group commit). A Put appends to the put log and
+// syncs it once for all the Puts waiting: the Handler answers 200 then. A
+// writer goroutine moves logged deliveries into queue.db at its next
+// commit, where the attempt counted when a delivery is handed out, Acks,
+// Retries and dead letters are committed too, each group in one bbolt
+// transaction. Open moves in what the log holds past queue.db's mark. So a
+// crash loses no delivery whose Put returned; one whose callback was
+// running is handed out again, its attempt counted. Every record, log
+// frame, body and dedup entry carries a checksum; a delivery that fails
 // one is never handed to a callback but dead-lettered, with a reason
-// naming the damage. A file whose pages are damaged is refused at open,
-// never reset.
+// naming the damage, and a log frame torn by a crash ends its file. A
+// queue.db whose pages are damaged is refused at open, never reset.
 //
 // # Space
 //
 // A body takes its size on disk, a delivery's record a few hundred bytes,
 // and a remembered dedup key about 100 bytes (a key is forgotten once past
-// Options.DedupWindow). Pages freed by handled deliveries are reused. On
-// Linux their blocks also go back to the file system while the queue runs,
-// each time a sixteenth of the file was freed: the file keeps its size, its
-// disk usage falls as the queue drains. When the queue is drained and most
-// of the file is free, it is compacted, which shrinks the file itself (see
-// Queue.Compact).
+// Options.DedupWindow). Pages of queue.db freed by handled deliveries are
+// reused. On Linux their blocks also go back to the file system while the
+// queue runs, each time a sixteenth of the file was freed: the file keeps
+// its size, its disk usage falls as the queue drains. When the queue is
+// drained and most of the file is free, it is compacted, which shrinks the
+// file itself (see Queue.Compact).
 package diskqueue
 
 import (
@@ -96,8 +103,8 @@ var (
 // opened next. So is a delivery whose callback was running at the crash.
 // Dedup keys and checkpoints are kept too.
 //
-// The bounds are checked inside the commit that stores a delivery, so they
-// hold however many deliveries arrive at once.
+// The bounds are checked as each delivery is admitted, under a lock, so
+// they hold however many deliveries arrive at once.
 type Queue struct {
 	opts Options
 	path string

@@ -160,3 +160,25 @@ func TestLogFilesGoAway(t *testing.T) {
 	names := logNames(t, dir)
 	assert.Equal(t, []string{logName(dir, 2)}, names, "the first is gone")
 }
+
+// TestUnmovedBound: while the writer cannot move logged deliveries into
+// queue.db, Puts fail once maxUnmoved wait, and go on once it can.
+func TestUnmovedBound(t *testing.T) {
+	q := openDisk(t, t.TempDir(), Options{})
+	defer q.Close()
+	hold, held := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = q.write(context.Background(), func(*bolt.Tx) error { close(held); <-hold; return nil }, nil)
+	}()
+	<-held
+	for i := range maxUnmoved {
+		require.NoError(t, q.Put(context.Background(), &webhook.Delivery{Key: fmt.Sprint(i)}))
+	}
+	err := q.Put(context.Background(), &webhook.Delivery{Key: "one more"})
+	assert.ErrorContains(t, err, "store stalled")
+	assert.NotErrorIs(t, err, webhook.ErrQueueFull, "no bound of the user's")
+	close(hold)
+	require.NoError(t, q.settle())
+	require.NoError(t, q.Put(context.Background(), &webhook.Delivery{Key: "one more"}))
+	assert.Equal(t, maxUnmoved+1, q.Len())
+}

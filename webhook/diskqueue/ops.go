@@ -72,6 +72,11 @@ func (q *Queue) enter(ctx context.Context, d *webhook.Delivery) (*logEntry, erro
 	}
 }
 
+// maxUnmoved bounds the logged deliveries that wait for the writer to move
+// them into queue.db, and that memory holds meanwhile: past it, Puts fail
+// until the writer catches up (a queue.db that cannot grow, say).
+const maxUnmoved = 4 * maxGroup
+
 // admit checks d against the dedup keys and the bounds, and counts it in:
 // its keys are remembered and its bytes held from now, so that the Puts
 // under way see them. When a delivery with d's key is on its way to the
@@ -88,6 +93,9 @@ func (q *Queue) admit(d *webhook.Delivery) (e, first *logEntry, err error) {
 	}
 	if err := q.full(int64(len(d.Body))); err != nil {
 		return nil, nil, err
+	}
+	if n := len(q.toApply) + q.moving; n >= maxUnmoved {
+		return nil, nil, fmt.Errorf("diskqueue: store stalled: %d logged deliveries wait for queue.db", n)
 	}
 	c := *d
 	c.Body = nil
