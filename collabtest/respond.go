@@ -212,16 +212,15 @@ func all[T any](c *call, items []T, render func(T) any) error {
 }
 
 // sortItems orders items by key in the direction of the "sort" parameter
-// (def when absent), with ties broken by id ascending for a stable order.
+// (def when absent), with ties broken by id in the same direction.
 func sortItems[T any, K cmp.Ordered](c *call, items []T, def string, key func(T) K, id func(T) int) {
 	desc := strings.ToLower(cmp.Or(c.form.Get("sort"), def)) == "desc"
 	slices.SortStableFunc(items, func(a, b T) int {
-		r := cmp.Compare(key(a), key(b))
+		// Ties (items made within one clock tick) follow the id in the
+		// same direction, as the server's secondary order does.
+		r := cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(id(a), id(b)))
 		if desc {
 			r = -r
-		}
-		if r == 0 {
-			return cmp.Compare(id(a), id(b))
 		}
 		return r
 	})
