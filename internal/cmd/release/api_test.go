@@ -9,6 +9,9 @@ import (
 
 const libV1 = `package lib
 
+// Version is the module's version.
+const Version = "0.1.0"
+
 // T is a thing.
 type T struct{}
 
@@ -49,12 +52,16 @@ func TestAPIGateFailsOnRemovedMethod(t *testing.T) {
 	if err := gate("# Changelog\n\n## v0.1.0\n\nFirst.\n"); err != nil {
 		t.Fatalf("before the first tag: %v", err)
 	}
-	if !strings.Contains(out.String(), "freezes these 3 exported declarations") || !strings.Contains(out.String(), "example.com/lib.T.Gone") {
+	if !strings.Contains(out.String(), "freezes these 4 exported declarations") || !strings.Contains(out.String(), "example.com/lib.T.Gone") {
 		t.Errorf("the surface report lacks the API:\n%s", out.String())
 	}
 	git(t, root, "tag", "v0.1.0")
 	if err := gate("## v0.1.0\n\nFirst.\n"); err != nil {
 		t.Fatalf("the tree as tagged, before the next entry: %v", err)
+	}
+	writeFiles(t, root, map[string]string{"lib.go": strings.Replace(libV1, `"0.1.0"`, `"0.1.1"`, 1)})
+	if err := gate("## v0.1.1\n\nFixes.\n\n## v0.1.0\n"); err != nil {
+		t.Fatalf("a patch release that only moves Version: %v", err)
 	}
 	writeFiles(t, root, map[string]string{"lib.go": strings.Replace(libV1, "func (T) Gone() {}", "func (T) gone() {}", 1)})
 
