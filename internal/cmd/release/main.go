@@ -62,6 +62,10 @@ func run(args []string) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q: flags come before the version", fs.Args()[1:])
+	}
 	top, err := gitOutput(".", "rev-parse", "--show-toplevel")
 	if err != nil {
 		return err
