@@ -19,7 +19,6 @@ import (
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/webhook"
-	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 // eventLine is one delivery as collab hook listen prints it and collab hook
@@ -50,7 +49,7 @@ type listenCmd struct {
 	addr       string
 	secretFile string
 	forwardTo  string
-	queueDir   string
+	queue      queueRef
 }
 
 func newListenCmd(std stdio) *cobra.Command {
@@ -66,9 +65,11 @@ answered 200 once it is stored, and done once its line is written.
 With --secret-file, a delivery without that token is answered 401.
 With --forward-to, each delivery is also sent on, with its body and headers (and
 the secret token, when one is set), to a local URL; a failure is tried again later.
-With --queue DIR, deliveries are stored on disk: a listener that is stopped or
-killed prints, when started again on DIR, everything it had answered 200 and not
-yet printed. A line may then be printed twice, never lost.
+With --queue, deliveries are stored in a durable queue, on disk (a directory) or
+in Redis (a redis://, rediss:// or unix:// URL, with --redis-prefix and
+--redis-group): a listener that is stopped or killed prints, when started again
+on the same queue, everything it had answered 200 and not yet printed. A line
+may then be printed twice, never lost.
 
 GET /healthz reports, as JSON, whether the listener can store deliveries and
 whether it makes progress printing them (503 when not). A delivery that cannot
@@ -83,7 +84,8 @@ It stops on SIGINT or SIGTERM.`,
 	f.StringVar(&l.addr, "addr", "127.0.0.1:8080", "`ADDRESS` to listen on (host:port; port 0 picks a free one)")
 	f.StringVar(&l.secretFile, "secret-file", "", "read the hook's secret token from `FILE`")
 	f.StringVar(&l.forwardTo, "forward-to", "", "also send each delivery to `URL`")
-	f.StringVar(&l.queueDir, "queue", "", "store deliveries in `DIR`, so that none is lost across a restart")
+	f.StringVar(&l.queue.target, "queue", "", "store deliveries in `QUEUE` ("+queueHelp+"), so that none is lost across a restart")
+	l.queue.redisFlags(f)
 	return cmd
 }
 
@@ -99,13 +101,13 @@ func (l *listenCmd) run(ctx context.Context) error {
 	}
 	logger := slog.New(slog.NewTextHandler(l.std.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var queue webhook.Queue
-	if l.queueDir != "" {
-		dq, err := diskqueue.Open(l.queueDir, diskqueue.Options{Logger: logger}) // damaged deliveries are logged too
+	if l.queue.target != "" {
+		q, release, err := l.queue.open(ctx, logger, true, "")
 		if err != nil {
 			return err
 		}
-		defer dq.Close()
-		queue = dq
+		defer release()
+		queue = q
 	}
 	p := &linePrinter{w: bufio.NewWriter(l.std.out), forwardTo: l.forwardTo, secret: secret, hc: forwardClient()}
 	h, err := webhook.NewHandler(webhook.Options{

@@ -9,25 +9,20 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/collabsvc/collab/redis/redisqueue"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/diskqueue"
 )
 
 // queueCmd holds the flags every collab queue subcommand shares.
 type queueCmd struct {
+	queueRef
 	std    stdio
 	log    *slog.Logger
-	target string // a directory or a Redis URL
-	prefix string
-	group  string
 	asJSON bool
 }
 
@@ -62,9 +57,8 @@ receivers run.`,
   collab queue requeue ~/.cache/hooks --all`,
 	}, q.statsCmd(), q.deadCmd(), q.requeueCmd(), q.deleteCmd(), q.compactCmd())
 	f := cmd.PersistentFlags()
-	f.StringVar(&q.target, "queue", "", "`QUEUE` to inspect: a directory, or a redis://, rediss:// or unix:// URL; or give it as the first argument")
-	f.StringVar(&q.prefix, "redis-prefix", "", "key prefix of a Redis queue (default redisqueue's)")
-	f.StringVar(&q.group, "redis-group", "", "consumer group of a Redis queue (default redisqueue's)")
+	f.StringVar(&q.target, "queue", "", "`QUEUE` to inspect: "+queueHelp+"; or give it as the first argument")
+	q.redisFlags(f)
 	return cmd
 }
 
@@ -212,11 +206,7 @@ func deadIDs(ctx context.Context, wq webhook.Queue) ([]uint64, error) {
 
 // with opens the queue, runs fn on it and closes it.
 func (q *queueCmd) with(ctx context.Context, fn func(context.Context, webhook.Queue) error) error {
-	open := q.openDisk
-	if isRedisURL(q.target) {
-		open = q.openRedis
-	}
-	wq, release, err := open(ctx)
+	wq, release, err := q.open(ctx, q.log, false, cliConsumer)
 	if err != nil {
 		return err
 	}
@@ -227,66 +217,10 @@ func (q *queueCmd) with(ctx context.Context, fn func(context.Context, webhook.Qu
 	return err
 }
 
-func isRedisURL(s string) bool {
-	return strings.HasPrefix(s, "redis://") || strings.HasPrefix(s, "rediss://") || strings.HasPrefix(s, "unix://")
-}
-
 // cliConsumer names this command in a Redis queue's consumer group, should
 // it ever take a delivery; one fixed name keeps the group from filling up
 // with a consumer per run.
 const cliConsumer = "collab-queue-cli"
-
-// openRedis opens the Redis queue at the URL, which must exist: a prefix or
-// group that holds none is an error, and nothing is written.
-func (q *queueCmd) openRedis(ctx context.Context) (webhook.Queue, func() error, error) {
-	opts, err := redis.ParseURL(q.target)
-	if err != nil {
-		return nil, nil, usagef("the queue URL: %v", err)
-	}
-	redis.SetLogger(&redisLog{log: q.log, seen: map[string]bool{}})
-	rdb := redis.NewClient(opts)
-	rq, err := redisqueue.New(ctx, rdb, redisqueue.Options{Prefix: q.prefix, Group: q.group, Consumer: cliConsumer,
-		NoCreate: true, Logger: q.log})
-	if err != nil {
-		_ = rdb.Close()
-		// The address and database, not the URL: it may hold a password.
-		return nil, nil, fmt.Errorf("redis at %s, database %d: %w", opts.Addr, opts.DB, err)
-	}
-	return rq, func() error { return errors.Join(rq.Close(), rdb.Close()) }, nil
-}
-
-// redisLog passes go-redis's own log lines to the command's logger, each
-// distinct line once: the client tries a refused connection several times,
-// and the error that ends the command says it again.
-type redisLog struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-// Printf implements go-redis's logging interface.
-func (l *redisLog) Printf(ctx context.Context, format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.seen[msg] {
-		l.seen[msg] = true
-		l.log.WarnContext(ctx, msg)
-	}
-}
-
-// openDisk opens the disk queue in the directory, which must hold one:
-// nothing is created, and a queue a running receiver holds is refused.
-func (q *queueCmd) openDisk(context.Context) (webhook.Queue, func() error, error) {
-	dq, err := diskqueue.Open(q.target, diskqueue.Options{NoCreate: true, Logger: q.log})
-	if errors.Is(err, diskqueue.ErrHeld) {
-		return nil, nil, fmt.Errorf("%w; a running receiver holds it: stop the receiver first", err)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return dq, dq.Close, nil
-}
 
 // statsLine is collab queue stats --json.
 type statsLine struct {
