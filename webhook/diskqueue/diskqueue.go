@@ -181,6 +181,10 @@ var (
 // maxGroup bounds the writes committed together.
 const maxGroup = 1000
 
+// moveAt is how many logged deliveries may wait for a commit that another
+// write asks for.
+const moveAt = 256
+
 // Open opens the queue kept in dir, creating it if needed (unless
 // Options.NoCreate). A queue that cannot be opened or read back, or whose
 // file is damaged, is an error: nothing is reset. A queue another process
@@ -524,6 +528,7 @@ func (q *Queue) logged(group []*logEntry, err error) {
 	if err == nil {
 		q.toApply = append(q.toApply, group...)
 	}
+	waiting := len(q.toApply)
 	q.lmu.Unlock()
 	if err == nil {
 		q.mu.Lock()
@@ -531,7 +536,11 @@ func (q *Queue) logged(group []*logEntry, err error) {
 			q.s.Add(e.id, e.d.Partition)
 		}
 		q.mu.Unlock()
-		// A commit moves them in, whether or not another write asks for one.
+	}
+	// The next commit moves them in: the lease of one of them asks for
+	// one. Past moveAt, one is asked for now, so that memory and the log
+	// do not grow while nothing is taken.
+	if waiting >= moveAt {
 		select {
 		case q.ops <- &dbOp{fn: func(*bolt.Tx) error { return nil }, done: make(chan struct{})}:
 		default:
