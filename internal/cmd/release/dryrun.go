@@ -89,6 +89,10 @@ func main() {
 // cliModule is the directory of the module users go install.
 const cliModule = "cmd/collab"
 
+// fakeCommand is the root module's command users go install: the fake
+// server for scripts.
+const fakeCommand = "cmd/collabfake"
+
 // A scratch is a place outside the repository where the go command sees
 // only the file proxy and the public module proxy, as a user's machine would.
 type scratch struct {
@@ -202,12 +206,22 @@ func (s *scratch) checkGraph(sub string) error {
 	return nil
 }
 
-// install installs the command at version v and runs it.
-func (s *scratch) install(modPath, v string) error {
-	if _, err := s.run(".", "go", "install", modPath+"@"+v); err != nil {
+// install installs the command pkg at version v, as its users do, and
+// returns the program's path.
+func (s *scratch) install(pkg, v string) (string, error) {
+	if _, err := s.run(".", "go", "install", pkg+"@"+v); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.dir, "bin", filepath.Base(pkg)), nil
+}
+
+// tryCommands installs the commands at version v and runs them: collab
+// must report v as its version.
+func (s *scratch) tryCommands(cli, fake, v string) error {
+	bin, err := s.install(cli, v)
+	if err != nil {
 		return err
 	}
-	bin := filepath.Join(s.dir, "bin", filepath.Base(modPath))
 	if _, err := s.run(".", bin, "--help"); err != nil {
 		return err
 	}
@@ -218,5 +232,9 @@ func (s *scratch) install(modPath, v string) error {
 	if first, _, _ := strings.Cut(out, "\n"); first != "collab "+v {
 		return fmt.Errorf("%s version printed %q, want %q", bin, first, "collab "+v)
 	}
-	return nil
+	if bin, err = s.install(fake, v); err != nil {
+		return err
+	}
+	_, err = s.run(".", bin, "-h")
+	return err
 }

@@ -43,7 +43,7 @@ func (r *release) dryRun() error {
 	if !ok {
 		return fmt.Errorf("no module at %s", cliModule)
 	}
-	if err := s.install(cli.Path, r.version); err != nil {
+	if err := s.tryCommands(cli.Path, r.t.modules[0].Path+"/"+fakeCommand, r.version); err != nil {
 		return err
 	}
 	r.logf("dry run of %s: passed", r.version)
