@@ -8,8 +8,10 @@
 // dryrun serves the modules, as the tags would hold them, from a file-based
 // module proxy, and in a scratch module outside the repository (GOWORK=off,
 // no replace) gets each library module alone and builds a program with it,
-// checks a root-only program's module graph, and installs the command and
-// runs it. It needs no tag.
+// checks a root-only program's module graph, and installs the commands
+// (collab, collabfake) and runs them. It needs no tag. It also refuses a
+// replace directive in any go.mod, and an import of another module's
+// internal package.
 //
 // api compares the exported API of each library module with its last
 // release tag (apidiff): an incompatible change fails unless the version
@@ -17,8 +19,10 @@
 // Before the first tag, it prints the API the first release would freeze.
 //
 // tag runs both, sets the version in every require of a sibling module and
-// in go.work, commits that, and creates every tag or none. The version
-// defaults to the newest one that CHANGELOG.md names.
+// in go.work, commits that, and creates every tag or none; -push pushes them
+// with git push --atomic. The version defaults to the newest one that
+// CHANGELOG.md names; tag wants it to be that one. bench and
+// examples/webhook-bot are not published (see unpublished).
 package main
 
 import (
