@@ -7,43 +7,36 @@
 //
 // # Files
 //
-// The directory, readable by its owner only, holds:
-//   - queue.db, a bbolt database (a B+tree, copied on write): the pending
-//     and dead-lettered deliveries (a record, and the body apart), the
-//     dedup keys with their expiry, and the checkpoints of catch-up;
-//   - put-NNNNNN.log, the put log: append-only files of the deliveries
-//     stored since the last commit of queue.db, usually one, of at most
-//     about 8 MiB. A file goes once its deliveries are in queue.db.
-//
-// One process at a time may open the directory; another gets ErrHeld.
-// Tools that only look set Options.NoCreate, which writes nothing at open.
+// The directory holds one file, queue.db, a bbolt database (a B+tree,
+// copied on write), readable by its owner only. It keeps the pending and
+// dead-lettered deliveries (a record, and the body apart), the dedup keys
+// with their expiry, and the checkpoints of catch-up. One process at a time
+// may open it; another gets ErrHeld. Tools that only look set
+// Options.NoCreate, which writes nothing at open.
 //
 // # Durability
 //
-// Every write waits until it is synced to disk, and writes that arrive
-// together share one sync (group commit). A Put appends to the put log and
-// syncs it once for all the Puts waiting: the Handler answers 200 then. A
-// writer goroutine moves logged deliveries into queue.db at its next
-// commit, where the attempt counted when a delivery is handed out, Acks,
-// Retries and dead letters are committed too, each group in one bbolt
-// transaction. Open moves in what the log holds past queue.db's mark. So a
-// crash loses no delivery whose Put returned; one whose callback was
-// running is handed out again, its attempt counted. Every record, log
-// frame, body and dedup entry carries a checksum; a delivery that fails
+// Every write (a Put, the attempt counted when a delivery is handed out, an
+// Ack, a Retry) waits until it is synced to disk. Writes that arrive while
+// a commit is under way are committed together, in one transaction, so
+// many share one sync: the Handler answers 200 only once its delivery is
+// in such a commit. A crash loses no delivery whose Put returned; one whose
+// callback was running is handed out again, its attempt counted. Every
+// record, body and dedup entry carries a checksum; a delivery that fails
 // one is never handed to a callback but dead-lettered, with a reason
-// naming the damage, and a log frame torn by a crash ends its file. A
-// queue.db whose pages are damaged is refused at open, never reset.
+// naming the damage. A file whose pages are damaged is refused at open,
+// never reset.
 //
 // # Space
 //
 // A body takes its size on disk, a delivery's record a few hundred bytes,
 // and a remembered dedup key about 100 bytes (a key is forgotten once past
-// Options.DedupWindow). Pages of queue.db freed by handled deliveries are
-// reused. On Linux their blocks also go back to the file system while the
-// queue runs, each time a sixteenth of the file was freed: the file keeps
-// its size, its disk usage falls as the queue drains. When the queue is
-// drained and most of the file is free, it is compacted, which shrinks the
-// file itself (see Queue.Compact).
+// Options.DedupWindow). Pages freed by handled deliveries are reused. On
+// Linux their blocks also go back to the file system while the queue runs,
+// each time a sixteenth of the file was freed: the file keeps its size, its
+// disk usage falls as the queue drains. When the queue is drained and most
+// of the file is free, it is compacted, which shrinks the file itself (see
+// Queue.Compact).
 package diskqueue
 
 import (
@@ -103,8 +96,8 @@ var (
 // opened next. So is a delivery whose callback was running at the crash.
 // Dedup keys and checkpoints are kept too.
 //
-// The bounds are checked as each delivery is admitted, under a lock, so
-// they hold however many deliveries arrive at once.
+// The bounds are checked inside the commit that stores a delivery, so they
+// hold however many deliveries arrive at once.
 type Queue struct {
 	opts Options
 	path string
@@ -122,29 +115,11 @@ type Queue struct {
 	ops     chan *dbOp
 	done    chan struct{}
 
-	// The logger goroutine appends what Puts send on logIn to the put
-	// log; closing ends it.
-	logIn   chan *logEntry
-	logDone chan struct{}
-	plog    *putLog // used by the logger only
-
-	lmu      sync.Mutex           // guards the fields below
-	inLog    map[string]*logEntry // dedup keys of the deliveries not yet in queue.db
-	toApply  []*logEntry          // logged deliveries, in log order, not yet in queue.db
-	moving   int                  // logged deliveries in the commit under way
-	lastID   uint64               // the last id given to a delivery
-	logs     []logFile            // the log files, oldest first
-	logCur   int                  // the number of the one appended to
-	logStart atomic.Int64         // when the log write under way began (unix ns), 0 when none
-	stallLog func()               // for the tests: runs before each log write, as a disk that stalls
-
+	// Changed by the writer only; read by Check.
 	pending, bytes atomic.Int64 // deliveries held, and bytes of stored bodies
 	damaged        atomic.Int64 // damaged deliveries and dedup entries found
 	commits        atomic.Int64 // transactions committed, for the tests
 	committing     atomic.Int64 // when the commit under way began (unix ns), 0 when none
-	// What the transaction under way changes in pending and bytes, counted
-	// in when it commits; used by the writer only.
-	txPending, txBytes int64
 
 	nextSweep time.Time // used by the writer only
 	freeGiven int64     // bytes of free pages at the last giveBack; used by the writer only
@@ -181,10 +156,6 @@ var (
 // maxGroup bounds the writes committed together.
 const maxGroup = 1000
 
-// moveAt is how many logged deliveries may wait for a commit that another
-// write asks for.
-const moveAt = 256
-
 // Open opens the queue kept in dir, creating it if needed (unless
 // Options.NoCreate). A queue that cannot be opened or read back, or whose
 // file is damaged, is an error: nothing is reset. A queue another process
@@ -206,8 +177,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{opts: opts, path: path, db: db, s: schedule.New(), ops: make(chan *dbOp, maxGroup), done: make(chan struct{}),
-		logIn: make(chan *logEntry, maxGroup), logDone: make(chan struct{}), inLog: map[string]*logEntry{}}
+	q := &Queue{opts: opts, path: path, db: db, s: schedule.New(), ops: make(chan *dbOp, maxGroup), done: make(chan struct{})}
 	if err := q.load(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("diskqueue: queue file %s is damaged (%w); move it away to start afresh", path, err)
@@ -218,15 +188,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 			return nil, err
 		}
 	}
-	q.plog = &putLog{dir: dir}
-	for _, f := range q.logs {
-		q.plog.n = max(q.plog.n, f.n)
-	}
-	if !opts.NoCreate {
-		q.dropLogs(q.lastID)
-	}
 	go q.writer()
-	go q.logger()
 	return q, nil
 }
 
@@ -343,15 +305,10 @@ func (q *Queue) load() (err error) {
 		}
 	}()
 	if q.opts.NoCreate {
-		return q.db.View(func(tx *bolt.Tx) error {
-			if err := q.scan(tx); err != nil {
-				return err
-			}
-			return q.replay(tx)
-		})
+		return q.db.View(q.scan)
 	}
 	return q.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range append(buckets, bLog) {
+		for _, name := range buckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -359,45 +316,8 @@ func (q *Queue) load() (err error) {
 		if err := tx.DeleteBucket(bExpiry); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 			return err
 		}
-		if err := q.replay(tx); err != nil {
-			return err
-		}
 		return q.scan(tx)
 	})
-}
-
-// replay reads the deliveries logged past the log's mark. A write
-// transaction moves them into queue.db; after a read one (NoCreate) they
-// wait for the writer's first commit.
-func (q *Queue) replay(tx *bolt.Tx) error {
-	var mark uint64
-	if b := tx.Bucket(bLog); b != nil {
-		mark = idOf(b.Get(logMark))
-	}
-	entries, files, skipped, err := readLog(filepath.Dir(q.path), mark)
-	if err != nil {
-		return err
-	}
-	if skipped > 0 {
-		q.log(slog.LevelError, "diskqueue: the put log ends in a damaged or torn frame; what follows it is lost", "bytes", skipped)
-	}
-	q.logs, q.lastID = files, tx.Bucket(bPending).Sequence()
-	for _, f := range files {
-		q.lastID = max(q.lastID, f.last)
-	}
-	if tx.Writable() {
-		return q.moveIn(tx, entries)
-	}
-	q.toApply = entries
-	for _, e := range entries {
-		for _, k := range e.d.DedupKeys() {
-			q.inLog[k] = e
-		}
-		q.s.Add(e.id, e.d.Partition)
-		q.pending.Add(1)
-		q.bytes.Add(int64(len(e.body)))
-	}
-	return nil
 }
 
 // scan schedules the pending deliveries in arrival order and counts the
@@ -444,7 +364,19 @@ func (q *Queue) writer() {
 	defer close(q.done)
 	group := make([]*dbOp, 0, maxGroup)
 	for op := range q.ops {
-		group = gather(group, op, q.ops)
+		group = append(group[:0], op)
+	fill:
+		for len(group) < maxGroup {
+			select {
+			case op, ok := <-q.ops:
+				if !ok {
+					break fill
+				}
+				group = append(group, op)
+			default:
+				break fill
+			}
+		}
 		q.committing.Store(time.Now().UnixNano())
 		q.commit(group)
 		q.committing.Store(0)
@@ -457,116 +389,15 @@ func (q *Queue) writer() {
 	}
 }
 
-// gather returns group holding first and what else waits on ch, up to
-// maxGroup.
-func gather[T any](group []T, first T, ch <-chan T) []T {
-	group = append(group[:0], first)
-	for len(group) < maxGroup {
-		select {
-		case v, ok := <-ch:
-			if !ok {
-				return group
-			}
-			group = append(group, v)
-		default:
-			return group
-		}
-	}
-	return group
-}
-
-// logger appends the deliveries Puts hand it to the put log, a group at a
-// time, until the queue closes, and has the writer move them in.
-func (q *Queue) logger() {
-	defer close(q.logDone)
-	group := make([]*logEntry, 0, maxGroup)
-	for e := range q.logIn {
-		group = q.number(gather(group, e, q.logIn))
-		var err error
-		if len(group) > 0 {
-			q.logStart.Store(time.Now().UnixNano())
-			if q.stallLog != nil {
-				q.stallLog()
-			}
-			err = q.plog.append(group, q)
-			q.logStart.Store(0)
-		}
-		q.logged(group, err)
-	}
-}
-
-// number gives the deliveries of group their ids, in log order, and
-// encodes their records. One whose record does not encode fails alone; it
-// is left out of the group returned.
-func (q *Queue) number(group []*logEntry) []*logEntry {
-	q.lmu.Lock()
-	defer q.lmu.Unlock()
-	ok := group[:0]
-	for _, e := range group {
-		q.lastID++
-		e.id, e.d.ID = q.lastID, q.lastID
-		sum := checksum(e.body)
-		if e.rec, e.err = encodeRecord(e.d, &sum); e.err != nil {
-			q.forget(e)
-			close(e.done)
-			continue
-		}
-		ok = append(ok, e)
-	}
-	return ok
-}
-
-// logged ends the Puts of group, logged or failed with err. A logged
-// delivery is handed out from now, and waits for the writer's next commit.
-func (q *Queue) logged(group []*logEntry, err error) {
-	q.lmu.Lock()
-	for _, e := range group {
-		if e.err = err; err != nil {
-			q.forget(e)
-		}
-	}
-	if err == nil {
-		q.toApply = append(q.toApply, group...)
-	}
-	waiting := len(q.toApply)
-	q.lmu.Unlock()
-	if err == nil {
-		q.mu.Lock()
-		for _, e := range group {
-			q.s.Add(e.id, e.d.Partition)
-		}
-		q.mu.Unlock()
-	}
-	// The next commit moves them in: the lease of one of them asks for
-	// one. Past moveAt, one is asked for now, so that memory and the log
-	// do not grow while nothing is taken.
-	if waiting >= moveAt {
-		select {
-		case q.ops <- &dbOp{fn: func(*bolt.Tx) error { return nil }, done: make(chan struct{})}:
-		default:
-		}
-	}
-	for _, e := range group {
-		close(e.done)
-	}
-}
-
 // commit runs a group in one transaction. When the transaction fails, each
 // write is tried alone, so that one bad write fails only itself.
 func (q *Queue) commit(group []*dbOp) {
-	q.lmu.Lock()
-	moving := q.toApply
-	q.toApply, q.moving = nil, len(moving)
-	q.lmu.Unlock()
-	q.txPending, q.txBytes = 0, 0
-	err := q.commitTx(func(tx *bolt.Tx) error {
+	pending, bytes := q.pending.Load(), q.bytes.Load()
+	err := q.update(func(tx *bolt.Tx) error {
 		// Ids grow: their pages fill up, rather than split in halves that
 		// no later id would fill.
 		for _, name := range [][]byte{bPending, bDead, bBodies} {
 			tx.Bucket(name).FillPercent = 1
-		}
-		if err := q.moveIn(tx, moving); err != nil {
-			return err
 		}
 		for _, op := range group {
 			if op.err = op.fn(tx); op.err != nil && !refused(op.err) {
@@ -577,8 +408,9 @@ func (q *Queue) commit(group []*dbOp) {
 		q.fileSize = tx.Size()
 		return nil
 	})
-	q.moved(moving, err == nil)
 	if err != nil {
+		q.pending.Store(pending)
+		q.bytes.Store(bytes)
 		if len(group) > 1 {
 			for _, op := range group {
 				q.commit([]*dbOp{op})
@@ -588,8 +420,6 @@ func (q *Queue) commit(group []*dbOp) {
 		group[0].err = err
 	} else {
 		q.commits.Add(1)
-		q.pending.Add(q.txPending)
-		q.bytes.Add(q.txBytes)
 	}
 	q.mu.Lock()
 	for _, op := range group {
@@ -603,41 +433,12 @@ func (q *Queue) commit(group []*dbOp) {
 	}
 }
 
-// moved ends the move of entries into queue.db: done, their keys are
-// read from there and the log files they fill can go; failed, they wait
-// for the next commit.
-func (q *Queue) moved(entries []*logEntry, ok bool) {
-	q.lmu.Lock()
-	q.moving = 0
-	if !ok {
-		q.toApply = append(entries, q.toApply...)
-		q.lmu.Unlock()
-		return
-	}
-	for _, e := range entries {
-		q.unremember(e)
-	}
-	q.lmu.Unlock()
-	if len(entries) > 0 {
-		q.dropLogs(entries[len(entries)-1].id)
-	}
-}
-
 // errBroken is the error of a queue whose file could not be reopened after
 // a compaction.
 var errBroken = errors.New("diskqueue: the queue file could not be reopened after a compaction")
 
-// update runs fn in a write transaction of its own, once the logged
-// deliveries are in queue.db.
-func (q *Queue) update(fn func(tx *bolt.Tx) error) error {
-	if err := q.settle(); err != nil {
-		return err
-	}
-	return q.commitTx(fn)
-}
-
-// commitTx runs fn in a write transaction.
-func (q *Queue) commitTx(fn func(tx *bolt.Tx) error) (err error) {
+// update runs fn in a write transaction; view in a read transaction.
+func (q *Queue) update(fn func(tx *bolt.Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("diskqueue: store failed: %v", p)
@@ -651,27 +452,7 @@ func (q *Queue) commitTx(fn func(tx *bolt.Tx) error) (err error) {
 	return q.db.Update(fn)
 }
 
-// view runs fn in a read transaction, once the logged deliveries are in
-// queue.db; read does not wait for them.
 func (q *Queue) view(fn func(tx *bolt.Tx) error) error {
-	if err := q.settle(); err != nil {
-		return err
-	}
-	return q.read(fn)
-}
-
-// settle waits until the logged deliveries are in queue.db.
-func (q *Queue) settle() error {
-	q.lmu.Lock()
-	n := len(q.toApply) + q.moving
-	q.lmu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	return q.write(context.Background(), func(*bolt.Tx) error { return nil }, nil)
-}
-
-func (q *Queue) read(fn func(tx *bolt.Tx) error) error {
 	q.dbMu.RLock()
 	defer q.dbMu.RUnlock()
 	if q.db == nil {

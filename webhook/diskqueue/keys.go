@@ -7,6 +7,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/collabsvc/collab/webhook"
 )
 
 // remembered reports whether key was stored within the dedup window. A
@@ -29,22 +31,17 @@ func (q *Queue) remembered(tx *bolt.Tx, key string, now time.Time) bool {
 	return until > now.UnixNano()
 }
 
-// rememberedAnywhere reports whether key was stored within the dedup
-// window: in the put log or in queue.db. Called under lmu, which the writer
-// takes to drop keys from the log's, once they are in queue.db.
-func (q *Queue) rememberedAnywhere(key string, now time.Time) bool {
-	if q.opts.DedupWindow <= 0 || key == "" {
-		return false
-	}
-	if e, ok := q.inLog[key]; ok {
-		return e.until > now.UnixNano()
-	}
-	seen := false
-	_ = q.read(func(tx *bolt.Tx) error {
-		seen = q.remembered(tx, key, now)
+// rememberAll records the dedup keys of d for the window from now.
+func (q *Queue) rememberAll(tx *bolt.Tx, d *webhook.Delivery, now time.Time) error {
+	if q.opts.DedupWindow <= 0 {
 		return nil
-	})
-	return seen
+	}
+	for _, k := range d.DedupKeys() {
+		if err := q.remember(tx, k, now.Add(q.opts.DedupWindow)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (q *Queue) remember(tx *bolt.Tx, key string, until time.Time) error {

@@ -15,158 +15,49 @@ import (
 	"github.com/collabsvc/collab/webhook/internal/schedule"
 )
 
-// Put implements webhook.Queue: it returns once d is in the put log,
-// synced. It gives up when ctx ends; the delivery may then still be
-// stored, and a repeat of it is a duplicate.
+// Put implements webhook.Queue. Its write gives up when ctx ends; the
+// delivery may then still be stored, and a repeat of it is a duplicate.
 func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
-	e, err := q.enter(ctx, d)
-	if err != nil {
+	var id uint64
+	return q.write(ctx, func(tx *bolt.Tx) (err error) {
+		id, err = q.put(tx, d)
 		return err
-	}
-	select {
-	case <-e.done:
-		if e.err == nil {
-			d.ID = e.id
-		}
-		return e.err
-	case <-ctx.Done():
-		return fmt.Errorf("diskqueue: store stalled (the write may still complete): %w", ctx.Err())
-	}
+	}, func() {
+		d.ID = id
+		q.s.Add(id, d.Partition)
+	})
 }
 
-// enter admits d and hands it to the logger. When a delivery with d's key
-// is on its way to the log, d waits for it: d is a duplicate once it is
-// logged, and goes in its place if it fails.
-func (q *Queue) enter(ctx context.Context, d *webhook.Delivery) (*logEntry, error) {
-	for {
-		q.closing.RLock()
-		if q.closed {
-			q.closing.RUnlock()
-			return nil, webhook.ErrQueueClosed
-		}
-		e, first, err := q.admit(d)
-		if first != nil {
-			q.closing.RUnlock()
-			select {
-			case <-first.done:
-				continue
-			case <-ctx.Done():
-				return nil, fmt.Errorf("diskqueue: store stalled: %w", ctx.Err())
-			}
-		}
-		if err != nil {
-			q.closing.RUnlock()
-			return nil, err
-		}
-		select {
-		case q.logIn <- e:
-			q.closing.RUnlock()
-			return e, nil
-		case <-ctx.Done():
-			q.closing.RUnlock()
-			q.lmu.Lock()
-			q.forget(e)
-			q.lmu.Unlock()
-			return nil, fmt.Errorf("diskqueue: store stalled: %w", ctx.Err())
-		}
-	}
-}
-
-// maxUnmoved bounds the logged deliveries that wait for the writer to move
-// them into queue.db, and that memory holds meanwhile: past it, Puts fail
-// until the writer catches up (a queue.db that cannot grow, say).
-const maxUnmoved = 4 * maxGroup
-
-// admit checks d against the dedup keys and the bounds, and counts it in:
-// its keys are remembered and its bytes held from now, so that the Puts
-// under way see them. When a delivery with d's key is on its way to the
-// log, admit returns that one as first instead.
-func (q *Queue) admit(d *webhook.Delivery) (e, first *logEntry, err error) {
+// put stores d in tx, unless it is a duplicate or a bound is reached, and
+// returns its id.
+func (q *Queue) put(tx *bolt.Tx, d *webhook.Delivery) (uint64, error) {
 	now := time.Now()
-	q.lmu.Lock()
-	defer q.lmu.Unlock()
-	if first := q.inLog[d.Key]; first != nil && !isDone(first) && q.opts.DedupWindow > 0 {
-		return nil, first, nil
-	}
-	if q.rememberedAnywhere(d.Key, now) {
-		return nil, nil, webhook.ErrDuplicate
+	if q.remembered(tx, d.Key, now) {
+		return 0, webhook.ErrDuplicate
 	}
 	if err := q.full(int64(len(d.Body))); err != nil {
-		return nil, nil, err
+		return 0, err
 	}
-	if n := len(q.toApply) + q.moving; n >= maxUnmoved {
-		return nil, nil, fmt.Errorf("diskqueue: store stalled: %d logged deliveries wait for queue.db", n)
+	pending := tx.Bucket(bPending)
+	seq, err := pending.NextSequence()
+	if err != nil {
+		return 0, err
 	}
 	c := *d
-	c.Body = nil
-	e = &logEntry{until: now.Add(q.opts.DedupWindow).UnixNano(), body: d.Body, d: &c, done: make(chan struct{})}
-	if q.opts.DedupWindow > 0 {
-		for _, k := range d.DedupKeys() {
-			q.inLog[k] = e
-		}
+	c.ID = seq
+	sum := checksum(d.Body)
+	if err := putRecord(pending, &c, &sum); err != nil {
+		return 0, err
+	}
+	if err := tx.Bucket(bBodies).Put(idKey(seq), d.Body); err != nil {
+		return 0, err
+	}
+	if err := q.rememberAll(tx, d, now); err != nil {
+		return 0, err
 	}
 	q.pending.Add(1)
 	q.bytes.Add(int64(len(d.Body)))
-	return e, nil, nil
-}
-
-func isDone(e *logEntry) bool {
-	select {
-	case <-e.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// forget undoes admit, for a delivery that was not logged. Called under
-// lmu.
-func (q *Queue) forget(e *logEntry) {
-	q.unremember(e)
-	q.pending.Add(-1)
-	q.bytes.Add(-int64(len(e.body)))
-}
-
-// unremember drops e's keys from the keys of the log, once they are in
-// queue.db or e failed. Called under lmu.
-func (q *Queue) unremember(e *logEntry) {
-	for _, k := range e.d.DedupKeys() {
-		if q.inLog[k] == e {
-			delete(q.inLog, k)
-		}
-	}
-}
-
-// moveIn writes the logged deliveries into queue.db, with the log's mark.
-func (q *Queue) moveIn(tx *bolt.Tx, entries []*logEntry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	pending, bodies := tx.Bucket(bPending), tx.Bucket(bBodies)
-	for _, e := range entries {
-		if err := pending.Put(idKey(e.id), e.rec); err != nil {
-			return err
-		}
-		if err := bodies.Put(idKey(e.id), e.body); err != nil {
-			return err
-		}
-		if q.opts.DedupWindow > 0 {
-			for _, k := range e.d.DedupKeys() {
-				if err := q.remember(tx, k, time.Unix(0, e.until)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	mark := entries[len(entries)-1].id
-	if err := pending.SetSequence(max(pending.Sequence(), mark)); err != nil {
-		return err
-	}
-	b, err := tx.CreateBucketIfNotExists(bLog)
-	if err != nil {
-		return err
-	}
-	return b.Put(logMark, idKey(mark))
+	return seq, nil
 }
 
 // putRecord writes d without its body, which is written once, apart: an
@@ -223,7 +114,7 @@ func (q *Queue) bury(tx *bolt.Tx, id uint64, why error) error {
 	if err := putRecord(tx.Bucket(bDead), d, sum); err != nil {
 		return err
 	}
-	q.txPending--
+	q.pending.Add(-1)
 	q.damaged.Add(1)
 	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
 		"id", id, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "reason", why.Error())
@@ -316,8 +207,8 @@ func (q *Queue) Ack(_ context.Context, id uint64) error {
 		if err := bodies.Delete(idKey(id)); err != nil {
 			return err
 		}
-		q.txPending--
-		q.txBytes -= int64(n)
+		q.pending.Add(-1)
+		q.bytes.Add(-int64(n))
 		return tx.Bucket(bPending).Delete(idKey(id))
 	}, func() { q.s.Remove(id) })
 }
@@ -336,7 +227,7 @@ func (q *Queue) DeadLetter(_ context.Context, id uint64, reason string) error {
 		if err := putRecord(tx.Bucket(bDead), d, sum); err != nil {
 			return err
 		}
-		q.txPending--
+		q.pending.Add(-1)
 		return tx.Bucket(bPending).Delete(idKey(id))
 	}), func() { q.s.Remove(id) })
 }
@@ -388,11 +279,7 @@ func (q *Queue) Requeue(_ context.Context, id uint64) error {
 		if d == nil {
 			return fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
 		}
-		q.lmu.Lock()
-		q.lastID++
-		d.ID = q.lastID
-		q.lmu.Unlock()
-		if err := pending.SetSequence(max(pending.Sequence(), d.ID)); err != nil {
+		if d.ID, err = pending.NextSequence(); err != nil {
 			return err
 		}
 		d.Attempt = 0
@@ -407,7 +294,7 @@ func (q *Queue) Requeue(_ context.Context, id uint64) error {
 		if err := bodies.Delete(idKey(id)); err != nil {
 			return err
 		}
-		q.txPending++
+		q.pending.Add(1)
 		return dead.Delete(idKey(id))
 	}, func() { q.s.Add(d.ID, d.Partition) })
 }
@@ -419,7 +306,7 @@ func (q *Queue) Delete(_ context.Context, id uint64) error {
 		if dead.Get(idKey(id)) == nil {
 			return fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
 		}
-		q.txBytes -= int64(len(bodies.Get(idKey(id))))
+		q.bytes.Add(-int64(len(bodies.Get(idKey(id)))))
 		if err := bodies.Delete(idKey(id)); err != nil {
 			return err
 		}
@@ -430,7 +317,7 @@ func (q *Queue) Delete(_ context.Context, id uint64) error {
 // Checkpoint implements webhook.Queue.
 func (q *Queue) Checkpoint(_ context.Context, name string) ([]byte, error) {
 	var v []byte
-	err := q.read(func(tx *bolt.Tx) error {
+	err := q.view(func(tx *bolt.Tx) error {
 		v = bytes.Clone(tx.Bucket(bCheckpoints).Get([]byte(name)))
 		return nil
 	})
@@ -471,7 +358,7 @@ func (q *Queue) Stats(context.Context) (webhook.QueueStats, error) {
 	return st, err
 }
 
-// StallAfter is how long a commit or a log write may take before Check reports the disk
+// StallAfter is how long a commit may take before Check reports the disk
 // stalled.
 const StallAfter = 2 * time.Second
 
@@ -487,10 +374,8 @@ func (q *Queue) Check(context.Context) error {
 	if err := q.full(0); err != nil {
 		return err
 	}
-	for _, t := range [...]int64{q.committing.Load(), q.logStart.Load()} {
-		if t != 0 && time.Since(time.Unix(0, t)) > StallAfter {
-			return fmt.Errorf("diskqueue: store stalled: a write has taken %v", time.Since(time.Unix(0, t)).Round(time.Second))
-		}
+	if t := q.committing.Load(); t != 0 && time.Since(time.Unix(0, t)) > StallAfter {
+		return fmt.Errorf("diskqueue: store stalled: a commit has taken %v", time.Since(time.Unix(0, t)).Round(time.Second))
 	}
 	return nil
 }
@@ -504,15 +389,13 @@ func (q *Queue) Close() error {
 		return nil
 	}
 	q.closed = true
-	close(q.logIn)
-	q.closing.Unlock()
-	<-q.logDone // the logger may still hand the writer a commit
 	close(q.ops)
+	q.closing.Unlock()
 	<-q.done
 	q.mu.Lock()
 	q.s.Close()
 	q.mu.Unlock()
-	return errors.Join(q.plog.close(), q.closeDB())
+	return q.closeDB()
 }
 
 func (q *Queue) closeDB() error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
 )
@@ -65,8 +66,8 @@ func TestShutdownUnderLoad(t *testing.T) {
 	assert.Zero(t, first.h.Stats().Dropped+second.h.Stats().Dropped)
 }
 
-// TestStalledDiskAsksAgain: while the disk does not complete a write
-// (held here before the put log's), deliveries are asked for again after
+// TestStalledDiskAsksAgain: while the disk does not complete a commit
+// (held here inside the writer), deliveries are asked for again after
 // StoreTimeout instead of holding their connections; once the disk comes
 // back, the sender's next tries are stored. Nothing is lost.
 func TestStalledDiskAsksAgain(t *testing.T) {
@@ -78,8 +79,11 @@ func TestStalledDiskAsksAgain(t *testing.T) {
 	running(t, h)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	stall := make(chan struct{})
-	q.stallLog = func() { <-stall }
+	stall, stalled := make(chan struct{}), make(chan struct{})
+	go func() {
+		_ = q.write(context.Background(), func(*bolt.Tx) error { close(stalled); <-stall; return nil }, nil)
+	}()
+	<-stalled
 	s := newSender(t, srv.URL)
 	done := make(chan struct{})
 	go func() { s.deliverAll(n, n, nil); close(done) }()
