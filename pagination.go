@@ -359,6 +359,25 @@ type pageResult[T any] struct {
 	err   error
 }
 
+// prefetchedErr says why a prefetched page ends the walk, if it does. Once
+// the caller's ctx has ended, a page fetched before is not handed out: the
+// walk ends as it would without prefetch.
+func prefetchedErr[T any](ctx context.Context, p *pager, res pageResult[T]) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if res.err != nil {
+		return res.err
+	}
+	if err := p.confirm(res.url, res.page, res.resp); err != nil {
+		return err
+	}
+	if res.resp.NextPage > 0 && res.resp.NextPage <= res.page {
+		return p.loopError("next page %d after page %d", res.resp.NextPage, res.page)
+	}
+	return nil
+}
+
 // prefetchPages yields the items of page cur, already fetched, and those of
 // the pages after it up to total, with up to Prefetch requests in flight
 // ahead of the last page confirmed. The window opens at full width at once:
@@ -399,21 +418,10 @@ func prefetchPages[T any](ctx context.Context, c *Client, p *pager, cur, total i
 		}
 		res := <-pending[0]
 		pending = pending[1:]
-		// Once the caller's ctx has ended, a page fetched before is not
-		// handed out: the walk ends as it would without prefetch.
-		err := ctx.Err()
-		if err == nil {
-			err = res.err
-		}
+		err := prefetchedErr(ctx, p, res)
 		if partial(err) {
 			yieldPartial(res.items, err, yield)
 			return
-		}
-		if err == nil {
-			err = p.confirm(res.url, res.page, res.resp)
-		}
-		if err == nil && res.resp.NextPage > 0 && res.resp.NextPage <= res.page {
-			err = p.loopError("next page %d after page %d", res.resp.NextPage, res.page)
 		}
 		if err != nil {
 			yield(nil, err)
