@@ -73,7 +73,7 @@ func (q *Queue) Compact() error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("diskqueue: compacting: %w", renamed)
 	}
-	q.fileSize = 0
+	q.fileSize, q.punched = 0, nil
 	if after, err := os.Stat(q.path); err == nil && before != nil {
 		q.log(slog.LevelInfo, "diskqueue: compacted", "bytes_before", before.Size(), "bytes_after", after.Size())
 	}

@@ -124,6 +124,7 @@ type Queue struct {
 	nextSweep time.Time // used by the writer only
 	freeGiven int64     // bytes of free pages at the last giveBack; used by the writer only
 	noPunch   bool      // the file system cannot punch holes; used by the writer only
+	punched   pages     // free pages punched since the file was opened; under dbMu's write lock
 	sweepFrom []byte    // the key a sweep under way goes on from; used by the writer only
 	fileSize  int64     // used by the writer only
 }

@@ -38,12 +38,14 @@ func (q *Queue) maybeGiveBack() {
 	q.freeGiven = free
 }
 
-// giveBack punches a hole in the file at each free page, so that the
-// file system takes back the space of handled deliveries while the queue
-// runs: the file keeps its size, its disk usage falls. A free page holds
+// giveBack punches a hole in the file at each free page not punched yet,
+// so that the file system takes back the space of handled deliveries
+// while the queue runs: the file keeps its size, its disk usage falls. A free page holds
 // nothing the file refers to, not even the transaction before the last
 // (bbolt writes over such a page at the next commit all the same); no read
-// transaction is open while the pages are listed and punched.
+// transaction is open while the pages are listed and punched. A page is
+// punched once: one that bbolt uses and frees again between two passes
+// keeps its blocks until the queue is compacted.
 func (q *Queue) giveBack() error {
 	q.dbMu.Lock()
 	defer q.dbMu.Unlock()
@@ -67,11 +69,13 @@ func (q *Queue) giveBack() error {
 		if err != nil {
 			return err
 		}
-		if info != nil && info.Type == "free" {
+		free := info != nil && info.Type == "free"
+		if free && !q.punched.has(id) {
 			if n == 0 {
 				start = id
 			}
 			n++
+			q.punched.set(id)
 			continue
 		}
 		if n > 0 {
@@ -83,6 +87,29 @@ func (q *Queue) giveBack() error {
 		if info == nil {
 			return nil
 		}
-		id += info.OverflowCount
+		if !free { // in use: written again since it was punched, if it was
+			for i := id; i <= id+info.OverflowCount; i++ {
+				q.punched.clear(i)
+			}
+			id += info.OverflowCount
+		}
+	}
+}
+
+// pages is a set of page ids.
+type pages []uint64
+
+func (p pages) has(id int) bool { return id/64 < len(p) && p[id/64]&(1<<(id%64)) != 0 }
+
+func (p *pages) set(id int) {
+	for id/64 >= len(*p) {
+		*p = append(*p, 0)
+	}
+	(*p)[id/64] |= 1 << (id % 64)
+}
+
+func (p pages) clear(id int) {
+	if id/64 < len(p) {
+		p[id/64] &^= 1 << (id % 64)
 	}
 }
