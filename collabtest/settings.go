@@ -107,28 +107,43 @@ func parseSetting(kind string, raw []string) (any, bool) {
 		}
 		return nil, false
 	case "[]int":
-		out := []int{}
-		for _, r := range raw {
-			if r == "" {
-				continue
-			}
-			n, err := strconv.Atoi(r)
-			if err != nil || (n != 0 && n != 1 && n != 2 && n != 10 && n != 20) {
-				return nil, false
-			}
-			out = append(out, n)
+		if levels, ok := parseLevels(raw); ok {
+			return levels, true
 		}
-		return out, true
+		return nil, false
 	case "[]string":
-		out := []string{}
-		for _, r := range raw {
-			for _, d := range strings.Split(r, ",") {
-				if d = strings.TrimSpace(d); d != "" {
-					out = append(out, d)
-				}
-			}
-		}
-		return out, true
+		return parseDomains(raw), true
 	}
 	return first, true
+}
+
+// parseLevels reads a list of visibility levels (0, 10, 20) or protection
+// levels (0, 1, 2); blanks are skipped, anything else is refused.
+func parseLevels(raw []string) ([]int, bool) {
+	out := []int{}
+	for _, r := range raw {
+		if r == "" {
+			continue
+		}
+		n, err := strconv.Atoi(r)
+		if err != nil || (n != 0 && n != 1 && n != 2 && n != 10 && n != 20) {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// parseDomains reads a list given as repeated values, comma-separated, or
+// both.
+func parseDomains(raw []string) []string {
+	out := []string{}
+	for _, r := range raw {
+		for _, d := range strings.Split(r, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
