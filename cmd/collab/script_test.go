@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,16 +104,27 @@ func cmdSeedIssues(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(srv.Err())
 }
 
-// freeport VAR sets VAR to a loopback address with a free port.
+// handedOut holds the addresses freeport has given in this process: the
+// kernel may offer a port again once it is closed, and two scripts running
+// in parallel must never share one (one would reach the other's server).
+var handedOut sync.Map
+
+// freeport VAR sets VAR to a loopback address with a free port, one that no
+// other script of this process was given.
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: freeport VAR")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	ts.Check(err)
-	addr := l.Addr().String()
-	ts.Check(l.Close())
-	ts.Setenv(args[0], addr)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		addr := l.Addr().String()
+		ts.Check(l.Close())
+		if _, given := handedOut.LoadOrStore(addr, true); !given {
+			ts.Setenv(args[0], addr)
+			return
+		}
+	}
 }
 
 // waitLimit bounds how long a script waits for something to happen; it is
