@@ -119,7 +119,7 @@ func (t *Thread) Close(ctx context.Context) error {
 // later attempt as Close does.
 func (t *Thread) Reopen(ctx context.Context) error {
 	return t.setState(ctx, collab.IssueReopen, collab.MergeRequestReopen,
-		string(collab.IssueOpened), string(collab.MergeRequestReopened))
+		string(collab.IssueOpened), string(collab.IssueReopened)) // the same words for a merge request
 }
 
 // setState sends the state event, unless a later attempt finds one of the
