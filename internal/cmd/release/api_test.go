@@ -40,6 +40,7 @@ func TestAPIGateFailsOnRemovedMethod(t *testing.T) {
 		"CHANGELOG.md": "# Changelog\n\n## v0.1.0\n\nFirst.\n",
 	})
 	var out bytes.Buffer
+	verbose := false
 	gate := func(changelog string) error {
 		t.Helper()
 		writeFiles(t, root, map[string]string{"CHANGELOG.md": changelog})
@@ -47,11 +48,21 @@ func TestAPIGateFailsOnRemovedMethod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.verbose = verbose
 		return r.apiGate()
 	}
 	if err := gate("# Changelog\n\n## v0.1.0\n\nFirst.\n"); err != nil {
 		t.Fatalf("before the first tag: %v", err)
 	}
+	if !strings.Contains(out.String(), "freezes these 4 exported declarations") || !strings.Contains(out.String(), "  example.com/lib: 4\n") {
+		t.Errorf("the surface report lacks the count per package:\n%s", out.String())
+	}
+	out.Reset()
+	verbose = true
+	if err := gate("# Changelog\n\n## v0.1.0\n\nFirst.\n"); err != nil {
+		t.Fatalf("before the first tag, -v: %v", err)
+	}
+	verbose = false
 	if !strings.Contains(out.String(), "freezes these 4 exported declarations") || !strings.Contains(out.String(), "example.com/lib.T.Gone") {
 		t.Errorf("the surface report lacks the API:\n%s", out.String())
 	}

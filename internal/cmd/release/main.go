@@ -2,7 +2,7 @@
 // version: the root module tagged vX.Y.Z, each nested module dir/vX.Y.Z.
 //
 //	go run ./internal/cmd/release dryrun [vX.Y.Z]
-//	go run ./internal/cmd/release api [vX.Y.Z]
+//	go run ./internal/cmd/release api [-v] [vX.Y.Z]
 //	go run ./internal/cmd/release tag [-push REMOTE] vX.Y.Z
 //
 // dryrun serves the modules, as the tags would hold them, from a file-based
@@ -16,7 +16,8 @@
 // api compares the exported API of each library module with its last
 // release tag (apidiff): an incompatible change fails unless the version
 // moves as semver asks and CHANGELOG.md lists it under "Breaking changes".
-// Before the first tag, it prints the API the first release would freeze.
+// Before the first tag, it reports the API the first release would freeze:
+// the number of exported declarations of each package, or with -v each one.
 //
 // tag runs both, sets the version in every require of a sibling module and
 // in go.work, commits that, and creates every tag or none; -push pushes them
@@ -54,8 +55,9 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	push := fs.String("push", "", "after tagging, push the tags to this remote, all or none (git push --atomic)")
 	keep := fs.Bool("keep", false, "keep the scratch directory of the dry run, and print where it is")
+	verbose := fs.Bool("v", false, "before a module's first release, list every exported declaration it would freeze, not a count per package")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: release dryrun|api|tag [-push REMOTE] [-keep] [vX.Y.Z]")
+		fmt.Fprintln(fs.Output(), "usage: release dryrun|api|tag [-push REMOTE] [-keep] [-v] [vX.Y.Z]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -78,7 +80,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	r.keep = *keep
+	r.keep, r.verbose = *keep, *verbose
 	switch cmd {
 	case "dryrun":
 		return r.dryRun()
@@ -97,6 +99,7 @@ type release struct {
 	version   string
 	changelog changelog
 	keep      bool
+	verbose   bool      // list the surface a first release freezes, not count it
 	out       io.Writer // where the steps and reports are printed
 }
 

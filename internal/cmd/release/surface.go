@@ -5,28 +5,45 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
+	"maps"
 	"path"
 	"slices"
 	"sort"
 	"strings"
 )
 
-// reportSurface prints the exported API that m's first release freezes.
+// reportSurface prints the exported API that m's first release freezes: a
+// count per package, or with -v every declaration.
 func (r *release) reportSurface(m module) error {
-	decls, err := surface(r.t, m)
+	byPkg, err := surface(r.t, m)
 	if err != nil {
 		return err
 	}
-	r.logf("%s: no release yet; %s freezes these %d exported declarations:", m.Path, r.version, len(decls))
-	for _, d := range decls {
-		r.logf("  %s", d)
+	pkgs := slices.Sorted(maps.Keys(byPkg))
+	total := 0
+	for _, decls := range byPkg {
+		total += len(decls)
+	}
+	how := "by package; -v lists them"
+	if r.verbose {
+		how = "each"
+	}
+	r.logf("%s: no release yet; %s freezes these %d exported declarations (%s):", m.Path, r.version, total, how)
+	for _, p := range pkgs {
+		if !r.verbose {
+			r.logf("  %s: %d", p, len(byPkg[p]))
+			continue
+		}
+		for _, d := range byPkg[p] {
+			r.logf("  %s", d)
+		}
 	}
 	return nil
 }
 
-// surface lists the exported declarations of m's importable packages, one
-// a line: "package.Name", "package.Type.Method".
-func surface(t *tree, m module) ([]string, error) {
+// surface lists the exported declarations of m's importable packages, by
+// import path, each sorted: "package.Name", "package.Type.Method".
+func surface(t *tree, m module) (map[string][]string, error) {
 	byDir := map[string][]string{}
 	for _, f := range t.moduleFiles(m.Dir) {
 		parts := strings.Split(f, "/")
@@ -35,18 +52,19 @@ func surface(t *tree, m module) ([]string, error) {
 			byDir[path.Dir(f)] = append(byDir[path.Dir(f)], f)
 		}
 	}
-	var decls []string
+	byPkg := map[string][]string{}
 	for dir, files := range byDir {
 		pkg, err := docPackage(t, files, importPath(m, dir))
 		if err != nil {
 			return nil, err
 		}
 		if pkg != nil {
-			decls = append(decls, declNames(pkg)...)
+			decls := declNames(pkg)
+			sort.Strings(decls)
+			byPkg[pkg.ImportPath] = decls
 		}
 	}
-	sort.Strings(decls)
-	return decls, nil
+	return byPkg, nil
 }
 
 // docPackage parses a package's files; nil for a command.
