@@ -178,9 +178,13 @@ func writeFrom(name string, r io.Reader) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	data, err := io.ReadAll(r)
+	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(name, data, 0o644)
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
