@@ -776,10 +776,15 @@ func doChecked[T, O any](ctx context.Context, c *Client, method string, p endpoi
 }
 
 // doList sends one request and decodes the array it returns, without the
-// null elements a server may put in it.
+// null elements a server may put in it. A page some of whose values did not
+// fit comes back with the error (see FieldErrors); any other error comes
+// with no page.
 func doList[T any](ctx context.Context, c *Client, method string, p endpoint, opt any) ([]*T, *Response, error) {
 	var v []*T
 	resp, err := send(ctx, c, method, p, opt, &v)
+	if err != nil && !partial(err) {
+		return nil, resp, err
+	}
 	return dropNil(v), resp, err
 }
 
