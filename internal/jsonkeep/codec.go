@@ -96,14 +96,13 @@ func (c *codec) newField(sf reflect.StructField, path []int) (field, bool) {
 	if !sf.IsExported() || tag == "-" || tag == "" {
 		return field{}, false
 	}
-	name, opts, _ := strings.Cut(tag, ",")
+	name, _, _ := strings.Cut(tag, ",") // omitempty is ignored: every field is written
 	if name == "" {
 		name = sf.Name
 	}
 	if c.has(name) {
 		return field{}, false
 	}
-	_ = opts // omitempty is ignored: every field is written
 	k := sf.Type.Kind()
 	return field{
 		name: name, alias: sf.Tag.Get("alias"), quiet: sf.Tag.Get("jsonkeep") == "quiet",

@@ -4,7 +4,8 @@
 // the keys it has no field for. Each one needs an UnmarshalJSON and a
 // MarshalJSON that hand it to jsonkeep; genrecords writes them into
 // records_gen.go in every package of the module that has records, leaving
-// out a method the package already declares by hand. Run it from the module root, through
+// out a method the package already declares by hand. Run it from the
+// module root, through
 //
 //	go generate .
 //
