@@ -395,10 +395,7 @@ func (s *ProjectsService) UploadFile(ctx context.Context, pid any, r io.Reader, 
 	if err == nil && f == nil {
 		err = &DecodeError{Method: req.Method, URL: wire.RedactURL(req.URL), Err: errUploadRejected}
 	}
-	if err != nil && !partial(err) {
-		return nil, resp, err
-	}
-	return f, resp, err
+	return result(s.client, f, resp, err)
 }
 
 // ShareProjectOptions are the parameters of Share.
