@@ -297,8 +297,9 @@ func chmodIfExists(path string, mode os.FileMode) error {
 	return err
 }
 
-// load creates the buckets and reads what the file holds. A damaged file
-// can make bbolt panic; that is an error here.
+// load creates the buckets (with NoCreate, checks that they are there) and
+// reads what the file holds. A damaged file can make bbolt panic; that is an
+// error here.
 func (q *Queue) load() (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -306,7 +307,14 @@ func (q *Queue) load() (err error) {
 		}
 	}()
 	if q.opts.NoCreate {
-		return q.db.View(q.scan)
+		return q.db.View(func(tx *bolt.Tx) error {
+			for _, name := range buckets {
+				if tx.Bucket(name) == nil {
+					return fmt.Errorf("bucket %s missing (a queue opened with NoCreate must have been opened without it once)", name)
+				}
+			}
+			return q.scan(tx)
+		})
 	}
 	return q.db.Update(func(tx *bolt.Tx) error {
 		for _, name := range buckets {
@@ -326,11 +334,6 @@ func (q *Queue) load() (err error) {
 // records are damaged; in a read one it schedules them too, and Take
 // dead-letters them.
 func (q *Queue) scan(tx *bolt.Tx) error {
-	for _, name := range buckets {
-		if tx.Bucket(name) == nil {
-			return fmt.Errorf("bucket %s missing (a queue opened with NoCreate must have been opened without it once)", name)
-		}
-	}
 	damaged := map[uint64]error{}
 	err := tx.Bucket(bPending).ForEach(func(k, v []byte) error {
 		d, _, err := decodeRecord(k, v)
