@@ -52,10 +52,10 @@ func (q *Queue) remember(tx *bolt.Tx, key string, until time.Time) error {
 // under way.
 const sweepChunk = 1000
 
-// sweep forgets dedup keys past their window, and damaged ones. A sweep walks the whole key
-// bucket, sweepChunk entries per commit, from where the last commit left
-// off; one starts about once a minute. Walking the entries spares an index
-// by expiry, which would double the bytes a key takes.
+// sweep forgets dedup keys past their window, and damaged ones. A sweep
+// walks the whole key bucket, sweepChunk entries per commit, from where the
+// last commit left off; one starts about once a minute. Walking the entries
+// spares an index by expiry, which would double the bytes a key takes.
 func (q *Queue) sweep(tx *bolt.Tx) {
 	now := time.Now()
 	if q.sweepFrom == nil && now.Before(q.nextSweep) {

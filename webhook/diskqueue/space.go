@@ -40,12 +40,12 @@ func (q *Queue) maybeGiveBack() {
 
 // giveBack punches a hole in the file at each free page not punched yet,
 // so that the file system takes back the space of handled deliveries
-// while the queue runs: the file keeps its size, its disk usage falls. A free page holds
-// nothing the file refers to, not even the transaction before the last
-// (bbolt writes over such a page at the next commit all the same); no read
-// transaction is open while the pages are listed and punched. A page is
-// punched once: one that bbolt uses and frees again between two passes
-// keeps its blocks until the queue is compacted.
+// while the queue runs: the file keeps its size, its disk usage falls. A
+// free page holds nothing the file refers to, not even the transaction
+// before the last (bbolt writes over such a page at the next commit all the
+// same); no read transaction is open while the pages are listed and
+// punched. A page is punched once: one that bbolt uses and frees again
+// between two passes keeps its blocks until the queue is compacted.
 func (q *Queue) giveBack() error {
 	q.dbMu.Lock()
 	defer q.dbMu.Unlock()
