@@ -62,7 +62,9 @@ type Registration struct {
 // shared one of the service's settings (a shared runner) or a project's
 // runners token (a runner of that project). A 403 (an unknown registration
 // token) matches collab.ErrForbidden; a 404 (the runner cannot be saved, as
-// when it runs no untagged builds and has no tags) collab.ErrNotFound.
+// when it runs no untagged builds and has no tags) collab.ErrNotFound. A
+// registration some of whose values did not fit comes back with the error,
+// which wraps collab.FieldErrors, so that the new runner's token is not lost.
 //
 // API: POST /runners/register (runner)
 func (c *Client) RegisterRunner(ctx context.Context, registrationToken string, opts *RegisterRunnerOptions) (*Registration, error) {
@@ -87,13 +89,14 @@ func (c *Client) RegisterRunner(ctx context.Context, registrationToken string, o
 		return nil, err
 	}
 	var reg *Registration
-	if _, err := c.c.Do(req, &reg); err != nil {
+	_, err = c.c.Do(req, &reg)
+	switch {
+	case err != nil && !partial(err):
 		return nil, err
-	}
-	if reg == nil || reg.Token == "" {
+	case reg == nil || reg.Token == "":
 		return nil, &collab.DecodeError{Method: req.Method, URL: req.URL.Redacted(), Err: errNoRunnerToken}
 	}
-	return reg, nil
+	return reg, err // with collab.FieldErrors, the token is kept all the same
 }
 
 // errNoRunnerToken is a registration answer without the runner's token.

@@ -180,9 +180,8 @@ var errNullBuild = errors.New("server answered null instead of a build")
 func (c *Client) doBuild(req *http.Request) (*Build, error) {
 	var b *Build
 	resp, err := c.c.Do(req, &b)
-	var partial collab.FieldErrors
 	switch {
-	case err != nil && errors.As(err, &partial) && b != nil:
+	case err != nil && partial(err) && b != nil:
 		return b, err
 	case err != nil:
 		return nil, err
@@ -194,6 +193,13 @@ func (c *Client) doBuild(req *http.Request) (*Build, error) {
 		return b, nil
 	}
 	return nil, decodeError(req, err)
+}
+
+// partial reports whether err comes with a record: some of its values did
+// not fit their fields (see collab.FieldErrors).
+func partial(err error) bool {
+	var fe collab.FieldErrors
+	return errors.As(err, &fe)
 }
 
 // decodeError reports an answer to req that is not what was expected, with
