@@ -44,7 +44,9 @@ var conformHeaders = []string{"Content-Type", "Link", "X-Total", "X-Total-Pages"
 //   - a secret (see Recorder) matches any string, and each value it takes
 //     in an answer is sent where the recorded requests used its placeholder,
 //     so that a runner registered during the session can work;
-//   - the target's origin in the answer stands for RecordedOrigin.
+//   - the target's origin in the answer stands for RecordedOrigin, and a
+//     secret sent in a query stands for its placeholder in the answer's
+//     headers, as the recorder writes them.
 //
 // Webhook deliveries are skipped. An error is returned only when a request
 // cannot be sent; the differences found until then are returned with it.
@@ -53,7 +55,7 @@ func Conform(ctx context.Context, c *Cassette, target string, opts ConformOption
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		return nil, fmt.Errorf("collabtest: conform: target %q is not an absolute URL", target)
 	}
-	cf := conformer{opts: opts, base: base, learned: map[string]string{}, ids: map[string]string{}}
+	cf := conformer{opts: opts, base: base, learned: map[string]string{}, sent: map[string]string{}, ids: map[string]string{}}
 	if cf.opts.Client == nil {
 		cf.opts.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
@@ -80,6 +82,7 @@ type conformer struct {
 	opts    ConformOptions
 	base    *url.URL
 	learned map[string]string // placeholder -> the secret the target gave
+	sent    map[string]string // placeholder -> the secret sent in its place in a query
 	ids     map[string]string // recorded id -> the target's id for the same object
 }
 
@@ -159,9 +162,13 @@ func (cf *conformer) values(v url.Values) url.Values {
 			if id, ok := cf.ids[s]; ok && isIDKey(k) {
 				s = id
 			}
+			recorded := s
 			s = cf.subst(s)
 			if (k == "private_token" || k == "access_token") && isPlaceholder(s) && cf.opts.Token != "" {
 				s = cf.opts.Token
+			}
+			if isSecretKey(k) && isPlaceholder(recorded) && s != recorded {
+				keepFirst(cf.sent, recorded, s)
 			}
 			out.Add(k, s)
 		}
@@ -233,6 +240,9 @@ func (cf *conformer) compare(e *Exchange, status int, got Message, origin string
 	for _, k := range conformHeaders {
 		a := cf.linkIDs(e.Response.Header.Get(k))
 		b := strings.ReplaceAll(got.Header.Get(k), origin, RecordedOrigin)
+		for p, v := range cf.sent { // as the recorder hid them
+			b = hideInURL(b, v, p)
+		}
 		if a != b {
 			diffs = append(diffs, Difference{Part: "header " + k, Recorded: showHeader(a), Got: showHeader(b)})
 		}

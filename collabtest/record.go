@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/collabsvc/collab/internal/wire"
 )
 
 // A Recorder records exchanges with a server into a Cassette, through a
@@ -149,9 +151,15 @@ func (rec *Recorder) add(req *http.Request, reqBody []byte, resp *http.Response,
 	e.Request.Header = rec.red.header(req.Header, keptRequestHeaders, false)
 	e.Request.setBody(rec.red.body(e.Request.mediaType(), stableBoundary(e.Request.Header, reqBody)))
 	e.Response.Header = rec.red.header(resp.Header, keptResponseHeaders, true)
+	// The request's credentials, not its SUDO user, as the SDK lists them;
+	// the body is not read again (its secrets are hidden by key above).
+	noBody := *req
+	noBody.GetBody = nil
+	secrets := wire.RequestSecrets(&noBody)
 	for k, vs := range e.Response.Header {
 		for i, v := range vs {
-			e.Response.Header[k][i] = string(bytes.ReplaceAll([]byte(v), origin, []byte(RecordedOrigin)))
+			v = strings.ReplaceAll(v, string(origin), RecordedOrigin)
+			e.Response.Header[k][i] = rec.red.text(v, secrets)
 		}
 	}
 	body := bytes.ReplaceAll(respBody, origin, []byte(RecordedOrigin))

@@ -81,6 +81,20 @@ func TestRecorderHidesEverySecret(t *testing.T) {
 	assert.Contains(t, text, `"text": "token=%3Csecret-1%3E&x=1"`)
 }
 
+func TestRecorderHidesATokenEchoedInLinks(t *testing.T) {
+	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		q := url.Values{"page": {"2"}, "private_token": {r.URL.Query().Get("private_token")}}
+		w.Header().Set("Link", `<http://`+r.Host+`/api/v3/projects?`+q.Encode()+`>; rel="next"`)
+		w.Header().Set("Location", `http://`+r.Host+`/api/v3/projects?`+q.Encode())
+	})
+	rec := collabtest.NewRecorder()
+	hc := &http.Client{Transport: rec.Transport(nil)}
+	send(t, hc, "GET", base+"/api/v3/projects?private_token="+url.QueryEscape(secret+"+/"), "", "")
+	text := written(t, rec.Cassette())
+	assert.NotContains(t, text, secret)
+	assert.Contains(t, text, "private_token=%3Csecret-1%3E", "the query's placeholder, escaped as the URL was")
+}
+
 func TestReplayAnswersInRecordedOrder(t *testing.T) {
 	n := 0
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -330,6 +344,18 @@ func TestConformRules(t *testing.T) {
 }
 
 // A redirect is recorded hop by hop, and Conform compares it hop by hop.
+func TestConformQueryTokenEchoedInLinks(t *testing.T) {
+	fake := collabtest.NewTestServer(t)
+	rec := collabtest.NewRecorder()
+	send(t, &http.Client{Transport: rec.Transport(nil)}, "GET", fake.URL+"/api/v3/projects?per_page=1&private_token="+fake.AdminToken, "", "")
+	c := rec.Cassette()
+	assert.NotContains(t, written(t, c), fake.AdminToken)
+	assert.Contains(t, c.Exchanges[0].Response.Header.Get("Link"), "private_token=%3Csecret-1%3E")
+	diffs, err := collabtest.Conform(context.Background(), c, fake.URL, collabtest.ConformOptions{Token: fake.AdminToken})
+	require.NoError(t, err)
+	assert.Empty(t, diffs, "the token the target echoes stands for its placeholder")
+}
+
 func TestConformRedirectHops(t *testing.T) {
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/v3/old" {

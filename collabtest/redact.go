@@ -99,6 +99,25 @@ func (r *redactor) header(h http.Header, kept []string, allX bool) http.Header {
 	return out
 }
 
+// text replaces each of secrets in s, a header of an answer, by its
+// placeholder: a server echoes a query's token in the Link and Location
+// URLs it answers with.
+func (r *redactor) text(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if sec != "" && (strings.Contains(s, sec) || strings.Contains(s, url.QueryEscape(sec))) {
+			s = hideInURL(s, sec, r.hide(sec))
+		}
+	}
+	return s
+}
+
+// hideInURL replaces secret in s, as written and query-escaped, by the
+// query-escaped placeholder, which a URL in a header can hold.
+func hideInURL(s, secret, placeholder string) string {
+	p := url.QueryEscape(placeholder)
+	return strings.ReplaceAll(strings.ReplaceAll(s, secret, p), url.QueryEscape(secret), p)
+}
+
 func containsFold(list []string, s string) bool {
 	for _, v := range list {
 		if strings.EqualFold(v, s) {
