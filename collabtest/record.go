@@ -26,6 +26,9 @@ import (
 //     job_token, password and runners_token in queries, forms and JSON
 //     bodies (at any depth, in requests and answers), become placeholders
 //     "<secret-N>", the same N for the same secret;
+//   - a credential of the request that the answer's headers repeat (a
+//     query's private_token in the Link URLs) becomes its placeholder,
+//     query-escaped;
 //   - a JSON body that held a secret is written with its keys sorted;
 //   - the recorded server's scheme and host become RecordedOrigin;
 //   - of the request headers, only Content-Type, Accept, X-Gitlab-Event and
