@@ -28,7 +28,8 @@ import (
 //     "<secret-N>", the same N for the same secret;
 //   - a credential of the request that the answer's headers repeat (a
 //     query's private_token in the Link URLs) becomes its placeholder,
-//     query-escaped;
+//     query-escaped, and so does one that the answer's body repeats under
+//     any key (an error quoting the token), when it is 8 bytes or longer;
 //   - a JSON body that held a secret is written with its keys sorted;
 //   - the recorded server's scheme and host become RecordedOrigin;
 //   - of the request headers, only Content-Type, Accept, X-Gitlab-Event and
@@ -165,8 +166,8 @@ func (rec *Recorder) add(req *http.Request, reqBody []byte, resp *http.Response,
 			e.Response.Header[k][i] = rec.red.text(v, secrets)
 		}
 	}
-	body := bytes.ReplaceAll(respBody, origin, []byte(RecordedOrigin))
-	e.Response.setBody(rec.red.body(e.Response.mediaType(), body))
+	body := rec.red.body(e.Response.mediaType(), bytes.ReplaceAll(respBody, origin, []byte(RecordedOrigin)))
+	e.Response.setBody(rec.red.echoes(body, secrets))
 	rec.mu.Lock()
 	rec.exchanges = append(rec.exchanges, e)
 	rec.mu.Unlock()

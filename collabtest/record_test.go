@@ -95,6 +95,22 @@ func TestRecorderHidesATokenEchoedInLinks(t *testing.T) {
 	assert.Contains(t, text, "private_token=%3Csecret-1%3E", "the query's placeholder, escaped as the URL was")
 }
 
+// TestRecorderHidesATokenEchoedInABody: an answer that quotes the
+// request's token under a key that is not a secret's keeps the placeholder.
+func TestRecorderHidesATokenEchoedInABody(t *testing.T) {
+	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"message":"401 Unauthorized: token `+r.Header.Get("PRIVATE-TOKEN")+` is revoked"}`)
+	})
+	rec := collabtest.NewRecorder()
+	hc := &http.Client{Transport: rec.Transport(nil)}
+	send(t, hc, "GET", base+"/api/v3/projects", "", "", "PRIVATE-TOKEN", secret)
+	text := written(t, rec.Cassette())
+	assert.NotContains(t, text, secret)
+	assert.Contains(t, text, "token <secret-1> is revoked")
+}
+
 func TestReplayAnswersInRecordedOrder(t *testing.T) {
 	n := 0
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {

@@ -111,6 +111,22 @@ func (r *redactor) text(s string, secrets []string) string {
 	return s
 }
 
+// minEchoed is the shortest credential echoes looks for: replacing a
+// shorter string wherever it appears would change unrelated text.
+const minEchoed = 8
+
+// echoes replaces each of secrets, the request's credentials, wherever an
+// answer's body repeats it, under whatever key (an error message quoting
+// the token, say), by its placeholder.
+func (r *redactor) echoes(b []byte, secrets []string) []byte {
+	for _, sec := range secrets {
+		if len(sec) >= minEchoed && bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(r.hide(sec)))
+		}
+	}
+	return b
+}
+
 // hideInURL replaces secret in s, as written and query-escaped, by the
 // query-escaped placeholder, which a URL in a header can hold.
 func hideInURL(s, secret, placeholder string) string {
