@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/collabsvc/collab/webhook"
-	bolt "go.etcd.io/bbolt"
 )
 
 // The test binary runs as a receiver when this variable is set; see
@@ -127,15 +126,13 @@ func pendingKeys(t *testing.T, qdir string) map[string]bool {
 	q := openDisk(t, qdir, Options{})
 	defer q.Close()
 	keys := map[string]bool{}
-	require.NoError(t, q.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bPending).ForEach(func(k, v []byte) error {
-			d, _, err := decodeRecord(k, v)
-			if err == nil {
-				keys[d.StateKey] = true
-			}
-			return err
-		})
-	}))
+	for _, it := range q.items {
+		if !it.dead {
+			d, err := q.readMeta(it)
+			require.NoError(t, err)
+			keys[d.StateKey] = true
+		}
+	}
 	return keys
 }
 

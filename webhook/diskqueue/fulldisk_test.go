@@ -34,7 +34,7 @@ func fullDiskChild() int {
 		return 1
 	}
 	defer q.Close()
-	fi, err := os.Stat(filepath.Join(dir, "queue.db"))
+	fi, err := os.Stat(filepath.Join(dir, segName(1)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

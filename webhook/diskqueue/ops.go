@@ -1,124 +1,77 @@
 package diskqueue
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/internal/schedule"
 )
 
-// Put implements webhook.Queue. Its write gives up when ctx ends; the
+// Put implements webhook.Queue. Its wait gives up when ctx ends; the
 // delivery may then still be stored, and a repeat of it is a duplicate.
 func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
-	var id uint64
-	return q.write(ctx, func(tx *bolt.Tx) (err error) {
-		id, err = q.put(tx, d)
+	now := time.Now().UnixNano()
+	q.mu.Lock()
+	if err := q.usable(); err != nil {
+		q.mu.Unlock()
 		return err
-	}, func() {
+	}
+	if q.keys.seen(d.Key, now) {
+		q.mu.Unlock()
+		return webhook.ErrDuplicate
+	}
+	if err := q.full(int64(len(d.Body))); err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	q.nextID++
+	g := q.store(d, q.nextID, now)
+	q.mu.Unlock()
+	return wait(ctx, g)
+}
+
+// store appends d as delivery id, stored at now, and counts it at once, so
+// that the bounds and dedup hold for the puts that follow; a failed write
+// takes it back. q.mu is held.
+func (q *Queue) store(d *webhook.Delivery, id uint64, now int64) *group {
+	it := &item{id: id, bodyLen: int64(len(d.Body)), partition: d.Partition, received: d.ReceivedAt, attempt: d.Attempt, lastError: d.LastError}
+	q.meta = appendMeta(q.meta[:0], d, now)
+	meta := q.meta
+	it.size = headerSize + int64(len(meta)) + it.bodyLen
+	keys := q.keys.rememberAll(d, now)
+	q.pending++
+	q.bytes += it.bodyLen
+	if q.cached+it.bodyLen <= cacheMax {
+		it.cached = d
+		q.cached += it.bodyLen
+	}
+	return q.record(tPut, id, meta, d.Body, checksum(d.Body), func(seg *segment, off int64) {
+		it.seg, it.off = seg, off
+		seg.add(it)
+		seg.keys = append(seg.keys, keys...)
+		q.items[id] = it
+		q.s.Add(id, it.partition)
 		d.ID = id
-		q.s.Add(id, d.Partition)
+	}, func() {
+		q.keys.forget(keys)
+		q.pending--
+		q.bytes -= it.bodyLen
+		q.uncache(it)
 	})
 }
 
-// put stores d in tx, unless it is a duplicate or a bound is reached, and
-// returns its id.
-func (q *Queue) put(tx *bolt.Tx, d *webhook.Delivery) (uint64, error) {
-	now := time.Now()
-	if q.remembered(tx, d.Key, now) {
-		return 0, webhook.ErrDuplicate
+// uncache drops the delivery kept in memory for it. q.mu is held.
+func (q *Queue) uncache(it *item) {
+	if it.cached != nil {
+		q.cached -= it.bodyLen
+		it.cached = nil
 	}
-	if err := q.full(int64(len(d.Body))); err != nil {
-		return 0, err
-	}
-	pending := tx.Bucket(bPending)
-	seq, err := pending.NextSequence()
-	if err != nil {
-		return 0, err
-	}
-	c := *d
-	c.ID = seq
-	sum := checksum(d.Body)
-	if err := putRecord(pending, &c, &sum); err != nil {
-		return 0, err
-	}
-	if err := tx.Bucket(bBodies).Put(idKey(seq), d.Body); err != nil {
-		return 0, err
-	}
-	if err := q.rememberAll(tx, d, now); err != nil {
-		return 0, err
-	}
-	q.pending.Add(1)
-	q.bytes.Add(int64(len(d.Body)))
-	return seq, nil
-}
-
-// putRecord writes d without its body, which is written once, apart: an
-// attempt or an error then rewrites a few bytes.
-func putRecord(b *bolt.Bucket, d *webhook.Delivery, bodySum *uint32) error {
-	v, err := encodeRecord(d, bodySum)
-	if err != nil {
-		return err
-	}
-	return b.Put(idKey(d.ID), v)
-}
-
-// getRecord reads delivery id from b without its body, or nil.
-func getRecord(b *bolt.Bucket, id uint64) (*webhook.Delivery, *uint32, error) {
-	v := b.Get(idKey(id))
-	if v == nil {
-		return nil, nil, nil
-	}
-	return decodeRecord(idKey(id), v)
-}
-
-// getDelivery reads delivery id from b with its body, checked, or nil.
-func getDelivery(tx *bolt.Tx, b *bolt.Bucket, id uint64) (*webhook.Delivery, *uint32, error) {
-	d, sum, err := getRecord(b, id)
-	if d == nil || err != nil {
-		return nil, nil, err
-	}
-	body := tx.Bucket(bBodies).Get(idKey(id))
-	if err := checkBody(id, body, sum); err != nil {
-		return nil, nil, err
-	}
-	d.Body = bytes.Clone(body)
-	return d, sum, nil
-}
-
-func idOf(k []byte) uint64 {
-	if len(k) != 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(k)
-}
-
-// bury dead-letters pending delivery id, found damaged: it keeps what of its
-// record still reads, and its body, with why as its last error. The log
-// line has the stable keys kind, key and attempt: those of the record when
-// it reads, else empty.
-func (q *Queue) bury(tx *bolt.Tx, id uint64, why error) error {
-	pending := tx.Bucket(bPending)
-	d, sum, err := getRecord(pending, id)
-	if err != nil || d == nil {
-		d, sum = &webhook.Delivery{ID: id}, nil
-	}
-	d.LastError = why.Error()
-	if err := putRecord(tx.Bucket(bDead), d, sum); err != nil {
-		return err
-	}
-	q.pending.Add(-1)
-	q.damaged.Add(1)
-	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
-		"id", id, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "reason", why.Error())
-	return pending.Delete(idKey(id))
 }
 
 // Take implements webhook.Queue. The attempt is counted on disk before the
@@ -137,9 +90,10 @@ func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
 		case err == nil:
 			return d, nil
 		case isDamage(err):
-			q.mu.Lock()
-			q.s.Remove(id)
-			q.mu.Unlock()
+			if err := q.bury(id, err); err != nil {
+				q.release(id)
+				return nil, err
+			}
 		default:
 			q.release(id)
 			return nil, err
@@ -147,52 +101,165 @@ func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
 	}
 }
 
-// lease counts an attempt of id on disk and returns it, or buries it when
-// it is damaged.
+// lease reads delivery id, checked, and counts its attempt on disk.
 func (q *Queue) lease(id uint64) (*webhook.Delivery, error) {
-	var d *webhook.Delivery
-	err := q.write(context.Background(), func(tx *bolt.Tx) error {
-		pending := tx.Bucket(bPending)
-		var sum *uint32
+	q.mu.Lock()
+	it := q.items[id]
+	d := it.cached
+	q.uncache(it)
+	q.mu.Unlock()
+	if d == nil {
 		var err error
-		d, sum, err = getDelivery(tx, pending, id)
-		switch {
-		case isDamage(err):
-			if err := q.bury(tx, id, err); err != nil {
-				return err
-			}
-			return err
-		case err != nil:
-			return err
-		case d == nil:
-			return fmt.Errorf("diskqueue: delivery %d is missing from the queue file", id)
+		if d, err = q.read(it); err != nil {
+			return nil, err
 		}
-		d.Attempt++
-		return putRecord(pending, d, sum)
-	}, nil)
-	return d, err
+	}
+	c := *d // the first handling shares the event decoded on arrival
+	q.mu.Lock()
+	if err := q.usable(); err != nil {
+		q.mu.Unlock()
+		return nil, err
+	}
+	attempt := it.attempt + 1
+	g := q.record(tLease, id, binary.AppendUvarint(nil, uint64(attempt)), nil, 0, func(*segment, int64) { it.attempt = attempt }, nil)
+	q.mu.Unlock()
+	if err := wait(context.Background(), g); err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	c.ID, c.Attempt, c.LastError = id, it.attempt, it.lastError
+	q.mu.Unlock()
+	return &c, nil
+}
+
+// read reads it back from disk, checking its record and its body.
+func (q *Queue) read(it *item) (*webhook.Delivery, error) {
+	q.mu.Lock()
+	seg, off, size, damage := it.seg, it.off, it.size, it.damage
+	q.mu.Unlock()
+	if damage != nil {
+		return nil, damage
+	}
+	raw, err := q.readAt(seg, off, size)
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(raw)
+	if err != nil || h.id != it.id || h.size() != size {
+		return nil, recordDamage(it.id)
+	}
+	meta, body := raw[headerSize:headerSize+h.metaLen], raw[headerSize+h.metaLen:]
+	if checksum(meta) != h.metaSum {
+		return nil, recordDamage(it.id)
+	}
+	d, _, err := decodeMeta(it.id, meta)
+	if err != nil {
+		return nil, err
+	}
+	if checksum(body) != h.bodySum {
+		return nil, bodyDamage(it.id)
+	}
+	d.Body = body
+	return d, nil
+}
+
+// bury dead-letters delivery id, found damaged, with why as its last error.
+// The log line has the stable keys kind, key and attempt: those of the
+// record when it reads, else empty.
+func (q *Queue) bury(id uint64, why error) error {
+	q.mu.Lock()
+	it := q.items[id]
+	q.mu.Unlock()
+	d := &webhook.Delivery{ID: id}
+	if seen, err := q.readMeta(it); err == nil {
+		d = seen
+	}
+	q.damaged.Add(1)
+	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
+		"id", id, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "reason", why.Error())
+	return q.kill(it, why.Error())
+}
+
+// kill appends the dead-lettering of it and waits for it.
+func (q *Queue) kill(it *item, reason string) error {
+	q.mu.Lock()
+	if err := q.usable(); err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	g := q.record(tDead, it.id, []byte(reason), nil, 0, func(*segment, int64) { q.killed(it, reason) }, nil)
+	q.mu.Unlock()
+	return wait(context.Background(), g)
+}
+
+// killed makes it a dead letter. q.mu is held.
+func (q *Queue) killed(it *item, reason string) {
+	it.lastError = reason
+	if !it.dead {
+		it.dead = true
+		q.pending--
+		q.dead++
+		q.uncache(it)
+		q.s.Remove(it.id)
+	}
+}
+
+// readMeta reads the fields of it from disk, without its body.
+func (q *Queue) readMeta(it *item) (*webhook.Delivery, error) {
+	q.mu.Lock()
+	seg, off, damage := it.seg, it.off, it.damage
+	q.mu.Unlock()
+	if damage != nil {
+		return nil, damage
+	}
+	hdr, err := q.readAt(seg, off, headerSize)
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(hdr)
+	if err != nil || h.id != it.id {
+		return nil, recordDamage(it.id)
+	}
+	meta, err := q.readAt(seg, off+headerSize, int64(h.metaLen))
+	if err != nil {
+		return nil, err
+	}
+	if checksum(meta) != h.metaSum {
+		return nil, recordDamage(it.id)
+	}
+	d, _, err := decodeMeta(it.id, meta)
+	if err != nil {
+		return nil, err
+	}
+	d.Attempt, d.LastError = it.attempt, it.lastError
+	return d, nil
 }
 
 // release ends the lease of id after a write about it failed, so that it is
-// handed out again a little later rather than held for good: nothing of
-// that write reached the file.
+// handed out again a little later rather than held for good.
 func (q *Queue) release(id uint64) {
 	q.mu.Lock()
 	q.s.Retry(id, time.Now().Add(time.Second))
 	q.mu.Unlock()
 }
 
-// leasedOp checks that id is leased before writing fn. When the write
-// fails, the delivery is handed out again: its callback runs again, but
-// neither it nor the later ones of its partition are stuck.
-func (q *Queue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()) error {
+// leased appends a record about leased delivery id and waits for it. When
+// the write fails, the delivery is handed out again: its callback runs
+// again, but neither it nor the later ones of its partition are stuck.
+func (q *Queue) leased(id uint64, typ byte, meta []byte, apply func(*item)) error {
 	q.mu.Lock()
-	ok := q.s.Leased(id)
-	q.mu.Unlock()
-	if !ok {
+	if err := q.usable(); err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	if !q.s.Leased(id) {
+		q.mu.Unlock()
 		return fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
 	}
-	err := q.write(context.Background(), fn, after)
+	it := q.items[id]
+	g := q.record(typ, id, meta, nil, 0, func(*segment, int64) { apply(it) }, nil)
+	q.mu.Unlock()
+	err := wait(context.Background(), g)
 	if err != nil && !errors.Is(err, webhook.ErrQueueClosed) {
 		q.release(id)
 	}
@@ -201,210 +268,159 @@ func (q *Queue) leasedOp(id uint64, fn func(tx *bolt.Tx) error, after func()) er
 
 // Ack implements webhook.Queue.
 func (q *Queue) Ack(_ context.Context, id uint64) error {
-	return q.leasedOp(id, func(tx *bolt.Tx) error {
-		bodies := tx.Bucket(bBodies)
-		n := len(bodies.Get(idKey(id)))
-		if err := bodies.Delete(idKey(id)); err != nil {
-			return err
-		}
-		q.pending.Add(-1)
-		q.bytes.Add(-int64(n))
-		return tx.Bucket(bPending).Delete(idKey(id))
-	}, func() { q.s.Remove(id) })
+	return q.leased(id, tAck, nil, func(it *item) {
+		q.pending--
+		q.forget(it)
+		q.s.Remove(id)
+	})
+}
+
+// forget drops it, handled or deleted. q.mu is held.
+func (q *Queue) forget(it *item) {
+	q.bytes -= it.bodyLen
+	q.uncache(it)
+	it.seg.drop(it)
+	delete(q.items, it.id)
 }
 
 // Retry implements webhook.Queue. After a restart the delivery is ready at
 // once.
 func (q *Queue) Retry(_ context.Context, id uint64, at time.Time, reason string) error {
-	return q.leasedOp(id, failed(id, reason, func(tx *bolt.Tx, d *webhook.Delivery, sum *uint32) error {
-		return putRecord(tx.Bucket(bPending), d, sum)
-	}), func() { q.s.Retry(id, at) })
+	return q.leased(id, tRetry, []byte(reason), func(it *item) {
+		it.lastError = reason
+		q.s.Retry(id, at)
+	})
 }
 
 // DeadLetter implements webhook.Queue.
 func (q *Queue) DeadLetter(_ context.Context, id uint64, reason string) error {
-	return q.leasedOp(id, failed(id, reason, func(tx *bolt.Tx, d *webhook.Delivery, sum *uint32) error {
-		if err := putRecord(tx.Bucket(bDead), d, sum); err != nil {
-			return err
-		}
-		q.pending.Add(-1)
-		return tx.Bucket(bPending).Delete(idKey(id))
-	}), func() { q.s.Remove(id) })
-}
-
-// failed is the write of a failed attempt: it reads the pending record of
-// id, notes reason in it, and hands it to store.
-func failed(id uint64, reason string, store func(*bolt.Tx, *webhook.Delivery, *uint32) error) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error {
-		d, sum, err := getRecord(tx.Bucket(bPending), id)
-		if err != nil || d == nil {
-			return err
-		}
-		d.LastError = reason
-		return store(tx, d, sum)
-	}
+	return q.leased(id, tDead, []byte(reason), func(it *item) { q.killed(it, reason) })
 }
 
 // DeadLetters implements webhook.Queue. A dead letter whose record is
 // damaged is listed with its id, its body and the damage as LastError.
 func (q *Queue) DeadLetters(context.Context) ([]*webhook.Delivery, error) {
-	var out []*webhook.Delivery
-	err := q.view(func(tx *bolt.Tx) error {
-		bodies := tx.Bucket(bBodies)
-		return tx.Bucket(bDead).ForEach(func(k, v []byte) error {
-			d, _, err := decodeRecord(k, v)
-			if err != nil {
-				d = &webhook.Delivery{ID: idOf(k), LastError: err.Error()}
-			}
-			d.Body = bytes.Clone(bodies.Get(k))
-			out = append(out, d)
-			return nil
-		})
-	})
-	return out, err
+	q.mu.Lock()
+	var dead []*item
+	for _, it := range q.items {
+		if it.dead {
+			dead = append(dead, it)
+		}
+	}
+	q.mu.Unlock()
+	slices.SortFunc(dead, func(a, b *item) int { return cmpID(a.id, b.id) })
+	out := make([]*webhook.Delivery, 0, len(dead))
+	for _, it := range dead {
+		d, _, err := q.readDead(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func cmpID(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// readDead reads dead letter it with its body, as it is on disk, and the
+// body's checksum as stored.
+func (q *Queue) readDead(it *item) (*webhook.Delivery, uint32, error) {
+	q.mu.Lock()
+	seg, off, size, lastError := it.seg, it.off, it.size, it.lastError
+	q.mu.Unlock()
+	raw, err := q.readAt(seg, off, size)
+	if err != nil {
+		return nil, 0, err
+	}
+	h, err := decodeHeader(raw)
+	if err != nil {
+		return &webhook.Delivery{ID: it.id, LastError: lastError}, 0, nil
+	}
+	d, err := q.readMeta(it)
+	if err != nil {
+		d = &webhook.Delivery{ID: it.id, LastError: lastError}
+	}
+	d.Body = raw[headerSize+h.metaLen:]
+	return d, h.bodySum, nil
 }
 
 // Requeue implements webhook.Queue. The delivery gets a new ID. Its body
 // keeps the checksum it was stored with, so a damaged body requeued is
 // dead-lettered again rather than handed to a callback.
 func (q *Queue) Requeue(_ context.Context, id uint64) error {
-	var d *webhook.Delivery
-	return q.write(context.Background(), func(tx *bolt.Tx) error {
-		dead, pending, bodies := tx.Bucket(bDead), tx.Bucket(bPending), tx.Bucket(bBodies)
-		var sum *uint32
-		var err error
-		if d, sum, err = getRecord(dead, id); err != nil {
-			return err
-		}
-		if d == nil {
-			return fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
-		}
-		if d.ID, err = pending.NextSequence(); err != nil {
-			return err
-		}
-		d.Attempt = 0
-		if err := putRecord(pending, d, sum); err != nil {
-			return err
-		}
-		if body := bodies.Get(idKey(id)); body != nil {
-			if err := bodies.Put(idKey(d.ID), bytes.Clone(body)); err != nil {
-				return err
-			}
-		}
-		if err := bodies.Delete(idKey(id)); err != nil {
-			return err
-		}
-		q.pending.Add(1)
-		return dead.Delete(idKey(id))
-	}, func() { q.s.Add(d.ID, d.Partition) })
+	q.mu.Lock()
+	it := q.items[id]
+	q.mu.Unlock()
+	if it == nil || !it.dead {
+		return fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
+	}
+	d, bodySum, err := q.readDead(it)
+	if err != nil {
+		return err
+	}
+	d.Attempt = 0
+	q.mu.Lock()
+	g, err := q.drop(id, it)
+	if err == nil {
+		q.nextID++
+		g = q.requeue(d, q.nextID, bodySum)
+	}
+	q.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return wait(context.Background(), g)
+}
+
+// requeue appends d, once dead-lettered, as pending delivery id. Its keys
+// are not remembered again. q.mu is held.
+func (q *Queue) requeue(d *webhook.Delivery, id uint64, bodySum uint32) *group {
+	meta := appendMeta(nil, d, 0)
+	n := &item{id: id, size: headerSize + int64(len(meta)) + int64(len(d.Body)), bodyLen: int64(len(d.Body)), partition: d.Partition, received: d.ReceivedAt, lastError: d.LastError}
+	q.bytes += n.bodyLen
+	q.pending++
+	return q.record(tPut, id, meta, d.Body, bodySum, func(seg *segment, off int64) {
+		n.seg, n.off = seg, off
+		seg.add(n)
+		q.items[id] = n
+		q.s.Add(id, n.partition)
+	}, func() {
+		q.bytes -= n.bodyLen
+		q.pending--
+	})
+}
+
+// drop appends the removal of dead letter it, unless another removal of it
+// is under way. q.mu is held.
+func (q *Queue) drop(id uint64, it *item) (*group, error) {
+	if err := q.usable(); err != nil {
+		return nil, err
+	}
+	if it == nil || q.items[id] != it || !it.dead || it.dropping {
+		return nil, fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
+	}
+	it.dropping = true
+	return q.record(tDrop, id, nil, nil, 0, func(*segment, int64) {
+		q.dead--
+		q.forget(it)
+	}, func() { it.dropping = false }), nil
 }
 
 // Delete implements webhook.Queue.
 func (q *Queue) Delete(_ context.Context, id uint64) error {
-	return q.write(context.Background(), func(tx *bolt.Tx) error {
-		dead, bodies := tx.Bucket(bDead), tx.Bucket(bBodies)
-		if dead.Get(idKey(id)) == nil {
-			return fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
-		}
-		q.bytes.Add(-int64(len(bodies.Get(idKey(id)))))
-		if err := bodies.Delete(idKey(id)); err != nil {
-			return err
-		}
-		return dead.Delete(idKey(id))
-	}, nil)
-}
-
-// Checkpoint implements webhook.Queue.
-func (q *Queue) Checkpoint(_ context.Context, name string) ([]byte, error) {
-	var v []byte
-	err := q.view(func(tx *bolt.Tx) error {
-		v = bytes.Clone(tx.Bucket(bCheckpoints).Get([]byte(name)))
-		return nil
-	})
-	return v, err
-}
-
-// SetCheckpoint implements webhook.Queue.
-func (q *Queue) SetCheckpoint(_ context.Context, name string, value []byte) error {
-	return q.write(context.Background(), func(tx *bolt.Tx) error {
-		return tx.Bucket(bCheckpoints).Put([]byte(name), bytes.Clone(value))
-	}, nil)
-}
-
-// Len returns the number of deliveries held and not dead-lettered.
-func (q *Queue) Len() int {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.s.Len()
-}
-
-// WaitIdle waits until no delivery is pending, leased or waiting for a
-// retry.
-func (q *Queue) WaitIdle(ctx context.Context) error {
-	return q.s.WaitEmpty(ctx, q.mu.Lock, q.mu.Unlock)
-}
-
-// Stats implements webhook.Queue.
-func (q *Queue) Stats(context.Context) (webhook.QueueStats, error) {
-	st := webhook.QueueStats{Pending: q.Len(), Damaged: q.damaged.Load()}
-	err := q.view(func(tx *bolt.Tx) error {
-		st.DeadLetters = tx.Bucket(bDead).Stats().KeyN
-		k, v := tx.Bucket(bPending).Cursor().First()
-		if d, _, err := decodeRecord(k, v); k != nil && err == nil {
-			st.Oldest = d.ReceivedAt
-		}
-		return nil
-	})
-	return st, err
-}
-
-// StallAfter is how long a commit may take before Check reports the disk
-// stalled.
-const StallAfter = 2 * time.Second
-
-// Check implements webhook.Queue: the queue is open, no bound is reached,
-// and no commit has been under way for StallAfter (a disk that stalls).
-func (q *Queue) Check(context.Context) error {
-	q.closing.RLock()
-	closed := q.closed
-	q.closing.RUnlock()
-	if closed {
-		return webhook.ErrQueueClosed
-	}
-	if err := q.full(0); err != nil {
+	g, err := q.drop(id, q.items[id])
+	q.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	if t := q.committing.Load(); t != 0 && time.Since(time.Unix(0, t)) > StallAfter {
-		return fmt.Errorf("diskqueue: store stalled: a commit has taken %v", time.Since(time.Unix(0, t)).Round(time.Second))
-	}
-	return nil
-}
-
-// Close implements webhook.Queue: blocked Takes return, writes in flight
-// finish, and the file is closed.
-func (q *Queue) Close() error {
-	q.closing.Lock()
-	if q.closed {
-		q.closing.Unlock()
-		return nil
-	}
-	q.closed = true
-	close(q.ops)
-	q.closing.Unlock()
-	<-q.done
-	q.mu.Lock()
-	q.s.Close()
-	q.mu.Unlock()
-	return q.closeDB()
-}
-
-func (q *Queue) closeDB() error {
-	q.dbMu.Lock()
-	defer q.dbMu.Unlock()
-	if q.db == nil {
-		return nil
-	}
-	err := q.db.Close()
-	q.db = nil
-	return err
+	return wait(context.Background(), g)
 }

@@ -1,0 +1,436 @@
+package diskqueue
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// segment is one file of the log.
+type segment struct {
+	num       uint64
+	f         *os.File
+	size      int64 // bytes written and synced
+	live      int   // items whose latest put is here
+	liveBytes int64
+	keys      []keyRef // the dedup keys its puts remember, kept when it goes
+	copying   bool     // its live items are being copied forward
+}
+
+// A segment starts with segMagic and the last id given when it was made,
+// so that ids keep growing when every older segment is gone.
+const (
+	segMagic      = "collabq\x01"
+	segHeaderSize = 16
+)
+
+// A segment takes no more groups past segMax. When the queue is drained and
+// its last segment is past drainedRoll, a new one is begun so that the old
+// one can go.
+const (
+	segMax      = 8 << 20
+	drainedRoll = 1 << 20
+)
+
+func segName(num uint64) string { return fmt.Sprintf("log-%016x.seg", num) }
+
+// group is the records gathered for one sync, and what to do once it is
+// done.
+type group struct {
+	buf  []byte
+	ops  []op
+	done chan struct{}
+	err  error
+}
+
+// op is what a record does to the queue's state once written (apply, given
+// where it landed), or undoes once its write failed.
+type op struct {
+	rel   int64
+	apply func(seg *segment, off int64)
+	undo  func()
+}
+
+func newGroup(buf []byte) *group { return &group{buf: buf[:0], done: make(chan struct{})} }
+
+// record appends a record to the group being gathered and wakes the
+// writer. q.mu is held.
+func (q *Queue) record(typ byte, id uint64, meta, body []byte, bodySum uint32, apply func(*segment, int64), undo func()) *group {
+	g := q.cur
+	g.ops = append(g.ops, op{rel: int64(len(g.buf)), apply: apply, undo: undo})
+	g.buf = appendRecord(g.buf, typ, id, meta, body, bodySum)
+	q.wake.Signal()
+	return g
+}
+
+// wait waits for g's sync, or for ctx to end.
+func wait(ctx context.Context, g *group) error {
+	select {
+	case <-g.done:
+		return g.err
+	case <-ctx.Done():
+		return fmt.Errorf("diskqueue: store stalled (the write may still complete): %w", ctx.Err())
+	}
+}
+
+// writer writes and syncs the gathered records, one group at a time, until
+// the queue closes. Records gathered while a group is written make the next
+// group, so that many share one sync.
+func (q *Queue) writer() {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && !q.closed {
+			q.wake.Wait()
+		}
+		if reqs := q.compacts; len(reqs) > 0 {
+			q.compacts = nil
+			q.mu.Unlock()
+			err := q.compact()
+			for _, r := range reqs {
+				r <- err
+			}
+			continue
+		}
+		if len(q.cur.buf) == 0 {
+			q.mu.Unlock()
+			return
+		}
+		g := q.cur
+		q.cur = newGroup(q.spare)
+		head, roll := q.head(), q.broken == nil && q.head().size+int64(len(g.buf)) > segMax && q.head().size > segHeaderSize
+		q.mu.Unlock()
+
+		q.committing.Store(time.Now().UnixNano())
+		var err error
+		if roll {
+			head, err = q.roll()
+		}
+		if err == nil {
+			err = q.writeGroup(head, g.buf)
+		}
+		q.committing.Store(0)
+		q.finish(g, head, err)
+	}
+}
+
+// writeGroup appends buf to head and syncs it. After a failed write the
+// segment is cut back to where it was, so that no torn record sits before
+// the next group; when that fails too the log takes no more writes.
+func (q *Queue) writeGroup(head *segment, buf []byte) error {
+	if q.beforeWrite != nil {
+		if err := q.beforeWrite(); err != nil {
+			return err
+		}
+	}
+	q.mu.Lock()
+	broken := q.broken
+	q.mu.Unlock()
+	if broken != nil {
+		return broken
+	}
+	_, err := head.f.WriteAt(buf, head.size)
+	if err == nil {
+		err = datasync(head.f)
+	}
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("diskqueue: writing %s: %w", head.f.Name(), err)
+	if terr := head.f.Truncate(head.size); terr != nil {
+		q.mu.Lock()
+		q.broken = fmt.Errorf("diskqueue: the log cannot be repaired after a failed write; reopen the queue: %w", terr)
+		q.mu.Unlock()
+	}
+	return err
+}
+
+// finish applies a written group's records, or undoes a failed one's, tidies
+// the log, and releases the group's writers.
+func (q *Queue) finish(g *group, head *segment, err error) {
+	q.mu.Lock()
+	if err == nil {
+		base := head.size
+		head.size += int64(len(g.buf))
+		for _, o := range g.ops {
+			if o.apply != nil {
+				o.apply(head, base+o.rel)
+			}
+		}
+		q.syncs.Add(1)
+	} else {
+		for _, o := range g.ops {
+			if o.undo != nil {
+				o.undo()
+			}
+		}
+	}
+	q.spare = g.buf
+	g.buf, g.err = nil, err
+	q.mu.Unlock()
+	if err == nil {
+		q.tidy()
+	}
+	close(g.done)
+}
+
+// Compact removes every segment but the one written to, copying forward the
+// deliveries they still hold, and begins a new segment when the one written
+// to holds nothing live: the directory then holds about what is live. The
+// queue removes handled segments by itself as it drains; Compact also
+// moves the dead letters and retried deliveries that keep an old segment,
+// for a tool or after a burst. Writes wait while it runs.
+func (q *Queue) Compact() error {
+	done := make(chan error, 1)
+	q.mu.Lock()
+	if err := q.usable(); err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	q.compacts = append(q.compacts, done)
+	q.wake.Signal()
+	q.mu.Unlock()
+	return <-done
+}
+
+// compact does Compact's work, in the writer.
+func (q *Queue) compact() error {
+	q.mu.Lock()
+	roll := q.head().size > segHeaderSize
+	q.mu.Unlock()
+	if roll {
+		if _, err := q.roll(); err != nil {
+			return err
+		}
+	}
+	q.mu.Lock()
+	olds := slices.Clone(q.segs[:len(q.segs)-1])
+	q.mu.Unlock()
+	for _, old := range olds {
+		if old.live > 0 {
+			q.copyForward(old)
+		}
+	}
+	q.mu.Lock()
+	g, head := q.cur, q.head()
+	q.cur = newGroup(q.spare)
+	q.mu.Unlock()
+	var err error
+	if len(g.buf) > 0 {
+		err = q.writeGroup(head, g.buf)
+	}
+	q.finish(g, head, err)
+	return err
+}
+
+// head is the segment written to. q.mu is held.
+func (q *Queue) head() *segment { return q.segs[len(q.segs)-1] }
+
+// roll begins a new segment and makes it the head.
+func (q *Queue) roll() (*segment, error) {
+	q.mu.Lock()
+	num, last := q.head().num+1, q.nextID
+	q.mu.Unlock()
+	seg, err := createSegment(q.dir, num, last)
+	if err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	q.segs = append(q.segs, seg)
+	q.mu.Unlock()
+	return seg, nil
+}
+
+// createSegment makes segment num, durably, its header naming last.
+func createSegment(dir string, num, last uint64) (*segment, error) {
+	path := filepath.Join(dir, segName(num))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
+	}
+	hdr := binary.LittleEndian.AppendUint64([]byte(segMagic), last)
+	if _, err = f.Write(hdr); err == nil {
+		if err = datasync(f); err == nil {
+			err = syncDir(dir)
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
+	}
+	return &segment{num: num, f: f, size: segHeaderSize}, nil
+}
+
+// tidy removes the segments that hold nothing live any more, oldest first,
+// copies forward the few live deliveries of a mostly handled oldest
+// segment, begins a new segment when the queue is drained, and forgets
+// expired dedup keys.
+func (q *Queue) tidy() {
+	now := time.Now()
+	q.mu.Lock()
+	q.keys.sweep(now.UnixNano())
+	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && q.head().size > drainedRoll
+	q.mu.Unlock()
+	if drained {
+		if _, err := q.roll(); err != nil {
+			q.log(slog.LevelError, "diskqueue: beginning a segment failed", "error", err)
+		}
+	}
+	for {
+		q.mu.Lock()
+		if len(q.segs) < 2 {
+			q.mu.Unlock()
+			break
+		}
+		old := q.segs[0]
+		if old.live > 0 {
+			copyNow := !old.copying && old.liveBytes*4 <= old.size
+			q.mu.Unlock()
+			if copyNow {
+				q.copyForward(old)
+			}
+			break
+		}
+		q.mu.Unlock()
+		if err := q.retire(old, now); err != nil {
+			q.log(slog.LevelError, "diskqueue: removing a handled segment failed", "segment", old.f.Name(), "error", err)
+			break
+		}
+	}
+	q.expireKeyFiles(now)
+}
+
+// retire removes old, the oldest segment, which holds nothing live: the
+// dedup keys of its puts still within their window are first written to a
+// key file.
+func (q *Queue) retire(old *segment, now time.Time) error {
+	if err := q.keepKeys(old, now); err != nil {
+		return err
+	}
+	q.filesMu.Lock()
+	_ = old.f.Close()
+	q.filesMu.Unlock()
+	if err := os.Remove(old.f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	q.mu.Lock()
+	q.segs = q.segs[1:]
+	q.mu.Unlock()
+	q.log(slog.LevelDebug, "diskqueue: handled segment removed", "segment", filepath.Base(old.f.Name()), "bytes", old.size)
+	return syncDir(q.dir)
+}
+
+// copyForward copies the live deliveries of old, the oldest segment, to the
+// head, with their state, so that old can go once they are written.
+func (q *Queue) copyForward(old *segment) {
+	type live struct {
+		it        *item
+		off, size int64
+	}
+	var todo []live
+	q.mu.Lock()
+	old.copying = true
+	for _, it := range q.items {
+		if it.seg == old {
+			todo = append(todo, live{it, it.off, it.size})
+		}
+	}
+	q.mu.Unlock()
+	for _, l := range todo {
+		raw, err := q.readAt(old, l.off, l.size)
+		if err != nil {
+			q.log(slog.LevelError, "diskqueue: copying a delivery forward failed", "id", l.it.id, "error", err)
+			q.mu.Lock()
+			old.copying = false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Lock()
+		if it := l.it; it.seg == old && q.items[it.id] == it {
+			q.recopy(it, old, raw)
+		}
+		q.mu.Unlock()
+	}
+}
+
+// recopy appends raw, the put record of it, and its state, to be written
+// with the next group; it moves there once written. q.mu is held.
+func (q *Queue) recopy(it *item, old *segment, raw []byte) {
+	g := q.cur
+	rel := int64(len(g.buf))
+	g.buf = append(g.buf, raw...)
+	g.ops = append(g.ops, op{rel: rel, apply: func(seg *segment, off int64) {
+		if it.seg == old && q.items[it.id] == it {
+			old.drop(it)
+			it.seg, it.off = seg, off
+			seg.add(it)
+		}
+	}, undo: func() { old.copying = false }})
+	if it.attempt > 0 {
+		g.buf = appendRecord(g.buf, tLease, it.id, binary.AppendUvarint(nil, uint64(it.attempt)), nil, 0)
+	}
+	switch {
+	case it.dead:
+		g.buf = appendRecord(g.buf, tDead, it.id, []byte(it.lastError), nil, 0)
+	case it.lastError != "":
+		g.buf = appendRecord(g.buf, tRetry, it.id, []byte(it.lastError), nil, 0)
+	}
+	q.wake.Signal()
+}
+
+func (s *segment) add(it *item) {
+	s.live++
+	s.liveBytes += it.size
+}
+
+func (s *segment) drop(it *item) {
+	s.live--
+	s.liveBytes -= it.size
+}
+
+// readAt reads size bytes of seg at off.
+func (q *Queue) readAt(seg *segment, off, size int64) ([]byte, error) {
+	buf := make([]byte, size)
+	q.filesMu.RLock()
+	_, err := seg.f.ReadAt(buf, off)
+	q.filesMu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("diskqueue: reading %s: %w", filepath.Base(seg.f.Name()), err)
+	}
+	return buf, nil
+}
+
+// syncDir makes a file's creation, rename or removal in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// closeFiles closes the segments and lets the lock go.
+func (q *Queue) closeFiles() error {
+	q.filesMu.Lock()
+	defer q.filesMu.Unlock()
+	var first error
+	for _, s := range q.segs {
+		if err := s.f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	q.segs = nil
+	if q.lock != nil {
+		_ = q.lock.Close()
+		q.lock = nil
+	}
+	return first
+}
