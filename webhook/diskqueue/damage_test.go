@@ -1,0 +1,539 @@
+package diskqueue
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/queuetest"
+)
+
+// logSink collects a queue's log lines; the writer logs from its own
+// goroutine.
+type logSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// logged returns Options that log to a new sink, and the sink.
+func logged() (Options, *logSink) {
+	l := &logSink{}
+	return Options{Logger: slog.New(slog.NewTextHandler(l, nil))}, l
+}
+
+// putRecord returns where the put record of delivery id is: its segment
+// file, its offset there, and the lengths of its meta and of the whole
+// record.
+func putRecord(t *testing.T, q *Queue, id uint64) (path string, off, metaLen, size int64) {
+	t.Helper()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it := q.items[id]
+	require.NotNil(t, it, "delivery %d", id)
+	return it.seg.f.Name(), it.off, it.size - headerSize - it.bodyLen, it.size
+}
+
+// flip changes one byte of the file at path, as rot on the disk would.
+func flip(t *testing.T, path string, at int64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Less(t, at, int64(len(data)))
+	data[at] ^= 0x20
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+}
+
+// evict drops the copy of delivery id kept for its first Take, so that the
+// Take reads it back from disk.
+func evict(q *Queue, id uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.uncache(q.items[id])
+}
+
+func damaged(t *testing.T, q *Queue) int64 {
+	t.Helper()
+	st, err := q.Stats(context.Background())
+	require.NoError(t, err)
+	return st.Damaged
+}
+
+// TestDamagedBodyIsDeadLettered: a body changed on disk is never handed to
+// a callback; it is dead-lettered with a reason naming the damage, logged
+// and counted, and the later deliveries of its partition go on. The rot is
+// found whether it happens while the queue is open or closed.
+func TestDamagedBodyIsDeadLettered(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		t.Run(fmt.Sprint("closed=", closed), func(t *testing.T) {
+			dir := t.TempDir()
+			o, logs := logged()
+			q := openDisk(t, dir, o)
+			id := queuetest.Put(t, q, "k1", "issue/1")
+			next := queuetest.Put(t, q, "k2", "issue/1")
+			path, off, metaLen, _ := putRecord(t, q, id)
+			if closed {
+				require.NoError(t, q.Close())
+				flip(t, path, off+headerSize+metaLen+3)
+				q = openDisk(t, dir, o)
+			} else {
+				evict(q, id)
+				flip(t, path, off+headerSize+metaLen+3)
+			}
+			defer q.Close()
+			checkBodyDamage(t, q, logs, id, next)
+		})
+	}
+}
+
+func checkBodyDamage(t *testing.T, q *Queue, logs *logSink, id, next uint64) {
+	ctx := context.Background()
+	d := queuetest.Take(t, q)
+	assert.Equal(t, next, d.ID, "the damaged one is skipped, and its partition goes on")
+	dead, err := q.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	assert.Equal(t, "k1", dead[0].Key)
+	assert.Contains(t, dead[0].LastError, fmt.Sprintf("body of delivery %d damaged: checksum mismatch", id))
+	assert.Contains(t, logs.String(), "damaged delivery dead-lettered")
+	assert.Contains(t, logs.String(), "key=k1")
+	assert.Contains(t, logs.String(), `kind="Issue Hook"`, "the kind of the record, which reads")
+	assert.Contains(t, logs.String(), "attempt=0")
+	assert.NotContains(t, logs.String(), `{"k"`, "no body in the log")
+	assert.Equal(t, int64(1), damaged(t, q))
+	st, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.DeadLetters)
+
+	// Requeued as it is, it is dead-lettered again, never handed out.
+	require.NoError(t, q.Ack(ctx, next))
+	require.NoError(t, q.Requeue(ctx, dead[0].ID))
+	queuetest.NoneReady(t, q)
+	assert.Zero(t, q.Len())
+	dead, err = q.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	assert.Contains(t, dead[0].LastError, "damaged: checksum mismatch")
+}
+
+// TestDamagedRecordIsDeadLetteredAtOpen: a record whose fields changed on
+// disk is found when the queue opens, and dead-lettered, for good, with its
+// body kept for inspection.
+func TestDamagedRecordIsDeadLetteredAtOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{})
+	id := queuetest.Put(t, q, "k1", "issue/1")
+	other := queuetest.Put(t, q, "k2", "issue/2")
+	path, off, metaLen, _ := putRecord(t, q, id)
+	require.NoError(t, q.Close())
+	flip(t, path, off+headerSize+metaLen/2)
+
+	o, logs := logged()
+	q = openDisk(t, dir, o)
+	assert.Equal(t, 1, q.Len())
+	require.Equal(t, other, queuetest.Take(t, q).ID)
+	require.NoError(t, q.Ack(ctx, other))
+	dead, err := q.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	assert.Equal(t, id, dead[0].ID)
+	assert.Equal(t, fmt.Sprintf("record %016x damaged: checksum mismatch", id), dead[0].LastError)
+	assert.Equal(t, []byte(`{"k":"k1"}`), dead[0].Body, "the body is kept for inspection")
+	assert.Contains(t, logs.String(), "level=ERROR")
+	assert.Contains(t, logs.String(), `kind="" key="" attempt=0`, "the record does not read: the stable keys are there, empty")
+	assert.Equal(t, int64(1), damaged(t, q))
+	require.NoError(t, q.Close())
+
+	q = openDisk(t, dir, Options{})
+	defer q.Close()
+	dead, err = q.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1, "still a dead letter after a reopen")
+	assert.Equal(t, fmt.Sprintf("record %016x damaged: checksum mismatch", id), dead[0].LastError)
+	assert.Zero(t, q.Len())
+}
+
+// TestDamagedDedupEntry: a dedup entry changed on disk (in the key file
+// that keeps the keys of a removed segment) is counted, logged and read as
+// absent: a repeat is stored again (handled twice) rather than dropped
+// (lost). The entries before it still read.
+func TestDamagedDedupEntry(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{})
+	// Past drainedRoll, the drained queue begins a new segment and removes
+	// this one, keeping its keys in a key file.
+	require.NoError(t, q.Put(ctx, &webhook.Delivery{Key: "k1", Body: make([]byte, drainedRoll)}))
+	queuetest.Put(t, q, "k2", "")
+	for range 2 {
+		require.NoError(t, q.Ack(ctx, queuetest.Take(t, q).ID))
+	}
+	require.NoError(t, q.Close())
+	require.NoFileExists(t, filepath.Join(dir, segName(1)))
+	path := filepath.Join(dir, keyFileName(1))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	at := bytes.LastIndex(data, []byte("k2"))
+	require.Positive(t, at, "k2 is kept in %s", path)
+	flip(t, path, int64(at))
+
+	o, logs := logged()
+	q = openDisk(t, dir, o)
+	defer q.Close()
+	seen, err := q.Seen(ctx, "k2")
+	require.NoError(t, err)
+	assert.False(t, seen)
+	seen, err = q.Seen(ctx, "k1")
+	require.NoError(t, err)
+	assert.True(t, seen, "the entry before the damaged one reads")
+	assert.Contains(t, logs.String(), `damaged dedup entry ignored`)
+	assert.Equal(t, int64(1), damaged(t, q))
+	require.NoError(t, q.Put(ctx, &webhook.Delivery{Key: "k2", Body: []byte("{}")}), "stored again")
+	seen, err = q.Seen(ctx, "k2")
+	require.NoError(t, err)
+	assert.True(t, seen, "the repeat is remembered")
+	assert.ErrorIs(t, q.Put(ctx, &webhook.Delivery{Key: "k2"}), webhook.ErrDuplicate)
+}
+
+// TestDamagedHeaderIsSkipped: a record header changed on disk in the middle
+// of a segment is skipped up to the next record, counted and logged; the
+// records after it still come back.
+func TestDamagedHeaderIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{})
+	var ids []uint64
+	for i := range 3 {
+		ids = append(ids, queuetest.Put(t, q, fmt.Sprint("k", i), "issue/1"))
+	}
+	path, off, _, size := putRecord(t, q, ids[1])
+	require.NoError(t, q.Close())
+	flip(t, path, off+8) // in the id
+
+	o, logs := logged()
+	q = openDisk(t, dir, o)
+	defer q.Close()
+	assert.Equal(t, 2, q.Len())
+	for _, id := range []uint64{ids[0], ids[2]} {
+		d := queuetest.Take(t, q)
+		assert.Equal(t, id, d.ID)
+		assert.Equal(t, fmt.Sprintf(`{"k":"k%d"}`, id-ids[0]), string(d.Body))
+		require.NoError(t, q.Ack(context.Background(), d.ID))
+	}
+	assert.Equal(t, int64(1), damaged(t, q))
+	assert.Contains(t, logs.String(), "damaged bytes skipped in the log")
+	assert.Contains(t, logs.String(), fmt.Sprintf("offset=%d bytes=%d", off, size))
+}
+
+// TestTornTailIsCutOff: a record cut short at the end of the last segment,
+// as a crash during a write leaves it (the rest of the record never
+// written: zeros, or the end of the file), is no damage: it is cut off
+// silently, and the records written next follow the last whole one.
+func TestTornTailIsCutOff(t *testing.T) {
+	tears := map[string]func(data []byte, off, size int64) []byte{
+		"in the header": func(data []byte, off, size int64) []byte { return zero(data, off+headerSize/2, off+size) },
+		"in the meta":   func(data []byte, off, size int64) []byte { return zero(data, off+headerSize+2, off+size) },
+		"in the body":   func(data []byte, off, size int64) []byte { return zero(data, off+size-3, off+size) },
+		"whole":         func(data []byte, off, size int64) []byte { return zero(data, off, off+size) },
+		"file end":      func(data []byte, off, size int64) []byte { return data[:off+size-3] },
+	}
+	for name, tear := range tears {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			q := openDisk(t, dir, Options{})
+			first := queuetest.Put(t, q, "k1", "")
+			path, off, _, size := putRecord(t, q, queuetest.Put(t, q, "k2", ""))
+			require.NoError(t, q.Close())
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.True(t, onlyZeros(data[off+size:]), "k2 is the last record")
+			require.NoError(t, os.WriteFile(path, tear(data, off, size), 0o600))
+
+			o, logs := logged()
+			q = openDisk(t, dir, o)
+			assert.Equal(t, 1, q.Len())
+			data, err = os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, onlyZeros(data[off:]), "cut off after the last whole record")
+			third := queuetest.Put(t, q, "k3", "")
+			require.NoError(t, q.Close())
+
+			q = openDisk(t, dir, o)
+			defer q.Close()
+			for _, id := range []uint64{first, third} {
+				d := queuetest.Take(t, q)
+				assert.Equal(t, id, d.ID)
+				require.NoError(t, q.Ack(ctx, d.ID))
+			}
+			assert.Zero(t, damaged(t, q))
+			assert.NotContains(t, logs.String(), "damaged")
+		})
+	}
+}
+
+func onlyZeros(b []byte) bool { return bytes.Count(b, []byte{0}) == len(b) }
+
+// zero clears data[from:to], as a write that never reached the disk.
+func zero(data []byte, from, to int64) []byte {
+	clear(data[from:to])
+	return data
+}
+
+// TestDecodeRecordErrors: a record header or a put's fields that are cut
+// short or garbage never panic; they read as damage.
+func TestDecodeRecordErrors(t *testing.T) {
+	d := &webhook.Delivery{Key: "k", StateKey: "s", Partition: "p", Kind: webhook.KindIssue, LastError: "e",
+		ReceivedAt: time.Unix(1e9, 5), Header: http.Header{"A": {"1", "2"}}, Synthesized: true, Record: []byte("r"), Attempt: 3}
+	meta := appendMeta(nil, d, 42)
+	rec := appendRecord(nil, tPut, 7, meta, []byte("body"), checksum([]byte("body")))
+
+	h, err := decodeHeader(rec)
+	require.NoError(t, err)
+	assert.Equal(t, header{metaLen: uint32(len(meta)), bodyLen: 4, id: 7, metaSum: checksum(meta), bodySum: checksum([]byte("body")), typ: tPut}, h)
+	got, stored, err := decodeMeta(7, meta)
+	require.NoError(t, err)
+	d.ID = 7
+	assert.Equal(t, d, got)
+	assert.Equal(t, int64(42), stored)
+
+	for n := range headerSize {
+		_, err := decodeHeader(rec[:n])
+		assert.ErrorIs(t, err, errTorn, "header cut to %d bytes", n)
+	}
+	for n := range len(meta) {
+		_, _, err := decodeMeta(7, meta[:n])
+		assert.True(t, isDamage(err), "meta cut to %d bytes: %v", n, err)
+	}
+	// Headers whose checksum holds but whose fields are out of bounds.
+	for _, bad := range []struct {
+		typ        byte
+		meta, body uint32
+	}{{0, 1, 1}, {tDrop + 1, 1, 1}, {tPut, maxMeta + 1, 1}, {tPut, 1, maxBody + 1}} {
+		b := binary.LittleEndian.AppendUint32(nil, bad.meta)
+		b = binary.LittleEndian.AppendUint32(b, bad.body)
+		b = append(b, make([]byte, 16)...)
+		b = append(b, bad.typ, 0, 0, 0)
+		b = binary.LittleEndian.AppendUint32(b, checksum(b))
+		_, err := decodeHeader(b)
+		assert.ErrorIs(t, err, errTorn, "%+v", bad)
+	}
+	_, _, err = decodeMeta(7, append([]byte{9}, meta[1:]...))
+	assert.ErrorContains(t, err, "unknown format")
+	_, _, err = decodeMeta(7, append(bytes.Clone(meta), 0))
+	assert.ErrorContains(t, err, "does not decode", "trailing bytes")
+	huge := binary.AppendUvarint([]byte{metaV1, 0, 0, 0, 0}, 1<<62) // a key of 2^62 bytes
+	_, _, err = decodeMeta(7, huge)
+	assert.True(t, isDamage(err), "%v", err)
+
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		b := make([]byte, 1+r.IntN(64))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		if _, err := decodeHeader(b); err != nil {
+			assert.ErrorIs(t, err, errTorn)
+		}
+		b[0] = metaV1 // past the format byte, garbage
+		if _, _, err := decodeMeta(7, b); err != nil {
+			assert.True(t, isDamage(err), "%x: %v", b, err)
+		}
+	}
+}
+
+// legacyRecord encodes d as an earlier version kept it in queue.db: a
+// format byte, a CRC-32C of the JSON, and d as JSON, without its body but
+// with the body's CRC-32C.
+func legacyRecord(t *testing.T, d *webhook.Delivery, body []byte) []byte {
+	t.Helper()
+	m := *d
+	m.Body = nil
+	sum := checksum(body)
+	js, err := json.Marshal(struct {
+		*webhook.Delivery
+		BodySum *uint32 `json:"body_crc32c"`
+	}{&m, &sum})
+	require.NoError(t, err)
+	return append(binary.BigEndian.AppendUint32([]byte{1}, checksum(js)), js...)
+}
+
+// legacyKey encodes a dedup entry as an earlier version kept it: the end
+// of its window (unix ns), then a CRC-32C of the key and that.
+func legacyKey(key string, until time.Time) []byte {
+	v := binary.BigEndian.AppendUint64(nil, uint64(until.UnixNano()))
+	return binary.BigEndian.AppendUint32(v, crc32Update(crc32Update(0, []byte(key)), v))
+}
+
+func legacyID(id uint64) string { return string(binary.BigEndian.AppendUint64(nil, id)) }
+
+// writeLegacy writes a queue.db in dir as an earlier version laid it out,
+// holding the given entries of its buckets.
+func writeLegacy(t *testing.T, dir string, buckets map[string]map[string][]byte) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, legacyFile), 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		for _, name := range []string{"pending", "dead", "bodies", "keys", "checkpoints"} {
+			b, err := tx.CreateBucket([]byte(name))
+			if err != nil {
+				return err
+			}
+			for k, v := range buckets[name] {
+				if err := b.Put([]byte(k), v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, db.Close())
+}
+
+// TestLegacyRecordsStillRead: a queue.db of an earlier version is carried
+// over at open, durably, and removed: its deliveries with their ids,
+// attempts, errors and bodies, in their order (records with checksums and
+// plain JSON ones written before them), its dead letters, its dedup keys
+// still within their window (checked, or plain ones written before
+// checksums) and its checkpoints.
+func TestLegacyRecordsStillRead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := &webhook.Delivery{ID: 3, Key: "a", Partition: "issue/1", Kind: webhook.KindIssue, ReceivedAt: at,
+		Header: http.Header{"X-A": {"1"}}, Attempt: 2, LastError: "boom"}
+	c := &webhook.Delivery{ID: 9, Key: "c", Partition: "issue/1", Kind: webhook.KindIssue, ReceivedAt: at}
+	dead := &webhook.Delivery{ID: 4, Key: "d", Kind: webhook.KindNote, ReceivedAt: at, Attempt: 5, LastError: "gave up"}
+	later := time.Now().Add(time.Hour)
+	writeLegacy(t, dir, map[string]map[string][]byte{
+		"pending": {
+			legacyID(3): legacyRecord(t, a, []byte(`{"a":1}`)),
+			legacyID(5): []byte(`{"id":5,"key":"old","kind":"Issue Hook","received_at":"2026-01-02T03:04:05Z","headers":null,"body":null,"attempt":0}`),
+			legacyID(9): legacyRecord(t, c, []byte(`{"c":1}`)),
+		},
+		"dead":   {legacyID(4): legacyRecord(t, dead, []byte(`{"d":1}`))},
+		"bodies": {legacyID(3): []byte(`{"a":1}`), legacyID(4): []byte(`{"d":1}`), legacyID(5): []byte(`{"legacy":true}`), legacyID(9): []byte(`{"c":1}`)},
+		"keys": {
+			"a":    legacyKey("a", later),
+			"d":    legacyKey("d", later),
+			"old":  legacyKey("old", later)[:8],
+			"gone": legacyKey("gone", time.Now().Add(-time.Second)),
+			"rot":  append(legacyKey("rot", later)[:11], 0),
+		},
+		"checkpoints": {"issues": []byte(`{"since":"x"}`)},
+	})
+
+	q := openDisk(t, dir, Options{})
+	assert.NoFileExists(t, filepath.Join(dir, legacyFile))
+	checkCarried(t, q)
+	require.NoError(t, q.Close())
+
+	q = openDisk(t, dir, Options{}) // what was carried over is in the log
+	defer q.Close()
+	checkCarried(t, q)
+	want := []struct {
+		id      uint64
+		attempt int
+		last    string
+		body    string
+	}{{3, 3, "boom", `{"a":1}`}, {5, 1, "", `{"legacy":true}`}, {9, 1, "", `{"c":1}`}}
+	for _, w := range want {
+		d := queuetest.Take(t, q)
+		assert.Equal(t, w.id, d.ID)
+		assert.Equal(t, w.attempt, d.Attempt)
+		assert.Equal(t, w.last, d.LastError)
+		assert.Equal(t, w.body, string(d.Body))
+		if w.id == 3 {
+			assert.Equal(t, "a", d.Key)
+			assert.Equal(t, "issue/1", d.Partition)
+			assert.Equal(t, webhook.KindIssue, d.Kind)
+			assert.True(t, at.Equal(d.ReceivedAt))
+			assert.Equal(t, http.Header{"X-A": {"1"}}, d.Header)
+		}
+		require.NoError(t, q.Ack(ctx, d.ID))
+	}
+	assert.Greater(t, queuetest.Put(t, q, "new", ""), uint64(9), "ids keep growing")
+}
+
+// checkCarried checks what TestLegacyRecordsStillRead carried over, but for
+// the pending deliveries, which it takes.
+func checkCarried(t *testing.T, q *Queue) {
+	t.Helper()
+	ctx := context.Background()
+	assert.Equal(t, 3, q.Len())
+	dead, err := q.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	assert.Equal(t, uint64(4), dead[0].ID)
+	assert.Equal(t, "d", dead[0].Key)
+	assert.Equal(t, "gave up", dead[0].LastError)
+	assert.Equal(t, 5, dead[0].Attempt)
+	assert.Equal(t, `{"d":1}`, string(dead[0].Body))
+	for key, want := range map[string]bool{"a": true, "d": true, "old": true, "gone": false, "rot": false} {
+		seen, err := q.Seen(ctx, key)
+		require.NoError(t, err)
+		assert.Equal(t, want, seen, "key %q", key)
+	}
+	v, err := q.Checkpoint(ctx, "issues")
+	require.NoError(t, err)
+	assert.Equal(t, `{"since":"x"}`, string(v))
+}
+
+// TestDamagedLegacyRecord: a record of a queue.db that fails its checksum,
+// or does not decode, becomes a dead letter naming the damage, with its
+// body; it is never handed out.
+func TestDamagedLegacyRecord(t *testing.T) {
+	dir := t.TempDir()
+	good := legacyRecord(t, &webhook.Delivery{ID: 1, Key: "g"}, []byte("{}"))
+	rotten := legacyRecord(t, &webhook.Delivery{ID: 2, Key: "r"}, []byte(`{"r":1}`))
+	rotten[len(rotten)-3] ^= 0x20
+	writeLegacy(t, dir, map[string]map[string][]byte{
+		"pending": {
+			legacyID(1): good,
+			legacyID(2): rotten,
+			legacyID(3): legacyRecord(t, &webhook.Delivery{ID: 30, Key: "x"}, nil), // the id is not its key's
+		},
+		"bodies": {legacyID(1): []byte("{}"), legacyID(2): []byte(`{"r":1}`)},
+	})
+	o, logs := logged()
+	q := openDisk(t, dir, o)
+	defer q.Close()
+	assert.Equal(t, uint64(1), queuetest.Take(t, q).ID)
+	queuetest.NoneReady(t, q)
+	dead, err := q.DeadLetters(context.Background())
+	require.NoError(t, err)
+	require.Len(t, dead, 2)
+	assert.Equal(t, uint64(2), dead[0].ID)
+	assert.Equal(t, "record 0000000000000002 damaged: checksum mismatch", dead[0].LastError)
+	assert.Equal(t, `{"r":1}`, string(dead[0].Body), "the body is kept for inspection")
+	assert.Equal(t, uint64(3), dead[1].ID)
+	assert.Equal(t, "record 0000000000000003 damaged: does not decode", dead[1].LastError)
+	assert.Equal(t, int64(2), damaged(t, q), "counted as any damage found")
+	assert.Contains(t, logs.String(), "damaged delivery dead-lettered")
+}
