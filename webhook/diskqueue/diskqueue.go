@@ -111,6 +111,8 @@ type Queue struct {
 	compacts []chan error // Compact calls waiting for the writer
 	broken   error      // why the log takes no more writes
 	segs     []*segment // oldest first; the last one is written to
+	ready    *segment   // the next segment, made ahead of time
+	bg       sync.WaitGroup
 	keys     dedup
 	keyFiles []keyFile
 	pending  int   // deliveries held, not dead-lettered
@@ -146,6 +148,7 @@ type item struct {
 	lastError string
 	dead      bool
 	dropping  bool              // a Requeue or Delete of it is being written
+	inflight  int               // records about it being written
 	damage    error             // its fields did not read at open
 	cached    *webhook.Delivery // as Put got it, until first taken
 }
@@ -266,6 +269,7 @@ func (q *Queue) Close() error {
 	q.wake.Broadcast()
 	q.mu.Unlock()
 	<-q.done
+	q.bg.Wait()
 	q.mu.Lock()
 	q.s.Close()
 	q.mu.Unlock()

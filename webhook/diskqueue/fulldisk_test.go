@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,14 +33,12 @@ func fullDiskChild() int {
 		return 1
 	}
 	defer q.Close()
-	fi, err := os.Stat(filepath.Join(dir, segName(1)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	q.mu.Lock()
+	used := q.head().size // the segment is filled with zeros past it
+	q.mu.Unlock()
 	// Past the limit a write fails with EFBIG instead of killing the process.
 	signal.Ignore(syscall.SIGXFSZ)
-	limit := uint64(fi.Size()) + 256<<10
+	limit := uint64(used) + 256<<10
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

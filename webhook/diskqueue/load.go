@@ -73,9 +73,16 @@ func takeLock(path string, noCreate bool) (*os.File, error) {
 func (q *Queue) load() error {
 	names, _ := filepath.Glob(filepath.Join(q.dir, "log-*.seg"))
 	slices.Sort(names)
-	for i, name := range names {
-		if err := q.replay(name, i == len(names)-1); err != nil {
+	for _, name := range names {
+		if err := q.replay(name); err != nil {
 			return err
+		}
+	}
+	if !q.opts.NoCreate {
+		// Segments being made ahead of time when a crash came.
+		stale, _ := filepath.Glob(filepath.Join(q.dir, "log-*.seg.new"))
+		for _, name := range stale {
+			_ = os.Remove(name)
 		}
 	}
 	if len(q.segs) == 0 {
@@ -84,6 +91,9 @@ func (q *Queue) load() error {
 			return err
 		}
 		q.segs = append(q.segs, seg)
+	}
+	if !q.opts.NoCreate {
+		q.prepare(q.head().num + 1)
 	}
 	now := time.Now().UnixNano()
 	keyNames, _ := filepath.Glob(filepath.Join(q.dir, "keys-*.seg"))
@@ -108,7 +118,7 @@ func (q *Queue) load() error {
 // read is skipped up to the next one that does, and counted as damage;
 // at the end of a segment it is a write cut short, and cut off (but for
 // NoCreate).
-func (q *Queue) replay(path string, last bool) error {
+func (q *Queue) replay(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil && q.opts.NoCreate {
 		f, err = os.Open(path)
@@ -132,36 +142,68 @@ func (q *Queue) replay(path string, last bool) error {
 	seg := &segment{num: num, f: f}
 	q.segs = append(q.segs, seg)
 	q.nextID = max(q.nextID, binary.LittleEndian.Uint64(data[len(segMagic):]))
-	off := int64(segHeaderSize)
-	for off < int64(len(data)) {
-		h, err := decodeHeader(data[off:])
-		if err == nil && off+h.size() <= int64(len(data)) {
-			q.apply(seg, off, h, data[off+headerSize:off+headerSize+int64(h.metaLen)])
-			off += h.size()
-			continue
-		}
-		next := nextRecord(data, off+1)
-		if next < 0 && last {
-			break // a write cut short by a crash
-		}
-		end := int64(len(data))
-		if next >= 0 {
-			end = next
-		}
-		q.damaged.Add(1)
-		q.log(slog.LevelError, "diskqueue: damaged bytes skipped in the log", "segment", filepath.Base(path), "offset", off, "bytes", end-off)
-		if next < 0 {
-			break
-		}
-		off = next
-	}
+	off := q.replayRecords(seg, data)
 	seg.size = off
-	if off < int64(len(data)) && !q.opts.NoCreate {
+	if !q.opts.NoCreate && !allZero(data[off:]) {
 		if err := f.Truncate(off); err != nil {
 			return fmt.Errorf("diskqueue: cutting a torn record off %s: %w", path, err)
 		}
 	}
 	return nil
+}
+
+// replayRecords applies the records of a segment and returns where they
+// end: at the zeros it was filled with, or at a write cut short. Only the
+// segment written to when a crash came can end so, but the segments made
+// ahead of time may follow it.
+func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
+	off := int64(segHeaderSize)
+	for off < int64(len(data)) && !allZero(data[off:min(off+headerSize, int64(len(data)))]) {
+		h, err := decodeHeader(data[off:])
+		if err == nil && off+h.size() <= int64(len(data)) {
+			if torn(data, off, h) {
+				return off
+			}
+			q.apply(seg, off, h, data[off+headerSize:off+headerSize+int64(h.metaLen)])
+			off += h.size()
+			continue
+		}
+		next := nextRecord(data, off+1)
+		if next < 0 {
+			return off // a write cut short by a crash
+		}
+		q.damaged.Add(1)
+		q.log(slog.LevelError, "diskqueue: damaged bytes skipped in the log", "segment", filepath.Base(seg.f.Name()), "offset", off, "bytes", next-off)
+		off = next
+	}
+	return off
+}
+
+// torn reports whether the record at off, whose header reads, is the last
+// of the log and was cut short: a part of it fails its checksum and only
+// zeros follow.
+func torn(data []byte, off int64, h header) bool {
+	end := off + h.size()
+	if !allZero(data[end:]) {
+		return false
+	}
+	meta := data[off+headerSize : off+headerSize+int64(h.metaLen)]
+	return checksum(meta) != h.metaSum || h.typ == tPut && checksum(data[off+headerSize+int64(h.metaLen):end]) != h.bodySum
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // nextRecord returns the offset of the first whole record at or after from,

@@ -69,6 +69,24 @@ func (q *Queue) record(typ byte, id uint64, meta, body []byte, bodySum uint32, a
 	return g
 }
 
+// about appends a record about it, a delivery already stored. While it is
+// being written, it is not copied forward: the copy would land after the
+// record in the log, and undo it at the next open.
+func (q *Queue) about(it *item, typ byte, meta []byte, apply func(), undo func()) *group {
+	it.inflight++
+	return q.record(typ, it.id, meta, nil, 0, func(*segment, int64) {
+		it.inflight--
+		if apply != nil {
+			apply()
+		}
+	}, func() {
+		it.inflight--
+		if undo != nil {
+			undo()
+		}
+	})
+}
+
 // wait waits for g's sync, or for ctx to end.
 func wait(ctx context.Context, g *group) error {
 	select {
@@ -232,37 +250,79 @@ func (q *Queue) compact() error {
 // head is the segment written to. q.mu is held.
 func (q *Queue) head() *segment { return q.segs[len(q.segs)-1] }
 
-// roll begins a new segment and makes it the head.
+// roll makes the next segment the head: the one made ahead of time, or a
+// new one. Then it has the one after made ahead.
 func (q *Queue) roll() (*segment, error) {
 	q.mu.Lock()
-	num, last := q.head().num+1, q.nextID
+	num, last, seg := q.head().num+1, q.nextID, q.ready
+	q.ready = nil
 	q.mu.Unlock()
-	seg, err := createSegment(q.dir, num, last)
-	if err != nil {
-		return nil, err
+	if seg == nil || seg.num != num {
+		var err error
+		if seg, err = createSegment(q.dir, num, last); err != nil {
+			return nil, err
+		}
 	}
 	q.mu.Lock()
 	q.segs = append(q.segs, seg)
 	q.mu.Unlock()
+	q.prepare(num + 1)
 	return seg, nil
 }
 
-// createSegment makes segment num, durably, its header naming last.
+// prepare makes segment num ahead of time, in the background: filling a
+// segment with zeros takes a while, and a sync of data written over them
+// is cheaper than one that also grows the file.
+func (q *Queue) prepare(num uint64) {
+	q.mu.Lock()
+	last := q.nextID
+	q.mu.Unlock()
+	q.bg.Add(1)
+	go func() {
+		defer q.bg.Done()
+		seg, err := createSegment(q.dir, num, last)
+		if err != nil {
+			return // roll tries again, and reports
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.closed || q.ready != nil {
+			_ = seg.f.Close()
+			_ = os.Remove(seg.f.Name())
+			return
+		}
+		q.ready = seg
+	}()
+}
+
+// zeros is what a new segment is filled with, a chunk at a time.
+var zeros = make([]byte, 1<<20)
+
+// createSegment makes segment num, durably, its header naming last, and
+// fills it with zeros up to segMax.
 func createSegment(dir string, num, last uint64) (*segment, error) {
 	path := filepath.Join(dir, segName(num))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path+".new", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
 	}
-	hdr := binary.LittleEndian.AppendUint64([]byte(segMagic), last)
-	if _, err = f.Write(hdr); err == nil {
-		if err = datasync(f); err == nil {
+	_, err = f.Write(binary.LittleEndian.AppendUint64([]byte(segMagic), last))
+	for n := int64(segHeaderSize); err == nil && n < segMax; n += int64(len(zeros)) {
+		_, err = f.Write(zeros[:min(int64(len(zeros)), segMax-n)])
+	}
+	if err == nil {
+		err = datasync(f)
+	}
+	if err == nil {
+		// Made whole under another name, so that a crash never leaves a
+		// segment cut short.
+		if err = os.Rename(path+".new", path); err == nil {
 			err = syncDir(dir)
 		}
 	}
 	if err != nil {
 		_ = f.Close()
-		_ = os.Remove(path)
+		_ = os.Remove(path + ".new")
 		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
 	}
 	return &segment{num: num, f: f, size: segHeaderSize}, nil
@@ -353,11 +413,15 @@ func (q *Queue) copyForward(old *segment) {
 			return
 		}
 		q.mu.Lock()
-		if it := l.it; it.seg == old && q.items[it.id] == it {
+		if it := l.it; it.seg == old && q.items[it.id] == it && it.inflight == 0 {
 			q.recopy(it, old, raw)
 		}
 		q.mu.Unlock()
 	}
+	// What was skipped is copied at a later tidy.
+	q.mu.Lock()
+	q.cur.ops = append(q.cur.ops, op{apply: func(*segment, int64) { old.copying = false }, undo: func() { old.copying = false }})
+	q.mu.Unlock()
 }
 
 // recopy appends raw, the put record of it, and its state, to be written
@@ -372,7 +436,7 @@ func (q *Queue) recopy(it *item, old *segment, raw []byte) {
 			it.seg, it.off = seg, off
 			seg.add(it)
 		}
-	}, undo: func() { old.copying = false }})
+	}})
 	if it.attempt > 0 {
 		g.buf = appendRecord(g.buf, tLease, it.id, binary.AppendUvarint(nil, uint64(it.attempt)), nil, 0)
 	}
@@ -428,6 +492,10 @@ func (q *Queue) closeFiles() error {
 		}
 	}
 	q.segs = nil
+	if q.ready != nil {
+		_ = q.ready.f.Close()
+		q.ready = nil
+	}
 	if q.lock != nil {
 		_ = q.lock.Close()
 		q.lock = nil

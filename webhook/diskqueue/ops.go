@@ -121,7 +121,7 @@ func (q *Queue) lease(id uint64) (*webhook.Delivery, error) {
 		return nil, err
 	}
 	attempt := it.attempt + 1
-	g := q.record(tLease, id, binary.AppendUvarint(nil, uint64(attempt)), nil, 0, func(*segment, int64) { it.attempt = attempt }, nil)
+	g := q.about(it, tLease, binary.AppendUvarint(nil, uint64(attempt)), func() { it.attempt = attempt }, nil)
 	q.mu.Unlock()
 	if err := wait(context.Background(), g); err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func (q *Queue) kill(it *item, reason string) error {
 		q.mu.Unlock()
 		return err
 	}
-	g := q.record(tDead, it.id, []byte(reason), nil, 0, func(*segment, int64) { q.killed(it, reason) }, nil)
+	g := q.about(it, tDead, []byte(reason), func() { q.killed(it, reason) }, nil)
 	q.mu.Unlock()
 	return wait(context.Background(), g)
 }
@@ -257,13 +257,9 @@ func (q *Queue) leased(id uint64, typ byte, meta []byte, apply func(*item)) erro
 		return fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
 	}
 	it := q.items[id]
-	g := q.record(typ, id, meta, nil, 0, func(*segment, int64) { apply(it) }, nil)
+	g := q.about(it, typ, meta, func() { apply(it) }, func() { q.s.Retry(id, time.Now().Add(time.Second)) })
 	q.mu.Unlock()
-	err := wait(context.Background(), g)
-	if err != nil && !errors.Is(err, webhook.ErrQueueClosed) {
-		q.release(id)
-	}
-	return err
+	return wait(context.Background(), g)
 }
 
 // Ack implements webhook.Queue.
@@ -408,7 +404,7 @@ func (q *Queue) drop(id uint64, it *item) (*group, error) {
 		return nil, fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
 	}
 	it.dropping = true
-	return q.record(tDrop, id, nil, nil, 0, func(*segment, int64) {
+	return q.about(it, tDrop, nil, func() {
 		q.dead--
 		q.forget(it)
 	}, func() { it.dropping = false }), nil
