@@ -139,7 +139,7 @@ func (q *Queue) replay(path string) error {
 		_ = f.Close()
 		return fmt.Errorf("diskqueue: unexpected segment name %s", path)
 	}
-	seg := &segment{num: num, f: f}
+	seg := &segment{num: num, path: path, f: f}
 	q.segs = append(q.segs, seg)
 	q.nextID = max(q.nextID, binary.LittleEndian.Uint64(data[len(segMagic):]))
 	off := q.replayRecords(seg, data)
@@ -173,7 +173,7 @@ func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
 			return off // a write cut short by a crash
 		}
 		q.damaged.Add(1)
-		q.log(slog.LevelError, "diskqueue: damaged bytes skipped in the log", "segment", filepath.Base(seg.f.Name()), "offset", off, "bytes", next-off)
+		q.log(slog.LevelError, "diskqueue: damaged bytes skipped in the log", "segment", filepath.Base(seg.path), "offset", off, "bytes", next-off)
 		off = next
 	}
 	return off

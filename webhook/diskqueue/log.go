@@ -15,6 +15,7 @@ import (
 // segment is one file of the log.
 type segment struct {
 	num       uint64
+	path      string
 	f         *os.File
 	size      int64 // bytes written and synced
 	live      int   // items whose latest put is here
@@ -160,7 +161,7 @@ func (q *Queue) writeGroup(head *segment, buf []byte) error {
 	if err == nil {
 		return nil
 	}
-	err = fmt.Errorf("diskqueue: writing %s: %w", head.f.Name(), err)
+	err = fmt.Errorf("diskqueue: writing %s: %w", head.path, err)
 	if terr := head.f.Truncate(head.size); terr != nil {
 		q.mu.Lock()
 		q.broken = fmt.Errorf("diskqueue: the log cannot be repaired after a failed write; reopen the queue: %w", terr)
@@ -288,7 +289,7 @@ func (q *Queue) prepare(num uint64) {
 		defer q.mu.Unlock()
 		if q.closed || q.ready != nil {
 			_ = seg.f.Close()
-			_ = os.Remove(seg.f.Name())
+			_ = os.Remove(seg.path)
 			return
 		}
 		q.ready = seg
@@ -325,7 +326,7 @@ func createSegment(dir string, num, last uint64) (*segment, error) {
 		_ = os.Remove(path + ".new")
 		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
 	}
-	return &segment{num: num, f: f, size: segHeaderSize}, nil
+	return &segment{num: num, path: path, f: f, size: segHeaderSize}, nil
 }
 
 // tidy removes the segments that hold nothing live any more, oldest first,
@@ -360,7 +361,7 @@ func (q *Queue) tidy() {
 		}
 		q.mu.Unlock()
 		if err := q.retire(old, now); err != nil {
-			q.log(slog.LevelError, "diskqueue: removing a handled segment failed", "segment", old.f.Name(), "error", err)
+			q.log(slog.LevelError, "diskqueue: removing a handled segment failed", "segment", old.path, "error", err)
 			break
 		}
 	}
@@ -377,13 +378,13 @@ func (q *Queue) retire(old *segment, now time.Time) error {
 	q.filesMu.Lock()
 	_ = old.f.Close()
 	q.filesMu.Unlock()
-	if err := os.Remove(old.f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	q.mu.Lock()
 	q.segs = q.segs[1:]
 	q.mu.Unlock()
-	q.log(slog.LevelDebug, "diskqueue: handled segment removed", "segment", filepath.Base(old.f.Name()), "bytes", old.size)
+	q.log(slog.LevelDebug, "diskqueue: handled segment removed", "segment", filepath.Base(old.path), "bytes", old.size)
 	return syncDir(q.dir)
 }
 
@@ -466,7 +467,7 @@ func (q *Queue) readAt(seg *segment, off, size int64) ([]byte, error) {
 	_, err := seg.f.ReadAt(buf, off)
 	q.filesMu.RUnlock()
 	if err != nil {
-		return nil, fmt.Errorf("diskqueue: reading %s: %w", filepath.Base(seg.f.Name()), err)
+		return nil, fmt.Errorf("diskqueue: reading %s: %w", filepath.Base(seg.path), err)
 	}
 	return buf, nil
 }
