@@ -109,9 +109,9 @@ type Queue struct {
 	meta     []byte           // a buffer for a put's fields
 	closed   bool
 	compacts []chan error // Compact calls waiting for the writer
-	broken   error      // why the log takes no more writes
-	segs     []*segment // oldest first; the last one is written to
-	ready    *segment   // the next segment, made ahead of time
+	broken   error        // why the log takes no more writes
+	segs     []*segment   // oldest first; the last one is written to
+	ready    *segment     // the next segment, made ahead of time
 	bg       sync.WaitGroup
 	keys     dedup
 	keyFiles []keyFile
