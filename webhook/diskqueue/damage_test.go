@@ -57,7 +57,7 @@ func putRecord(t *testing.T, q *Queue, id uint64) (path string, off, metaLen, si
 	defer q.mu.Unlock()
 	it := q.items[id]
 	require.NotNil(t, it, "delivery %d", id)
-	return it.seg.f.Name(), it.off, it.size - headerSize - it.bodyLen, it.size
+	return filepath.Join(q.dir, segName(it.seg.num)), it.off, it.size - headerSize - it.bodyLen, it.size
 }
 
 // flip changes one byte of the file at path, as rot on the disk would.
