@@ -1,0 +1,159 @@
+//go:build unix
+
+package diskqueue
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/webhook"
+)
+
+// usage returns the bytes of the files in dir, and the bytes the file
+// system holds for them.
+func usage(t *testing.T, dir string) (size, used int64) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		fi, err := e.Info()
+		require.NoError(t, err)
+		size += fi.Size()
+		used += fi.Sys().(*syscall.Stat_t).Blocks * 512
+	}
+	return size, used
+}
+
+// ackSome takes and acks n deliveries from 32 goroutines.
+func ackSome(t *testing.T, q *Queue, n int) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				d, err := q.Take(context.Background())
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NoError(t, q.Ack(context.Background(), d.ID))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// logEnd returns where the log ends: its head, and the bytes written to it.
+func logEnd(q *Queue) (num uint64, size int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.head().num, q.head().size
+}
+
+// appendedSince returns the record bytes appended to the log since it
+// ended in segment num at size.
+func appendedSince(q *Queue, num uint64, size int64) int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := segHeaderSize - size
+	for _, s := range q.segs {
+		if s.num >= num {
+			n += s.size - segHeaderSize
+		}
+	}
+	return n
+}
+
+// TestSpaceGivenBackWhileDraining: as deliveries are acked, the segments
+// that held them are removed, oldest first, and the directory's size and
+// disk usage fall by at least two thirds of the acked bodies' bytes while
+// the queue still holds deliveries and runs on: no Compact, no stop. Once
+// drained, the queue keeps none of the segments that
+// held them.
+func TestSpaceGivenBackWhileDraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes megabytes")
+	}
+	const n = 2600
+	body := bytes.Repeat(readFile(t, "spec/issue.json"), 10) // 15 KiB: five segments in all
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{DedupWindow: -1})
+	defer q.Close()
+	fill(t, q, n, func(int) []byte { return body })
+	full := segments(t, dir)
+	size, used := usage(t, dir)
+	require.GreaterOrEqual(t, len(full), 4, "the test fills several segments")
+	endNum, endSize := logEnd(q)
+
+	ackSome(t, q, 3*n/4)
+	left := segments(t, dir)
+	sizeAfter, usedAfter := usage(t, dir)
+	copied := appendedSince(q, endNum, endSize) - 3*n/4*(2*headerSize+1) // but the leases and acks
+	t.Logf("%d deliveries of %d bytes: %d segments, %d bytes using %d; %d acked: %d segments, %d bytes using %d; %d bytes copied forward meanwhile",
+		n, len(body), len(full), size, used, 3*n/4, len(left), sizeAfter, usedAfter, copied)
+	require.Equal(t, n/4, q.Len())
+	// Deliveries copied forward from a mostly handled segment are written
+	// again: the bytes that come back are those of the acked bodies, less
+	// the copies.
+	given := int64(n / 2 * len(body))
+	assert.Less(t, sizeAfter, size-given, "the directory's size fell by two thirds of the acked bodies' bytes or more")
+	assert.Less(t, usedAfter, used-given, "its disk usage too")
+	require.NotEmpty(t, left)
+	for _, s := range full {
+		assert.Equal(t, s >= left[0], slices.Contains(left, s), "%s: segments go oldest first", s)
+	}
+
+	for range n / 4 {
+		d, err := q.Take(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, body, d.Body, "what is left reads whole")
+		require.NoError(t, q.Ack(context.Background(), d.ID))
+	}
+	drained := segments(t, dir)
+	sizeDrained, usedDrained := usage(t, dir)
+	t.Logf("drained: segments %v, %d bytes using %d", drained, sizeDrained, usedDrained)
+	assert.LessOrEqual(t, len(drained), 2, "the segment written to, and the one made ahead")
+	assert.Greater(t, drained[0], left[len(left)-1], "a new segment begun; the old ones gone")
+}
+
+// TestDrainedQueueBeginsNewSegment: when the last delivery handled is in an
+// older segment than the one written to, and that segment is past
+// drainedRoll, the drained queue still begins a new segment, so that no
+// handled delivery is left on disk.
+func TestDrainedQueueBeginsNewSegment(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{DedupWindow: -1})
+	defer q.Close()
+	big := make([]byte, segMax*3/4) // one per segment
+	var ids []uint64
+	for _, key := range []string{"a", "b"} {
+		d := &webhook.Delivery{Key: key, Body: big}
+		require.NoError(t, q.Put(ctx, d))
+		ids = append(ids, d.ID)
+	}
+	held := segments(t, dir)
+	for range ids {
+		_, err := q.Take(ctx)
+		require.NoError(t, err)
+	}
+	require.NoError(t, q.Ack(ctx, ids[1]))
+	require.NoError(t, q.Ack(ctx, ids[0]))
+	q.mu.Lock()
+	head, size := q.head().num, q.head().size
+	q.mu.Unlock()
+	t.Logf("segments %v while stored; drained: %v, the one written to %s with %d bytes written", held, segments(t, dir), segName(head), size)
+	assert.LessOrEqual(t, size, int64(drainedRoll), "the segment written to holds no handled body")
+	assert.Greater(t, segName(head), held[1], "a new segment begun")
+}
