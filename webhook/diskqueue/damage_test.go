@@ -223,32 +223,51 @@ func TestDamagedDedupEntry(t *testing.T) {
 }
 
 // TestDamagedHeaderIsSkipped: a record header changed on disk in the middle
-// of a segment is skipped up to the next record, counted and logged; the
-// records after it still come back.
+// of a segment (a byte flipped, or zeros where a block was lost) is skipped
+// up to the next record, counted and logged; the records after it still
+// come back. Zeros followed by records are damage, not the end of the log:
+// the records after them were written later.
 func TestDamagedHeaderIsSkipped(t *testing.T) {
-	dir := t.TempDir()
-	q := openDisk(t, dir, Options{})
-	var ids []uint64
-	for i := range 3 {
-		ids = append(ids, queuetest.Put(t, q, fmt.Sprint("k", i), "issue/1"))
+	rots := map[string]func(path string, off, size int64){
+		"byte flipped":  func(path string, off, _ int64) { flip(t, path, off+8) },
+		"header zeroed": func(path string, off, _ int64) { zeroFile(t, path, off, off+headerSize) },
+		"record zeroed": func(path string, off, size int64) { zeroFile(t, path, off, off+size) },
 	}
-	path, off, _, size := putRecord(t, q, ids[1])
-	require.NoError(t, q.Close())
-	flip(t, path, off+8) // in the id
+	for name, rot := range rots {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			q := openDisk(t, dir, Options{})
+			var ids []uint64
+			for i := range 3 {
+				ids = append(ids, queuetest.Put(t, q, fmt.Sprint("k", i), "issue/1"))
+			}
+			path, off, _, size := putRecord(t, q, ids[1])
+			require.NoError(t, q.Close())
+			rot(path, off, size)
 
-	o, logs := logged()
-	q = openDisk(t, dir, o)
-	defer q.Close()
-	assert.Equal(t, 2, q.Len())
-	for _, id := range []uint64{ids[0], ids[2]} {
-		d := queuetest.Take(t, q)
-		assert.Equal(t, id, d.ID)
-		assert.Equal(t, fmt.Sprintf(`{"k":"k%d"}`, id-ids[0]), string(d.Body))
-		require.NoError(t, q.Ack(context.Background(), d.ID))
+			o, logs := logged()
+			q = openDisk(t, dir, o)
+			defer q.Close()
+			require.Equal(t, 2, q.Len(), "the record after the damage is read")
+			for _, id := range []uint64{ids[0], ids[2]} {
+				d := queuetest.Take(t, q)
+				assert.Equal(t, id, d.ID)
+				assert.Equal(t, fmt.Sprintf(`{"k":"k%d"}`, id-ids[0]), string(d.Body))
+				require.NoError(t, q.Ack(context.Background(), d.ID))
+			}
+			assert.Equal(t, int64(1), damaged(t, q))
+			assert.Contains(t, logs.String(), "damaged bytes skipped in the log")
+			assert.Contains(t, logs.String(), fmt.Sprintf("offset=%d bytes=%d", off, size))
+		})
 	}
-	assert.Equal(t, int64(1), damaged(t, q))
-	assert.Contains(t, logs.String(), "damaged bytes skipped in the log")
-	assert.Contains(t, logs.String(), fmt.Sprintf("offset=%d bytes=%d", off, size))
+}
+
+// zeroFile clears the bytes of the file at path from from to to.
+func zeroFile(t *testing.T, path string, from, to int64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, zero(data, from, to), 0o600))
 }
 
 // TestTornTailIsCutOff: a record cut short at the end of the last segment,
