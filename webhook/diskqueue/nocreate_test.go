@@ -34,24 +34,35 @@ func TestOpenHeld(t *testing.T) {
 			assert.ErrorContains(t, err, filepath.Join(dir, "lock"))
 		}
 		require.NoError(t, q.Close())
-		openDisk(t, dir, Options{}).Close() // let go
 	}
 }
 
 // TestNoCreateOpensOneAtATime: a queue opened with NoCreate writes too (a
-// Take counts its attempt, an Ack removes the delivery), so a second one
-// must be refused: two writers would write their records over each other's.
+// Take counts its attempt, an Ack removes the delivery), so another open
+// of the queue must be refused while it is open, also when its lock file
+// was missing: two writers would write their records over each other's.
 func TestNoCreateOpensOneAtATime(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	openDisk(t, dir, Options{}).Close()
-	q := openDisk(t, dir, Options{NoCreate: true})
-	defer q.Close()
-	other, err := Open(dir, Options{NoCreate: true})
-	if err == nil {
-		_ = other.Close()
+	for _, c := range []struct {
+		name   string
+		noLock bool
+		then   Options
+	}{{"second NoCreate", false, Options{NoCreate: true}}, {"no lock file, then plain", true, Options{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			openDisk(t, dir, Options{}).Close()
+			if c.noLock {
+				require.NoError(t, os.Remove(filepath.Join(dir, "lock")))
+			}
+			q := openDisk(t, dir, Options{NoCreate: true})
+			defer q.Close()
+			other, err := Open(dir, c.then)
+			if err == nil {
+				_ = other.Close()
+			}
+			require.ErrorIs(t, err, ErrHeld, "a second queue on the same log, both writing")
+		})
 	}
-	require.ErrorIs(t, err, ErrHeld, "a second queue on the same log, both writing")
 }
 
 // TestNoCreateWithoutQueue: with NoCreate, a directory that is missing,
