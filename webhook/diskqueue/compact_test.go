@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,9 +42,9 @@ func dirBytes(t *testing.T, dir string) int64 {
 	return n
 }
 
-// fill stores n deliveries, body(i) the body of the i-th, from 32
-// goroutines.
-func fill(t *testing.T, q *Queue, n int, body func(i int) []byte) {
+// fill stores the deliveries made by delivery(0), ..., delivery(n-1), from
+// 32 goroutines.
+func fill(t *testing.T, q *Queue, n int, delivery func(i int) *webhook.Delivery) {
 	ids := make(chan int)
 	var wg sync.WaitGroup
 	for range 32 {
@@ -51,7 +52,7 @@ func fill(t *testing.T, q *Queue, n int, body func(i int) []byte) {
 		go func() {
 			defer wg.Done()
 			for i := range ids {
-				assert.NoError(t, q.Put(context.Background(), &webhook.Delivery{Key: fmt.Sprint("k", i), Body: body(i)}))
+				assert.NoError(t, q.Put(context.Background(), delivery(i)))
 			}
 		}()
 	}
@@ -59,6 +60,27 @@ func fill(t *testing.T, q *Queue, n int, body func(i int) []byte) {
 		ids <- i
 	}
 	close(ids)
+	wg.Wait()
+}
+
+// ackSome takes and acks n deliveries from 32 goroutines.
+func ackSome(t *testing.T, q *Queue, n int) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				d, err := q.Take(context.Background())
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NoError(t, q.Ack(context.Background(), d.ID))
+			}
+		}()
+	}
 	wg.Wait()
 }
 

@@ -5,10 +5,9 @@ package diskqueue
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -31,27 +30,6 @@ func usage(t *testing.T, dir string) (size, used int64) {
 		used += fi.Sys().(*syscall.Stat_t).Blocks * 512
 	}
 	return size, used
-}
-
-// ackSome takes and acks n deliveries from 32 goroutines.
-func ackSome(t *testing.T, q *Queue, n int) {
-	var left atomic.Int64
-	left.Store(int64(n))
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for left.Add(-1) >= 0 {
-				d, err := q.Take(context.Background())
-				if !assert.NoError(t, err) {
-					return
-				}
-				assert.NoError(t, q.Ack(context.Background(), d.ID))
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // logEnd returns where the log ends: its head, and the bytes written to it.
@@ -90,7 +68,7 @@ func TestSpaceGivenBackWhileDraining(t *testing.T) {
 	dir := t.TempDir()
 	q := openDisk(t, dir, Options{DedupWindow: -1})
 	defer q.Close()
-	fill(t, q, n, func(int) []byte { return body })
+	fill(t, q, n, func(i int) *webhook.Delivery { return &webhook.Delivery{Key: fmt.Sprint("k", i), Body: body} })
 	full := segments(t, dir)
 	size, used := usage(t, dir)
 	require.GreaterOrEqual(t, len(full), 4, "the test fills several segments")
