@@ -132,6 +132,9 @@ type Queue struct {
 	committing atomic.Int64 // when the sync under way began (unix ns), 0 when none
 	done       chan struct{}
 
+	gathered    chan struct{} // lingerRecords gathered, or the queue closes; see linger
+	lingerTimer *time.Timer
+
 	beforeWrite func() error // tests stall the writer, or fail a write, with it
 }
 
@@ -177,6 +180,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 	q := &Queue{
 		opts: opts, dir: dir, lock: lock, s: schedule.New(), items: map[uint64]*item{},
 		cur: newGroup(nil), keys: newDedup(opts.DedupWindow), checkpoints: map[string][]byte{}, done: make(chan struct{}),
+		gathered: make(chan struct{}, 1), lingerTimer: time.NewTimer(time.Hour),
 	}
 	q.wake = sync.NewCond(&q.mu)
 	if err := q.load(); err != nil {
@@ -267,6 +271,7 @@ func (q *Queue) Close() error {
 	}
 	q.closed = true
 	q.wake.Broadcast()
+	q.gatheredNow()
 	q.mu.Unlock()
 	<-q.done
 	q.bg.Wait()

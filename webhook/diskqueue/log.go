@@ -67,6 +67,9 @@ func (q *Queue) record(typ byte, id uint64, meta, body []byte, bodySum uint32, a
 	g.ops = append(g.ops, op{rel: int64(len(g.buf)), apply: apply, undo: undo})
 	g.buf = appendRecord(g.buf, typ, id, meta, body, bodySum)
 	q.wake.Signal()
+	if len(g.ops) == lingerRecords {
+		q.gatheredNow()
+	}
 	return g
 }
 
@@ -86,6 +89,14 @@ func (q *Queue) about(it *item, typ byte, meta []byte, apply func(), undo func()
 			undo()
 		}
 	})
+}
+
+// gatheredNow ends the writer's linger, if it lingers.
+func (q *Queue) gatheredNow() {
+	select {
+	case q.gathered <- struct{}{}:
+	default:
+	}
 }
 
 // wait waits for g's sync, or for ctx to end.
@@ -121,6 +132,11 @@ func (q *Queue) writer() {
 			q.mu.Unlock()
 			return
 		}
+		if len(q.cur.ops) < lingerRecords && !q.closed {
+			q.mu.Unlock()
+			q.linger()
+			q.mu.Lock()
+		}
 		g := q.cur
 		q.cur = newGroup(q.spare)
 		head, roll := q.head(), q.broken == nil && q.head().size+int64(len(g.buf)) > segMax && q.head().size > segHeaderSize
@@ -136,6 +152,26 @@ func (q *Queue) writer() {
 		}
 		q.committing.Store(0)
 		q.finish(g, head, err)
+	}
+}
+
+// A sync costs about the same for one record as for thirty, so the writer
+// waits up to lingerMax for lingerRecords records to gather before it
+// writes: with many deliveries at once, this takes fewer syncs, less CPU
+// and even less time per delivery than a sync as soon as one arrives.
+const (
+	lingerMax     = 300 * time.Microsecond
+	lingerRecords = 32
+)
+
+// linger waits until lingerRecords records are gathered, lingerMax passed,
+// or the queue closes.
+func (q *Queue) linger() {
+	q.lingerTimer.Reset(lingerMax)
+	select {
+	case <-q.gathered:
+		q.lingerTimer.Stop() // no stale tick follows (Go 1.23 timers)
+	case <-q.lingerTimer.C:
 	}
 }
 
