@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -537,19 +538,20 @@ func checkCarried(t *testing.T, q *Queue) {
 
 // TestDamagedLegacyRecord: a record of a queue.db that fails its checksum,
 // or does not decode, becomes a dead letter naming the damage, with its
-// body; it is never handed out.
+// body; so does one whose body fails its checksum, at its Take. None is
+// handed out; each is counted and logged.
 func TestDamagedLegacyRecord(t *testing.T) {
 	dir := t.TempDir()
-	good := legacyRecord(t, &webhook.Delivery{ID: 1, Key: "g"}, []byte("{}"))
 	rotten := legacyRecord(t, &webhook.Delivery{ID: 2, Key: "r"}, []byte(`{"r":1}`))
 	rotten[len(rotten)-3] ^= 0x20
 	writeLegacy(t, dir, map[string]map[string][]byte{
 		"pending": {
-			legacyID(1): good,
+			legacyID(1): legacyRecord(t, &webhook.Delivery{ID: 1, Key: "g"}, []byte("{}")),
 			legacyID(2): rotten,
 			legacyID(3): legacyRecord(t, &webhook.Delivery{ID: 30, Key: "x"}, nil), // the id is not its key's
+			legacyID(4): legacyRecord(t, &webhook.Delivery{ID: 4, Key: "b"}, []byte(`{"b":1}`)),
 		},
-		"bodies": {legacyID(1): []byte("{}"), legacyID(2): []byte(`{"r":1}`)},
+		"bodies": {legacyID(1): []byte("{}"), legacyID(2): []byte(`{"r":1}`), legacyID(4): []byte(`{"b":2}`)},
 	})
 	o, logs := logged()
 	q := openDisk(t, dir, o)
@@ -558,12 +560,50 @@ func TestDamagedLegacyRecord(t *testing.T) {
 	queuetest.NoneReady(t, q)
 	dead, err := q.DeadLetters(context.Background())
 	require.NoError(t, err)
-	require.Len(t, dead, 2)
+	require.Len(t, dead, 3)
+	for i, want := range []struct{ reason, body string }{
+		{"record 0000000000000002 damaged: checksum mismatch", `{"r":1}`},
+		{"record 0000000000000003 damaged: does not decode", ""},
+		{"body of delivery 4 damaged: checksum mismatch", `{"b":2}`},
+	} {
+		assert.Equal(t, uint64(i+2), dead[i].ID)
+		assert.Equal(t, want.reason, dead[i].LastError)
+		assert.Equal(t, want.body, string(dead[i].Body), "the body is kept for inspection")
+	}
+	assert.Equal(t, int64(3), damaged(t, q), "counted as any damage found")
+	assert.Equal(t, 3, strings.Count(logs.String(), "damaged delivery dead-lettered"), "logged as any damage found")
+}
+
+// TestLegacyCarryOverRepeated: a carry-over cut short by a crash, after the
+// log was written but before queue.db was removed, is done again at the
+// next open, alike: nothing is doubled.
+func TestLegacyCarryOverRepeated(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeLegacy(t, dir, map[string]map[string][]byte{
+		"pending": {legacyID(1): legacyRecord(t, &webhook.Delivery{ID: 1, Key: "a"}, []byte("{}"))},
+		"dead":    {legacyID(2): legacyRecord(t, &webhook.Delivery{ID: 2, Key: "d", LastError: "x"}, []byte("{}"))},
+		"bodies":  {legacyID(1): []byte("{}"), legacyID(2): []byte("{}")},
+		"keys":    {"a": legacyKey("a", time.Now().Add(time.Hour))},
+	})
+	legacy, err := os.ReadFile(filepath.Join(dir, legacyFile))
+	require.NoError(t, err)
+	openDisk(t, dir, Options{}).Close()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, legacyFile), legacy, 0o600)) // as if not yet removed
+
+	q := openDisk(t, dir, Options{})
+	defer q.Close()
+	assert.NoFileExists(t, filepath.Join(dir, legacyFile))
+	assert.Equal(t, 1, q.Len())
+	d := queuetest.Take(t, q)
+	assert.Equal(t, uint64(1), d.ID)
+	assert.Equal(t, 1, d.Attempt)
+	require.NoError(t, q.Ack(ctx, d.ID))
+	queuetest.NoneReady(t, q)
+	dead, err := q.DeadLetters(ctx)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
 	assert.Equal(t, uint64(2), dead[0].ID)
-	assert.Equal(t, "record 0000000000000002 damaged: checksum mismatch", dead[0].LastError)
-	assert.Equal(t, `{"r":1}`, string(dead[0].Body), "the body is kept for inspection")
-	assert.Equal(t, uint64(3), dead[1].ID)
-	assert.Equal(t, "record 0000000000000003 damaged: does not decode", dead[1].LastError)
-	assert.Equal(t, int64(2), damaged(t, q), "counted as any damage found")
-	assert.Contains(t, logs.String(), "damaged delivery dead-lettered")
+	assert.ErrorIs(t, q.Put(ctx, &webhook.Delivery{Key: "a"}), webhook.ErrDuplicate)
+	assert.Zero(t, damaged(t, q))
 }
