@@ -228,6 +228,29 @@ func TestDamagedDedupEntry(t *testing.T) {
 	assert.ErrorIs(t, q.Put(ctx, &webhook.Delivery{Key: "k2"}), webhook.ErrDuplicate)
 }
 
+// TestDamagedKeyFile: a key file that is not one, or whose last entry is
+// cut short, is counted and logged, and does not keep the queue from
+// opening; the entries before the damage still read.
+func TestDamagedKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	until := time.Now().Add(time.Hour).UnixNano()
+	entry := appendKey([]byte(keyMagic), keyRef{"whole", until})
+	cut := appendKey(bytes.Clone(entry), keyRef{"cut", until})
+	require.NoError(t, os.WriteFile(filepath.Join(dir, keyFileName(1)), cut[:len(cut)-3], 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, keyFileName(2)), []byte("not keys at all"), 0o600))
+
+	o, logs := logged()
+	q := openDisk(t, dir, o)
+	defer q.Close()
+	for key, want := range map[string]bool{"whole": true, "cut": false} {
+		seen, err := q.Seen(context.Background(), key)
+		require.NoError(t, err)
+		assert.Equal(t, want, seen, key)
+	}
+	assert.Equal(t, int64(2), damaged(t, q))
+	assert.Equal(t, 2, strings.Count(logs.String(), "damaged dedup entry ignored"))
+}
+
 // TestDamagedHeaderIsSkipped: a record header changed on disk in the middle
 // of a segment (a byte flipped, or zeros where a block was lost) is skipped
 // up to the next record, counted and logged; the records after it still
