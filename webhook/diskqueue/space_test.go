@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/queuetest"
 )
 
 // usage returns the bytes of the files in dir, and the bytes the file
@@ -134,4 +135,34 @@ func TestDrainedQueueBeginsNewSegment(t *testing.T) {
 	t.Logf("segments %v while stored; drained: %v, the one written to %s with %d bytes written", held, segments(t, dir), segName(head), size)
 	assert.LessOrEqual(t, size, int64(drainedRoll), "the segment written to holds no handled body")
 	assert.Greater(t, segName(head), held[1], "a new segment begun")
+}
+
+// TestNewSegmentRightAfterOpen: a write that begins a new segment right
+// after the queue is opened, while the segment after the last one is being
+// made ahead of time, is stored like any other. Twenty opens, so that the
+// two meet.
+func TestNewSegmentRightAfterOpen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes megabytes")
+	}
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("b"), 256<<10)
+	for round := range 20 {
+		dir := t.TempDir()
+		q := openDisk(t, dir, Options{DedupWindow: -1})
+		require.NoError(t, q.Put(ctx, &webhook.Delivery{Key: "big", Body: make([]byte, segMax-64<<10)}))
+		require.NoError(t, q.Close())
+
+		q = openDisk(t, dir, Options{DedupWindow: -1})
+		err := q.Put(ctx, &webhook.Delivery{Key: "next", Body: body}) // past segMax: a new segment
+		require.NoError(t, q.Close())
+		require.NoError(t, err, "round %d", round)
+
+		q = openDisk(t, dir, Options{DedupWindow: -1})
+		require.Equal(t, 2, q.Len(), "round %d", round)
+		queuetest.Take(t, q)
+		d := queuetest.Take(t, q)
+		assert.Equal(t, body, d.Body)
+		require.NoError(t, q.Close())
+	}
 }
