@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -42,7 +43,7 @@ func (q *Queue) carryOver() (err error) {
 	var recs, keys []byte
 	cps := map[string][]byte{}
 	err = db.View(func(tx *bolt.Tx) error {
-		recs = legacyDeliveries(tx)
+		recs = q.legacyDeliveries(tx)
 		keys = legacyKeys(tx)
 		if b := tx.Bucket([]byte("checkpoints")); b != nil {
 			return b.ForEach(func(k, v []byte) error { cps[string(k)] = append([]byte(nil), v...); return nil })
@@ -102,7 +103,7 @@ func (q *Queue) keepLegacy(recs, keys []byte, cps map[string][]byte) error {
 // legacyDeliveries encodes the pending and dead deliveries of a queue.db as
 // records of the log. A record that does not read becomes a dead letter
 // naming the damage, with its body.
-func legacyDeliveries(tx *bolt.Tx) []byte {
+func (q *Queue) legacyDeliveries(tx *bolt.Tx) []byte {
 	var out []byte
 	bodies := tx.Bucket([]byte("bodies"))
 	for _, name := range []string{"pending", "dead"} {
@@ -122,6 +123,9 @@ func legacyDeliveries(tx *bolt.Tx) []byte {
 			d, sum, err := decodeLegacy(id, v)
 			if err != nil {
 				d = &webhook.Delivery{ID: id, LastError: err.Error()}
+				q.damaged.Add(1)
+				q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
+					"id", id, "kind", "", "key", "", "attempt", 0, "reason", err.Error())
 			}
 			bodySum := checksum(body)
 			if sum != nil {

@@ -11,9 +11,9 @@
 // (log-*.seg) to which every change is appended as a record: a delivery
 // stored, an attempt begun, an attempt failed, a delivery dead-lettered,
 // handled or deleted. It also holds the dedup keys of the deliveries whose
-// segments are gone (keys-*.seg), the checkpoints of catch-up
-// (checkpoints), and a lock file. One process at a time may open the
-// queue; another gets ErrHeld. Tools that only look set Options.NoCreate,
+// segments are gone (keys-*.seg) and the checkpoints of catch-up
+// (checkpoints). One process at a time may open the queue (it locks the
+// directory); another gets ErrHeld. Tools that only look set Options.NoCreate,
 // which writes nothing at open.
 //
 // # Durability
@@ -180,7 +180,7 @@ func Open(dir string, opts Options) (*Queue, error) {
 	q := &Queue{
 		opts: opts, dir: dir, lock: lock, s: schedule.New(), items: map[uint64]*item{},
 		cur: newGroup(nil), keys: newDedup(opts.DedupWindow), checkpoints: map[string][]byte{}, done: make(chan struct{}),
-		gathered: make(chan struct{}, 1), lingerTimer: time.NewTimer(time.Hour),
+		gathered: make(chan struct{}, 1), lingerTimer: time.NewTimer(time.Hour), preparing: closedChan(),
 	}
 	q.wake = sync.NewCond(&q.mu)
 	if err := q.load(); err != nil {
@@ -189,6 +189,12 @@ func Open(dir string, opts Options) (*Queue, error) {
 	}
 	go q.writer()
 	return q, nil
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // full returns webhook.ErrQueueFull, wrapped, when one more delivery with a

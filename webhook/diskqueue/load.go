@@ -14,7 +14,7 @@ import (
 )
 
 // prepare makes dir, owner only (with noCreate, checks that it holds a
-// queue), and takes its lock.
+// queue), and locks it.
 func prepare(dir string, noCreate bool) (*os.File, error) {
 	if noCreate {
 		segs, _ := filepath.Glob(filepath.Join(dir, "log-*.seg"))
@@ -34,25 +34,19 @@ func prepare(dir string, noCreate bool) (*os.File, error) {
 			return nil, fmt.Errorf("diskqueue: queue directory: %w", err)
 		}
 	}
-	return takeLock(filepath.Join(dir, "lock"), noCreate)
+	return takeLock(dir)
 }
 
-// takeLock locks the file at path, exclusively (shared with noCreate, which
-// creates no lock file), waiting a second for another process to let go.
-func takeLock(path string, noCreate bool) (*os.File, error) {
-	flag := os.O_RDWR | os.O_CREATE
-	if noCreate {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0o600)
-	if noCreate && errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+// takeLock locks dir itself, so that a queue opened with NoCreate, which
+// creates no file, is held alike. It waits a second for another process to
+// let go.
+func takeLock(dir string) (*os.File, error) {
+	f, err := os.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("diskqueue: queue lock: %w", err)
+		return nil, fmt.Errorf("diskqueue: queue directory: %w", err)
 	}
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
-		err = lockFile(f, !noCreate)
+		err = lockFile(f)
 		if err == nil {
 			return f, nil
 		}
@@ -62,7 +56,7 @@ func takeLock(path string, noCreate bool) (*os.File, error) {
 	}
 	_ = f.Close()
 	if errors.Is(err, errLocked) {
-		return nil, fmt.Errorf("%w: %s", ErrHeld, path)
+		return nil, fmt.Errorf("%w: %s", ErrHeld, dir)
 	}
 	return nil, fmt.Errorf("diskqueue: queue lock: %w", err)
 }
@@ -158,7 +152,7 @@ func (q *Queue) replay(path string) error {
 // ahead of time may follow it.
 func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
 	off := int64(segHeaderSize)
-	for off < int64(len(data)) && !allZero(data[off:min(off+headerSize, int64(len(data)))]) {
+	for off < int64(len(data)) {
 		h, err := decodeHeader(data[off:])
 		if err == nil && off+h.size() <= int64(len(data)) {
 			if torn(data, off, h) {
@@ -167,6 +161,9 @@ func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
 			q.apply(seg, off, h, data[off+headerSize:off+headerSize+int64(h.metaLen)])
 			off += h.size()
 			continue
+		}
+		if allZero(data[off:]) {
+			return off // the zeros the segment was filled with
 		}
 		next := nextRecord(data, off+1)
 		if next < 0 {
@@ -183,12 +180,9 @@ func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
 // of the log and was cut short: a part of it fails its checksum and only
 // zeros follow.
 func torn(data []byte, off int64, h header) bool {
-	end := off + h.size()
-	if !allZero(data[end:]) {
-		return false
-	}
-	meta := data[off+headerSize : off+headerSize+int64(h.metaLen)]
-	return checksum(meta) != h.metaSum || h.typ == tPut && checksum(data[off+headerSize+int64(h.metaLen):end]) != h.bodySum
+	meta, end := off+headerSize+int64(h.metaLen), off+h.size()
+	whole := checksum(data[off+headerSize:meta]) == h.metaSum && (h.typ != tPut || checksum(data[meta:end]) == h.bodySum)
+	return !whole && allZero(data[end:])
 }
 
 func allZero(b []byte) bool {

@@ -10,14 +10,10 @@ import (
 
 var errLocked = errors.New("locked")
 
-// lockFile takes an advisory lock on f, exclusive or shared, or returns
-// errLocked at once when another process holds a conflicting one.
-func lockFile(f *os.File, exclusive bool) error {
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+// lockFile takes an exclusive advisory lock on f, or returns errLocked at
+// once when another open file holds one.
+func lockFile(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return errLocked
 	}

@@ -291,6 +291,10 @@ func (q *Queue) head() *segment { return q.segs[len(q.segs)-1] }
 // new one. Then it has the one after made ahead.
 func (q *Queue) roll() (*segment, error) {
 	q.mu.Lock()
+	preparing := q.preparing
+	q.mu.Unlock()
+	<-preparing // it may be making this very segment
+	q.mu.Lock()
 	num, last, seg := q.head().num+1, q.nextID, q.ready
 	q.ready = nil
 	q.mu.Unlock()
@@ -311,12 +315,15 @@ func (q *Queue) roll() (*segment, error) {
 // segment with zeros takes a while, and a sync of data written over them
 // is cheaper than one that also grows the file.
 func (q *Queue) prepare(num uint64) {
+	done := make(chan struct{})
 	q.mu.Lock()
 	last := q.nextID
+	q.preparing = done
 	q.mu.Unlock()
 	q.bg.Add(1)
 	go func() {
 		defer q.bg.Done()
+		defer close(done)
 		seg, err := createSegment(q.dir, num, last)
 		if err != nil {
 			return // roll tries again, and reports
@@ -373,18 +380,29 @@ func (q *Queue) tidy() {
 	now := time.Now()
 	q.mu.Lock()
 	q.keys.sweep(now.UnixNano())
+	q.mu.Unlock()
+	q.retireHandled(now)
+	q.mu.Lock()
 	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && q.head().size > drainedRoll
 	q.mu.Unlock()
 	if drained {
 		if _, err := q.roll(); err != nil {
 			q.log(slog.LevelError, "diskqueue: beginning a segment failed", "error", err)
 		}
+		q.retireHandled(now)
 	}
+	q.expireKeyFiles(now)
+}
+
+// retireHandled removes the oldest segments while they hold nothing live,
+// and copies forward the live deliveries of the first that does, when they
+// are few.
+func (q *Queue) retireHandled(now time.Time) {
 	for {
 		q.mu.Lock()
 		if len(q.segs) < 2 {
 			q.mu.Unlock()
-			break
+			return
 		}
 		old := q.segs[0]
 		if old.live > 0 {
@@ -393,15 +411,14 @@ func (q *Queue) tidy() {
 			if copyNow {
 				q.copyForward(old)
 			}
-			break
+			return
 		}
 		q.mu.Unlock()
 		if err := q.retire(old, now); err != nil {
 			q.log(slog.LevelError, "diskqueue: removing a handled segment failed", "segment", old.path, "error", err)
-			break
+			return
 		}
 	}
-	q.expireKeyFiles(now)
 }
 
 // retire removes old, the oldest segment, which holds nothing live: the
