@@ -99,26 +99,27 @@ type Queue struct {
 	dir  string
 	lock *os.File
 
-	mu       sync.Mutex // guards what follows, and s
-	wake     *sync.Cond // on mu: the writer has work, or the queue closes
-	s        schedule.Schedule
-	items    map[uint64]*item // pending and dead-lettered deliveries
-	nextID   uint64           // the last id given
-	cur      *group           // the records gathered for the next sync
-	spare    []byte           // a buffer of a written group, for reuse
-	meta     []byte           // a buffer for a put's fields
-	closed   bool
-	compacts []chan error // Compact calls waiting for the writer
-	broken   error        // why the log takes no more writes
-	segs     []*segment   // oldest first; the last one is written to
-	ready    *segment     // the next segment, made ahead of time
-	bg       sync.WaitGroup
-	keys     dedup
-	keyFiles []keyFile
-	pending  int   // deliveries held, not dead-lettered
-	dead     int   // dead letters
-	bytes    int64 // bytes of bodies stored, dead letters included
-	cached   int64 // bytes of bodies held in memory until first taken
+	mu        sync.Mutex // guards what follows, and s
+	wake      *sync.Cond // on mu: the writer has work, or the queue closes
+	s         schedule.Schedule
+	items     map[uint64]*item // pending and dead-lettered deliveries
+	nextID    uint64           // the last id given
+	cur       *group           // the records gathered for the next sync
+	spare     []byte           // a buffer of a written group, for reuse
+	meta      []byte           // a buffer for a put's fields
+	closed    bool
+	compacts  []chan error  // Compact calls waiting for the writer
+	broken    error         // why the log takes no more writes
+	segs      []*segment    // oldest first; the last one is written to
+	ready     *segment      // the next segment, made ahead of time
+	preparing chan struct{} // closed once the segment being made ahead is done
+	bg        sync.WaitGroup
+	keys      dedup
+	keyFiles  []keyFile
+	pending   int   // deliveries held, not dead-lettered
+	dead      int   // dead letters
+	bytes     int64 // bytes of bodies stored, dead letters included
+	cached    int64 // bytes of bodies held in memory until first taken
 
 	// filesMu is read-held while a segment is read outside mu, and
 	// write-held while one is closed.
