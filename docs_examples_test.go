@@ -173,7 +173,7 @@ func Example_docsRunnerRegister() {
 func Example_docsWebhooks() {
 	ctx := context.Background()
 	run := func() error {
-		q, err := diskqueue.Open("/var/lib/mybot/queue", diskqueue.Options{}) // 0700 directory, 0600 file
+		q, err := diskqueue.Open("/var/lib/mybot/queue", diskqueue.Options{}) // 0700 directory, 0600 files
 		if err != nil {
 			return err // a damaged or locked queue is an error, never a silent reset
 		}
