@@ -139,7 +139,7 @@ func TestDrainedQueueBeginsNewSegment(t *testing.T) {
 
 // TestNewSegmentRightAfterOpen: a write that begins a new segment right
 // after the queue is opened, while the segment after the last one is being
-// made ahead of time, is stored like any other. Twenty opens, so that the
+// made ahead of time, is stored like any other. Ten opens, so that the
 // two meet.
 func TestNewSegmentRightAfterOpen(t *testing.T) {
 	if testing.Short() {
@@ -147,7 +147,7 @@ func TestNewSegmentRightAfterOpen(t *testing.T) {
 	}
 	ctx := context.Background()
 	body := bytes.Repeat([]byte("b"), 256<<10)
-	for round := range 20 {
+	for round := range 10 {
 		dir := t.TempDir()
 		q := openDisk(t, dir, Options{DedupWindow: -1})
 		require.NoError(t, q.Put(ctx, &webhook.Delivery{Key: "big", Body: make([]byte, segMax-64<<10)}))
