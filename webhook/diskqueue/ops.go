@@ -40,6 +40,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 // that the bounds and dedup hold for the puts that follow; a failed write
 // takes it back. q.mu is held.
 func (q *Queue) store(d *webhook.Delivery, id uint64, now int64) *group {
+	d.ID = id // here, under q.mu: a Put whose wait gives up must not race with the writer
 	it := &item{id: id, bodyLen: int64(len(d.Body)), partition: d.Partition, received: d.ReceivedAt, attempt: d.Attempt, lastError: d.LastError}
 	q.meta = appendMeta(q.meta[:0], d, now)
 	meta := q.meta
@@ -57,7 +58,6 @@ func (q *Queue) store(d *webhook.Delivery, id uint64, now int64) *group {
 		seg.keys = append(seg.keys, keys...)
 		q.items[id] = it
 		q.s.Add(id, it.partition)
-		d.ID = id
 	}, func() {
 		q.keys.forget(keys)
 		q.pending--
