@@ -95,7 +95,7 @@ func TestDiskQueuePermissions(t *testing.T) {
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
-	for _, name := range []string{"lock", segName(1), checkpointFile} {
+	for _, name := range []string{segName(1), checkpointFile} {
 		fi, err = os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), name)
