@@ -252,6 +252,11 @@ func TestFewLeftCopiedForward(t *testing.T) {
 	q := openDisk(t, dir, Options{})
 	ids := settle(t, q, n, fate)
 	require.NoError(t, q.SetCheckpoint(context.Background(), "c", []byte("v")))
+	// The few left are copied once they have stood still for copyAfter.
+	require.Eventually(t, func() bool {
+		segs := segments(t, dir)
+		return len(segs) > 0 && segs[0] != segName(1) && segs[0] != segName(2)
+	}, 10*copyAfter, 10*time.Millisecond)
 	segs := segments(t, dir)
 	t.Logf("segments %v, %d bytes", segs, dirBytes(t, dir))
 	require.NotEmpty(t, segs)

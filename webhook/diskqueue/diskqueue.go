@@ -108,7 +108,9 @@ type Queue struct {
 	spare     []byte           // a buffer of a written group, for reuse
 	meta      []byte           // a buffer for a put's fields
 	closed    bool
-	compacts  []chan error  // Compact calls waiting for the writer
+	compacts  []chan error // Compact calls waiting for the writer
+	tidyDue   bool         // the writer is to tidy the log (see copyDue)
+	tidyTimer *time.Timer
 	broken    error         // why the log takes no more writes
 	segs      []*segment    // oldest first; the last one is written to
 	ready     *segment      // the next segment, made ahead of time
@@ -277,6 +279,9 @@ func (q *Queue) Close() error {
 		return nil
 	}
 	q.closed = true
+	if q.tidyTimer != nil {
+		q.tidyTimer.Stop()
+	}
 	q.wake.Broadcast()
 	q.gatheredNow()
 	q.mu.Unlock()

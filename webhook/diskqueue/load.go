@@ -1,6 +1,7 @@
 package diskqueue
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -167,13 +168,26 @@ func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
 		}
 		next := nextRecord(data, off+1)
 		if next < 0 {
-			return off // a write cut short by a crash
+			q.cutOff(seg, data, off)
+			return off
 		}
 		q.damaged.Add(1)
 		q.log(slog.LevelError, "diskqueue: damaged bytes skipped in the log", "segment", filepath.Base(seg.path), "offset", off, "bytes", next-off)
 		off = next
 	}
 	return off
+}
+
+// cutOff reports the bytes past the last record that reads, which are cut
+// off. Less than a header is a write cut short by a crash; more is damage
+// as far as anyone can tell, since a write cut short leaves whole headers.
+func (q *Queue) cutOff(seg *segment, data []byte, off int64) {
+	end := int64(len(bytes.TrimRight(data[off:], "\x00"))) + off
+	if end-off < headerSize {
+		return
+	}
+	q.damaged.Add(1)
+	q.log(slog.LevelError, "diskqueue: bytes that do not read cut off the end of the log", "segment", filepath.Base(seg.path), "offset", off, "bytes", end-off)
 }
 
 // torn reports whether the record at off, whose header reads, is the last

@@ -20,8 +20,9 @@ type segment struct {
 	size      int64 // bytes written and synced
 	live      int   // items whose latest put is here
 	liveBytes int64
-	keys      []keyRef // the dedup keys its puts remember, kept when it goes
-	copying   bool     // its live items are being copied forward
+	keys      []keyRef  // the dedup keys its puts remember, kept when it goes
+	copying   bool      // its live items are being copied forward
+	lastDrop  time.Time // when it last lost a live item
 }
 
 // A segment starts with segMagic and the last id given when it was made,
@@ -116,8 +117,14 @@ func (q *Queue) writer() {
 	defer close(q.done)
 	for {
 		q.mu.Lock()
-		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && !q.closed {
+		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && !q.tidyDue && !q.closed {
 			q.wake.Wait()
+		}
+		if q.tidyDue && len(q.cur.buf) == 0 && !q.closed {
+			q.tidyDue = false
+			q.mu.Unlock()
+			q.tidy()
+			continue
 		}
 		if reqs := q.compacts; len(reqs) > 0 {
 			q.compacts = nil
@@ -339,9 +346,6 @@ func (q *Queue) prepare(num uint64) {
 	}()
 }
 
-// zeros is what a new segment is filled with, a chunk at a time.
-var zeros = make([]byte, 1<<20)
-
 // createSegment makes segment num, durably, its header naming last, and
 // fills it with zeros up to segMax.
 func createSegment(dir string, num, last uint64) (*segment, error) {
@@ -351,6 +355,7 @@ func createSegment(dir string, num, last uint64) (*segment, error) {
 		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
 	}
 	_, err = f.Write(binary.LittleEndian.AppendUint64([]byte(segMagic), last))
+	zeros := make([]byte, 256<<10)
 	for n := int64(segHeaderSize); err == nil && n < segMax; n += int64(len(zeros)) {
 		_, err = f.Write(zeros[:min(int64(len(zeros)), segMax-n)])
 	}
@@ -406,7 +411,7 @@ func (q *Queue) retireHandled(now time.Time) {
 		}
 		old := q.segs[0]
 		if old.live > 0 {
-			copyNow := !old.copying && old.liveBytes*4 <= old.size
+			copyNow := q.copyDue(old, now)
 			q.mu.Unlock()
 			if copyNow {
 				q.copyForward(old)
@@ -419,6 +424,34 @@ func (q *Queue) retireHandled(now time.Time) {
 			return
 		}
 	}
+}
+
+// A segment whose live deliveries are under a quarter of it, and have not
+// changed for copyAfter, has them copied forward: dead letters, deliveries
+// waiting for a retry and those behind them. One still draining is left
+// to drain.
+const copyAfter = time.Second
+
+// copyDue reports whether old's live deliveries are to be copied forward
+// now; when they may be later, it has the writer tidy again then. q.mu is
+// held.
+func (q *Queue) copyDue(old *segment, now time.Time) bool {
+	if old.copying || old.liveBytes*4 > old.size {
+		return false
+	}
+	wait := old.lastDrop.Add(copyAfter).Sub(now)
+	if wait <= 0 {
+		return true
+	}
+	if q.tidyTimer == nil && !q.closed {
+		q.tidyTimer = time.AfterFunc(wait, func() {
+			q.mu.Lock()
+			q.tidyTimer, q.tidyDue = nil, true
+			q.wake.Signal()
+			q.mu.Unlock()
+		})
+	}
+	return false
 }
 
 // retire removes old, the oldest segment, which holds nothing live: the
@@ -435,6 +468,7 @@ func (q *Queue) retire(old *segment, now time.Time) error {
 		return err
 	}
 	q.mu.Lock()
+	q.segs[0] = nil // nor its keys kept reachable
 	q.segs = q.segs[1:]
 	q.mu.Unlock()
 	q.log(slog.LevelDebug, "diskqueue: handled segment removed", "segment", filepath.Base(old.path), "bytes", old.size)
@@ -511,6 +545,7 @@ func (s *segment) add(it *item) {
 func (s *segment) drop(it *item) {
 	s.live--
 	s.liveBytes -= it.size
+	s.lastDrop = time.Now()
 }
 
 // readAt reads size bytes of seg at off.
