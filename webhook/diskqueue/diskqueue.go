@@ -35,8 +35,10 @@
 // key is forgotten once past Options.DedupWindow). Segments are removed,
 // oldest first, as soon as every delivery they hold is handled: the
 // directory shrinks as the queue drains. A segment that keeps a few
-// deliveries (dead letters, a partition held by a retry) has them copied
-// forward once most of it is handled, so that it can go too.
+// deliveries (dead letters, a partition held by a retry: under a quarter of
+// it, untouched for a second) has them copied forward, so that it can go
+// too. Segments are made ahead of time and filled with zeros, so the
+// directory holds one more than the log needs.
 package diskqueue
 
 import (
