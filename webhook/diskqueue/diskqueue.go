@@ -19,9 +19,10 @@
 // # Durability
 //
 // Every write (a Put, the attempt counted when a delivery is handed out, an
-// Ack, a Retry) waits until it is synced to disk. Writes that arrive while
-// a sync is under way are appended together and share the next one: the
-// Handler answers 200 only once its delivery is in such a sync. A crash
+// Ack, a Retry) waits until it is synced to disk. Writes are appended
+// together and share one sync: the writer waits up to 300 µs for 32 of them
+// to gather, which at a high rate takes less time and CPU per write than a
+// sync for each. The Handler answers 200 only once its delivery is synced. A crash
 // loses no delivery whose Put returned; one whose callback was running is
 // handed out again, its attempt counted. Every record carries checksums of
 // its header, of the delivery's fields and of its body; a delivery that
@@ -31,7 +32,7 @@
 // # Space
 //
 // A body takes its size on disk, a delivery's fields a few hundred bytes,
-// and a remembered dedup key about 50 bytes on disk and 100 in memory (a
+// and a remembered dedup key about 60 bytes on disk and 60 in memory (a
 // key is forgotten once past Options.DedupWindow). Segments are removed,
 // oldest first, as soon as every delivery they hold is handled: the
 // directory shrinks as the queue drains. A segment that keeps a few
