@@ -44,7 +44,7 @@ func (q *Queue) carryOver() (err error) {
 	cps := map[string][]byte{}
 	err = db.View(func(tx *bolt.Tx) error {
 		recs = q.legacyDeliveries(tx)
-		keys = legacyKeys(tx)
+		keys = q.legacyKeys(tx)
 		if b := tx.Bucket([]byte("checkpoints")); b != nil {
 			return b.ForEach(func(k, v []byte) error { cps[string(k)] = append([]byte(nil), v...); return nil })
 		}
@@ -143,7 +143,7 @@ func (q *Queue) legacyDeliveries(tx *bolt.Tx) []byte {
 
 // legacyKeys encodes the dedup keys of a queue.db still within their window
 // as a key file.
-func legacyKeys(tx *bolt.Tx) []byte {
+func (q *Queue) legacyKeys(tx *bolt.Tx) []byte {
 	out := []byte(keyMagic)
 	b := tx.Bucket([]byte("keys"))
 	if b == nil {
@@ -151,10 +151,12 @@ func legacyKeys(tx *bolt.Tx) []byte {
 	}
 	now := time.Now().UnixNano()
 	_ = b.ForEach(func(k, v []byte) error {
-		if len(v) == 8 || len(v) == 12 && binary.BigEndian.Uint32(v[8:]) == legacyChecksum(k, v[:8]) {
-			if until := int64(binary.BigEndian.Uint64(v)); until > now {
-				out = appendKey(out, keyRef{string(k), until})
-			}
+		if len(v) != 8 && (len(v) != 12 || binary.BigEndian.Uint32(v[8:]) != legacyChecksum(k, v[:8])) {
+			q.keyDamage(legacyFile, "checksum mismatch")
+			return nil
+		}
+		if until := int64(binary.BigEndian.Uint64(v)); until > now {
+			out = appendKey(out, keyRef{string(k), until})
 		}
 		return nil
 	})

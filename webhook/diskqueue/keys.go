@@ -201,6 +201,7 @@ func (q *Queue) loadKeyFile(path string, now int64) error {
 	}
 	if !strings.HasPrefix(string(data), keyMagic) {
 		q.keyDamage(path, "not a key file")
+		q.keyFiles = append(q.keyFiles, keyFile{path, 0}) // removed at the next tidy
 		return nil
 	}
 	var last int64

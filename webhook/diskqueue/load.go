@@ -163,8 +163,10 @@ func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
 			off += h.size()
 			continue
 		}
-		if allZero(data[off:]) {
-			return off // the zeros the segment was filled with
+		if err == nil || allZero(data[off:]) {
+			// A whole header whose record runs past the end is a write cut
+			// short; zeros are what the segment was filled with.
+			return off
 		}
 		next := nextRecord(data, off+1)
 		if next < 0 {
