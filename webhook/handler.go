@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -299,7 +300,7 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		h.reject(ctx, w, r, http.StatusUnsupportedMediaType, "content type is not application/json")
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize), r.ContentLength, h.opts.MaxBodySize)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -311,6 +312,19 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		h.askAgain(ctx, Kind(r.Header.Get(HeaderEvent)), "", err)
 	}
 	return body, true
+}
+
+// readBody reads a body announced as n bytes (-1: unknown) into a buffer
+// made once for that length, when it is within limit, where io.ReadAll would
+// grow its buffer several times. The announced length is only a hint: a
+// body of another length still reads whole.
+func readBody(body io.Reader, n, limit int64) ([]byte, error) {
+	if n <= 0 || n > limit {
+		return io.ReadAll(body)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
 }
 
 // delivery makes the record of a delivery to store, from the few values
