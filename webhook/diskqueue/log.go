@@ -146,6 +146,10 @@ func (q *Queue) writer() {
 		}
 		g := q.cur
 		q.cur = newGroup(q.spare)
+		select {
+		case <-q.gathered: // g's, unless the linger took it: not the next group's
+		default:
+		}
 		head, roll := q.head(), q.broken == nil && q.head().size+int64(len(g.buf)) > segMax && q.head().size > segHeaderSize
 		q.mu.Unlock()
 
