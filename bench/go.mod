@@ -8,6 +8,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/xanzy/go-gitlab v0.5.1
 	gitlab.com/gitlab-org/api/client-go v1.46.0
+	go.etcd.io/bbolt v1.5.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -37,7 +38,7 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.9.0 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
+
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20250813145105-42675adae3e6 // indirect
 	golang.org/x/oauth2 v0.34.0 // indirect

@@ -166,13 +166,13 @@ func (q *Queue) writer() {
 	}
 }
 
-// A sync costs about the same for one record as for sixty, so the writer
+// A sync costs about the same for one record as for thirty, so the writer
 // waits up to lingerMax for lingerRecords records to gather before it
 // writes: with many deliveries at once, this takes fewer syncs, less CPU
 // and even less time per delivery than a sync as soon as one arrives.
 const (
 	lingerMax     = 300 * time.Microsecond
-	lingerRecords = 64
+	lingerRecords = 32
 )
 
 // linger waits until lingerRecords records are gathered, lingerMax passed,
