@@ -20,9 +20,10 @@
 //
 // Every write (a Put, the attempt counted when a delivery is handed out, an
 // Ack, a Retry) waits until it is synced to disk. Writes are appended
-// together and share one sync: the writer waits up to 300 µs for 32 of them
-// to gather, which at a high rate takes less time and CPU per write than a
-// sync for each. The Handler answers 200 only once its delivery is synced. A crash
+// together and share one sync; before it writes a group that stores a
+// delivery, the writer waits up to 300 µs for 32 writes to gather, which at
+// a high rate takes less time and CPU per delivery than a sync for each. The
+// Handler answers 200 only once its delivery is synced. A crash
 // loses no delivery whose Put returned; one whose callback was running is
 // handed out again, its attempt counted. Every record carries checksums of
 // its header, of the delivery's fields and of its body; a delivery that
