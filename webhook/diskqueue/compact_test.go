@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/collabsvc/collab/webhook"
+	"github.com/collabsvc/collab/webhook/queuetest"
 )
 
 // segments returns the names of the log's segment files, oldest first.
@@ -268,4 +269,47 @@ func TestFewLeftCopiedForward(t *testing.T) {
 	require.NoError(t, q.Close())
 
 	checkReopened(t, dir, ids, fate)
+}
+
+// TestCopyNeverPassesAnAck: a delivery whose ack is being written is not
+// copied forward; a copy written after the ack would bring it back at the
+// next open. The other delivery of the segment is copied, and comes back.
+func TestCopyNeverPassesAnAck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{})
+	acked := queuetest.Put(t, q, "acked", "")
+	kept := queuetest.Put(t, q, "kept", "")
+	_, err := q.roll() // the writer is idle: the two are in an older segment now
+	require.NoError(t, err)
+	q.mu.Lock()
+	old := q.segs[0]
+	q.mu.Unlock()
+	require.Equal(t, acked, queuetest.Take(t, q).ID)
+
+	stalled, release := make(chan struct{}), make(chan struct{})
+	q.mu.Lock() // the writer takes q.mu before it reads beforeWrite
+	q.beforeWrite = func() error {
+		close(stalled)
+		<-release
+		return nil
+	}
+	q.mu.Unlock()
+	ackDone := make(chan error, 1)
+	go func() { ackDone <- q.Ack(ctx, acked) }()
+	<-stalled // the ack is being written
+	q.mu.Lock()
+	q.beforeWrite = nil
+	q.mu.Unlock()
+	q.copyForward(old)
+	close(release)
+	require.NoError(t, <-ackDone)
+	require.NoError(t, q.Close()) // writes the copy
+
+	q = openDisk(t, dir, Options{})
+	defer q.Close()
+	assert.Equal(t, 1, q.Len(), "the acked one is gone for good")
+	d := queuetest.Take(t, q)
+	assert.Equal(t, kept, d.ID)
+	assert.Equal(t, "kept", d.Key)
 }
