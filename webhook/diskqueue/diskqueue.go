@@ -140,6 +140,7 @@ type Queue struct {
 	done       chan struct{}
 
 	gathered    chan struct{} // lingerRecords gathered, or the queue closes; see linger
+	lastGroup   int           // records in the last group taken by the writer; used by the writer only
 	lingerTimer *time.Timer
 
 	beforeWrite func() error // tests stall the writer, or fail a write, with it

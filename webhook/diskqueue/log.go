@@ -141,13 +141,14 @@ func (q *Queue) writer() {
 			q.mu.Unlock()
 			return
 		}
-		if q.cur.puts && len(q.cur.ops) < lingerRecords && !q.closed {
+		if q.cur.puts && q.lastGroup > 1 && len(q.cur.ops) < lingerRecords && !q.closed {
 			q.mu.Unlock()
 			q.linger()
 			q.mu.Lock()
 		}
 		g := q.cur
 		q.cur = newGroup(q.spare)
+		q.lastGroup = len(g.ops)
 		select {
 		case <-q.gathered: // g's, unless the linger took it: not the next group's
 		default:
@@ -172,9 +173,10 @@ func (q *Queue) writer() {
 // writes a group that stores a delivery, the writer waits up to lingerMax
 // for lingerRecords records to gather. Deliveries come from outside, many at
 // once when they come fast: this takes fewer syncs, less CPU and even less
-// time per delivery than a sync as soon as one arrives. A group of attempts
-// and acks only goes at once, so that the workers draining a backlog do not
-// wait on each other.
+// time per delivery than a sync as soon as one arrives. It does not wait
+// when the last group held one record (a lone writer), and a group of
+// attempts and acks only goes at once, so that the workers draining a
+// backlog do not wait on each other.
 const (
 	lingerMax     = 300 * time.Microsecond
 	lingerRecords = 32
