@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 )
@@ -27,9 +28,9 @@ func (q *Queue) Checkpoint(_ context.Context, name string) ([]byte, error) {
 func (q *Queue) SetCheckpoint(_ context.Context, name string, value []byte) error {
 	q.cpMu.Lock()
 	defer q.cpMu.Unlock()
-	next := make(map[string][]byte, len(q.checkpoints)+1)
-	for k, v := range q.checkpoints {
-		next[k] = v
+	next := maps.Clone(q.checkpoints)
+	if next == nil { // a file that held null
+		next = map[string][]byte{}
 	}
 	next[name] = bytes.Clone(value)
 	if err := q.saveCheckpoints(next); err != nil {

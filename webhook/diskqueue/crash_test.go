@@ -128,7 +128,7 @@ func pendingKeys(t *testing.T, qdir string) map[string]bool {
 	keys := map[string]bool{}
 	for _, it := range q.items {
 		if !it.dead {
-			d, err := q.readMeta(it)
+			d, _, err := q.readFields(it)
 			require.NoError(t, err)
 			keys[d.StateKey] = true
 		}

@@ -197,8 +197,11 @@ func (q *Queue) cutOff(seg *segment, data []byte, off int64) {
 // zeros follow.
 func torn(data []byte, off int64, h header) bool {
 	meta, end := off+headerSize+int64(h.metaLen), off+h.size()
+	if !allZero(data[end:]) { // stops at the next record's first byte: cheap
+		return false
+	}
 	whole := checksum(data[off+headerSize:meta]) == h.metaSum && (h.typ != tPut || checksum(data[meta:end]) == h.bodySum)
-	return !whole && allZero(data[end:])
+	return !whole
 }
 
 func allZero(b []byte) bool {

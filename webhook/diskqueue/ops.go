@@ -1,6 +1,7 @@
 package diskqueue
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -132,34 +133,58 @@ func (q *Queue) lease(id uint64) (*webhook.Delivery, error) {
 	return &c, nil
 }
 
+// stored is a put record read back: its header, the delivery's fields and
+// its body, neither checked yet.
+type stored struct {
+	h          header
+	meta, body []byte
+}
+
+// fetch reads the put record of it whole and checks its header.
+func (q *Queue) fetch(it *item) (stored, error) {
+	q.mu.Lock()
+	seg, off, size := it.seg, it.off, it.size
+	q.mu.Unlock()
+	raw, err := q.readAt(seg, off, size)
+	if err != nil {
+		return stored{}, err
+	}
+	h, err := decodeHeader(raw)
+	if err != nil || h.id != it.id || h.size() != size {
+		return stored{}, recordDamage(it.id)
+	}
+	return stored{h, raw[headerSize : headerSize+h.metaLen], raw[headerSize+h.metaLen:]}, nil
+}
+
+// fields decodes the delivery's fields, checked.
+func (r stored) fields() (*webhook.Delivery, error) {
+	if checksum(r.meta) != r.h.metaSum {
+		return nil, recordDamage(r.h.id)
+	}
+	d, _, err := decodeMeta(r.h.id, r.meta)
+	return d, err
+}
+
 // read reads it back from disk, checking its record and its body.
 func (q *Queue) read(it *item) (*webhook.Delivery, error) {
 	q.mu.Lock()
-	seg, off, size, damage := it.seg, it.off, it.size, it.damage
+	damage := it.damage
 	q.mu.Unlock()
 	if damage != nil {
 		return nil, damage
 	}
-	raw, err := q.readAt(seg, off, size)
+	r, err := q.fetch(it)
 	if err != nil {
 		return nil, err
 	}
-	h, err := decodeHeader(raw)
-	if err != nil || h.id != it.id || h.size() != size {
-		return nil, recordDamage(it.id)
-	}
-	meta, body := raw[headerSize:headerSize+h.metaLen], raw[headerSize+h.metaLen:]
-	if checksum(meta) != h.metaSum {
-		return nil, recordDamage(it.id)
-	}
-	d, _, err := decodeMeta(it.id, meta)
+	d, err := r.fields()
 	if err != nil {
 		return nil, err
 	}
-	if checksum(body) != h.bodySum {
+	if checksum(r.body) != r.h.bodySum {
 		return nil, bodyDamage(it.id)
 	}
-	d.Body = body
+	d.Body = r.body
 	return d, nil
 }
 
@@ -170,9 +195,9 @@ func (q *Queue) bury(id uint64, why error) error {
 	q.mu.Lock()
 	it := q.items[id]
 	q.mu.Unlock()
-	d := &webhook.Delivery{ID: id}
-	if seen, err := q.readMeta(it); err == nil {
-		d = seen
+	d, _, err := q.readFields(it)
+	if err != nil {
+		d = &webhook.Delivery{ID: id}
 	}
 	q.damaged.Add(1)
 	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
@@ -204,44 +229,33 @@ func (q *Queue) killed(it *item, reason string) {
 	}
 }
 
-// readMeta reads the fields of it from disk, without its body.
-func (q *Queue) readMeta(it *item) (*webhook.Delivery, error) {
+// readFields reads the fields of it from disk, with its attempt and its
+// last error, without checking its body.
+func (q *Queue) readFields(it *item) (*webhook.Delivery, stored, error) {
+	r, err := q.fetch(it)
+	if err != nil {
+		return nil, r, err
+	}
+	d, err := r.fields()
+	if err != nil {
+		return nil, r, err
+	}
 	q.mu.Lock()
-	seg, off, damage := it.seg, it.off, it.damage
-	q.mu.Unlock()
-	if damage != nil {
-		return nil, damage
-	}
-	hdr, err := q.readAt(seg, off, headerSize)
-	if err != nil {
-		return nil, err
-	}
-	h, err := decodeHeader(hdr)
-	if err != nil || h.id != it.id {
-		return nil, recordDamage(it.id)
-	}
-	meta, err := q.readAt(seg, off+headerSize, int64(h.metaLen))
-	if err != nil {
-		return nil, err
-	}
-	if checksum(meta) != h.metaSum {
-		return nil, recordDamage(it.id)
-	}
-	d, _, err := decodeMeta(it.id, meta)
-	if err != nil {
-		return nil, err
-	}
 	d.Attempt, d.LastError = it.attempt, it.lastError
-	return d, nil
+	q.mu.Unlock()
+	return d, r, nil
 }
 
 // release ends the lease of id after a write about it failed, so that it is
 // handed out again a little later rather than held for good.
 func (q *Queue) release(id uint64) {
 	q.mu.Lock()
-	q.s.Retry(id, time.Now().Add(time.Second))
+	q.released(id)
 	q.mu.Unlock()
 }
+
+// released is release with q.mu held.
+func (q *Queue) released(id uint64) { q.s.Retry(id, time.Now().Add(time.Second)) }
 
 // leased appends a record about leased delivery id and waits for it. When
 // the write fails, the delivery is handed out again: its callback runs
@@ -257,7 +271,7 @@ func (q *Queue) leased(id uint64, typ byte, meta []byte, apply func(*item)) erro
 		return fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
 	}
 	it := q.items[id]
-	g := q.about(it, typ, meta, func() { apply(it) }, func() { q.s.Retry(id, time.Now().Add(time.Second)) })
+	g := q.about(it, typ, meta, func() { apply(it) }, func() { q.released(id) })
 	q.mu.Unlock()
 	return wait(context.Background(), g)
 }
@@ -304,7 +318,7 @@ func (q *Queue) DeadLetters(context.Context) ([]*webhook.Delivery, error) {
 		}
 	}
 	q.mu.Unlock()
-	slices.SortFunc(dead, func(a, b *item) int { return cmpID(a.id, b.id) })
+	slices.SortFunc(dead, func(a, b *item) int { return cmp.Compare(a.id, b.id) })
 	out := make([]*webhook.Delivery, 0, len(dead))
 	for _, it := range dead {
 		d, _, err := q.readDead(it)
@@ -316,36 +330,21 @@ func (q *Queue) DeadLetters(context.Context) ([]*webhook.Delivery, error) {
 	return out, nil
 }
 
-func cmpID(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // readDead reads dead letter it with its body, as it is on disk, and the
-// body's checksum as stored.
+// body's checksum as stored. A record whose fields do not read gives its
+// id and its last error, with its body when its header reads.
 func (q *Queue) readDead(it *item) (*webhook.Delivery, uint32, error) {
-	q.mu.Lock()
-	seg, off, size, lastError := it.seg, it.off, it.size, it.lastError
-	q.mu.Unlock()
-	raw, err := q.readAt(seg, off, size)
-	if err != nil {
+	d, r, err := q.readFields(it)
+	if err != nil && !isDamage(err) {
 		return nil, 0, err
 	}
-	h, err := decodeHeader(raw)
 	if err != nil {
-		return &webhook.Delivery{ID: it.id, LastError: lastError}, 0, nil
+		q.mu.Lock()
+		d = &webhook.Delivery{ID: it.id, LastError: it.lastError}
+		q.mu.Unlock()
 	}
-	d, err := q.readMeta(it)
-	if err != nil {
-		d = &webhook.Delivery{ID: it.id, LastError: lastError}
-	}
-	d.Body = raw[headerSize+h.metaLen:]
-	return d, h.bodySum, nil
+	d.Body = r.body
+	return d, r.h.bodySum, nil
 }
 
 // Requeue implements webhook.Queue. The delivery gets a new ID. Its body
