@@ -87,11 +87,10 @@ func (q *Queue) keepLegacy(recs, keys []byte, cps map[string][]byte) error {
 		q.checkpoints = cps
 	}
 	head := q.head()
-	base := head.size
-	if err := q.writeGroup(head, recs); err != nil {
+	base, err := q.writeGroup(head, recs)
+	if err != nil {
 		return err
 	}
-	head.size += int64(len(recs))
 	for off := int64(0); off < int64(len(recs)); {
 		h, _ := decodeHeader(recs[off:])
 		q.apply(head, base+off, h, recs[off+headerSize:off+headerSize+int64(h.metaLen)])

@@ -103,6 +103,10 @@ type Queue struct {
 	dir  string
 	lock *os.File
 
+	// wmu is held while the log is appended to, so that records land one
+	// after another; with mu, while segs changes. It is taken before mu.
+	wmu sync.Mutex
+
 	mu        sync.Mutex // guards what follows, and s
 	wake      *sync.Cond // on mu: the writer has work, or the queue closes
 	s         schedule.Schedule
@@ -112,15 +116,20 @@ type Queue struct {
 	spare     []byte           // a buffer of a written group, for reuse
 	meta      []byte           // a buffer for a put's fields
 	closed    bool
-	compacts  []chan error // Compact calls waiting for the writer
-	tidyDue   bool         // the writer is to tidy the log (see copyDue)
+	compacts  []chan error    // Compact calls waiting for the writer
+	flushes   []chan struct{} // flush calls waiting for the writer
+	tidyDue   bool            // the writer is to tidy the log (see copyDue)
 	tidyTimer *time.Timer
+	unsynced  bool          // records were written at once since the last sync
+	syncDue   bool          // the writer is to sync them (see lazySync)
+	syncTimer *time.Timer   // sets syncDue
 	broken    error         // why the log takes no more writes
 	segs      []*segment    // oldest first; the last one is written to
 	ready     *segment      // the next segment, made ahead of time
 	preparing chan struct{} // closed once the segment being made ahead is done
 	bg        sync.WaitGroup
 	keys      dedup
+	storing   map[string]*group // the keys of deliveries being stored, and their group
 	keyFiles  []keyFile
 	pending   int   // deliveries held, not dead-lettered
 	dead      int   // dead letters
@@ -159,6 +168,7 @@ type item struct {
 	lastError string
 	dead      bool
 	dropping  bool              // a Requeue or Delete of it is being written
+	moving    bool              // its copy forward is being written
 	inflight  int               // records about it being written
 	damage    error             // its fields did not read at open
 	cached    *webhook.Delivery // as Put got it, until first taken
@@ -186,11 +196,18 @@ func Open(dir string, opts Options) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{
-		opts: opts, dir: dir, lock: lock, s: schedule.New(), items: map[uint64]*item{},
+		opts: opts, dir: dir, lock: lock, s: schedule.New(), items: map[uint64]*item{}, storing: map[string]*group{},
 		cur: newGroup(nil), keys: newDedup(opts.DedupWindow), checkpoints: map[string][]byte{}, done: make(chan struct{}),
 		gathered: make(chan struct{}, 1), lingerTimer: time.NewTimer(time.Hour), preparing: closedChan(),
 	}
 	q.wake = sync.NewCond(&q.mu)
+	q.syncTimer = time.AfterFunc(time.Hour, func() {
+		q.mu.Lock()
+		q.syncDue = true
+		q.wake.Signal()
+		q.mu.Unlock()
+	})
+	q.syncTimer.Stop()
 	if err := q.load(); err != nil {
 		q.closeFiles()
 		return nil, err
@@ -287,6 +304,7 @@ func (q *Queue) Close() error {
 	if q.tidyTimer != nil {
 		q.tidyTimer.Stop()
 	}
+	q.syncTimer.Stop()
 	q.wake.Broadcast()
 	q.gatheredNow()
 	q.mu.Unlock()

@@ -89,3 +89,7 @@ func waitIdle(t *testing.T, h *webhook.Handler) {
 	defer cancel()
 	require.NoError(t, h.WaitIdle(ctx))
 }
+
+// flushed waits until the records q wrote at once are synced and the log
+// tidied after them, as the writer does within lazySync.
+func flushed(q *Queue) { q.flush() }

@@ -17,7 +17,7 @@ type segment struct {
 	num       uint64
 	path      string
 	f         *os.File
-	size      int64 // bytes written and synced
+	size      int64 // bytes written; changed under Queue.wmu (see end)
 	live      int   // items whose latest put is here
 	liveBytes int64
 	keys      []keyRef  // the dedup keys its puts remember, kept when it goes
@@ -119,16 +119,30 @@ func (q *Queue) writer() {
 	defer close(q.done)
 	for {
 		q.mu.Lock()
-		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && !q.tidyDue && !q.closed {
+		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && len(q.flushes) == 0 && !q.tidyDue && !q.syncDue && !q.closed {
 			q.wake.Wait()
 		}
-		if q.tidyDue && len(q.cur.buf) == 0 && !q.closed {
+		due, idle, flushes := q.syncDue, len(q.cur.buf) == 0, q.flushes
+		q.syncDue, q.flushes = false, nil
+		switch reqs := q.compacts; {
+		case idle && (q.unsynced && (due || q.closed) || len(flushes) > 0):
+			unsynced, head := q.unsynced, q.head()
+			q.unsynced = false
+			q.mu.Unlock()
+			if unsynced {
+				q.syncLazily(head)
+			}
+			q.tidy()
+			for _, f := range flushes {
+				close(f)
+			}
+			continue
+		case idle && q.tidyDue && !q.closed:
 			q.tidyDue = false
 			q.mu.Unlock()
 			q.tidy()
 			continue
-		}
-		if reqs := q.compacts; len(reqs) > 0 {
+		case len(reqs) > 0:
 			q.compacts = nil
 			q.mu.Unlock()
 			err := q.compact()
@@ -136,10 +150,12 @@ func (q *Queue) writer() {
 				r <- err
 			}
 			continue
-		}
-		if len(q.cur.buf) == 0 {
+		case idle && q.closed:
 			q.mu.Unlock()
 			return
+		case idle: // a sync due that a group took
+			q.mu.Unlock()
+			continue
 		}
 		if q.cur.puts && q.lastGroup > 1 && len(q.cur.ops) < lingerRecords && !q.closed {
 			q.mu.Unlock()
@@ -153,19 +169,22 @@ func (q *Queue) writer() {
 		case <-q.gathered: // g's, unless the linger took it: not the next group's
 		default:
 		}
-		head, roll := q.head(), q.broken == nil && q.head().size+int64(len(g.buf)) > segMax && q.head().size > segHeaderSize
+		head, broken := q.head(), q.broken
 		q.mu.Unlock()
+		size := q.end(head)
+		roll := broken == nil && size+int64(len(g.buf)) > segMax && size > segHeaderSize
 
 		q.committing.Store(time.Now().UnixNano())
 		var err error
 		if roll {
 			head, err = q.roll()
 		}
+		var base int64
 		if err == nil {
-			err = q.writeGroup(head, g.buf)
+			base, err = q.writeGroup(head, g.buf)
 		}
 		q.committing.Store(0)
-		q.finish(g, head, err)
+		q.finish(g, head, base, err)
 	}
 }
 
@@ -193,44 +212,146 @@ func (q *Queue) linger() {
 	}
 }
 
-// writeGroup appends buf to head and syncs it. After a failed write the
-// segment is cut back to where it was, so that no torn record sits before
-// the next group; when that fails too the log takes no more writes.
-func (q *Queue) writeGroup(head *segment, buf []byte) error {
+// writeGroup appends buf to head and syncs it, with the records written
+// at once before it (see writeNow), and returns where buf landed.
+func (q *Queue) writeGroup(head *segment, buf []byte) (int64, error) {
 	if q.beforeWrite != nil {
 		if err := q.beforeWrite(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	q.mu.Lock()
 	broken := q.broken
+	q.unsynced = false // this sync takes them
 	q.mu.Unlock()
 	if broken != nil {
-		return broken
+		return 0, broken
 	}
-	_, err := head.f.WriteAt(buf, head.size)
+	base, err := q.appendLog(head, buf)
 	if err == nil {
-		err = datasync(head.f)
+		err = q.sync(head)
 	}
+	return base, err
+}
+
+// appendLog appends buf to head, or to the segment written to when head is
+// nil, and returns where it landed. After a failed write the segment is cut
+// back to where it was, so that no torn record sits before the next one;
+// when that fails too the log takes no more writes.
+func (q *Queue) appendLog(head *segment, buf []byte) (int64, error) {
+	q.wmu.Lock()
+	defer q.wmu.Unlock()
+	if head == nil {
+		head = q.segs[len(q.segs)-1]
+	}
+	base := head.size
+	_, err := head.f.WriteAt(buf, base)
 	if err == nil {
-		return nil
+		head.size += int64(len(buf))
+		return base, nil
 	}
 	err = fmt.Errorf("diskqueue: writing %s: %w", head.path, err)
-	if terr := head.f.Truncate(head.size); terr != nil {
+	if terr := head.f.Truncate(base); terr != nil {
 		q.mu.Lock()
 		q.broken = fmt.Errorf("diskqueue: the log cannot be repaired after a failed write; reopen the queue: %w", terr)
 		q.mu.Unlock()
 	}
-	return err
+	return 0, err
 }
+
+// end returns the bytes written to seg.
+func (q *Queue) end(seg *segment) int64 {
+	q.wmu.Lock()
+	defer q.wmu.Unlock()
+	return seg.size
+}
+
+// sync makes what was written to seg durable.
+func (q *Queue) sync(seg *segment) error {
+	if err := datasync(seg.f); err != nil {
+		return fmt.Errorf("diskqueue: writing %s: %w", seg.path, err)
+	}
+	return nil
+}
+
+// writeNow appends a record about it, a delivery held and leased, and
+// applies it once written, without waiting for a sync: the attempts and
+// outcomes of handlings are written this way. Written, a record outlives a
+// crash of the process; it is synced with the next delivery stored, or
+// within lazySync. So a delivery stored is never lost, and after a power
+// loss one handled in the last lazySync may be handed out again, or
+// counted one attempt less. q.mu is held, and released.
+func (q *Queue) writeNow(it *item, typ byte, meta []byte, apply func(), undo func()) error {
+	if it.moving {
+		// Its copy forward waits in the group being gathered; the record
+		// must land after it.
+		g := q.about(it, typ, meta, apply, undo)
+		q.mu.Unlock()
+		return wait(context.Background(), g)
+	}
+	it.inflight++
+	before := q.beforeWrite
+	q.mu.Unlock()
+	var err error
+	if before != nil {
+		err = before()
+	}
+	if err == nil {
+		_, err = q.appendLog(nil, appendRecord(nil, typ, it.id, meta, nil, 0))
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it.inflight--
+	if err != nil {
+		if undo != nil {
+			undo()
+		}
+		return err
+	}
+	apply()
+	if !q.unsynced {
+		q.unsynced = true
+		q.syncTimer.Reset(lazySync)
+	}
+	return nil
+}
+
+// syncLazily syncs the records written at once to head. A failed sync
+// leaves the log taking no more writes: they were reported written, and the
+// kernel may have dropped them.
+func (q *Queue) syncLazily(head *segment) {
+	if err := q.sync(head); err != nil {
+		q.log(slog.LevelError, "diskqueue: sync failed; the queue takes no more writes", "error", err)
+		q.mu.Lock()
+		q.broken = fmt.Errorf("diskqueue: the log cannot be trusted after a failed sync; reopen the queue: %w", err)
+		q.mu.Unlock()
+	}
+}
+
+// flush has the writer sync the records written at once and tidy the log,
+// as it does within lazySync, and waits for it.
+func (q *Queue) flush() {
+	done := make(chan struct{})
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.flushes = append(q.flushes, done)
+	q.wake.Signal()
+	q.mu.Unlock()
+	<-done
+}
+
+// lazySync is how long a record written at once may wait for its sync, in
+// case a delivery comes to share it.
+const lazySync = 10 * time.Millisecond
 
 // finish applies a written group's records, or undoes a failed one's, tidies
 // the log, and releases the group's writers.
-func (q *Queue) finish(g *group, head *segment, err error) {
+func (q *Queue) finish(g *group, head *segment, base int64, err error) {
 	q.mu.Lock()
 	if err == nil {
-		base := head.size
-		head.size += int64(len(g.buf))
 		for _, o := range g.ops {
 			if o.apply != nil {
 				o.apply(head, base+o.rel)
@@ -275,8 +396,9 @@ func (q *Queue) Compact() error {
 // compact does Compact's work, in the writer.
 func (q *Queue) compact() error {
 	q.mu.Lock()
-	roll := q.head().size > segHeaderSize
+	head := q.head()
 	q.mu.Unlock()
+	roll := q.end(head) > segHeaderSize
 	if roll {
 		if _, err := q.roll(); err != nil {
 			return err
@@ -295,10 +417,11 @@ func (q *Queue) compact() error {
 	q.cur = newGroup(q.spare)
 	q.mu.Unlock()
 	var err error
+	var base int64
 	if len(g.buf) > 0 {
-		err = q.writeGroup(head, g.buf)
+		base, err = q.writeGroup(head, g.buf)
 	}
-	q.finish(g, head, err)
+	q.finish(g, head, base, err)
 	return err
 }
 
@@ -322,9 +445,13 @@ func (q *Queue) roll() (*segment, error) {
 			return nil, err
 		}
 	}
+	q.wmu.Lock()
 	q.mu.Lock()
+	old := q.head()
 	q.segs = append(q.segs, seg)
 	q.mu.Unlock()
+	q.wmu.Unlock()
+	q.syncLazily(old) // for the records written at once to it
 	q.prepare(num + 1)
 	return seg, nil
 }
@@ -399,7 +526,11 @@ func (q *Queue) tidy() {
 	q.mu.Unlock()
 	q.retireHandled(now)
 	q.mu.Lock()
-	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && q.head().size > drainedRoll
+	head := q.head()
+	q.mu.Unlock()
+	written := q.end(head)
+	q.mu.Lock()
+	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && written > drainedRoll
 	q.mu.Unlock()
 	if drained {
 		if _, err := q.roll(); err != nil {
@@ -478,10 +609,12 @@ func (q *Queue) retire(old *segment, now time.Time) error {
 	if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	q.wmu.Lock()
 	q.mu.Lock()
 	q.segs[0] = nil // nor its keys kept reachable
 	q.segs = q.segs[1:]
 	q.mu.Unlock()
+	q.wmu.Unlock()
 	q.log(slog.LevelDebug, "diskqueue: handled segment removed", "segment", filepath.Base(old.path), "bytes", old.size)
 	return syncDir(q.dir)
 }
@@ -529,7 +662,9 @@ func (q *Queue) recopy(it *item, old *segment, raw []byte) {
 	g := q.cur
 	rel := int64(len(g.buf))
 	g.buf = append(g.buf, raw...)
-	g.ops = append(g.ops, op{rel: rel, apply: func(seg *segment, off int64) {
+	it.moving = true
+	g.ops = append(g.ops, op{rel: rel, undo: func() { it.moving = false }, apply: func(seg *segment, off int64) {
+		it.moving = false
 		if it.seg == old && q.items[it.id] == it {
 			old.drop(it)
 			it.seg, it.off = seg, off

@@ -24,7 +24,14 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 		return err
 	}
 	if q.keys.seen(d.Key, now) {
+		// A 200 for a repeat only once the first is on disk too.
+		g := q.storing[d.Key]
 		q.mu.Unlock()
+		if g != nil {
+			if err := wait(ctx, g); err != nil {
+				return err
+			}
+		}
 		return webhook.ErrDuplicate
 	}
 	if err := q.full(int64(len(d.Body))); err != nil {
@@ -47,6 +54,15 @@ func (q *Queue) store(d *webhook.Delivery, id uint64, now int64) *group {
 	meta := q.meta
 	it.size = headerSize + int64(len(meta)) + it.bodyLen
 	keys := q.keys.rememberAll(d, now)
+	g, key := q.cur, d.Key
+	if keys != nil && key != "" {
+		q.storing[key] = g
+	}
+	stored := func() {
+		if q.storing[key] == g {
+			delete(q.storing, key)
+		}
+	}
 	q.pending++
 	q.bytes += it.bodyLen
 	if q.cached+it.bodyLen <= cacheMax {
@@ -59,7 +75,9 @@ func (q *Queue) store(d *webhook.Delivery, id uint64, now int64) *group {
 		seg.keys = append(seg.keys, keys...)
 		q.items[id] = it
 		q.s.Add(id, it.partition)
+		stored()
 	}, func() {
+		stored()
 		q.keys.forget(keys)
 		q.pending--
 		q.bytes -= it.bodyLen
@@ -122,9 +140,7 @@ func (q *Queue) lease(id uint64) (*webhook.Delivery, error) {
 		return nil, err
 	}
 	attempt := it.attempt + 1
-	g := q.about(it, tLease, binary.AppendUvarint(nil, uint64(attempt)), func() { it.attempt = attempt }, nil)
-	q.mu.Unlock()
-	if err := wait(context.Background(), g); err != nil {
+	if err := q.writeNow(it, tLease, binary.AppendUvarint(nil, uint64(attempt)), func() { it.attempt = attempt }, nil); err != nil {
 		return nil, err
 	}
 	q.mu.Lock()
@@ -271,9 +287,7 @@ func (q *Queue) leased(id uint64, typ byte, meta []byte, apply func(*item)) erro
 		return fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
 	}
 	it := q.items[id]
-	g := q.about(it, typ, meta, func() { apply(it) }, func() { q.released(id) })
-	q.mu.Unlock()
-	return wait(context.Background(), g)
+	return q.writeNow(it, typ, meta, func() { apply(it) }, func() { q.released(id) })
 }
 
 // Ack implements webhook.Queue.

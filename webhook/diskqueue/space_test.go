@@ -76,6 +76,7 @@ func TestSpaceGivenBackWhileDraining(t *testing.T) {
 	endNum, endSize := logEnd(q)
 
 	ackSome(t, q, 3*n/4)
+	flushed(q)
 	left := segments(t, dir)
 	headLeft, _ := logEnd(q)
 	sizeAfter, usedAfter := usage(t, dir)
@@ -100,6 +101,7 @@ func TestSpaceGivenBackWhileDraining(t *testing.T) {
 		require.Equal(t, body, d.Body, "what is left reads whole")
 		require.NoError(t, q.Ack(context.Background(), d.ID))
 	}
+	flushed(q)
 	drained := segments(t, dir)
 	sizeDrained, usedDrained := usage(t, dir)
 	t.Logf("drained: segments %v, %d bytes using %d", drained, sizeDrained, usedDrained)
@@ -130,6 +132,7 @@ func TestDrainedQueueBeginsNewSegment(t *testing.T) {
 	}
 	require.NoError(t, q.Ack(ctx, ids[1]))
 	require.NoError(t, q.Ack(ctx, ids[0]))
+	flushed(q)
 	q.mu.Lock()
 	head, size := q.head().num, q.head().size
 	q.mu.Unlock()
