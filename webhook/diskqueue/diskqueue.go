@@ -105,7 +105,8 @@ type Queue struct {
 
 	// wmu is held while the log is appended to, so that records land one
 	// after another; with mu, while segs changes. It is taken before mu.
-	wmu sync.Mutex
+	wmu     sync.Mutex
+	scratch []byte // under wmu: a record being written at once
 
 	mu        sync.Mutex // guards what follows, and s
 	wake      *sync.Cond // on mu: the writer has work, or the queue closes

@@ -234,16 +234,27 @@ func (q *Queue) writeGroup(head *segment, buf []byte) (int64, error) {
 	return base, err
 }
 
-// appendLog appends buf to head, or to the segment written to when head is
-// nil, and returns where it landed. After a failed write the segment is cut
-// back to where it was, so that no torn record sits before the next one;
-// when that fails too the log takes no more writes.
+// appendLog appends buf to head and returns where it landed.
 func (q *Queue) appendLog(head *segment, buf []byte) (int64, error) {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
-	if head == nil {
-		head = q.segs[len(q.segs)-1]
-	}
+	return q.appendLocked(head, buf)
+}
+
+// appendNow appends a record to the segment written to.
+func (q *Queue) appendNow(typ byte, id uint64, meta []byte) error {
+	q.wmu.Lock()
+	defer q.wmu.Unlock()
+	q.scratch = appendRecord(q.scratch[:0], typ, id, meta, nil, 0)
+	_, err := q.appendLocked(q.segs[len(q.segs)-1], q.scratch)
+	return err
+}
+
+// appendLocked appends buf to head, and returns where it landed. After a
+// failed write the segment is cut back to where it was, so that no torn
+// record sits before the next one; when that fails too the log takes no
+// more writes. q.wmu is held.
+func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 	base := head.size
 	_, err := head.f.WriteAt(buf, base)
 	if err == nil {
@@ -297,7 +308,7 @@ func (q *Queue) writeNow(it *item, typ byte, meta []byte, apply func(), undo fun
 		err = before()
 	}
 	if err == nil {
-		_, err = q.appendLog(nil, appendRecord(nil, typ, it.id, meta, nil, 0))
+		err = q.appendNow(typ, it.id, meta)
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

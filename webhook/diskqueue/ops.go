@@ -140,7 +140,8 @@ func (q *Queue) lease(id uint64) (*webhook.Delivery, error) {
 		return nil, err
 	}
 	attempt := it.attempt + 1
-	if err := q.writeNow(it, tLease, binary.AppendUvarint(nil, uint64(attempt)), func() { it.attempt = attempt }, nil); err != nil {
+	var meta [binary.MaxVarintLen64]byte
+	if err := q.writeNow(it, tLease, binary.AppendUvarint(meta[:0], uint64(attempt)), func() { it.attempt = attempt }, nil); err != nil {
 		return nil, err
 	}
 	q.mu.Lock()

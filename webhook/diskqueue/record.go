@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/collabsvc/collab/webhook"
@@ -52,6 +53,7 @@ func (h header) size() int64 { return headerSize + int64(h.metaLen) + int64(h.bo
 // first stored: a damaged body copied keeps failing it.
 func appendRecord(b []byte, typ byte, id uint64, meta, body []byte, bodySum uint32) []byte {
 	at := len(b)
+	b = slices.Grow(b, headerSize+len(meta)+len(body))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(meta)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
 	b = binary.LittleEndian.AppendUint64(b, id)
