@@ -271,45 +271,89 @@ func TestFewLeftCopiedForward(t *testing.T) {
 	checkReopened(t, dir, ids, fate)
 }
 
-// TestCopyNeverPassesAnAck: a delivery whose ack is being written is not
-// copied forward; a copy written after the ack would bring it back at the
-// next open. The other delivery of the segment is copied, and comes back.
-func TestCopyNeverPassesAnAck(t *testing.T) {
+// TestCopyNeverPassesAnOutcome: a delivery whose dead-lettering is being
+// written is not copied forward; a copy written after it would bring the
+// delivery back, pending, at the next open. The other delivery of the
+// segment is copied, and comes back.
+func TestCopyNeverPassesAnOutcome(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	q := openDisk(t, dir, Options{})
-	acked := queuetest.Put(t, q, "acked", "")
+	dead := queuetest.Put(t, q, "dead", "")
 	kept := queuetest.Put(t, q, "kept", "")
 	_, err := q.roll() // the writer is idle: the two are in an older segment now
 	require.NoError(t, err)
 	q.mu.Lock()
 	old := q.segs[0]
 	q.mu.Unlock()
-	require.Equal(t, acked, queuetest.Take(t, q).ID)
+	require.Equal(t, dead, queuetest.Take(t, q).ID)
 
 	stalled, release := make(chan struct{}), make(chan struct{})
-	q.mu.Lock() // the writer takes q.mu before it reads beforeWrite
+	q.mu.Lock() // writes read beforeWrite under q.mu
 	q.beforeWrite = func() error {
 		close(stalled)
 		<-release
 		return nil
 	}
 	q.mu.Unlock()
-	ackDone := make(chan error, 1)
-	go func() { ackDone <- q.Ack(ctx, acked) }()
-	<-stalled // the ack is being written
+	outcome := make(chan error, 1)
+	go func() { outcome <- q.DeadLetter(ctx, dead, "bad") }()
+	<-stalled // the dead-lettering is being written
 	q.mu.Lock()
 	q.beforeWrite = nil
 	q.mu.Unlock()
 	q.copyForward(old)
 	close(release)
-	require.NoError(t, <-ackDone)
+	require.NoError(t, <-outcome)
 	require.NoError(t, q.Close()) // writes the copy
 
 	q = openDisk(t, dir, Options{})
 	defer q.Close()
-	assert.Equal(t, 1, q.Len(), "the acked one is gone for good")
+	assert.Equal(t, 1, q.Len(), "the dead letter stays dead")
 	d := queuetest.Take(t, q)
 	assert.Equal(t, kept, d.ID)
 	assert.Equal(t, "kept", d.Key)
+}
+
+// TestAckOfAMovingDelivery: a delivery acked while its copy forward waits
+// to be written stays handled at the next open: the ack lands after the
+// copy.
+func TestAckOfAMovingDelivery(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{})
+	acked := queuetest.Put(t, q, "acked", "")
+	kept := queuetest.Put(t, q, "kept", "")
+	_, err := q.roll()
+	require.NoError(t, err)
+	q.mu.Lock()
+	old := q.segs[0]
+	q.mu.Unlock()
+	require.Equal(t, acked, queuetest.Take(t, q).ID)
+
+	release := stallWriter(t, q) // the copies wait in the group being gathered
+	q.copyForward(old)
+	q.mu.Lock()
+	copies := len(q.cur.ops)
+	q.mu.Unlock()
+	ackDone := make(chan error, 1)
+	go func() { ackDone <- q.Ack(ctx, acked) }()
+	require.Eventually(t, func() bool { // the ack is recorded, to be written
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.cur.ops) > copies || len(q.later) > 0
+	}, time.Minute, time.Millisecond)
+	release()
+	require.NoError(t, <-ackDone)
+	require.NoError(t, q.Close())
+
+	q = openDisk(t, dir, Options{})
+	defer q.Close()
+	assert.Equal(t, 2, q.Len(), "the one stored by the stall, and the kept one")
+	var ids []uint64
+	for range 2 {
+		ids = append(ids, queuetest.Take(t, q).ID)
+	}
+	assert.Contains(t, ids, kept)
+	assert.NotContains(t, ids, acked, "the acked one is gone for good")
 }

@@ -121,7 +121,8 @@ type Queue struct {
 	flushes   []chan struct{} // flush calls waiting for the writer
 	tidyDue   bool            // the writer is to tidy the log (see copyDue)
 	tidyTimer *time.Timer
-	unsynced  bool          // records were written at once since the last sync
+	later     []byte        // records kept for the next write (see Ack)
+	unsynced  bool          // records were written at once, or kept, since the last sync
 	syncDue   bool          // the writer is to sync them (see lazySync)
 	syncTimer *time.Timer   // sets syncDue
 	broken    error         // why the log takes no more writes

@@ -270,10 +270,10 @@ func TestDiskQueueSweepsExpiredKeys(t *testing.T) {
 	assert.True(t, q.keys.seen("next", time.Now().UnixNano()))
 }
 
-// An ack whose write fails leaves the delivery pending on disk; it is
+// An outcome whose write fails leaves the delivery pending on disk; it is
 // handed out again rather than held under a lease that never ends, which
 // would also hold back its partition.
-func TestDiskQueueFailedAckHandsOutAgain(t *testing.T) {
+func TestDiskQueueFailedOutcomeHandsOutAgain(t *testing.T) {
 	ctx := context.Background()
 	q := openDisk(t, t.TempDir(), Options{})
 	defer q.Close()
@@ -282,7 +282,7 @@ func TestDiskQueueFailedAckHandsOutAgain(t *testing.T) {
 	require.Equal(t, id, queuetest.Take(t, q).ID)
 	var fail atomic.Bool
 	fail.Store(true)
-	q.mu.Lock() // the writer takes q.mu before it reads beforeWrite
+	q.mu.Lock() // writes read beforeWrite under q.mu
 	q.beforeWrite = func() error {
 		if fail.CompareAndSwap(true, false) {
 			return errors.New("disk says no")
@@ -290,10 +290,48 @@ func TestDiskQueueFailedAckHandsOutAgain(t *testing.T) {
 		return nil
 	}
 	q.mu.Unlock()
-	require.ErrorContains(t, q.Ack(ctx, id), "disk says no")
+	require.ErrorContains(t, q.DeadLetter(ctx, id, "bad"), "disk says no")
 	d := queuetest.Take(t, q)
 	assert.Equal(t, id, d.ID, "handed out again, ahead of the later one of its partition")
 	assert.Equal(t, 2, d.Attempt)
 	require.NoError(t, q.Ack(ctx, id), "the log takes writes again")
 	assert.Equal(t, next, queuetest.Take(t, q).ID)
+}
+
+// TestAckWrittenLater: an ack is kept for the next write, or the writer's
+// sync within lazySync, or Close; either way it is on disk at the next
+// open.
+func TestAckWrittenLater(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"next write", "lazy sync", "close"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			q := openDisk(t, dir, Options{})
+			acked := queuetest.Put(t, q, "acked", "")
+			kept := queuetest.Put(t, q, "kept", "")
+			require.Equal(t, acked, queuetest.Take(t, q).ID)
+			require.NoError(t, q.Ack(ctx, acked))
+			q.mu.Lock()
+			assert.NotEmpty(t, q.later, "kept for the next write")
+			q.mu.Unlock()
+			switch how {
+			case "next write":
+				require.Equal(t, kept, queuetest.Take(t, q).ID) // its lease is written at once
+			case "lazy sync":
+				require.Eventually(t, func() bool {
+					q.mu.Lock()
+					defer q.mu.Unlock()
+					return len(q.later) == 0 && !q.unsynced
+				}, time.Minute, time.Millisecond)
+			}
+			q.mu.Lock()
+			assert.Equal(t, how == "close", len(q.later) > 0)
+			q.mu.Unlock()
+			require.NoError(t, q.Close())
+			q = openDisk(t, dir, Options{})
+			defer q.Close()
+			assert.Equal(t, 1, q.Len())
+			assert.Equal(t, kept, queuetest.Take(t, q).ID)
+		})
+	}
 }

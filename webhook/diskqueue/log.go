@@ -250,11 +250,19 @@ func (q *Queue) appendNow(typ byte, id uint64, meta []byte) error {
 	return err
 }
 
-// appendLocked appends buf to head, and returns where it landed. After a
-// failed write the segment is cut back to where it was, so that no torn
-// record sits before the next one; when that fails too the log takes no
-// more writes. q.wmu is held.
+// appendLocked appends buf to head, followed by the records kept for the
+// next write (see Ack), and returns where buf landed. After a failed write
+// the segment is cut back to where it was, so that no torn record sits
+// before the next one, and the kept records are kept for the write after;
+// when the cut fails too the log takes no more writes. q.wmu is held.
 func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
+	q.mu.Lock()
+	later := q.later
+	q.later = nil
+	q.mu.Unlock()
+	if len(later) > 0 {
+		buf = append(buf, later...)
+	}
 	base := head.size
 	_, err := head.f.WriteAt(buf, base)
 	if err == nil {
@@ -262,11 +270,13 @@ func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 		return base, nil
 	}
 	err = fmt.Errorf("diskqueue: writing %s: %w", head.path, err)
-	if terr := head.f.Truncate(base); terr != nil {
-		q.mu.Lock()
+	terr := head.f.Truncate(base)
+	q.mu.Lock()
+	q.later = append(later, q.later...)
+	if terr != nil {
 		q.broken = fmt.Errorf("diskqueue: the log cannot be repaired after a failed write; reopen the queue: %w", terr)
-		q.mu.Unlock()
 	}
+	q.mu.Unlock()
 	return 0, err
 }
 
@@ -320,18 +330,30 @@ func (q *Queue) writeNow(it *item, typ byte, meta []byte, apply func(), undo fun
 		return err
 	}
 	apply()
+	q.writtenNow()
+	return nil
+}
+
+// writtenNow has the writer sync within lazySync what was written at once,
+// or kept for the next write. q.mu is held.
+func (q *Queue) writtenNow() {
 	if !q.unsynced {
 		q.unsynced = true
 		q.syncTimer.Reset(lazySync)
 	}
-	return nil
 }
 
 // syncLazily syncs the records written at once to head. A failed sync
 // leaves the log taking no more writes: they were reported written, and the
 // kernel may have dropped them.
 func (q *Queue) syncLazily(head *segment) {
-	if err := q.sync(head); err != nil {
+	q.wmu.Lock()
+	_, err := q.appendLocked(head, nil) // what Ack kept for the next write
+	q.wmu.Unlock()
+	if err == nil {
+		err = q.sync(head)
+	}
+	if err != nil {
 		q.log(slog.LevelError, "diskqueue: sync failed; the queue takes no more writes", "error", err)
 		q.mu.Lock()
 		q.broken = fmt.Errorf("diskqueue: the log cannot be trusted after a failed sync; reopen the queue: %w", err)

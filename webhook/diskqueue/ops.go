@@ -274,30 +274,57 @@ func (q *Queue) release(id uint64) {
 // released is release with q.mu held.
 func (q *Queue) released(id uint64) { q.s.Retry(id, time.Now().Add(time.Second)) }
 
-// leased appends a record about leased delivery id and waits for it. When
-// the write fails, the delivery is handed out again: its callback runs
-// again, but neither it nor the later ones of its partition are stuck.
+// leased appends a record about leased delivery id, at once. When the
+// write fails, the delivery is handed out again: its callback runs again,
+// but neither it nor the later ones of its partition are stuck.
 func (q *Queue) leased(id uint64, typ byte, meta []byte, apply func(*item)) error {
 	q.mu.Lock()
-	if err := q.usable(); err != nil {
+	it, err := q.leasedItem(id)
+	if err != nil {
 		q.mu.Unlock()
 		return err
 	}
-	if !q.s.Leased(id) {
-		q.mu.Unlock()
-		return fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
-	}
-	it := q.items[id]
 	return q.writeNow(it, typ, meta, func() { apply(it) }, func() { q.released(id) })
 }
 
-// Ack implements webhook.Queue.
+// leasedItem returns leased delivery id. q.mu is held.
+func (q *Queue) leasedItem(id uint64) (*item, error) {
+	if err := q.usable(); err != nil {
+		return nil, err
+	}
+	if !q.s.Leased(id) {
+		return nil, fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
+	}
+	return q.items[id], nil
+}
+
+// Ack implements webhook.Queue. The acknowledgement is written with the
+// next record, and synced within lazySync: after a crash in between, the
+// delivery is handed out again, as after a crash during its callback.
 func (q *Queue) Ack(_ context.Context, id uint64) error {
-	return q.leased(id, tAck, nil, func(it *item) {
-		q.pending--
-		q.forget(it)
-		q.s.Remove(id)
-	})
+	q.mu.Lock()
+	it, err := q.leasedItem(id)
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	if it.moving { // its copy forward waits in the group being gathered; the ack must land after it
+		g := q.about(it, tAck, nil, func() { q.acked(it) }, func() { q.released(id) })
+		q.mu.Unlock()
+		return wait(context.Background(), g)
+	}
+	q.later = appendRecord(q.later, tAck, id, nil, nil, 0)
+	q.acked(it)
+	q.writtenNow()
+	q.mu.Unlock()
+	return nil
+}
+
+// acked drops it, handled. q.mu is held.
+func (q *Queue) acked(it *item) {
+	q.pending--
+	q.forget(it)
+	q.s.Remove(it.id)
 }
 
 // forget drops it, handled or deleted. q.mu is held.
