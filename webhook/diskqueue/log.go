@@ -380,8 +380,8 @@ func (q *Queue) flush() {
 // case a delivery comes to share it.
 const lazySync = 10 * time.Millisecond
 
-// finish applies a written group's records, or undoes a failed one's, tidies
-// the log, and releases the group's writers.
+// finish applies a written group's records, or undoes a failed one's,
+// releases the group's writers, and tidies the log.
 func (q *Queue) finish(g *group, head *segment, base int64, err error) {
 	q.mu.Lock()
 	if err == nil {
@@ -401,10 +401,10 @@ func (q *Queue) finish(g *group, head *segment, base int64, err error) {
 	q.spare = g.buf
 	g.buf, g.err = nil, err
 	q.mu.Unlock()
+	close(g.done) // before the tidy: the writers wait for nothing more
 	if err == nil {
 		q.tidy()
 	}
-	close(g.done)
 }
 
 // Compact removes every segment but the one written to, copying forward the

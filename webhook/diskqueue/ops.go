@@ -23,6 +23,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 		q.mu.Unlock()
 		return err
 	}
+	q.keys.sweep(now)
 	if q.keys.seen(d.Key, now) {
 		// A 200 for a repeat only once the first is on disk too.
 		g := q.storing[d.Key]
