@@ -18,17 +18,26 @@
 //
 // # Durability
 //
-// Every write (a Put, the attempt counted when a delivery is handed out, an
-// Ack, a Retry) waits until it is synced to disk. Writes are appended
-// together and share one sync; before it writes a group that stores a
-// delivery, the writer waits up to 300 µs for 32 writes to gather, which at
-// a high rate takes less time and CPU per delivery than a sync for each. The
-// Handler answers 200 only once its delivery is synced. A crash
-// loses no delivery whose Put returned; one whose callback was running is
-// handed out again, its attempt counted. Every record carries checksums of
-// its header, of the delivery's fields and of its body; a delivery that
-// fails one is never handed to a callback but dead-lettered, with a reason
-// naming the damage. A record cut short by a crash is dropped at open.
+// A Put waits until its delivery is synced to disk, and the Handler answers
+// 200 only then; a repeat is answered as a duplicate only once the first is
+// synced too. Puts are appended together and share one sync: before it
+// writes a group, the writer waits up to 300 µs for 32 puts to gather,
+// which at a high rate takes less time and CPU per delivery than a sync for
+// each.
+//
+// The attempt counted when a delivery is handed out, and a Retry or a
+// DeadLetter, is written before the call returns, and an Ack with the next
+// write; all are synced with the next Put, or within 10 ms. Written, they
+// outlive a crash of the process: a delivery whose callback was running is
+// handed out again, its attempt counted. A machine that loses power may hand
+// out again a delivery handled in its last 10 ms, or count one attempt
+// less; it loses no delivery whose Put returned.
+//
+// Every record carries checksums of its header, of the delivery's fields and
+// of its body; a delivery that fails one is never handed to a callback but
+// dead-lettered, with a reason naming the damage. A record cut short by a
+// crash is dropped at open. A failed sync stops the queue taking writes
+// (reopen it): the kernel may have dropped what it could not write.
 //
 // # Space
 //
