@@ -271,6 +271,22 @@ func TestFewLeftCopiedForward(t *testing.T) {
 	checkReopened(t, dir, ids, fate)
 }
 
+// leasedInOldSegment stores two deliveries with keys leased and kept, has
+// the queue begin a new segment, and takes the first. It returns their ids
+// and the older segment, which holds them.
+func leasedInOldSegment(t *testing.T, q *Queue, leased, kept string) (uint64, uint64, *segment) {
+	t.Helper()
+	a := queuetest.Put(t, q, leased, "")
+	b := queuetest.Put(t, q, kept, "")
+	_, err := q.roll() // the writer is idle: the two are in an older segment now
+	require.NoError(t, err)
+	q.mu.Lock()
+	old := q.segs[0]
+	q.mu.Unlock()
+	require.Equal(t, a, queuetest.Take(t, q).ID)
+	return a, b, old
+}
+
 // TestCopyNeverPassesAnOutcome: a delivery whose dead-lettering is being
 // written is not copied forward; a copy written after it would bring the
 // delivery back, pending, at the next open. The other delivery of the
@@ -279,14 +295,7 @@ func TestCopyNeverPassesAnOutcome(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	q := openDisk(t, dir, Options{})
-	dead := queuetest.Put(t, q, "dead", "")
-	kept := queuetest.Put(t, q, "kept", "")
-	_, err := q.roll() // the writer is idle: the two are in an older segment now
-	require.NoError(t, err)
-	q.mu.Lock()
-	old := q.segs[0]
-	q.mu.Unlock()
-	require.Equal(t, dead, queuetest.Take(t, q).ID)
+	dead, kept, old := leasedInOldSegment(t, q, "dead", "kept")
 
 	stalled, release := make(chan struct{}), make(chan struct{})
 	q.mu.Lock() // writes read beforeWrite under q.mu
@@ -322,14 +331,7 @@ func TestAckOfAMovingDelivery(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	q := openDisk(t, dir, Options{})
-	acked := queuetest.Put(t, q, "acked", "")
-	kept := queuetest.Put(t, q, "kept", "")
-	_, err := q.roll()
-	require.NoError(t, err)
-	q.mu.Lock()
-	old := q.segs[0]
-	q.mu.Unlock()
-	require.Equal(t, acked, queuetest.Take(t, q).ID)
+	acked, kept, old := leasedInOldSegment(t, q, "acked", "kept")
 
 	release := stallWriter(t, q) // the copies wait in the group being gathered
 	q.copyForward(old)

@@ -114,7 +114,8 @@ func wait(ctx context.Context, g *group) error {
 
 // writer writes and syncs the gathered records, one group at a time, until
 // the queue closes. Records gathered while a group is written make the next
-// group, so that many share one sync.
+// group, so that many share one sync. Between groups it compacts, syncs the
+// records written at once, and tidies the log.
 func (q *Queue) writer() {
 	defer close(q.done)
 	for {
@@ -122,12 +123,20 @@ func (q *Queue) writer() {
 		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && len(q.flushes) == 0 && !q.tidyDue && !q.syncDue && !q.closed {
 			q.wake.Wait()
 		}
-		due, idle, flushes := q.syncDue, len(q.cur.buf) == 0, q.flushes
-		q.syncDue, q.flushes = false, nil
-		switch reqs := q.compacts; {
-		case idle && (q.unsynced && (due || q.closed) || len(flushes) > 0):
+		switch reqs, flushes := q.compacts, q.flushes; {
+		case len(reqs) > 0:
+			q.compacts = nil
+			q.mu.Unlock()
+			err := q.compact()
+			for _, r := range reqs {
+				r <- err
+			}
+		case len(q.cur.buf) > 0:
+			q.syncDue = false // the group's sync takes what is unsynced
+			q.commitNext()
+		case q.unsynced && (q.syncDue || q.closed) || len(flushes) > 0:
 			unsynced, head := q.unsynced, q.head()
-			q.unsynced = false
+			q.unsynced, q.syncDue, q.flushes = false, false, nil
 			q.mu.Unlock()
 			if unsynced {
 				q.syncLazily(head)
@@ -136,56 +145,52 @@ func (q *Queue) writer() {
 			for _, f := range flushes {
 				close(f)
 			}
-			continue
-		case idle && q.tidyDue && !q.closed:
+		case q.tidyDue && !q.closed:
 			q.tidyDue = false
 			q.mu.Unlock()
 			q.tidy()
-			continue
-		case len(reqs) > 0:
-			q.compacts = nil
-			q.mu.Unlock()
-			err := q.compact()
-			for _, r := range reqs {
-				r <- err
-			}
-			continue
-		case idle && q.closed:
+		case q.closed:
 			q.mu.Unlock()
 			return
-		case idle: // a sync due that a group took
+		default: // a sync due that a group took
+			q.syncDue = false
 			q.mu.Unlock()
-			continue
 		}
-		if q.cur.puts && q.lastGroup > 1 && len(q.cur.ops) < lingerRecords && !q.closed {
-			q.mu.Unlock()
-			q.linger()
-			q.mu.Lock()
-		}
-		g := q.cur
-		q.cur = newGroup(q.spare)
-		q.lastGroup = len(g.ops)
-		select {
-		case <-q.gathered: // g's, unless the linger took it: not the next group's
-		default:
-		}
-		head, broken := q.head(), q.broken
-		q.mu.Unlock()
-		size := q.end(head)
-		roll := broken == nil && size+int64(len(g.buf)) > segMax && size > segHeaderSize
-
-		q.committing.Store(time.Now().UnixNano())
-		var err error
-		if roll {
-			head, err = q.roll()
-		}
-		var base int64
-		if err == nil {
-			base, err = q.writeGroup(head, g.buf)
-		}
-		q.committing.Store(0)
-		q.finish(g, head, base, err)
 	}
+}
+
+// commitNext writes and syncs the records gathered, after a linger (see
+// lingerMax), rolling to a new segment when they do not fit. q.mu is held,
+// and released.
+func (q *Queue) commitNext() {
+	if q.cur.puts && q.lastGroup > 1 && len(q.cur.ops) < lingerRecords && !q.closed {
+		q.mu.Unlock()
+		q.linger()
+		q.mu.Lock()
+	}
+	g := q.cur
+	q.cur = newGroup(q.spare)
+	q.lastGroup = len(g.ops)
+	select {
+	case <-q.gathered: // g's, unless the linger took it: not the next group's
+	default:
+	}
+	head, broken := q.head(), q.broken
+	q.mu.Unlock()
+	size := q.end(head)
+	roll := broken == nil && size+int64(len(g.buf)) > segMax && size > segHeaderSize
+
+	q.committing.Store(time.Now().UnixNano())
+	var err error
+	if roll {
+		head, err = q.roll()
+	}
+	var base int64
+	if err == nil {
+		base, err = q.writeGroup(head, g.buf)
+	}
+	q.committing.Store(0)
+	q.finish(g, head, base, err)
 }
 
 // A sync costs about the same for one record as for thirty, so before it
