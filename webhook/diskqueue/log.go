@@ -555,8 +555,8 @@ func createSegment(dir string, num, last uint64) (*segment, error) {
 
 // tidy removes the segments that hold nothing live any more, oldest first,
 // copies forward the few live deliveries of a mostly handled oldest
-// segment, begins a new segment when the queue is drained, and forgets
-// expired dedup keys.
+// segment, begins a new segment when the queue is drained or the one written
+// to is full, and forgets expired dedup keys.
 func (q *Queue) tidy() {
 	now := time.Now()
 	q.mu.Lock()
@@ -570,7 +570,7 @@ func (q *Queue) tidy() {
 	q.mu.Lock()
 	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && written > drainedRoll
 	q.mu.Unlock()
-	if drained {
+	if drained || written > segMax { // filled by records written at once, as a drain does
 		if _, err := q.roll(); err != nil {
 			q.log(slog.LevelError, "diskqueue: beginning a segment failed", "error", err)
 		}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -169,4 +171,28 @@ func TestNewSegmentRightAfterOpen(t *testing.T) {
 		assert.Equal(t, body, d.Body)
 		require.NoError(t, q.Close())
 	}
+}
+
+// TestFullHeadRollsWithoutPuts: records written at once (attempts and
+// outcomes, as a long drain writes) fill the segment written to; the writer
+// begins a new one, as a group of deliveries would, rather than growing it
+// past its size.
+func TestFullHeadRollsWithoutPuts(t *testing.T) {
+	ctx := context.Background()
+	q := openDisk(t, t.TempDir(), Options{})
+	defer q.Close()
+	id := queuetest.Put(t, q, "k", "")
+	first, _ := logEnd(q)
+	reason := strings.Repeat("x", 1<<20)
+	for range segMax / len(reason) {
+		require.Equal(t, id, queuetest.Take(t, q).ID)
+		require.NoError(t, q.Retry(ctx, id, time.Now(), reason))
+	}
+	flushed(q)
+	head, _ := logEnd(q)
+	assert.Greater(t, head, first, "a new segment begun")
+	q.mu.Lock()
+	old := q.segs[0].size
+	q.mu.Unlock()
+	assert.Less(t, old, int64(segMax+len(reason)+headerSize+segHeaderSize), "the full one grew by one record at most past its size")
 }
