@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/collabsvc/collab/webhook"
 )
 
 // segment is one file of the log.
@@ -250,6 +252,9 @@ func (q *Queue) appendLog(head *segment, buf []byte) (int64, error) {
 func (q *Queue) appendNow(typ byte, id uint64, meta []byte) error {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
+	if len(q.segs) == 0 {
+		return webhook.ErrQueueClosed // closed since the caller looked
+	}
 	q.scratch = appendRecord(q.scratch[:0], typ, id, meta, nil, 0)
 	_, err := q.appendLocked(q.segs[len(q.segs)-1], q.scratch)
 	return err
@@ -756,6 +761,8 @@ func syncDir(dir string) error {
 
 // closeFiles closes the segments and lets the lock go.
 func (q *Queue) closeFiles() error {
+	q.wmu.Lock() // a record written at once may be on its way
+	defer q.wmu.Unlock()
 	q.filesMu.Lock()
 	defer q.filesMu.Unlock()
 	var first error

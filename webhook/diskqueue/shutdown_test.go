@@ -2,6 +2,7 @@ package diskqueue
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -115,4 +116,40 @@ func TestStalledDiskAsksAgain(t *testing.T) {
 	t.Logf("%+v", h.Stats())
 	require.NoError(t, q.Check(context.Background()), "the stall is over")
 	require.NoError(t, q.Close())
+}
+
+// TestCloseWhileOutcomesAreWritten: Close while workers write attempts and
+// outcomes at once: each call returns nil or ErrQueueClosed, and none
+// writes to a closed file.
+func TestCloseWhileOutcomesAreWritten(t *testing.T) {
+	ctx := context.Background()
+	q := openDisk(t, t.TempDir(), Options{})
+	for i := range 200 {
+		require.NoError(t, q.Put(ctx, &webhook.Delivery{Key: fmt.Sprint("k", i), Body: []byte("{}")}))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				d, err := q.Take(ctx)
+				if err == nil {
+					err = q.Retry(ctx, d.ID, time.Now(), "again")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, q.Close())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.ErrorIs(t, err, webhook.ErrQueueClosed)
+	}
 }
