@@ -228,12 +228,8 @@ func (q *Queue) writeGroup(head *segment, buf []byte) (int64, error) {
 		}
 	}
 	q.mu.Lock()
-	broken := q.broken
 	q.unsynced = false // this sync takes them
 	q.mu.Unlock()
-	if broken != nil {
-		return 0, broken
-	}
 	base, err := q.appendLog(head, buf)
 	if err == nil {
 		err = q.sync(head)
@@ -267,9 +263,14 @@ func (q *Queue) appendNow(typ byte, id uint64, meta []byte) error {
 // when the cut fails too the log takes no more writes. q.wmu is held.
 func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 	q.mu.Lock()
-	later := q.later
-	q.later = nil
+	later, broken := q.later, q.broken
+	if broken == nil {
+		q.later = nil
+	}
 	q.mu.Unlock()
+	if broken != nil {
+		return 0, broken
+	}
 	if len(later) > 0 {
 		buf = append(buf, later...)
 	}
@@ -353,17 +354,29 @@ func (q *Queue) writtenNow() {
 	}
 }
 
-// syncLazily syncs the records written at once to head. A failed sync
-// leaves the log taking no more writes: they were reported written, and the
-// kernel may have dropped them.
+// syncLazily writes the acks kept for the next write to head, and syncs
+// what was written at once.
 func (q *Queue) syncLazily(head *segment) {
 	q.wmu.Lock()
 	_, err := q.appendLocked(head, nil) // what Ack kept for the next write
 	q.wmu.Unlock()
-	if err == nil {
-		err = q.sync(head)
-	}
 	if err != nil {
+		q.log(slog.LevelWarn, "diskqueue: writing acks failed; they are kept for the next write", "error", err)
+		q.mu.Lock()
+		if q.broken == nil {
+			q.writtenNow() // try again within lazySync
+		}
+		q.mu.Unlock()
+		return
+	}
+	q.syncWritten(head)
+}
+
+// syncWritten syncs head, where records were written at once. A failed sync
+// leaves the log taking no more writes: they were reported written, and the
+// kernel may have dropped them.
+func (q *Queue) syncWritten(head *segment) {
+	if err := q.sync(head); err != nil {
 		q.log(slog.LevelError, "diskqueue: sync failed; the queue takes no more writes", "error", err)
 		q.mu.Lock()
 		q.broken = fmt.Errorf("diskqueue: the log cannot be trusted after a failed sync; reopen the queue: %w", err)
@@ -494,7 +507,7 @@ func (q *Queue) roll() (*segment, error) {
 	q.segs = append(q.segs, seg)
 	q.mu.Unlock()
 	q.wmu.Unlock()
-	q.syncLazily(old) // for the records written at once to it
+	q.syncWritten(old) // for the records written at once to it
 	q.prepare(num + 1)
 	return seg, nil
 }
