@@ -214,9 +214,7 @@ func TestCompact(t *testing.T) {
 
 	require.NoError(t, q.Compact())
 	after := segments(t, dir)
-	q.mu.Lock()
-	written := q.head().size
-	q.mu.Unlock()
+	_, written := logEnd(q)
 	live := int64(41 * (64<<10 + 1024)) // the bodies, and at most 1 KiB of records each
 	t.Logf("segments %v, %d bytes; compacted: segments %v, %d bytes, %d written in the head; live about %d bytes",
 		segs, before, after, dirBytes(t, dir), written, live)

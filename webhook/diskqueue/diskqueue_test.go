@@ -147,9 +147,7 @@ func TestDiskQueueScrambledSegment(t *testing.T) {
 	for i := range 200 {
 		ids = append(ids, queuetest.Put(t, q, fmt.Sprint("key-", i), ""))
 	}
-	q.mu.Lock()
-	end := q.head().size
-	q.mu.Unlock()
+	_, end := logEnd(q)
 	intact := 0 // the records wholly before the middle
 	for _, id := range ids {
 		if _, off, _, size := putRecord(t, q, id); off+size > end/2 {

@@ -105,9 +105,7 @@ func TestNoCreateWritesNothingAtOpen(t *testing.T) {
 	require.Equal(t, rotten, queuetest.Take(t, q).ID)
 	require.NoError(t, q.Retry(ctx, rotten, time.Time{}, "x"))
 	path, off, metaLen, _ := putRecord(t, q, rotten)
-	q.mu.Lock()
-	end := q.head().size
-	q.mu.Unlock()
+	_, end := logEnd(q)
 	require.NoError(t, q.Close())
 	flip(t, path, off+headerSize+metaLen/2)
 	tearAt(t, path, end)

@@ -35,18 +35,11 @@ func usage(t *testing.T, dir string) (size, used int64) {
 	return size, used
 }
 
-// logEnd returns where the log ends: its head, and the bytes written to it.
-func logEnd(q *Queue) (num uint64, size int64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.head().num, q.head().size
-}
-
 // appendedSince returns the record bytes appended to the log since it
 // ended in segment num at size.
 func appendedSince(q *Queue, num uint64, size int64) int64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.wmu.Lock() // the writer and the records written at once change sizes under it
+	defer q.wmu.Unlock()
 	n := segHeaderSize - size
 	for _, s := range q.segs {
 		if s.num >= num {
@@ -135,9 +128,7 @@ func TestDrainedQueueBeginsNewSegment(t *testing.T) {
 	require.NoError(t, q.Ack(ctx, ids[1]))
 	require.NoError(t, q.Ack(ctx, ids[0]))
 	flushed(q)
-	q.mu.Lock()
-	head, size := q.head().num, q.head().size
-	q.mu.Unlock()
+	head, size := logEnd(q)
 	t.Logf("segments %v while stored; drained: %v, the one written to %s with %d bytes written", held, segments(t, dir), segName(head), size)
 	assert.LessOrEqual(t, size, int64(drainedRoll), "the segment written to holds no handled body")
 	assert.Greater(t, segName(head), held[1], "a new segment begun")
@@ -192,7 +183,8 @@ func TestFullHeadRollsWithoutPuts(t *testing.T) {
 	head, _ := logEnd(q)
 	assert.Greater(t, head, first, "a new segment begun")
 	q.mu.Lock()
-	old := q.segs[0].size
+	oldest := q.segs[0]
 	q.mu.Unlock()
+	old := q.end(oldest)
 	assert.Less(t, old, int64(segMax+len(reason)+headerSize+segHeaderSize), "the full one grew by one record at most past its size")
 }
