@@ -200,9 +200,9 @@ func (q *Queue) commitNext() {
 // for lingerRecords records to gather. Deliveries come from outside, many at
 // once when they come fast: this takes fewer syncs, less CPU and even less
 // time per delivery than a sync as soon as one arrives. It does not wait
-// when the last group held one record (a lone writer), and a group of
-// attempts and acks only goes at once, so that the workers draining a
-// backlog do not wait on each other.
+// when the last group held one record (a lone writer), nor for a group that
+// stores nothing (the workers' attempts and outcomes are written at once,
+// not in groups; see writeNow).
 const (
 	lingerMax     = 300 * time.Microsecond
 	lingerRecords = 32
@@ -271,7 +271,9 @@ func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 	if broken != nil {
 		return 0, broken
 	}
-	if len(later) > 0 {
+	if len(buf) == 0 {
+		buf = later
+	} else if len(later) > 0 {
 		buf = append(buf, later...)
 	}
 	base := head.size
@@ -298,12 +300,20 @@ func (q *Queue) end(seg *segment) int64 {
 	return seg.size
 }
 
-// sync makes what was written to seg durable.
+// sync makes what was written to seg durable. A failed sync leaves the log
+// taking no more writes: the kernel may have dropped what it could not
+// write, and a later sync would not say so.
 func (q *Queue) sync(seg *segment) error {
-	if err := datasync(seg.f); err != nil {
-		return fmt.Errorf("diskqueue: writing %s: %w", seg.path, err)
+	err := datasync(seg.f)
+	if err == nil {
+		return nil
 	}
-	return nil
+	err = fmt.Errorf("diskqueue: syncing %s: %w", seg.path, err)
+	q.log(slog.LevelError, "diskqueue: sync failed; the queue takes no more writes", "error", err)
+	q.mu.Lock()
+	q.broken = fmt.Errorf("diskqueue: the log cannot be trusted after a failed sync; reopen the queue: %w", err)
+	q.mu.Unlock()
+	return err
 }
 
 // writeNow appends a record about it, a delivery held and leased, and
@@ -315,11 +325,7 @@ func (q *Queue) sync(seg *segment) error {
 // counted one attempt less. q.mu is held, and released.
 func (q *Queue) writeNow(it *item, typ byte, meta []byte, apply func(), undo func()) error {
 	if it.moving {
-		// Its copy forward waits in the group being gathered; the record
-		// must land after it.
-		g := q.about(it, typ, meta, apply, undo)
-		q.mu.Unlock()
-		return wait(context.Background(), g)
+		return q.behindCopy(it, typ, meta, apply, undo)
 	}
 	it.inflight++
 	before := q.beforeWrite
@@ -343,6 +349,16 @@ func (q *Queue) writeNow(it *item, typ byte, meta []byte, apply func(), undo fun
 	apply()
 	q.writtenNow()
 	return nil
+}
+
+// behindCopy appends a record about it, whose copy forward waits in the
+// group being gathered, to that group, and waits for its sync: written at
+// once, it would land before the copy, which would undo it at the next
+// open. q.mu is held, and released.
+func (q *Queue) behindCopy(it *item, typ byte, meta []byte, apply func(), undo func()) error {
+	g := q.about(it, typ, meta, apply, undo)
+	q.mu.Unlock()
+	return wait(context.Background(), g)
 }
 
 // writtenNow has the writer sync within lazySync what was written at once,
@@ -369,19 +385,7 @@ func (q *Queue) syncLazily(head *segment) {
 		q.mu.Unlock()
 		return
 	}
-	q.syncWritten(head)
-}
-
-// syncWritten syncs head, where records were written at once. A failed sync
-// leaves the log taking no more writes: they were reported written, and the
-// kernel may have dropped them.
-func (q *Queue) syncWritten(head *segment) {
-	if err := q.sync(head); err != nil {
-		q.log(slog.LevelError, "diskqueue: sync failed; the queue takes no more writes", "error", err)
-		q.mu.Lock()
-		q.broken = fmt.Errorf("diskqueue: the log cannot be trusted after a failed sync; reopen the queue: %w", err)
-		q.mu.Unlock()
-	}
+	_ = q.sync(head) // a failure is logged, and stops writes
 }
 
 // flush has the writer sync the records written at once and tidy the log,
@@ -464,7 +468,7 @@ func (q *Queue) compact() error {
 	olds := slices.Clone(q.segs[:len(q.segs)-1])
 	q.mu.Unlock()
 	for _, old := range olds {
-		if old.live > 0 {
+		if old.live > 0 && !old.copying { // a copying one's copies wait in q.cur, written below
 			q.copyForward(old)
 		}
 	}
@@ -507,7 +511,7 @@ func (q *Queue) roll() (*segment, error) {
 	q.segs = append(q.segs, seg)
 	q.mu.Unlock()
 	q.wmu.Unlock()
-	q.syncWritten(old) // for the records written at once to it
+	_ = q.sync(old) // for the records written at once to it; a failure stops writes
 	q.prepare(num + 1)
 	return seg, nil
 }
@@ -574,12 +578,9 @@ func createSegment(dir string, num, last uint64) (*segment, error) {
 // tidy removes the segments that hold nothing live any more, oldest first,
 // copies forward the few live deliveries of a mostly handled oldest
 // segment, begins a new segment when the queue is drained or the one written
-// to is full, and forgets expired dedup keys.
+// to is full, and removes expired key files. (Put forgets expired keys.)
 func (q *Queue) tidy() {
 	now := time.Now()
-	q.mu.Lock()
-	q.keys.sweep(now.UnixNano())
-	q.mu.Unlock()
 	q.retireHandled(now)
 	q.mu.Lock()
 	head := q.head()

@@ -309,10 +309,8 @@ func (q *Queue) Ack(_ context.Context, id uint64) error {
 		q.mu.Unlock()
 		return err
 	}
-	if it.moving { // its copy forward waits in the group being gathered; the ack must land after it
-		g := q.about(it, tAck, nil, func() { q.acked(it) }, func() { q.released(id) })
-		q.mu.Unlock()
-		return wait(context.Background(), g)
+	if it.moving {
+		return q.behindCopy(it, tAck, nil, func() { q.acked(it) }, func() { q.released(id) })
 	}
 	q.later = appendRecord(q.later, tAck, id, nil, nil, 0)
 	q.acked(it)
