@@ -3,13 +3,11 @@ package webhook
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
 // DedupKey returns the identity of a delivery: the same for the same body
@@ -88,27 +86,36 @@ var noteParents = map[string]string{NoteableIssue: "issue", NoteableMergeRequest
 var objectNames = map[Kind]string{KindIssue: "issue", KindMergeRequest: "merge_request", KindPush: "push", KindTagPush: "tag_push"}
 
 func (id identity) key(body []byte) string {
+	return id.keyOf(id.stateKey(), body)
+}
+
+// keyOf is key, given the identity's stateKey. Keys are built by appending
+// to one buffer: a delivery makes three of them on its way in.
+func (id identity) keyOf(state string, body []byte) string {
+	var buf [128]byte
+	b := buf[:0]
 	switch id.kind {
 	case KindPush, KindTagPush:
 		if id.after != "" {
-			return fmt.Sprintf("%s/%d/%s/%s/%s", objectNames[id.kind], id.projectID, id.ref, id.before, id.after)
+			b = appendPath(b, objectNames[id.kind], id.projectID, id.ref, id.before, id.after)
+			return string(b)
 		}
 	case KindIssue, KindMergeRequest:
-		if s := id.stateKey(); s != "" {
+		if state != "" {
 			sum := sha256.Sum256(body)
-			return s + "/" + hex.EncodeToString(sum[:8])
+			return string(hex.AppendEncode(append(append(b, state...), '/'), sum[:8]))
 		}
 	case KindNote:
 		if id.id != 0 {
-			return fmt.Sprintf("note/%d", id.id)
+			return string(appendPath(b, "note", id.id))
 		}
 	case KindBuild:
 		if id.buildID != 0 {
-			return fmt.Sprintf("build/%d/%s", id.buildID, id.buildStatus)
+			return string(appendPath(b, "build", id.buildID, id.buildStatus))
 		}
 	}
 	sum := sha256.Sum256(body)
-	return "body/" + hex.EncodeToString(sum[:])
+	return string(hex.AppendEncode(append(b, "body/"...), sum[:]))
 }
 
 // stateKey names the state of the issue or merge request an event reports,
@@ -118,51 +125,69 @@ func (id identity) stateKey() string {
 	if (id.kind != KindIssue && id.kind != KindMergeRequest) || id.id == 0 || id.updatedAt == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s/%d/%s", objectNames[id.kind], id.id, id.updatedAt.UTC().Format(time.RFC3339))
+	var buf [64]byte
+	b := append(appendPath(buf[:0], objectNames[id.kind], id.id), '/')
+	return string(id.updatedAt.UTC().AppendFormat(b, time.RFC3339))
 }
 
 // partition names the object whose events must keep their order: the issue
 // or merge request (a note's included), the build, or the pushed branch; ""
 // when order does not matter.
 func (id identity) partition() string {
+	var buf [64]byte
 	switch id.kind {
 	case KindIssue, KindMergeRequest:
 		if id.id != 0 {
-			return objectNames[id.kind] + "/" + strconv.Itoa(id.id)
+			return string(appendPath(buf[:0], objectNames[id.kind], id.id))
 		}
 	case KindNote:
 		if id.parentKind != "" && id.parentID != 0 {
-			return id.parentKind + "/" + strconv.Itoa(id.parentID)
+			return string(appendPath(buf[:0], id.parentKind, id.parentID))
 		}
 	case KindBuild:
 		if id.buildID != 0 {
-			return "build/" + strconv.Itoa(id.buildID)
+			return string(appendPath(buf[:0], "build", id.buildID))
 		}
 	case KindPush:
-		return "push/" + strconv.Itoa(id.projectID) + "/" + id.ref
+		return string(appendPath(buf[:0], "push", id.projectID, id.ref))
 	}
 	return ""
 }
 
-// probe is the part of a payload that makes its identity. Decoding only it
-// costs a fraction of decoding the event, so that a delivery is stored and
-// answered sooner; the workers decode the rest. A null or missing object
-// reads as its zero value, which names nothing.
+// appendPath appends name and the parts after it, each after a slash.
+func appendPath(b []byte, name string, parts ...any) []byte {
+	b = append(b, name...)
+	for _, p := range parts {
+		b = append(b, '/')
+		switch p := p.(type) {
+		case int:
+			b = strconv.AppendInt(b, int64(p), 10)
+		case string:
+			b = append(b, p...)
+		}
+	}
+	return b
+}
+
+// probe holds the values of a payload that make its identity: read from
+// the body by probeIdentity, or copied from a decoded event by identityOf. A
+// null or missing object reads as its zero value, which names nothing.
 type probe struct {
-	ProjectID        int    `json:"project_id"`
-	Ref              string `json:"ref"`
-	Before           string `json:"before"`
-	After            string `json:"after"`
-	BuildID          int    `json:"build_id"`
-	BuildStatus      string `json:"build_status"`
-	ObjectAttributes struct {
-		ID           int          `json:"id"`
-		UpdatedAt    *collab.Time `json:"updated_at"`
-		NoteableType string       `json:"noteable_type"`
-		NoteableID   *int         `json:"noteable_id"`
-	} `json:"object_attributes"`
-	Issue        struct{ ID int } `json:"issue"`
-	MergeRequest struct{ ID int } `json:"merge_request"`
+	ProjectID           int
+	Ref, Before, After  string
+	BuildID             int
+	BuildStatus         string
+	ObjectAttributes    attributes
+	Issue, MergeRequest struct{ ID int } // a note's
+}
+
+// attributes are the values of a payload's object_attributes that make its
+// identity.
+type attributes struct {
+	ID           int
+	UpdatedAt    *collab.Time
+	NoteableType string
+	NoteableID   *int
 }
 
 // identity applies the rules of keys and partitions to the values of an
@@ -191,22 +216,6 @@ func (p *probe) identity(kind Kind) identity {
 	return id
 }
 
-// probeIdentity reads the identity of a body of a known kind. It reports
-// false when only the full decoder can tell (an unknown kind, or a value in
-// a form the probe does not take).
-func probeIdentity(kind Kind, body []byte) (identity, bool) {
-	switch kind {
-	case KindPush, KindTagPush, KindIssue, KindMergeRequest, KindNote, KindBuild, KindWikiPage:
-	default:
-		return identity{}, false
-	}
-	var p probe
-	if jsonkeep.Decode(body, &p) != nil {
-		return identity{}, false
-	}
-	return p.identity(kind), true
-}
-
 // newDelivery builds the record of a delivery that arrived at now (or that
 // catch-up synthesized): its key, partition and kind, its headers without
 // secrets, and its body.
@@ -218,9 +227,10 @@ func newDelivery(header http.Header, body []byte, ev Event, now time.Time) *Deli
 
 // probedDelivery is newDelivery for a body not decoded yet.
 func probedDelivery(header http.Header, body []byte, id identity, now time.Time) *Delivery {
+	state := id.stateKey()
 	return &Delivery{
-		Key:        id.key(body),
-		StateKey:   id.stateKey(),
+		Key:        id.keyOf(state, body),
+		StateKey:   state,
 		Partition:  id.partition(),
 		Kind:       id.kind,
 		ReceivedAt: now,

@@ -220,9 +220,18 @@ func safeHeader(h http.Header) http.Header {
 	if c == nil {
 		c = http.Header{}
 	}
-	c.Del(HeaderToken)
-	for _, k := range wire.CredentialHeaders {
-		c.Del(k) // a proxy in front of the receiver may add its own
+	for _, k := range secretHeaders {
+		delete(c, k) // as c.Del(k), without canonicalizing k each time
 	}
 	return c
 }
+
+// secretHeaders are the canonical names of the headers that carry secrets:
+// the token, and those a proxy in front of the receiver may add.
+var secretHeaders = func() []string {
+	names := []string{http.CanonicalHeaderKey(HeaderToken)}
+	for _, k := range wire.CredentialHeaders {
+		names = append(names, http.CanonicalHeaderKey(k))
+	}
+	return names
+}()
