@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -296,7 +295,7 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		h.reject(ctx, w, r, http.StatusUnauthorized, "wrong or missing token")
 		return nil, false
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSON(ct) {
 		h.reject(ctx, w, r, http.StatusUnsupportedMediaType, "content type is not application/json")
 		return nil, false
 	}
@@ -314,17 +313,36 @@ func (h *Handler) read(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	return body, true
 }
 
+// isJSON reports whether the media type ct is application/json, with or
+// without parameters.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // readBody reads a body announced as n bytes (-1: unknown) into a buffer
 // made once for that length, when it is within limit, where io.ReadAll would
 // grow its buffer several times. The announced length is only a hint: a
-// body of another length still reads whole.
+// body of another length still reads whole. net/http reports the end with
+// the last bytes, so a whole body takes one buffer of its size.
 func readBody(body io.Reader, n, limit int64) ([]byte, error) {
 	if n <= 0 || n > limit {
 		return io.ReadAll(body)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
-	_, err := buf.ReadFrom(body)
-	return buf.Bytes(), err
+	buf := make([]byte, n)
+	for k := 0; k < len(buf); {
+		m, err := body.Read(buf[k:])
+		k += m
+		switch {
+		case err == io.EOF:
+			return buf[:k], nil
+		case err != nil:
+			return buf[:k], err
+		}
+	}
+	// The announced length is read: a longer body reads on.
+	rest, err := io.ReadAll(body)
+	return append(buf, rest...), err
 }
 
 // delivery makes the record of a delivery to store, from the few values

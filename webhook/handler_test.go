@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -735,4 +736,31 @@ func TestRunReturnsWhenItsQueueIsClosed(t *testing.T) {
 	require.NoError(t, q.Close())
 	require.ErrorIs(t, <-stopped, ErrQueueClosed)
 	assert.NoError(t, ctx.Err(), "Run waited for its context rather than return when its queue closed")
+}
+
+// TestReadBodyOfAnyLength: the announced length only sizes the buffer; the
+// body reads whole whatever its length, and a failed read is reported.
+func TestReadBodyOfAnyLength(t *testing.T) {
+	body := []byte(`{"object_kind":"push"}`)
+	n := int64(len(body))
+	for name, c := range map[string]struct {
+		r         io.Reader
+		announced int64
+	}{
+		"exact":              {bytes.NewReader(body), n},
+		"exact, EOF at once": {iotest.DataErrReader(bytes.NewReader(body)), n},
+		"one byte at a time": {iotest.OneByteReader(bytes.NewReader(body)), n},
+		"announced shorter":  {bytes.NewReader(body), n - 5},
+		"announced longer":   {bytes.NewReader(body), n + 5},
+		"not announced":      {bytes.NewReader(body), -1},
+		"over the limit":     {bytes.NewReader(body), 1 << 40},
+	} {
+		got, err := readBody(c.r, c.announced, 1<<20)
+		require.NoError(t, err, name)
+		assert.Equal(t, body, got, name)
+	}
+	broken := errors.New("connection reset")
+	got, err := readBody(io.MultiReader(bytes.NewReader(body[:5]), iotest.ErrReader(broken)), n, 1<<20)
+	assert.ErrorIs(t, err, broken)
+	assert.Equal(t, body[:5], got)
 }

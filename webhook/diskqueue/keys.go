@@ -125,7 +125,11 @@ func keyFileName(num uint64) string { return fmt.Sprintf("keys-%016x.seg", num) 
 // keepKeys writes the keys of old's puts still within their window to a
 // key file, durably.
 func (q *Queue) keepKeys(old *segment, now time.Time) error {
-	buf := []byte(keyMagic)
+	size := len(keyMagic)
+	for _, r := range old.keys {
+		size += keyEntrySize + len(r.key)
+	}
+	buf := append(make([]byte, 0, size), keyMagic...)
 	var last int64
 	for _, r := range old.keys {
 		if r.until > now.UnixNano() {
@@ -145,6 +149,9 @@ func (q *Queue) keepKeys(old *segment, now time.Time) error {
 	q.mu.Unlock()
 	return nil
 }
+
+// keyEntrySize is the size of a key file entry but for its key.
+const keyEntrySize = 4 + 8 + 4
 
 func appendKey(b []byte, r keyRef) []byte {
 	at := len(b)
