@@ -152,18 +152,29 @@ func (s *prober) object(member func(key []byte) bool) bool {
 	if s.ws(); !s.at('{') {
 		return false
 	}
+	return s.elements('}', func() bool {
+		key, ok := s.key()
+		return ok && member(key)
+	})
+}
+
+// array reads an array.
+func (s *prober) array() bool { return s.elements(']', s.value) }
+
+// elements reads the elements of an object or array, from its opening
+// bracket to closer, with item reading each.
+func (s *prober) elements(closer byte, item func() bool) bool {
 	if s.depth++; s.depth > maxProbeDepth {
 		return false
 	}
 	s.pos++
-	if s.ws(); s.at('}') {
+	if s.ws(); s.at(closer) {
 		s.pos++
 		s.depth--
 		return true
 	}
 	for {
-		key, ok := s.key()
-		if !ok || !member(key) {
+		if !item() {
 			return false
 		}
 		if s.ws(); s.at(',') {
@@ -171,7 +182,7 @@ func (s *prober) object(member func(key []byte) bool) bool {
 			s.ws()
 			continue
 		}
-		if !s.at('}') {
+		if !s.at(closer) {
 			return false
 		}
 		s.pos++
@@ -292,34 +303,6 @@ func (s *prober) value() bool {
 		return s.number()
 	default:
 		return s.literal("true") || s.literal("false") || s.null()
-	}
-}
-
-func (s *prober) array() bool {
-	if s.depth++; s.depth > maxProbeDepth {
-		return false
-	}
-	s.pos++
-	if s.ws(); s.at(']') {
-		s.pos++
-		s.depth--
-		return true
-	}
-	for {
-		if !s.value() {
-			return false
-		}
-		if s.ws(); s.at(',') {
-			s.pos++
-			s.ws()
-			continue
-		}
-		if !s.at(']') {
-			return false
-		}
-		s.pos++
-		s.depth--
-		return true
 	}
 }
 
