@@ -64,36 +64,54 @@ const (
 func (s *prober) top(kind Kind, key []byte, p *probe) bool {
 	switch kind {
 	case KindPush, KindTagPush:
-		switch string(key) {
-		case "project_id":
-			return s.once(seenProjectID) && s.int(&p.ProjectID)
-		case "ref":
-			return s.once(seenRef) && s.str(&p.Ref)
-		case "before":
-			return s.once(seenBefore) && s.str(&p.Before)
-		case "after":
-			return s.once(seenAfter) && s.str(&p.After)
-		}
+		return s.push(key, p)
 	case KindBuild:
-		switch string(key) {
-		case "build_id":
-			return s.once(seenBuildID) && s.int(&p.BuildID)
-		case "build_status":
-			return s.once(seenBuildStatus) && s.str(&p.BuildStatus)
-		}
+		return s.build(key, p)
 	case KindIssue, KindMergeRequest, KindNote:
-		a := &p.ObjectAttributes
-		switch string(key) {
-		case "object_attributes":
-			return s.once(seenAttributes) && s.nested(func(key []byte) bool { return s.attribute(kind, key, a) })
-		case "issue":
-			if kind == KindNote {
-				return s.once(seenIssue) && s.nested(func(key []byte) bool { return s.id(key, &p.Issue.ID) })
-			}
-		case "merge_request":
-			if kind == KindNote {
-				return s.once(seenMergeRequest) && s.nested(func(key []byte) bool { return s.id(key, &p.MergeRequest.ID) })
-			}
+		return s.objectEvent(kind, key, p)
+	}
+	return s.value()
+}
+
+// push reads a top-level key of a push or tag push.
+func (s *prober) push(key []byte, p *probe) bool {
+	switch string(key) {
+	case "project_id":
+		return s.once(seenProjectID) && s.int(&p.ProjectID)
+	case "ref":
+		return s.once(seenRef) && s.str(&p.Ref)
+	case "before":
+		return s.once(seenBefore) && s.str(&p.Before)
+	case "after":
+		return s.once(seenAfter) && s.str(&p.After)
+	}
+	return s.value()
+}
+
+// build reads a top-level key of a build event.
+func (s *prober) build(key []byte, p *probe) bool {
+	switch string(key) {
+	case "build_id":
+		return s.once(seenBuildID) && s.int(&p.BuildID)
+	case "build_status":
+		return s.once(seenBuildStatus) && s.str(&p.BuildStatus)
+	}
+	return s.value()
+}
+
+// objectEvent reads a top-level key of an issue, merge request or note
+// event.
+func (s *prober) objectEvent(kind Kind, key []byte, p *probe) bool {
+	switch string(key) {
+	case "object_attributes":
+		return s.once(seenAttributes) && s.nested(func(key []byte) bool { return s.attribute(kind, key, &p.ObjectAttributes) })
+	case "issue":
+		if kind == KindNote {
+			return s.once(seenIssue) && s.nested(func(key []byte) bool { return s.id(key, &p.Issue.ID) })
+		}
+	case "merge_request":
+		if kind == KindNote {
+			return s.once(seenMergeRequest) && s.nested(func(key []byte) bool { return s.id(key, &p.MergeRequest.ID) })
 		}
 	}
 	return s.value()
@@ -367,38 +385,42 @@ func isHexDigits(b []byte) bool {
 
 // number reads a number with JSON's grammar.
 func (s *prober) number() bool {
-	d, i := s.data, s.pos
+	d := s.data
+	i, ok := integerEnd(d, s.pos)
+	if ok && i < len(d) && d[i] == '.' {
+		i, ok = someDigits(d, i+1)
+	}
+	if ok && i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		i, ok = someDigits(d, i)
+	}
+	s.pos = i
+	return ok
+}
+
+// integerEnd returns the index past the integer part of a number at i, and
+// whether there is one: a minus sign, then 0 or digits not led by 0.
+func integerEnd(d []byte, i int) (int, bool) {
 	if i < len(d) && d[i] == '-' {
 		i++
 	}
 	switch {
 	case i < len(d) && d[i] == '0':
-		i++
+		return i + 1, true
 	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		i = digitsEnd(d, i)
-	default:
-		return false
+		return digitsEnd(d, i), true
 	}
-	if i < len(d) && d[i] == '.' {
-		if j := digitsEnd(d, i+1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := digitsEnd(d, i)
-		if j == i {
-			return false
-		}
-		i = j
-	}
-	s.pos = i
-	return true
+	return i, false
+}
+
+// someDigits returns the index past the run of digits at i, and whether
+// there is one: a fraction or an exponent needs a digit.
+func someDigits(d []byte, i int) (int, bool) {
+	j := digitsEnd(d, i)
+	return j, j > i
 }
 
 // digitsEnd returns the index past the run of digits at i.
