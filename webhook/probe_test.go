@@ -35,7 +35,7 @@ func TestProbeRefusesWhatItCannotTell(t *testing.T) {
 		"no colon":              `{"a" 1}`,
 		"escaped key":           `{"obj\u0065ct_attributes":{"id":1}}`,
 		"key with space":        `{" object_attributes":{"id":1}}`,
-		"id as a string":        issue(`"id":"7"`),
+		"id as an object":       issue(`"id":{}`),
 		"id as a fraction":      issue(`"id":7.5`),
 		"id out of range":       issue(`"id":99999999999999999999`),
 		"id twice":              issue(`"id":7,"id":8`),
@@ -43,7 +43,7 @@ func TestProbeRefusesWhatItCannotTell(t *testing.T) {
 		"attributes not object": `{"object_attributes":[1]}`,
 		"time not a string":     issue(`"id":7,"updated_at":5`),
 		"time not a time":       issue(`"id":7,"updated_at":"soon"`),
-		"too deep":              `{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
+		"too deep":              `{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 	} {
 		_, ok := probeIdentity(KindIssue, []byte(body))
 		assert.False(t, ok, name)
@@ -71,6 +71,7 @@ func TestProbeReadsWhatNamesAnEvent(t *testing.T) {
 		{KindBuild, `{"build_id":9,` + skipped + `"build_status":"failed"}`, "build/9/failed", "build/9"},
 		{KindIssue, `{"object_attributes":{` + skipped + `"id":7,"updated_at":"2016-07-01T10:00:00+02:00"}}`, "issue/7/2016-07-01T08:00:00Z/", "issue/7"},
 		{KindMergeRequest, `{"object_attributes":{"id":7,"updated_at":null}}`, "body/", "merge_request/7"},
+		{KindMergeRequest, `{"object_attributes":{"id":"7"}}`, "body/", "merge_request/7"}, // as the decoder reads it
 		{KindNote, `{"object_attributes":{"id":5,"noteable_type":"Issue","noteable_id":40},"issue":{"id":41,"iid":2}}`, "note/5", "issue/41"},
 		{KindNote, `{"object_attributes":{"id":5,"noteable_type":"MergeRequest","noteable_id":40},"issue":null}`, "note/5", "merge_request/40"},
 		{KindNote, `{"object_attributes":null,"merge_request":{"id":8}}`, "body/", "merge_request/8"},

@@ -97,16 +97,21 @@ func (s *scanner) isBlank() bool {
 // key reads an object key and returns its text; a key without escapes is
 // read in place.
 func (s *scanner) key() []byte {
+	raw := s.rawKey()
+	if s.err != nil {
+		return nil
+	}
+	return unquote(raw)
+}
+
+// rawKey reads an object key and returns it as written, quotes included.
+func (s *scanner) rawKey() []byte {
 	s.ws()
 	if s.pos < len(s.data) && s.data[s.pos] != '"' {
 		s.syntax("expected a string key")
 		return nil
 	}
-	raw := s.value()
-	if s.err != nil {
-		return nil
-	}
-	return unquote(raw)
+	return s.value()
 }
 
 // value skips one value, checking its syntax, and returns its bytes.
@@ -160,7 +165,7 @@ func (s *scanner) compound(open byte) {
 	}
 	for s.err == nil {
 		if open == '{' {
-			if s.key(); !s.colon() {
+			if s.rawKey(); !s.colon() { // a key skipped need not be unquoted
 				return
 			}
 		}
@@ -187,6 +192,12 @@ func (s *scanner) literal(word string) {
 func (s *scanner) str() {
 	i := s.pos + 1
 	for i < len(s.data) {
+		for i < len(s.data) && plainByte[s.data[i]] {
+			i++ // most of a string: no need for the switch
+		}
+		if i == len(s.data) {
+			break
+		}
 		c := s.data[i]
 		switch {
 		case c == '"':
@@ -223,6 +234,15 @@ func (s *scanner) str() {
 	s.pos = len(s.data)
 	s.syntax("unterminated string")
 }
+
+// plainByte marks the bytes that neither end a string nor need a closer
+// look: not a quote, a backslash or a control character.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(b []byte) bool {
 	for _, c := range b {
