@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -26,16 +27,20 @@ import (
 var sendersPerCPU = flag.Int("senders-per-cpu", 16, "deliveries in flight per CPU in BenchmarkDeliveries")
 
 // BenchmarkDeliveries measures deliveries answered per second over loopback,
-// many at once, by a real http.Server: a plain handler that reads the body
-// and answers 200 (the floor), then the Handler on each queue, with a
-// callback that does nothing, timed until every callback ran. Compare the
-// deliveries/s of one run.
+// many at once, by a real http.Server: the floor, a plain handler that reads
+// the body, decodes it with encoding/json into standard-typed structs and
+// answers 200; read, a handler that only reads the body; then the Handler
+// on each queue, with a callback that does nothing, timed until every
+// callback ran. Compare the deliveries/s of one run.
 func BenchmarkDeliveries(b *testing.B) {
 	template, err := os.ReadFile("testdata/spec/issue.json")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("floor", func(b *testing.B) {
+		deliver(b, template, http.HandlerFunc(floorHandler), nil)
+	})
+	b.Run("read", func(b *testing.B) {
 		deliver(b, template, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			w.WriteHeader(http.StatusOK)
@@ -57,6 +62,112 @@ func BenchmarkDeliveries(b *testing.B) {
 			}
 			benchHandler(b, template, q, o.opts)
 		})
+	}
+}
+
+// floorHandler is a receiver written with net/http and encoding/json
+// alone: it reads the issue event into floorIssue and answers 200, or 400
+// when the body does not decode.
+func floorHandler(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var ev floorIssue
+	if err == nil {
+		err = json.Unmarshal(body, &ev)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// floorIssue is the issue event as a program using encoding/json alone
+// would declare it: standard types, with times as strings (time.Time cannot
+// decode "2016-06-21 09:14:07 UTC") and pointers where null is sent.
+// TestFloorDecodesEveryKey checks that it has a field for every key sent.
+type floorIssue struct {
+	ObjectKind string    `json:"object_kind"`
+	User       floorUser `json:"user"`
+	Project    struct {
+		Name              string  `json:"name"`
+		Description       string  `json:"description"`
+		WebURL            string  `json:"web_url"`
+		AvatarURL         *string `json:"avatar_url"`
+		GitSSHURL         string  `json:"git_ssh_url"`
+		GitHTTPURL        string  `json:"git_http_url"`
+		Namespace         string  `json:"namespace"`
+		VisibilityLevel   int     `json:"visibility_level"`
+		PathWithNamespace string  `json:"path_with_namespace"`
+		DefaultBranch     string  `json:"default_branch"`
+		Homepage          string  `json:"homepage"`
+		URL               string  `json:"url"`
+		SSHURL            string  `json:"ssh_url"`
+		HTTPURL           string  `json:"http_url"`
+	} `json:"project"`
+	Repository struct {
+		Name        string `json:"name"`
+		URL         string `json:"url"`
+		Description string `json:"description"`
+		Homepage    string `json:"homepage"`
+	} `json:"repository"`
+	ObjectAttributes struct {
+		ID           int     `json:"id"`
+		Title        string  `json:"title"`
+		AssigneeID   *int    `json:"assignee_id"`
+		AuthorID     int     `json:"author_id"`
+		ProjectID    int     `json:"project_id"`
+		CreatedAt    string  `json:"created_at"`
+		UpdatedAt    string  `json:"updated_at"`
+		Position     int     `json:"position"`
+		BranchName   *string `json:"branch_name"`
+		Description  string  `json:"description"`
+		MilestoneID  *int    `json:"milestone_id"`
+		State        string  `json:"state"`
+		IID          int     `json:"iid"`
+		UpdatedByID  *int    `json:"updated_by_id"`
+		Confidential bool    `json:"confidential"`
+		DeletedAt    *string `json:"deleted_at"`
+		DueDate      *string `json:"due_date"`
+		MovedToID    *int    `json:"moved_to_id"`
+		URL          string  `json:"url"`
+		Action       string  `json:"action"`
+	} `json:"object_attributes"`
+	Assignee *floorUser `json:"assignee"`
+}
+
+type floorUser struct {
+	Name      string  `json:"name"`
+	Username  string  `json:"username"`
+	AvatarURL *string `json:"avatar_url"`
+}
+
+// TestFloorDecodesEveryKey checks that BenchmarkDeliveries' floor does the
+// work a receiver does: it decodes every key of the delivery, and reads the
+// values the Handler's typed decoder reads.
+func TestFloorDecodesEveryKey(t *testing.T) {
+	template, err := os.ReadFile("testdata/spec/issue.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(template))
+	dec.DisallowUnknownFields()
+	var ev floorIssue
+	if err := dec.Decode(&ev); err != nil {
+		t.Fatal(err)
+	}
+	typed, err := webhook.ParsePayload(http.Header{webhook.HeaderEvent: {string(webhook.KindIssue)}}, template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := typed.(*webhook.IssueEvent)
+	if ev.ObjectAttributes.ID != issue.ObjectAttributes.ID || ev.ObjectAttributes.Title != issue.ObjectAttributes.Title ||
+		ev.Project.PathWithNamespace != issue.Project.PathWithNamespace || ev.Assignee.Username != issue.Assignee.Username {
+		t.Errorf("the floor read %+v", ev)
+	}
+	rec := httptest.NewRecorder()
+	floorHandler(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(template[:len(template)/2])))
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("a cut body: %d, want 400", rec.Code)
 	}
 }
 
