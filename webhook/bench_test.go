@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab/internal/hookpayload"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/diskqueue"
 )
@@ -82,63 +83,33 @@ func floorHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 // floorIssue is the issue event as a program using encoding/json alone
-// would declare it: standard types, with times as strings (time.Time cannot
-// decode "2016-06-21 09:14:07 UTC") and pointers where null is sent.
-// TestFloorDecodesEveryKey checks that it has a field for every key sent.
-type floorIssue struct {
-	ObjectKind string    `json:"object_kind"`
-	User       floorUser `json:"user"`
-	Project    struct {
-		Name              string  `json:"name"`
-		Description       string  `json:"description"`
-		WebURL            string  `json:"web_url"`
-		AvatarURL         *string `json:"avatar_url"`
-		GitSSHURL         string  `json:"git_ssh_url"`
-		GitHTTPURL        string  `json:"git_http_url"`
-		Namespace         string  `json:"namespace"`
-		VisibilityLevel   int     `json:"visibility_level"`
-		PathWithNamespace string  `json:"path_with_namespace"`
-		DefaultBranch     string  `json:"default_branch"`
-		Homepage          string  `json:"homepage"`
-		URL               string  `json:"url"`
-		SSHURL            string  `json:"ssh_url"`
-		HTTPURL           string  `json:"http_url"`
-	} `json:"project"`
-	Repository struct {
-		Name        string `json:"name"`
-		URL         string `json:"url"`
-		Description string `json:"description"`
-		Homepage    string `json:"homepage"`
-	} `json:"repository"`
-	ObjectAttributes struct {
-		ID           int     `json:"id"`
-		Title        string  `json:"title"`
-		AssigneeID   *int    `json:"assignee_id"`
-		AuthorID     int     `json:"author_id"`
-		ProjectID    int     `json:"project_id"`
-		CreatedAt    string  `json:"created_at"`
-		UpdatedAt    string  `json:"updated_at"`
-		Position     int     `json:"position"`
-		BranchName   *string `json:"branch_name"`
-		Description  string  `json:"description"`
-		MilestoneID  *int    `json:"milestone_id"`
-		State        string  `json:"state"`
-		IID          int     `json:"iid"`
-		UpdatedByID  *int    `json:"updated_by_id"`
-		Confidential bool    `json:"confidential"`
-		DeletedAt    *string `json:"deleted_at"`
-		DueDate      *string `json:"due_date"`
-		MovedToID    *int    `json:"moved_to_id"`
-		URL          string  `json:"url"`
-		Action       string  `json:"action"`
-	} `json:"object_attributes"`
-	Assignee *floorUser `json:"assignee"`
-}
+// would declare it: the payload objects of the fake server, which are
+// standard-typed, around attributes with times as strings (time.Time cannot
+// decode "2016-06-21 09:14:07 UTC"). TestFloorDecodesEveryKey checks that
+// it has a field for every key sent.
+type floorIssue = hookpayload.Issuable[floorIssueAttributes]
 
-type floorUser struct {
-	Name      string  `json:"name"`
-	Username  string  `json:"username"`
-	AvatarURL *string `json:"avatar_url"`
+type floorIssueAttributes struct {
+	ID           int     `json:"id"`
+	IID          int     `json:"iid"`
+	Title        string  `json:"title"`
+	Description  *string `json:"description"`
+	State        string  `json:"state"`
+	ProjectID    int     `json:"project_id"`
+	AuthorID     int     `json:"author_id"`
+	AssigneeID   *int    `json:"assignee_id"`
+	MilestoneID  *int    `json:"milestone_id"`
+	UpdatedByID  *int    `json:"updated_by_id"`
+	Position     int     `json:"position"`
+	BranchName   *string `json:"branch_name"`
+	Confidential bool    `json:"confidential"`
+	DueDate      *string `json:"due_date"`
+	MovedToID    *int    `json:"moved_to_id"`
+	DeletedAt    *string `json:"deleted_at"`
+	CreatedAt    string  `json:"created_at"`
+	UpdatedAt    string  `json:"updated_at"`
+	URL          string  `json:"url"`
+	Action       string  `json:"action"`
 }
 
 // TestFloorDecodesEveryKey checks that BenchmarkDeliveries' floor does the
@@ -161,7 +132,7 @@ func TestFloorDecodesEveryKey(t *testing.T) {
 	}
 	issue := typed.(*webhook.IssueEvent)
 	if ev.ObjectAttributes.ID != issue.ObjectAttributes.ID || ev.ObjectAttributes.Title != issue.ObjectAttributes.Title ||
-		ev.Project.PathWithNamespace != issue.Project.PathWithNamespace || ev.Assignee.Username != issue.Assignee.Username {
+		ev.Project.PathWithNamespace != issue.Project.PathWithNamespace || *ev.Assignee.Username != issue.Assignee.Username {
 		t.Errorf("the floor read %+v", ev)
 	}
 	rec := httptest.NewRecorder()
