@@ -223,30 +223,45 @@ const backlogSize = 20000
 // the callback and lets as many workers drain them. It reports the store's
 // and the drain's rates, and the rate of the drain's last third over its
 // first third: a queue whose cost grows with what it holds, or with what
-// it has freed, shows below 1.
+// it has freed, shows below 1. disk-reopened closes the queue once the
+// deliveries are stored and drains them from a queue opened again, as
+// after a restart: none is then held in memory.
 func BenchmarkBacklog(b *testing.B) {
 	template, err := os.ReadFile("testdata/spec/issue.json")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("memory", func(b *testing.B) {
-		backlog(b, template, func() webhook.Queue { return webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) })
+		backlog(b, template, func() webhook.Queue { return webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) }, nil)
 	})
+	openDisk := func(dir string) webhook.Queue {
+		q, err := diskqueue.Open(dir, diskqueue.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return q
+	}
 	b.Run("disk", func(b *testing.B) {
+		backlog(b, template, func() webhook.Queue { return openDisk(b.TempDir()) }, nil)
+	})
+	b.Run("disk-reopened", func(b *testing.B) {
+		var dir string
 		backlog(b, template, func() webhook.Queue {
-			q, err := diskqueue.Open(b.TempDir(), diskqueue.Options{})
-			if err != nil {
+			dir = b.TempDir()
+			return openDisk(dir)
+		}, func(q webhook.Queue) webhook.Queue {
+			if err := q.Close(); err != nil {
 				b.Fatal(err)
 			}
-			return q
+			return openDisk(dir)
 		})
 	})
 }
 
-func backlog(b *testing.B, template []byte, open func() webhook.Queue) {
+func backlog(b *testing.B, template []byte, open func() webhook.Queue, reopen func(webhook.Queue) webhook.Queue) {
 	var store, drain, ratio float64
 	for range b.N {
-		s, d, r := backlogOnce(b, template, open())
+		s, d, r := backlogOnce(b, template, open(), reopen)
 		store, drain, ratio = store+s, drain+d, ratio+r
 	}
 	n := float64(b.N)
@@ -257,31 +272,45 @@ func backlog(b *testing.B, template []byte, open func() webhook.Queue) {
 }
 
 // backlogOnce runs one store and drain on q and returns the store's rate,
-// the drain's, and its last third's rate over its first third's.
-func backlogOnce(b *testing.B, template []byte, q webhook.Queue) (store, drain, ratio float64) {
-	defer q.Close()
+// the drain's, and its last third's rate over its first third's. With
+// reopen, the deliveries are stored without workers, and drained from the
+// queue reopen returns for q.
+func backlogOnce(b *testing.B, template []byte, q webhook.Queue, reopen func(webhook.Queue) webhook.Queue) (store, drain, ratio float64) {
 	release := make(chan struct{})
 	var handled atomic.Int64
 	var thirds [4]time.Time // the drain's start, and when each third was handled
 	workers := *sendersPerCPU * runtime.GOMAXPROCS(0)
-	h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: workers, OnIssue: func(context.Context, *webhook.IssueEvent) error {
-		<-release
-		if n := handled.Add(1); n%(backlogSize/3) == 0 && n <= backlogSize {
-			thirds[n/(backlogSize/3)] = time.Now()
+	handler := func(q webhook.Queue) *webhook.Handler {
+		h, err := webhook.NewHandler(webhook.Options{Queue: q, Workers: workers, OnIssue: func(context.Context, *webhook.IssueEvent) error {
+			<-release
+			if n := handled.Add(1); n%(backlogSize/3) == 0 && n <= backlogSize {
+				thirds[n/(backlogSize/3)] = time.Now()
+			}
+			return nil
+		}})
+		if err != nil {
+			b.Fatal(err)
 		}
-		return nil
-	}})
-	if err != nil {
-		b.Fatal(err)
+		return h
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- h.Run(ctx) }()
+	done := make(chan error, 1)
+	run := func(h *webhook.Handler) { go func() { done <- h.Run(ctx) }() }
+	h := handler(q)
+	if reopen == nil {
+		run(h)
+	}
 	srv := httptest.NewServer(h)
 	start := time.Now()
 	postAll(b, srv.URL, template, backlogSize, workers)
 	stored := time.Now()
 	srv.Close()
+	if reopen != nil {
+		q = reopen(q)
+		h = handler(q)
+		run(h)
+	}
+	defer q.Close()
 	thirds[0] = time.Now()
 	close(release)
 	idle, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
