@@ -234,7 +234,7 @@ func BenchmarkBacklog(b *testing.B) {
 	b.Run("memory", func(b *testing.B) {
 		backlog(b, template, func() webhook.Queue { return webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) }, nil)
 	})
-	openDisk := func(dir string) webhook.Queue {
+	openDisk := func(b *testing.B, dir string) webhook.Queue {
 		q, err := diskqueue.Open(dir, diskqueue.Options{})
 		if err != nil {
 			b.Fatal(err)
@@ -242,18 +242,18 @@ func BenchmarkBacklog(b *testing.B) {
 		return q
 	}
 	b.Run("disk", func(b *testing.B) {
-		backlog(b, template, func() webhook.Queue { return openDisk(b.TempDir()) }, nil)
+		backlog(b, template, func() webhook.Queue { return openDisk(b, b.TempDir()) }, nil)
 	})
 	b.Run("disk-reopened", func(b *testing.B) {
 		var dir string
 		backlog(b, template, func() webhook.Queue {
 			dir = b.TempDir()
-			return openDisk(dir)
+			return openDisk(b, dir)
 		}, func(q webhook.Queue) webhook.Queue {
 			if err := q.Close(); err != nil {
 				b.Fatal(err)
 			}
-			return openDisk(dir)
+			return openDisk(b, dir)
 		})
 	})
 }
