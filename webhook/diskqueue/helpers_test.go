@@ -90,10 +90,6 @@ func waitIdle(t *testing.T, h *webhook.Handler) {
 	require.NoError(t, h.WaitIdle(ctx))
 }
 
-// flushed waits until the records q wrote at once are synced and the log
-// tidied after them, as the writer does within lazySync.
-func flushed(q *Queue) { q.flush() }
-
 // logEnd returns where the log ends: its head, and the bytes written to it.
 func logEnd(q *Queue) (num uint64, size int64) {
 	q.mu.Lock()

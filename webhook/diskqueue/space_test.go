@@ -71,7 +71,7 @@ func TestSpaceGivenBackWhileDraining(t *testing.T) {
 	endNum, endSize := logEnd(q)
 
 	ackSome(t, q, 3*n/4)
-	flushed(q)
+	q.flush() // what the writer does within lazySync
 	left := segments(t, dir)
 	headLeft, _ := logEnd(q)
 	sizeAfter, usedAfter := usage(t, dir)
@@ -96,7 +96,7 @@ func TestSpaceGivenBackWhileDraining(t *testing.T) {
 		require.Equal(t, body, d.Body, "what is left reads whole")
 		require.NoError(t, q.Ack(context.Background(), d.ID))
 	}
-	flushed(q)
+	q.flush() // what the writer does within lazySync
 	drained := segments(t, dir)
 	sizeDrained, usedDrained := usage(t, dir)
 	t.Logf("drained: segments %v, %d bytes using %d", drained, sizeDrained, usedDrained)
@@ -127,7 +127,7 @@ func TestDrainedQueueBeginsNewSegment(t *testing.T) {
 	}
 	require.NoError(t, q.Ack(ctx, ids[1]))
 	require.NoError(t, q.Ack(ctx, ids[0]))
-	flushed(q)
+	q.flush() // what the writer does within lazySync
 	head, size := logEnd(q)
 	t.Logf("segments %v while stored; drained: %v, the one written to %s with %d bytes written", held, segments(t, dir), segName(head), size)
 	assert.LessOrEqual(t, size, int64(drainedRoll), "the segment written to holds no handled body")
@@ -179,7 +179,7 @@ func TestFullHeadRollsWithoutPuts(t *testing.T) {
 		require.Equal(t, id, queuetest.Take(t, q).ID)
 		require.NoError(t, q.Retry(ctx, id, time.Now(), reason))
 	}
-	flushed(q)
+	q.flush() // what the writer does within lazySync
 	head, _ := logEnd(q)
 	assert.Greater(t, head, first, "a new segment begun")
 	q.mu.Lock()
