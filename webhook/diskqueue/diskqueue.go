@@ -56,8 +56,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,18 +108,20 @@ var (
 // The bounds are checked as each delivery is stored, so they hold however
 // many deliveries arrive at once.
 type Queue struct {
-	opts Options
-	dir  string
-	lock *os.File
+	opts  Options
+	dir   string
+	disk  fileSystem
+	sizes sizes
+	lock  io.Closer
 
 	// wmu is held while the log is appended to, so that records land one
 	// after another; with mu, while segs changes. It is taken before mu.
 	wmu     sync.Mutex
 	scratch []byte // under wmu: a record being written at once
 
-	mu        sync.Mutex // guards what follows, and s
+	mu        sync.Mutex // guards what follows, and sched
 	wake      *sync.Cond // on mu: the writer has work, or the queue closes
-	s         schedule.Schedule
+	sched     schedule.Schedule
 	items     map[uint64]*item // pending and dead-lettered deliveries
 	nextID    uint64           // the last id given
 	cur       *group           // the records gathered for the next sync
@@ -130,7 +132,7 @@ type Queue struct {
 	flushes   []chan struct{} // flush calls waiting for the writer
 	tidyDue   bool            // the writer is to tidy the log (see copyDue)
 	tidyTimer *time.Timer
-	later     []byte        // records kept for the next write (see Ack)
+	acksKept  []byte        // records kept for the next write (see Ack)
 	unsynced  bool          // records were written at once, or kept, since the last sync
 	syncDue   bool          // the writer is to sync them (see lazySync)
 	syncTimer *time.Timer   // sets syncDue
@@ -194,20 +196,25 @@ const cacheMax = 32 << 20
 // error: nothing is reset. A queue another process has open is an error
 // wrapping ErrHeld, after a second's wait for that process to let go. A
 // delivery whose record is damaged is dead-lettered; a queue kept by an
-// earlier version of this package (queue.db) is carried over.
+// earlier version of this package, a queue.db, is left alone.
 func Open(dir string, opts Options) (*Queue, error) {
+	return openOn(osFS{}, dir, opts, defaultSizes)
+}
+
+// openOn is Open on the given file system, with the given sizes.
+func openOn(disk fileSystem, dir string, opts Options, sz sizes) (*Queue, error) {
 	if opts.MaxPending < 0 || opts.MaxBytes < 0 {
 		return nil, errors.New("diskqueue: negative Options bound")
 	}
 	if opts.DedupWindow == 0 {
 		opts.DedupWindow = webhook.DefaultDedupWindow
 	}
-	lock, err := prepare(dir, opts.NoCreate)
+	lock, err := openDir(disk, dir, opts.NoCreate)
 	if err != nil {
 		return nil, err
 	}
 	q := &Queue{
-		opts: opts, dir: dir, lock: lock, s: schedule.New(), items: map[uint64]*item{}, storing: map[string]*group{},
+		opts: opts, dir: dir, disk: disk, sizes: sz, lock: lock, sched: schedule.New(), items: map[uint64]*item{}, storing: map[string]*group{},
 		cur: newGroup(nil), keys: newDedup(opts.DedupWindow), checkpoints: map[string][]byte{}, done: make(chan struct{}),
 		gathered: make(chan struct{}, 1), lingerTimer: time.NewTimer(time.Hour), preparing: closedChan(),
 	}
@@ -249,20 +256,20 @@ func (q *Queue) full(n int64) error {
 func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.s.Len()
+	return q.sched.Len()
 }
 
 // WaitIdle waits until no delivery is pending, leased or waiting for a
 // retry.
 func (q *Queue) WaitIdle(ctx context.Context) error {
-	return q.s.WaitEmpty(ctx, q.mu.Lock, q.mu.Unlock)
+	return q.sched.WaitEmpty(ctx, q.mu.Lock, q.mu.Unlock)
 }
 
 // Stats implements webhook.Queue.
 func (q *Queue) Stats(context.Context) (webhook.QueueStats, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	st := webhook.QueueStats{Pending: q.s.Len(), DeadLetters: q.dead, Damaged: q.damaged.Load()}
+	st := webhook.QueueStats{Pending: q.sched.Len(), DeadLetters: q.dead, Damaged: q.damaged.Load()}
 	var oldest uint64
 	for id, it := range q.items {
 		if !it.dead && (oldest == 0 || id < oldest) {
@@ -322,7 +329,7 @@ func (q *Queue) Close() error {
 	<-q.done
 	q.bg.Wait()
 	q.mu.Lock()
-	q.s.Close()
+	q.sched.Close()
 	q.mu.Unlock()
 	return q.closeFiles()
 }
