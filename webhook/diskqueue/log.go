@@ -806,11 +806,15 @@ func (s *segment) drop(it *item) {
 
 // readAt reads size bytes of seg at off.
 func (q *Queue) readAt(seg *segment, off, size int64) ([]byte, error) {
-	buf := make([]byte, size)
 	q.filesMu.RLock()
-	_, err := seg.f.ReadAt(buf, off)
-	q.filesMu.RUnlock()
-	if err != nil {
+	defer q.filesMu.RUnlock()
+	return readSegment(seg, off, size)
+}
+
+// readSegment is readAt with q.filesMu held.
+func readSegment(seg *segment, off, size int64) ([]byte, error) {
+	buf := make([]byte, size)
+	if _, err := seg.f.ReadAt(buf, off); err != nil {
 		return nil, fmt.Errorf("diskqueue: reading %s: %w", filepath.Base(seg.path), err)
 	}
 	return buf, nil

@@ -160,10 +160,14 @@ type stored struct {
 
 // fetch reads the put record of it whole and checks its header.
 func (q *Queue) fetch(it *item) (stored, error) {
+	// Held from where it is to its read: a copy forward may move it, and its
+	// old segment go, in between.
+	q.filesMu.RLock()
 	q.mu.Lock()
 	seg, off, size := it.seg, it.off, it.size
 	q.mu.Unlock()
-	raw, err := q.readAt(seg, off, size)
+	raw, err := readSegment(seg, off, size)
+	q.filesMu.RUnlock()
 	if err != nil {
 		return stored{}, err
 	}
