@@ -199,8 +199,10 @@ func (h *harness) workload(steps int) error {
 			h.model.note(event{cp: name, body: v, cpDone: true})
 		case r < 90:
 			err = h.deleteOne(ctx)
-		case r < 96:
+		case r < 94:
 			h.q.flush()
+		case r < 97:
+			err = h.drain(ctx)
 		default:
 			if err = h.q.Close(); err == nil {
 				err = h.open()
@@ -266,6 +268,36 @@ func (h *harness) handle(ctx context.Context) error {
 		h.model.note(event{key: d.Key, phase: phDead})
 	}
 	return nil
+}
+
+// drain handles every delivery and deletes every dead letter, so that the
+// log rolls to a new segment and the old ones go; a reopen follows.
+func (h *harness) drain(ctx context.Context) error {
+	for h.q.Len() > 0 {
+		d, err := h.q.Take(ctx)
+		if err != nil {
+			return err
+		}
+		h.model.note(event{key: d.Key, phase: phLeaving})
+		if err := h.q.Ack(ctx, d.ID); err != nil {
+			return err
+		}
+		h.model.note(event{key: d.Key, phase: phAcked})
+	}
+	for {
+		dls, err := h.q.DeadLetters(ctx)
+		if err != nil || len(dls) == 0 {
+			break
+		}
+		if err := h.deleteOne(ctx); err != nil {
+			return err
+		}
+	}
+	h.q.flush()
+	if err := h.q.Close(); err != nil {
+		return err
+	}
+	return h.open()
 }
 
 // deleteOne deletes a dead letter, if there is one.
@@ -418,6 +450,58 @@ func checkImage(img *crashFS, k *knowledge, sz sizes) (err error) {
 	if fresh.ID <= k.maxID || fresh.ID <= top {
 		return fmt.Errorf("id %d given after the open; %d had been given before the cut, %d handed out since", fresh.ID, k.maxID, top)
 	}
+	if err := q.checkpointsMatch(ctx, k); err != nil {
+		return err
+	}
+	// Drained, closed and opened again, the queue still gives higher ids.
+	if err := drainAll(ctx, q); err != nil {
+		return err
+	}
+	if err := q.Close(); err != nil {
+		return err
+	}
+	q2, err := openOn(img, harnessDir, Options{}, sz)
+	if err != nil {
+		return fmt.Errorf("does not open again: %w", err)
+	}
+	q = q2
+	again := &webhook.Delivery{Key: "again", Body: []byte("{}")}
+	if err := q.Put(ctx, again); err != nil {
+		return err
+	}
+	if again.ID <= fresh.ID {
+		return fmt.Errorf("id %d given after a drain and a reopen; %d was given before", again.ID, fresh.ID)
+	}
+	return nil
+}
+
+// drainAll acks every delivery, deletes every dead letter, and lets the
+// writer tidy the log.
+func drainAll(ctx context.Context, q *Queue) error {
+	for q.Len() > 0 {
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		d, err := q.Take(tctx)
+		cancel()
+		if err == nil {
+			err = q.Ack(ctx, d.ID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	dls, err := q.DeadLetters(ctx)
+	for _, d := range dls {
+		if err == nil {
+			err = q.Delete(ctx, d.ID)
+		}
+	}
+	q.flush()
+	return err
+}
+
+// checkpointsMatch checks that each checkpoint reads as the last value set
+// before the cut, or one being set.
+func (q *Queue) checkpointsMatch(ctx context.Context, k *knowledge) error {
 	for name, vals := range k.cps {
 		v, _ := q.Checkpoint(ctx, name)
 		if !containsBytes(vals, v) && (v != nil || k.set[name]) {
