@@ -28,6 +28,8 @@ type crashFS struct {
 	// onCut, when set, is called at each step a power cut is tried at,
 	// with crashFS.mu held.
 	onCut func(*snapshot)
+	// everyStep tries a power cut at every step, not one in four.
+	everyStep bool
 	// made and removed count the files made and removed, by the start of
 	// their names ("log", "keys", "checkpoints").
 	made, removed map[string]int
@@ -131,7 +133,7 @@ func (fs *crashFS) dir(path string) (*memDir, error) {
 
 // maybeCut tries a power cut at one step in four between syncs.
 func (fs *crashFS) maybeCut() {
-	if fs.onCut != nil && fs.rng.IntN(4) == 0 {
+	if fs.onCut != nil && (fs.everyStep || fs.rng.IntN(4) == 0) {
 		fs.onCut(fs.snapshot())
 	}
 }
