@@ -260,12 +260,16 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if q.o.DedupWindow < 0 {
 		key, stateKey = "", ""
 	}
-	seen, recoveries := q.maxSeq.Load(), q.recoveries.Load()
+	seen, recoveries, arrived := q.maxSeq.Load(), q.recoveries.Load(), d.ReceivedAt
+	if arrived.IsZero() {
+		arrived = time.Now()
+	}
 	res, err := bounded(ctx, func(ctx context.Context) ([]any, error) {
 		return putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(), q.o.MaxPending,
-			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c, q.o.NoCreate).Slice()
+			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c, q.o.NoCreate,
+			*q.anchorKey.Load()).Slice()
 	})
-	if err == nil && len(res) != 3 {
+	if err == nil && len(res) != 4 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
 	if err != nil {
@@ -277,7 +281,8 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if n, _ := res[2].(int64); n == 1 {
 		q.damagedEntry("dedup key", "its value is not a mark; it was written again", "key", key)
 	}
-	q.observe(epoch, seen, recoveries, id)
+	gone, _ := res[3].(int64)
+	q.observe(epoch, seen, recoveries, id, gone == 1)
 	switch id {
 	case -1:
 		return webhook.ErrQueueFull
@@ -287,6 +292,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 		return q.missing(state{})
 	}
 	d.ID = uint64(id)
+	q.stored(key, id, arrived)
 	q.signal()
 	return nil
 }
