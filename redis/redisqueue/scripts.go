@@ -17,7 +17,9 @@ import "github.com/redis/go-redis/v9"
 //	P ps:<partition>  the last place given out in the partition
 //	P ph:<partition>  the last place settled (acked or dead-lettered)
 //	P k:<key>         a dedup key, expiring after the dedup window; its
-//	                  value is a mark (see dedupMark)
+//	                  value is a mark (see dedupMark). Written with its
+//	                  delivery, it also tells the watch (watch.go) that
+//	                  the data set still holds that delivery
 //	P dead            sorted set of dead-lettered ids
 //	P cp              hash of checkpoints
 //	P epoch           the engine's marker: a random value written once; its
@@ -201,18 +203,24 @@ end
 return lost
 `)
 
-// checkScript: ARGV prefix, group, then dedup keys this receiver stored.
-// Returns {epoch, seq, oldest stream entry id, stream present, group
-// present, dedup keys missing}, for the watch on the engine's state.
+// checkScript: ARGV prefix, group, then dedup keys to look for. Returns
+// {epoch, seq, oldest stream entry id, stream present, group present, dedup
+// keys missing, m of the oldest pending delivery, m of the newest}, for the
+// watch on the engine's state.
 var checkScript = redis.NewScript(`
 local p = ARGV[1]
 local missing = 0
 for i = 3, #ARGV do
   if redis.call('EXISTS', p..'k:'..ARGV[i]) == 0 then missing = missing + 1 end
 end
+local function meta(e)
+  if #e ~= 1 or e[1][2][1] ~= 'id' then return '' end
+  return redis.call('HGET', p..'d:'..e[1][2][2], 'm') or ''
+end
 local epoch = redis.call('GET', p..'epoch') or ''
 local seq = redis.call('GET', p..'seq') or '0'
 local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local oldest = ''
 if #first == 1 then oldest = first[1][1] end
 local stream, group = 0, 0
@@ -225,7 +233,7 @@ if ok then
     end
   end
 end
-return {epoch, seq, oldest, stream, group, missing}
+return {epoch, seq, oldest, stream, group, missing, meta(first), meta(last)}
 `)
 
 // recoverScript: ARGV prefix, group, a new epoch, the least seq. It writes the

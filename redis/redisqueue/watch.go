@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -36,13 +37,20 @@ import (
 //     Unlike the keys, this sign can be hidden: later Puts of any receiver
 //     carry seq past what this one saw.
 //
+// The check also looks for the dedup key of the newest delivery pending at
+// the last good check, whoever stored it: a data set that lacks it went
+// back before it, and lost every delivery stored after it and not yet
+// handled. So a running receiver also notices what a receiver that stopped
+// lost, when the data set went back that far.
+//
 // Each receiver checks every CheckInterval, and at once when a Put sees a
 // sign of loss. After a good check at time t, every delivery that arrived
 // before the oldest one still pending (or before t, when none is) has been
 // settled; that time is the receiver's "known good" mark. It is kept in
-// memory, with the seq and the anchor of each recent good check and the
-// earliest arrival among the Puts first found by it. A loss is reported
-// from the last good check whose seq and anchor the data set still holds,
+// memory, with the seq, the anchor and the newest pending delivery of each
+// recent good check and the earliest arrival among the Puts first found by
+// it. A loss is reported from the last good check whose seq, anchor and
+// newest pending delivery the data set still holds,
 // or earlier: the earliest of its mark and of the arrivals of the Puts
 // found after it, so a catch-up from there recovers what the engine forgot.
 
@@ -56,12 +64,13 @@ const maxGood = 256
 const maxFresh = 4096
 
 // good is one good check: the seq then, the known-good mark, the anchor,
-// and the earliest arrival among this receiver's Puts it found first.
+// the newest pending delivery, and the earliest arrival among this
+// receiver's Puts it found first.
 type good struct {
-	seq    int64
-	mark   time.Time
-	anchor put       // zero for none
-	fresh  time.Time // zero for none
+	seq            int64
+	mark           time.Time
+	anchor, newest put       // zero for none
+	fresh          time.Time // zero for none
 }
 
 // put is a delivery this receiver stored, whose dedup key checks look for.
@@ -74,10 +83,11 @@ type put struct {
 
 // watch is the engine's state as this receiver knows it.
 type watch struct {
-	checkMu sync.Mutex // one check at a time; guards epoch, goods, anchor and pending
+	checkMu sync.Mutex // one check at a time; guards epoch, goods, anchor, newest and pending
 	epoch   string
 	goods   []good    // oldest first
 	anchor  put       // the newest of this receiver's Puts the last good check found
+	newest  put       // the newest delivery pending at the last good check
 	pending time.Time // a loss detected and not yet told, if not zero
 
 	putMu sync.Mutex
@@ -233,27 +243,30 @@ func (q *Queue) stored(key string, id int64, arrived time.Time) {
 	}
 }
 
-// batch is what a check looks for: the dedup keys of the anchor and of the
-// Puts since the last check (puts, those still young enough to be looked
-// for), and the earliest arrival among all of those Puts.
+// batch is what a check looks for: the dedup keys of the anchor, of the
+// newest delivery pending at the last good check and of the Puts since the
+// last check (puts, those still young enough to be looked for), and the
+// earliest arrival among all of those Puts.
 type batch struct {
 	all, puts []put
 	keys      []string
 	arrived   time.Time
 }
 
-// takeFresh takes the Puts since the last check, at now. The anchor and the
-// Puts whose keys may have expired are not looked for.
+// takeFresh takes the Puts since the last check, at now. Keys that may
+// have expired are not looked for.
 func (q *Queue) takeFresh(now time.Time) batch {
 	q.putMu.Lock()
 	b := batch{all: q.fresh}
 	q.fresh = nil
 	q.putMu.Unlock()
-	if q.anchor.key != "" && !q.young(q.anchor, now) {
+	if !q.young(q.anchor, now) {
 		q.setAnchor(put{})
 	}
-	if q.anchor.key != "" {
-		b.keys = append(b.keys, q.anchor.key)
+	for _, p := range []put{q.anchor, q.newest} {
+		if p.key != "" && q.young(p, now) {
+			b.keys = append(b.keys, p.key)
+		}
 	}
 	for _, p := range b.all {
 		b.arrived = minTime(b.arrived, p.arrived)
@@ -307,6 +320,9 @@ type state struct {
 	stream  bool   // the stream exists
 	group   bool   // the consumer group exists
 	missing int64  // how many of the dedup keys looked for are missing
+	// The oldest and the newest pending deliveries, as far as their
+	// metadata decodes (zero otherwise), with at their arrival.
+	first, last put
 }
 
 // readState runs checkScript, looking for the dedup keys keys.
@@ -317,7 +333,7 @@ func (q *Queue) readState(ctx context.Context, keys []string) (state, error) {
 		args = append(args, k)
 	}
 	res, err := checkScript.Run(ctx, q.rdb, q.keys, args...).Slice()
-	if err == nil && len(res) != 6 {
+	if err == nil && len(res) != 8 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
 	if err != nil {
@@ -332,7 +348,19 @@ func (q *Queue) readState(ctx context.Context, keys []string) (state, error) {
 	group, _ := res[4].(int64)
 	st.stream, st.group = stream == 1, group == 1
 	st.missing, _ = res[5].(int64)
+	st.first, st.last = pendingPut(res[6]), pendingPut(res[7])
 	return st, nil
+}
+
+// pendingPut is the delivery whose metadata (field m) is v, as far as it
+// decodes; its key and arrival are all a check needs.
+func pendingPut(v any) put {
+	s, _ := v.(string)
+	var m meta
+	if s == "" || json.Unmarshal([]byte(s), &m) != nil {
+		return put{}
+	}
+	return put{key: m.Key, arrived: m.ReceivedAt, at: m.ReceivedAt}
 }
 
 // check reads the engine's state, recovers what is missing (epoch, stream,
@@ -359,8 +387,10 @@ func (q *Queue) check(ctx context.Context) error {
 	q.epochs.Store(st.epoch)
 	raise(&q.maxSeq, st.seq)
 	g := good{seq: st.seq, mark: mark}
+	q.newest = put{}
 	if ok {
-		g.anchor, g.fresh = q.anchor, b.arrived
+		g.anchor, g.newest, g.fresh = q.anchor, st.last, b.arrived
+		q.newest = st.last
 		for _, p := range b.puts {
 			if p.id > g.anchor.id {
 				g.anchor = p
@@ -389,15 +419,15 @@ func (q *Queue) judge(ctx context.Context, st state, seen int64, start time.Time
 		held = min(held, n-1)
 	}
 	back := known && !wiped && (held < seen || st.missing > 0)
-	mark = start
+	mark = minTime(start, st.first.arrived)
 	if st.oldest != "" {
-		mark = minTime(start, sidTime(st.oldest))
+		mark = minTime(mark, sidTime(st.oldest))
 	}
 	if !wiped && !back {
 		return mark, true
 	}
 	// Until the next check, the mark stays where the catch-up starts.
-	mark = q.since(ctx, wiped, held, st.missing > 0, b)
+	mark = q.since(ctx, wiped, held, b)
 	q.goods = append(q.goods[:0], good{mark: mark})
 	q.setAnchor(put{})
 	q.epoch = ""
@@ -483,14 +513,14 @@ func (q *Queue) recover(ctx context.Context, seq int64) (string, error) {
 
 // since is the known-good mark to catch up from after a loss, where this
 // check looked for b. The good check it starts from is the last one for a
-// wiped data set; for one that went back to seq, the last one whose seq it
-// still holds, and whose anchor too when some of b's keys were missing (or
-// the first remembered). It is the earliest of that check's mark and of the
-// arrivals of this receiver's Puts found at or after it, or in b.
-func (q *Queue) since(ctx context.Context, wiped bool, seq int64, missing bool, b batch) time.Time {
+// wiped data set; for one that went back to seq, the last one whose seq,
+// anchor and newest pending delivery it still holds (or the first
+// remembered). It is the earliest of that check's mark and of the arrivals
+// of this receiver's Puts found at or after it, or in b.
+func (q *Queue) since(ctx context.Context, wiped bool, seq int64, b batch) time.Time {
 	i := len(q.goods) - 1
 	if !wiped {
-		held := q.anchorsHeld(ctx, missing)
+		held := q.goodsHeld(ctx)
 		for i > 0 && (q.goods[i].seq > seq || !held[i]) {
 			i--
 		}
@@ -502,34 +532,38 @@ func (q *Queue) since(ctx context.Context, wiped bool, seq int64, missing bool, 
 	return since
 }
 
-// anchorsHeld reports, for each good check, whether the data set still
-// holds its anchor; with look false it does not look, and all are held. A
-// failed look holds none.
-func (q *Queue) anchorsHeld(ctx context.Context, look bool) []bool {
+// goodsHeld reports, for each good check, whether the data set still holds
+// the dedup keys of its anchor and of its newest pending delivery. A failed
+// look holds none.
+func (q *Queue) goodsHeld(ctx context.Context) []bool {
 	held := make([]bool, len(q.goods))
-	var cmds []redis.Cmder
-	if look {
-		var err error
-		cmds, err = q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, g := range q.goods {
-				if g.anchor.key != "" {
-					p.Exists(ctx, q.o.Prefix+"k:"+g.anchor.key)
-				}
+	looks := make([]*redis.IntCmd, len(q.goods))
+	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, g := range q.goods {
+			if keys := q.dedupKeys(g.anchor, g.newest); len(keys) > 0 {
+				looks[i] = p.Exists(ctx, keys...)
 			}
-			return nil
-		})
-		if err != nil {
-			return held
 		}
+		return nil
+	})
+	if err != nil {
+		return held
 	}
 	for i, g := range q.goods {
-		held[i] = !look || g.anchor.key == ""
-		if look && g.anchor.key != "" {
-			held[i] = cmds[0].(*redis.IntCmd).Val() == 1
-			cmds = cmds[1:]
-		}
+		held[i] = looks[i] == nil || looks[i].Val() == int64(len(q.dedupKeys(g.anchor, g.newest)))
 	}
 	return held
+}
+
+// dedupKeys are the Redis keys of the dedup keys of ps that have one.
+func (q *Queue) dedupKeys(ps ...put) []string {
+	var keys []string
+	for _, p := range ps {
+		if p.key != "" {
+			keys = append(keys, q.o.Prefix+"k:"+p.key)
+		}
+	}
+	return keys
 }
 
 // lost records a loss: logs, counts, forgets the leases it no longer has,
