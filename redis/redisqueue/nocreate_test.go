@@ -16,8 +16,7 @@ import (
 )
 
 // snapshot returns every key of the database with its value (serialized,
-// or a hash's fields), so
-// that two snapshots differ after any write.
+// or a hash's fields), so that two snapshots differ after any write.
 func snapshot(t *testing.T, rdb *redis.Client) map[string]string {
 	t.Helper()
 	ctx := context.Background()
