@@ -23,36 +23,34 @@ import (
 // replica that lagged. Three things tell it:
 //   - the epoch, a random value the first receiver writes; a data set
 //     without it, or with another, is not the one this receiver wrote to;
-//   - the dedup keys of this receiver's own deliveries. A Put writes one in
-//     the same atomic step as the delivery, and it lasts DedupWindow: a key
-//     missing within that time means the data set lost that Put. No later
-//     write brings it back, but the same delivery stored again, which is
-//     then handled. Each check looks for the keys of the Puts made since
-//     the last check, and for the anchor: the key of the newest delivery
-//     (by id, the order of writes) that the last good check found. A data
-//     set that went back before any of this receiver's deliveries lacks
-//     the anchor too, or that delivery's own key;
+//   - dedup keys. A Put writes one in the same atomic step as its delivery,
+//     and it lasts DedupWindow: a key missing within that time means the
+//     data set lost that Put. No later write brings it back, but the same
+//     delivery stored again, which is then handled. Each check looks for
+//     the keys of this receiver's Puts since the last check; for its
+//     anchor, the key of the newest of its deliveries (by id, the order of
+//     writes) that the last good check found, so that a data set that went
+//     back before an older one lacks the anchor too; and for the key of the
+//     newest delivery pending at the last good check, whoever stored it, so
+//     that a data set that went back before it, losing what a receiver
+//     stopped since had stored after it, is noticed too;
 //   - seq, the last delivery id given out, which only grows; a smaller
 //     value than this receiver saw means the data set went back in time.
 //     Unlike the keys, this sign can be hidden: later Puts of any receiver
 //     carry seq past what this one saw.
 //
-// The check also looks for the dedup key of the newest delivery pending at
-// the last good check, whoever stored it: a data set that lacks it went
-// back before it, and lost every delivery stored after it and not yet
-// handled. So a running receiver also notices what a receiver that stopped
-// lost, when the data set went back that far.
-//
 // Each receiver checks every CheckInterval, and at once when a Put sees a
 // sign of loss. After a good check at time t, every delivery that arrived
 // before the oldest one still pending (or before t, when none is) has been
-// settled; that time is the receiver's "known good" mark. It is kept in
+// settled; that time is the receiver's "known good" mark. A data set that
+// still holds the newest delivery pending then lost, of what was not yet
+// handled, only deliveries stored after the check. The mark is kept in
 // memory, with the seq, the anchor and the newest pending delivery of each
-// recent good check and the earliest arrival among the Puts first found by
-// it. A loss is reported from the last good check whose seq, anchor and
-// newest pending delivery the data set still holds,
-// or earlier: the earliest of its mark and of the arrivals of the Puts
-// found after it, so a catch-up from there recovers what the engine forgot.
+// recent good check and the earliest arrival among the Puts it found first.
+// A loss is reported from the last good check whose seq, anchor and newest
+// pending delivery the data set still holds (or the first remembered): the
+// earliest of its mark and of the arrivals of the Puts found after it, so a
+// catch-up from there recovers what the engine forgot.
 
 // maxGood is how many good checks a receiver remembers: the first (since
 // New or the last loss) and the latest others, for a data set that went
@@ -516,7 +514,8 @@ func (q *Queue) recover(ctx context.Context, seq int64) (string, error) {
 // wiped data set; for one that went back to seq, the last one whose seq,
 // anchor and newest pending delivery it still holds (or the first
 // remembered). It is the earliest of that check's mark and of the arrivals
-// of this receiver's Puts found at or after it, or in b.
+// of this receiver's Puts found after it, or in b: the data set holds
+// those found by that check, which are not newer than its anchor.
 func (q *Queue) since(ctx context.Context, wiped bool, seq int64, b batch) time.Time {
 	i := len(q.goods) - 1
 	if !wiped {
@@ -526,7 +525,7 @@ func (q *Queue) since(ctx context.Context, wiped bool, seq int64, b batch) time.
 		}
 	}
 	since := minTime(q.goods[i].mark, b.arrived)
-	for _, g := range q.goods[i:] {
+	for _, g := range q.goods[i+1:] {
 		since = minTime(since, g.fresh)
 	}
 	return since
