@@ -141,6 +141,26 @@ func TestRollbackWhileStopped(t *testing.T) {
 	}
 }
 
+// A Put that finds its receiver's anchor gone asks for a check at once,
+// long before CheckInterval, even after a new receiver's Puts carried the
+// sequence past what the first one saw.
+func TestRollbackSeenByPut(t *testing.T) {
+	r := newRollback(t, true)
+	a := r.receiver("a")
+	r.putEach(5, a)
+	r.check(a)
+	files := r.redis.Copy()
+	r.putEach(5, a)
+	r.check(a)
+	r.redis.RestartFrom(files)
+	r.putEach(20, r.receiver("c"))
+	r.putEach(1, a)
+	since := waitLoss(t, a.q)
+	if lost := a.stored[5]; since.After(lost.ReceivedAt) {
+		t.Fatalf("loss since %v; want at or before %v, when the first lost delivery arrived", since, lost.ReceivedAt)
+	}
+}
+
 // newRollback starts a Redis, with AOF or without persistence.
 func newRollback(t *testing.T, aof bool) *rollback {
 	r := &rollback{t: t, redis: redistest.Start(t, aof), handled: map[string]bool{}}
