@@ -137,10 +137,10 @@ func (q *Queue) Faults() Faults {
 }
 
 // Losses implements webhook.LossReporter. For each loss of the engine's
-// state this receiver detects, it delivers the last time the engine was
-// known to hold every delivery not yet handled, less Options.DeliveryLag: a
-// catch-up from that time (catchup.OnLoss in package webhook/catchup) recovers the
-// events the engine forgot, as far as the API tells them. A loss not yet
+// state this receiver detects, it delivers a time before every lost
+// delivery it can tell of (see Loss detection in the package doc): a
+// catch-up from that time (catchup.OnLoss in package webhook/catchup)
+// recovers the events the engine forgot, as far as the API tells them. A loss not yet
 // received is merged with the next: the channel then holds the earlier
 // time. The time is this receiver's clock, rounded down to the second as
 // the API's times are.
