@@ -35,16 +35,24 @@ func TestNotesUnit(t *testing.T) {
 				return c.Notes.ListIssueNotes(ctx, "g/p", 7, &ListOptions{Page: 2})
 			},
 			func() (*Note, *Response, error) { return c.Notes.GetIssueNote(ctx, "g/p", 7, 302) },
-			func() (*Note, *Response, error) { return c.Notes.CreateIssueNote(ctx, "g/p", 7, &CreateNoteOptions{Body: "hi"}) },
-			func() (*Note, *Response, error) { return c.Notes.UpdateIssueNote(ctx, "g/p", 7, 302, &UpdateNoteOptions{Body: "edited"}) },
+			func() (*Note, *Response, error) {
+				return c.Notes.CreateIssueNote(ctx, "g/p", 7, &CreateNoteOptions{Body: "hi"})
+			},
+			func() (*Note, *Response, error) {
+				return c.Notes.UpdateIssueNote(ctx, "g/p", 7, 302, &UpdateNoteOptions{Body: "edited"})
+			},
 			func() (*Response, error) { return c.Notes.DeleteIssueNote(ctx, "g/p", 7, 302) }},
 		{"projects/g%2Fp/merge_requests/8/notes",
 			func() ([]*Note, *Response, error) {
 				return c.Notes.ListMergeRequestNotes(ctx, "g/p", 8, &ListOptions{Page: 2})
 			},
 			func() (*Note, *Response, error) { return c.Notes.GetMergeRequestNote(ctx, "g/p", 8, 302) },
-			func() (*Note, *Response, error) { return c.Notes.CreateMergeRequestNote(ctx, "g/p", 8, &CreateNoteOptions{Body: "hi"}) },
-			func() (*Note, *Response, error) { return c.Notes.UpdateMergeRequestNote(ctx, "g/p", 8, 302, &UpdateNoteOptions{Body: "edited"}) },
+			func() (*Note, *Response, error) {
+				return c.Notes.CreateMergeRequestNote(ctx, "g/p", 8, &CreateNoteOptions{Body: "hi"})
+			},
+			func() (*Note, *Response, error) {
+				return c.Notes.UpdateMergeRequestNote(ctx, "g/p", 8, 302, &UpdateNoteOptions{Body: "edited"})
+			},
 			func() (*Response, error) { return c.Notes.DeleteMergeRequestNote(ctx, "g/p", 8, 302) }},
 	} {
 		m.Reply(200, "["+noteJSON+"]")
