@@ -3,6 +3,7 @@ package collab
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"net/http"
 )
 
@@ -51,17 +52,27 @@ type CommitParent struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// ListBranchesOptions are the parameters of Branches.List. This server
-// version reads none and sends every branch, so there are no fields yet; the
-// argument keeps the method's signature stable for later versions, which
-// page and filter the list.
+// ListBranchesOptions are the parameters of Branches.List and All. It has no
+// fields: this server version neither pages nor filters the branches. It is
+// there so that a later version's parameters can be added without changing
+// the methods.
 type ListBranchesOptions struct{}
 
-// List returns every branch of a project in one answer; opt may be nil.
+// List returns every branch of a project: this server version sends them all
+// in one answer. opt may be nil.
 //
 // API: GET /projects/:id/repository/branches
 func (s *BranchesService) List(ctx context.Context, pid any, opt *ListBranchesOptions) ([]*Branch, *Response, error) {
 	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), opt)
+}
+
+// All iterates over the branches of List. This server version sends them in
+// one answer, so it makes one request; a server that pages the list is
+// followed page by page.
+//
+// API: GET /projects/:id/repository/branches
+func (s *BranchesService) All(ctx context.Context, pid any, opt *ListBranchesOptions, iopts ...IterOption) iter.Seq2[*Branch, error] {
+	return all[Branch](ctx, s.client, route("projects/%s/repository/branches", pid), opt, iopts)
 }
 
 // Get returns one branch. A name such as "feature/x" is escaped into one

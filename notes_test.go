@@ -35,16 +35,24 @@ func TestNotesUnit(t *testing.T) {
 				return c.Notes.ListIssueNotes(ctx, "g/p", 7, &ListOptions{Page: 2})
 			},
 			func() (*Note, *Response, error) { return c.Notes.GetIssueNote(ctx, "g/p", 7, 302) },
-			func() (*Note, *Response, error) { return c.Notes.CreateIssueNote(ctx, "g/p", 7, "hi") },
-			func() (*Note, *Response, error) { return c.Notes.UpdateIssueNote(ctx, "g/p", 7, 302, "edited") },
+			func() (*Note, *Response, error) {
+				return c.Notes.CreateIssueNote(ctx, "g/p", 7, &CreateNoteOptions{Body: "hi"})
+			},
+			func() (*Note, *Response, error) {
+				return c.Notes.UpdateIssueNote(ctx, "g/p", 7, 302, &UpdateNoteOptions{Body: "edited"})
+			},
 			func() (*Response, error) { return c.Notes.DeleteIssueNote(ctx, "g/p", 7, 302) }},
 		{"projects/g%2Fp/merge_requests/8/notes",
 			func() ([]*Note, *Response, error) {
 				return c.Notes.ListMergeRequestNotes(ctx, "g/p", 8, &ListOptions{Page: 2})
 			},
 			func() (*Note, *Response, error) { return c.Notes.GetMergeRequestNote(ctx, "g/p", 8, 302) },
-			func() (*Note, *Response, error) { return c.Notes.CreateMergeRequestNote(ctx, "g/p", 8, "hi") },
-			func() (*Note, *Response, error) { return c.Notes.UpdateMergeRequestNote(ctx, "g/p", 8, 302, "edited") },
+			func() (*Note, *Response, error) {
+				return c.Notes.CreateMergeRequestNote(ctx, "g/p", 8, &CreateNoteOptions{Body: "hi"})
+			},
+			func() (*Note, *Response, error) {
+				return c.Notes.UpdateMergeRequestNote(ctx, "g/p", 8, 302, &UpdateNoteOptions{Body: "edited"})
+			},
 			func() (*Response, error) { return c.Notes.DeleteMergeRequestNote(ctx, "g/p", 8, 302) }},
 	} {
 		m.Reply(200, "["+noteJSON+"]")
@@ -74,9 +82,9 @@ func TestNotesUnit(t *testing.T) {
 		assert.ErrorIs(t, err, ErrForbidden)
 	}
 	before := m.Count()
-	_, _, err := c.Notes.CreateIssueNote(ctx, 1, 1, "")
+	_, _, err := c.Notes.CreateIssueNote(ctx, 1, 1, &CreateNoteOptions{Body: ""})
 	assert.Error(t, err)
-	_, _, err = c.Notes.UpdateMergeRequestNote(ctx, 1, 1, 1, "")
+	_, _, err = c.Notes.UpdateMergeRequestNote(ctx, 1, 1, 1, &UpdateNoteOptions{Body: ""})
 	assert.Error(t, err)
 	assert.Equal(t, before, m.Count())
 
@@ -87,44 +95,49 @@ func TestNotesUnit(t *testing.T) {
 	assert.Error(t, json.Unmarshal([]byte(`{"id": "x"}`), &n))
 }
 
-// TestImportNotesUnit checks that a comment can be created with an earlier
-// creation time, and that a missing body or time is refused before sending.
-func TestImportNotesUnit(t *testing.T) {
+// TestBackdatedNotesUnit checks that a comment can be created with an
+// earlier creation time, and that a missing body or time is refused before
+// sending.
+func TestBackdatedNotesUnit(t *testing.T) {
 	ctx := context.Background()
 	c, m := newMockClient(t)
 	then := ts("2013-10-02T09:22:45+02:00").Time
 	want := url.Values{"body": {"from the old tracker"}, "created_at": {"2013-10-02T09:22:45+02:00"}}
 
 	m.Reply(201, noteJSON)
-	n, _, err := c.Notes.ImportIssueNote(ctx, "g/my.site", 12, "from the old tracker", then)
+	n, _, err := c.Notes.CreateIssueNote(ctx, "g/my.site", 12, &CreateNoteOptions{Body: "from the old tracker", CreatedAt: &then})
 	require.NoError(t, err)
 	rec := m.assertCall("POST", "projects/g%2Fmy%2Esite/issues/12/notes", want)
 	assert.Equal(t, "application/x-www-form-urlencoded", rec.Header.Get("Content-Type"))
 	assert.Equal(t, wantNote(), n)
 	m.Reply(201, noteJSON)
-	_, _, err = c.Notes.ImportMergeRequestNote(ctx, 3, 81, "from the old tracker", then)
+	_, _, err = c.Notes.CreateMergeRequestNote(ctx, 3, 81, &CreateNoteOptions{Body: "from the old tracker", CreatedAt: &then})
 	require.NoError(t, err)
 	m.assertCall("POST", "projects/3/merge_requests/81/notes", want)
 
 	m.Reply(403, `{"message":"403 Forbidden"}`)
-	_, _, err = c.Notes.ImportIssueNote(ctx, 3, 12, "x", then)
+	_, _, err = c.Notes.CreateIssueNote(ctx, 3, 12, &CreateNoteOptions{Body: "x", CreatedAt: &then})
 	assert.ErrorIs(t, err, ErrForbidden)
 
 	before := m.Count()
-	_, _, err = c.Notes.ImportIssueNote(ctx, 3, 12, "x", time.Time{})
+	_, _, err = c.Notes.CreateIssueNote(ctx, 3, 12, &CreateNoteOptions{Body: "x", CreatedAt: &time.Time{}})
 	var argErr *ArgumentError
 	require.ErrorAs(t, err, &argErr)
-	assert.Equal(t, "createdAt", argErr.Arg)
+	assert.Equal(t, "opt.CreatedAt", argErr.Arg)
 	assert.ErrorIs(t, err, ErrInvalidArgument)
-	_, _, err = c.Notes.ImportMergeRequestNote(ctx, 3, 81, "", then)
+	for _, opt := range []*CreateNoteOptions{nil, {CreatedAt: &then}} {
+		_, _, err = c.Notes.CreateMergeRequestNote(ctx, 3, 81, opt)
+		assert.ErrorIs(t, err, ErrInvalidArgument)
+	}
+	_, _, err = c.Notes.UpdateIssueNote(ctx, 3, 12, 302, nil)
 	assert.ErrorIs(t, err, ErrInvalidArgument)
 	assert.Equal(t, before, m.Count(), "refused calls send nothing")
 }
 
-// TestImportNotesAgainstFake imports a comment into the fake server. The fake
+// TestBackdatedNotesAgainstFake backdates a comment on the fake server. The fake
 // does not read created_at, so this checks that the call succeeds and that
 // the comment is there.
-func TestImportNotesAgainstFake(t *testing.T) {
+func TestBackdatedNotesAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
 	pid := srv.AddProject(srv.AdminID, "Imported", 20)
@@ -133,15 +146,15 @@ func TestImportNotesAgainstFake(t *testing.T) {
 	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Old change")
 	then := ts("2014-03-01T10:00:00Z").Time
 
-	n, _, err := c.Notes.ImportIssueNote(ctx, pid, is.ID, "first seen in 2014", then)
+	n, _, err := c.Notes.CreateIssueNote(ctx, pid, is.ID, &CreateNoteOptions{Body: "first seen in 2014", CreatedAt: &then})
 	require.NoError(t, err)
 	got, _, err := c.Notes.GetIssueNote(ctx, pid, is.ID, n.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "first seen in 2014", got.Body)
-	mn, _, err := c.Notes.ImportMergeRequestNote(ctx, pid, mrID, "reviewed in 2014", then)
+	mn, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mrID, &CreateNoteOptions{Body: "reviewed in 2014", CreatedAt: &then})
 	require.NoError(t, err)
 	assert.Equal(t, "MergeRequest", mn.NoteableType)
-	_, _, err = c.Notes.ImportIssueNote(ctx, pid, 999999, "nowhere", then)
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, 999999, &CreateNoteOptions{Body: "nowhere", CreatedAt: &then})
 	assert.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -155,19 +168,19 @@ func TestNotesAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Change")
 
-	n, _, err := bc.Notes.CreateIssueNote(ctx, pid, is.ID, "I can reproduce")
+	n, _, err := bc.Notes.CreateIssueNote(ctx, pid, is.ID, &CreateNoteOptions{Body: "I can reproduce"})
 	require.NoError(t, err)
 	assert.Equal(t, "Issue", n.NoteableType)
 	assert.Equal(t, "bob", n.Author.Username)
-	mn, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mrID, "LGTM")
+	mn, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mrID, &CreateNoteOptions{Body: "LGTM"})
 	require.NoError(t, err)
 	assert.Equal(t, "MergeRequest", mn.NoteableType)
 
-	_, _, err = c.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, "admin may edit")
+	_, _, err = c.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, &UpdateNoteOptions{Body: "admin may edit"})
 	require.NoError(t, err)
-	_, _, err = bc.Notes.UpdateMergeRequestNote(ctx, pid, mrID, mn.ID, "not mine")
+	_, _, err = bc.Notes.UpdateMergeRequestNote(ctx, pid, mrID, mn.ID, &UpdateNoteOptions{Body: "not mine"})
 	assert.ErrorIs(t, err, ErrForbidden)
-	upd, _, err := bc.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, "edited")
+	upd, _, err := bc.Notes.UpdateIssueNote(ctx, pid, is.ID, n.ID, &UpdateNoteOptions{Body: "edited"})
 	require.NoError(t, err)
 	assert.Equal(t, "edited", upd.Body)
 	got, _, err := c.Notes.GetIssueNote(ctx, pid, is.ID, n.ID)
@@ -175,7 +188,7 @@ func TestNotesAgainstFake(t *testing.T) {
 	assert.Equal(t, "edited", got.Body)
 	_, _, err = c.Notes.GetMergeRequestNote(ctx, pid, mrID, n.ID)
 	assert.ErrorIs(t, err, ErrNotFound, "a note belongs to one noteable")
-	_, _, err = c.Notes.CreateIssueNote(ctx, pid, 999999, "nowhere")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, 999999, &CreateNoteOptions{Body: "nowhere"})
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	list, _, err := c.Notes.ListIssueNotes(ctx, pid, is.ID, nil)

@@ -46,10 +46,10 @@ func TestCreateNoteOnce(t *testing.T) {
 		create func(Once, string) (*Note, *Response, error)
 	}{
 		{"/projects/%d/issues/%d/notes", func(o Once, body string) (*Note, *Response, error) {
-			return c.Notes.CreateIssueNoteOnce(ctx, pid, issue, o, body)
+			return c.Notes.CreateIssueNoteOnce(ctx, pid, issue, o, &CreateNoteOptions{Body: body})
 		}},
 		{"/projects/%d/merge_requests/%d/notes", func(o Once, body string) (*Note, *Response, error) {
-			return c.Notes.CreateMergeRequestNoteOnce(ctx, pid, mr, o, body)
+			return c.Notes.CreateMergeRequestNoteOnce(ctx, pid, mr, o, &CreateNoteOptions{Body: body})
 		}},
 	} {
 		id := issue
@@ -86,10 +86,10 @@ func TestCreateNoteOnceWalksPages(t *testing.T) {
 	for range 150 {
 		srv.AddNote(pid, "Issue", issue, srv.AdminID, "+1")
 	}
-	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k", Fresh: true}, "Done")
+	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k", Fresh: true}, &CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
 	srv.ClearRequests()
-	again, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, "Done")
+	again, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, &CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
 	assert.Equal(t, first.ID, again.ID)
 	assert.Len(t, logged(srv), 2, "two pages of 100")
@@ -163,10 +163,15 @@ func TestCreateOnceRefuses(t *testing.T) {
 	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
 	srv.ClearRequests()
 	for name, call := range map[string]func() error{
-		"Once.Key":  func() error { return errOf(c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{}, "hi")) },
-		"body":      func() error { return errOf(c.Notes.CreateMergeRequestNoteOnce(ctx, pid, 1, Once{Key: "k"}, " \n")) },
-		"opt":       func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{Key: "k"}, nil)) },
-		"opt.Title": func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{Key: "k"}, &CreateIssueOptions{})) },
+		"Once.Key": func() error {
+			return errOf(c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{}, &CreateNoteOptions{Body: "hi"}))
+		},
+		"opt.Body": func() error {
+			return errOf(c.Notes.CreateMergeRequestNoteOnce(ctx, pid, 1, Once{Key: "k"}, &CreateNoteOptions{Body: " \n"}))
+		},
+		"opt (note)": func() error { return errOf(c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, nil)) },
+		"opt":        func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{Key: "k"}, nil)) },
+		"opt.Title":  func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{Key: "k"}, &CreateIssueOptions{})) },
 		"opt.SourceBranch": func() error {
 			return errOf(c.MergeRequests.CreateOnce(ctx, pid, Once{Key: "k"}, &CreateMergeRequestOptions{}))
 		},
@@ -174,12 +179,12 @@ func TestCreateOnceRefuses(t *testing.T) {
 	} {
 		var ae *ArgumentError
 		require.ErrorAs(t, call(), &ae, name)
-		assert.Equal(t, strings.TrimSuffix(name, " (issue)"), ae.Arg)
+		assert.Equal(t, strings.TrimSuffix(strings.TrimSuffix(name, " (issue)"), " (note)"), ae.Arg)
 	}
 	assert.Empty(t, logged(srv), "nothing sent")
 
 	srv.FailNext(1, http.StatusInternalServerError)
-	_, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, "hi")
+	_, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, &CreateNoteOptions{Body: "hi"})
 	assert.ErrorIs(t, err, ErrServer)
 	notes, _, err := c.Notes.ListIssueNotes(ctx, pid, issue, nil)
 	require.NoError(t, err)

@@ -163,7 +163,7 @@ func TestProjectEventsUnit(t *testing.T) {
 				Timestamp: ts("2013-05-13T18:18:08+00:00"), URL: "https://dev.gitlab.org/gitlab/gitlabhq/commit/c5feabde",
 				Author: &CommitAuthor{Name: "Dmitriy Zaporozhets", Email: "dmitriy.zaporozhets@gmail.com"}}},
 			TotalCommitsCount: 1}}, events[1])
-	assert.Equal(t, &EventNote{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
+	assert.Equal(t, &Note{ID: 1312, Body: "What an awesome day!", Attachment: nil, Author: author,
 		CreatedAt: ts("2015-12-04T10:33:56.698Z"), System: false, Upvote: true, Downvote: false, NoteableID: 377, NoteableType: "Issue"}, events[2].Note)
 	assert.Equal(t, "commented on", events[2].ActionName)
 }

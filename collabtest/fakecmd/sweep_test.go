@@ -70,7 +70,7 @@ func scripted(t *testing.T, c *collab.Client, rc *runner.Client) []string {
 	note("close", err)
 	again, _, err := c.Issues.Get(ctx, p.ID, issue.ID)
 	note("read again: "+string(again.State), err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, p.ID, issue.ID, "a note")
+	_, _, err = c.Notes.CreateIssueNote(ctx, p.ID, issue.ID, &collab.CreateNoteOptions{Body: "a note"})
 	note("note", err)
 	_, _, err = c.Labels.Create(ctx, p.ID, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	note("label", err)

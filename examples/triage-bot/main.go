@@ -102,7 +102,7 @@ func (t *triager) triage(issue *collab.Issue) (bool, error) {
 		return false, fmt.Errorf("labelling %s: %w", name, err)
 	}
 	note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)
-	if _, _, err := t.c.Notes.CreateIssueNote(t.ctx, t.pid, issue.ID, note); err != nil {
+	if _, _, err := t.c.Notes.CreateIssueNote(t.ctx, t.pid, issue.ID, &collab.CreateNoteOptions{Body: note}); err != nil {
 		return false, fmt.Errorf("commenting on %s: %w", name, err)
 	}
 	if _, _, err := t.c.AwardEmoji.CreateIssueAward(t.ctx, t.pid, issue.ID, "eyes"); err != nil {

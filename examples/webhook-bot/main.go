@@ -275,7 +275,7 @@ func (s *scene) whileDown() (login, slow int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if _, _, err := s.user.Notes.CreateIssueNote(s.ctx, s.pid, sl.ID, "/close"); err != nil {
+	if _, _, err := s.user.Notes.CreateIssueNote(s.ctx, s.pid, sl.ID, &collab.CreateNoteOptions{Body: "/close"}); err != nil {
 		return 0, 0, err
 	}
 	fmt.Fprintf(s.out, "while the bot is down: alice commented /close on #%d\n", sl.IID)
@@ -338,7 +338,7 @@ func firstAct(ctx context.Context, out io.Writer, srv *collabtest.Server, user *
 	if err := waitReports(1, "a labelled issue"); err != nil {
 		return 0, err
 	}
-	if _, _, err := user.Notes.CreateIssueNote(ctx, pid, crash.ID, "/close"); err != nil {
+	if _, _, err := user.Notes.CreateIssueNote(ctx, pid, crash.ID, &collab.CreateNoteOptions{Body: "/close"}); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(out, "alice commented /close on #%d\n", crash.IID)

@@ -45,7 +45,7 @@ func TestMetricsPage(t *testing.T) {
 			if calls.Add(1) == 1 {
 				return errors.New("busy")
 			}
-			_, _, err := c.Notes.CreateIssueNote(ctx, pid, e.ObjectAttributes.ID, "seen")
+			_, _, err := c.Notes.CreateIssueNote(ctx, pid, e.ObjectAttributes.ID, &collab.CreateNoteOptions{Body: "seen"})
 			handled <- struct{}{}
 			return err
 		}})
