@@ -72,7 +72,3 @@ func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r)
 func (v *Variable) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, v))
 }
-
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
-func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }
