@@ -53,5 +53,8 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // Redact returns text with every occurrence of the secret replaced by
 // Redacted, also in the URL-, path- and HTML-escaped forms a server
-// may echo it in: the redaction the client applies to its own errors.
+// may echo it in: the redaction the client applies to its own errors. A
+// secret shorter than 8 bytes is replaced only where it stands whole, not
+// followed or preceded by a letter, a digit, '-' or '_', so that the words
+// that merely hold its letters read as they came.
 func (s Secret) Redact(text string) string { return wire.Redact(text, []string{string(s)}) }
