@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 // conformCmd holds the flags of collab conform.
@@ -28,7 +29,7 @@ the Content-Type, Link and X-Total* headers, and the body by JSON pointer.
 
 Run on a session recorded from a deployed server, it measures how far the fake is
 from that server. Ids match any id, RFC 3339 times any time, long hex runs any hex
-run, and secrets any secret: the rules are those of collabtest.Conform.
+run, and secrets any secret: the rules are those of cassette.Conform.
 
 It exits 0 when no answer differs, and 1 otherwise.`,
 		example: `  collab conform session.json
@@ -39,7 +40,7 @@ It exits 0 when no answer differs, and 1 otherwise.`,
 }
 
 func (c *conformCmd) run(ctx context.Context, file string) error {
-	cas, err := collabtest.LoadCassette(file)
+	cas, err := cassette.Load(file)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -48,7 +49,7 @@ func (c *conformCmd) run(ctx context.Context, file string) error {
 		return err
 	}
 	defer done()
-	diffs, err := collabtest.Conform(ctx, cas, target, opts)
+	diffs, err := cassette.Conform(ctx, cas, target, opts)
 	c.report(cas, diffs)
 	if err != nil {
 		return err
@@ -61,26 +62,26 @@ func (c *conformCmd) run(ctx context.Context, file string) error {
 
 // targetServer returns the server to measure and how to call it, and what
 // stops it: --target, or a fresh fake.
-func (c *conformCmd) targetServer() (string, collabtest.ConformOptions, func(), error) {
+func (c *conformCmd) targetServer() (string, cassette.ConformOptions, func(), error) {
 	if c.target == "" {
 		srv, err := collabtest.NewServer()
 		if err != nil {
-			return "", collabtest.ConformOptions{}, nil, err
+			return "", cassette.ConformOptions{}, nil, err
 		}
-		return srv.URL, collabtest.ConformOptions{Token: srv.AdminToken}, srv.Close, nil
+		return srv.URL, cassette.ConformOptions{Token: srv.AdminToken}, srv.Close, nil
 	}
 	if err := checkURL("--target", c.target); err != nil {
-		return "", collabtest.ConformOptions{}, nil, err
+		return "", cassette.ConformOptions{}, nil, err
 	}
 	token, kind, err := c.cfg.token()
 	if err != nil {
-		return "", collabtest.ConformOptions{}, nil, err
+		return "", cassette.ConformOptions{}, nil, err
 	}
-	return c.target, collabtest.ConformOptions{Token: token, OAuth: kind == "oauth"}, func() {}, nil
+	return c.target, cassette.ConformOptions{Token: token, OAuth: kind == "oauth"}, func() {}, nil
 }
 
 // report prints the differences grouped by route, then a summary line.
-func (c *conformCmd) report(cas *collabtest.Cassette, diffs []collabtest.Difference) {
+func (c *conformCmd) report(cas *cassette.Cassette, diffs []cassette.Difference) {
 	routes, sent := map[string]bool{}, 0
 	for _, e := range cas.Exchanges {
 		if e.Kind == "" {
@@ -89,7 +90,7 @@ func (c *conformCmd) report(cas *collabtest.Cassette, diffs []collabtest.Differe
 		}
 	}
 	var order []string
-	byRoute := map[string][]collabtest.Difference{}
+	byRoute := map[string][]cassette.Difference{}
 	for _, d := range diffs {
 		if byRoute[d.Route] == nil {
 			order = append(order, d.Route)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 // recordCmd holds the flags of collab record.
@@ -59,7 +59,7 @@ func (r *recordCmd) run(ctx context.Context) error {
 	if err := checkURL("--upstream", r.upstream); err != nil {
 		return err
 	}
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	proxy, err := rec.Handler(r.upstream)
 	if err != nil {
 		return usagef("--upstream: %v", err)

@@ -1,4 +1,4 @@
-package collabtest
+package cassette
 
 import (
 	"fmt"

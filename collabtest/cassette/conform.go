@@ -1,4 +1,4 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ var conformHeaders = []string{"Content-Type", "Link", "X-Total", "X-Total-Pages"
 func Conform(ctx context.Context, c *Cassette, target string, opts ConformOptions) ([]Difference, error) {
 	base, err := url.Parse(strings.TrimSuffix(target, "/"))
 	if err != nil || base.Scheme == "" || base.Host == "" {
-		return nil, fmt.Errorf("collabtest: conform: target %q is not an absolute URL", target)
+		return nil, fmt.Errorf("cassette: conform: target %q is not an absolute URL", target)
 	}
 	cf := conformer{opts: opts, base: base, learned: map[string]string{}, sent: map[string]string{}, ids: map[string]string{}}
 	if cf.opts.Client == nil {
@@ -71,7 +71,7 @@ func Conform(ctx context.Context, c *Cassette, target string, opts ConformOption
 			all = append(all, d)
 		}
 		if err != nil {
-			return all, fmt.Errorf("collabtest: conform: #%d %s: %w", i, e.Route, err)
+			return all, fmt.Errorf("cassette: conform: #%d %s: %w", i, e.Route, err)
 		}
 	}
 	return all, nil

@@ -1,4 +1,4 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/wire"
 )
 
@@ -52,7 +53,7 @@ func NewRecorder() *Recorder { return &Recorder{} }
 func (rec *Recorder) Cassette() *Cassette {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return &Cassette{Format: CassetteFormat, Version: CassetteVersion, Exchanges: append([]Exchange(nil), rec.exchanges...)}
+	return &Cassette{Format: Format, Version: Version, Exchanges: append([]Exchange(nil), rec.exchanges...)}
 }
 
 // Transport returns a RoundTripper that sends each request through next
@@ -71,7 +72,7 @@ func (rec *Recorder) Transport(next http.RoundTripper) http.RoundTripper {
 func (rec *Recorder) Handler(upstream string) (http.Handler, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("collabtest: upstream %q: want an http:// or https:// URL", upstream)
+		return nil, fmt.Errorf("cassette: upstream %q: want an http:// or https:// URL", upstream)
 	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -112,6 +113,15 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	resp.Body = io.NopCloser(bytes.NewReader(respBody))
 	t.rec.add(req, reqBody, resp, respBody)
 	return resp, nil
+}
+
+// routeName names r by its route template (see Exchange.Route), or by its
+// method and path when no route of the API serves it.
+func routeName(r *http.Request) string {
+	if route := collabtest.Route(r); route != "" {
+		return route
+	}
+	return r.Method + " " + r.URL.EscapedPath()
 }
 
 // readBody reads body whole, if there is one, and closes it.
