@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"mime"
@@ -153,32 +154,55 @@ func stableBoundary(h http.Header, body []byte) []byte {
 
 // add records one exchange, normalized.
 func (rec *Recorder) add(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
-	origin := []byte(req.URL.Scheme + "://" + req.URL.Host)
+	red := &rec.red
+	origin := req.URL.Scheme + "://" + req.URL.Host
 	e := Exchange{Route: routeName(req), Method: req.Method, Path: req.URL.EscapedPath(), Status: resp.StatusCode}
 	if ev := req.Header.Get("X-Gitlab-Event"); ev != "" {
 		e.Kind, e.Route = DeliveryKind, "DELIVERY "+ev
 	}
-	if q := req.URL.Query(); len(q) > 0 {
-		rec.red.values(q)
-		e.Query = q
-	}
-	e.Request.Header = rec.red.header(req.Header, keptRequestHeaders, false)
-	e.Request.setBody(rec.red.body(e.Request.mediaType(), stableBoundary(e.Request.Header, reqBody)))
-	e.Response.Header = rec.red.header(resp.Header, keptResponseHeaders, true)
 	// The request's credentials, not its SUDO user, as the SDK lists them;
-	// the body is not read again (its secrets are hidden by key above).
+	// the body is not read again (its secrets are hidden by key below).
 	noBody := *req
 	noBody.GetBody = nil
-	secrets := wire.RequestSecrets(&noBody)
+	for _, sec := range wire.RequestSecrets(&noBody) {
+		red.hide(sec)
+	}
+	if q := req.URL.Query(); len(q) > 0 {
+		red.values(q)
+		e.Query = q
+	}
+	e.Request.Header = red.header(req.Header, keptRequestHeaders, false)
+	body := red.body(req.Header.Get("Content-Type"), stableBoundary(e.Request.Header, reqBody))
+	e.Request.setBody(red.everywhere(body))
+
+	e.Response.Header = red.header(resp.Header, keptResponseHeaders, true)
+	body = red.body(resp.Header.Get("Content-Type"), bytes.ReplaceAll(decoded(resp.Header, respBody), []byte(origin), []byte(RecordedOrigin)))
+	e.Response.setBody(red.everywhere(body))
 	for k, vs := range e.Response.Header {
 		for i, v := range vs {
-			v = strings.ReplaceAll(v, string(origin), RecordedOrigin)
-			e.Response.Header[k][i] = rec.red.text(v, secrets)
+			e.Response.Header[k][i] = red.inHeader(strings.ReplaceAll(v, origin, RecordedOrigin))
 		}
 	}
-	body := rec.red.body(e.Response.mediaType(), bytes.ReplaceAll(respBody, origin, []byte(RecordedOrigin)))
-	e.Response.setBody(rec.red.echoes(body, secrets))
 	rec.mu.Lock()
 	rec.exchanges = append(rec.exchanges, e)
 	rec.mu.Unlock()
+}
+
+// decoded returns an answer's body without its gzip Content-Encoding (a
+// client that asks for gzip itself gets the body compressed), so that the
+// cassette holds what the server said, secrets hidden; a body that does not
+// decompress is kept out.
+func decoded(h http.Header, body []byte) []byte {
+	switch strings.ToLower(h.Get("Content-Encoding")) {
+	case "":
+		return body
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err == nil {
+			if plain, err := io.ReadAll(zr); err == nil {
+				return plain
+			}
+		}
+	}
+	return nil
 }

@@ -292,7 +292,8 @@ func valuesObject(v url.Values) map[string]any {
 
 // multipartObject reads a multipart form into an object of its parts: a
 // field as its value, a file as {"filename", "content"}. The boundary, which
-// changes with every request, is left out.
+// changes with every request, is left out. With an error, it returns the
+// parts read before it.
 func multipartObject(contentType string, b []byte) (map[string]any, error) {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
@@ -306,11 +307,11 @@ func multipartObject(contentType string, b []byte) (map[string]any, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		content, err := io.ReadAll(part)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		if part.FileName() != "" {
 			out[part.FormName()] = map[string]any{"filename": part.FileName(), "content": string(content)}

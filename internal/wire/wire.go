@@ -251,6 +251,32 @@ func Redact(s string, secrets []string) string {
 	return b.String()
 }
 
+// Replace replaces each occurrence of secret in s by with, where Redact
+// would find it: anywhere for a secret of ShortSecret bytes or more, and
+// where it stands whole for a shorter one.
+func Replace(s, secret, with string) string {
+	if secret == "" || !strings.Contains(s, secret) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], secret)
+		if j < 0 {
+			b.WriteString(s[i:])
+			break
+		}
+		j += i
+		b.WriteString(s[i:j])
+		if standsAt(s, j, secret) {
+			b.WriteString(with)
+		} else {
+			b.WriteString(secret)
+		}
+		i = j + len(secret)
+	}
+	return b.String()
+}
+
 // secretForms lists the forms of the secrets that occur in s.
 func secretForms(s string, secrets []string) []string {
 	var forms []string

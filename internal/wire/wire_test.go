@@ -113,3 +113,18 @@ func TestRedactShortAndOverlappingSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestReplace: a long secret is replaced anywhere, a short one only where
+// it stands whole.
+func TestReplace(t *testing.T) {
+	for _, tc := range []struct{ s, secret, want string }{
+		{"no recorded exchange x", "x", "no recorded exchange <s>"},
+		{"a=x&b=xx&c=x", "x", "a=<s>&b=xx&c=<s>"},
+		{"glued abcdefgh12 abcdefgh", "abcdefgh", "glued <s>12 <s>"},
+		{"nothing", "", "nothing"},
+	} {
+		if got := Replace(tc.s, tc.secret, "<s>"); got != tc.want {
+			t.Errorf("Replace(%q, %q) = %q, want %q", tc.s, tc.secret, got, tc.want)
+		}
+	}
+}
