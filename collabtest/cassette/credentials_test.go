@@ -110,6 +110,7 @@ func TestRecorderHidesEveryCredentialOfTheRecords(t *testing.T) {
 		assert.NotEmpty(t, e.Response.JSON, "%s: the answer is kept as JSON, decompressed", e.Route)
 	}
 	assert.Contains(t, text, "gitlab-ci-token:<secret-", "the clone URL keeps its shape")
+	assert.Contains(t, text, "@recorded.invalid/root/vault.git", "the clone URL names the recorded origin")
 }
 
 // gunzipped returns b decompressed when it is gzip, else b.

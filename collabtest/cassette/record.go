@@ -176,11 +176,11 @@ func (rec *Recorder) add(req *http.Request, reqBody []byte, resp *http.Response,
 	e.Request.setBody(red.everywhere(body))
 
 	e.Response.Header = red.header(resp.Header, keptResponseHeaders, true)
-	body = red.body(resp.Header.Get("Content-Type"), bytes.ReplaceAll(decoded(resp.Header, respBody), []byte(origin), []byte(RecordedOrigin)))
+	body = red.body(resp.Header.Get("Content-Type"), []byte(toRecorded(string(decoded(resp.Header, respBody)), origin)))
 	e.Response.setBody(red.everywhere(body))
 	for k, vs := range e.Response.Header {
 		for i, v := range vs {
-			e.Response.Header[k][i] = red.inHeader(strings.ReplaceAll(v, origin, RecordedOrigin))
+			e.Response.Header[k][i] = red.inHeader(toRecorded(v, origin))
 		}
 	}
 	rec.mu.Lock()

@@ -303,14 +303,16 @@ func TestRecorderHandler(t *testing.T) {
 }
 
 func TestConformRules(t *testing.T) {
-	answer := `{"id":7,"created_at":"2026-01-02T03:04:05Z","commit":"0123456789abcdef0123","web_url":"http://recorded.invalid/x","token":"<secret-1>","title":"a"}`
+	answer := `{"id":7,"created_at":"2026-01-02T03:04:05Z","commit":"0123456789abcdef0123","web_url":"http://recorded.invalid/x","token":"<secret-1>","title":"a",`+
+		`"repo_url":"http://gitlab-ci-token:<secret-1>@recorded.invalid/x.git"}`
 	c := &cassette.Cassette{Exchanges: []cassette.Exchange{{
 		Route: "GET /api/v3/user", Method: "GET", Path: "/api/v3/user", Status: 200,
 		Request:  cassette.Message{Header: http.Header{"Private-Token": {"<secret-2>"}}},
 		Response: cassette.Message{Header: http.Header{"Content-Type": {"application/json"}, "X-Total": {"1"}}, JSON: json.RawMessage(answer)},
 	}}}
 	var gotToken string
-	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a"}`
+	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a",`+
+		`"repo_url":"http://gitlab-ci-token:t@HOST/x.git"}`
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotToken = r.Header.Get("PRIVATE-TOKEN") + r.URL.Query().Get("private_token")
@@ -323,7 +325,7 @@ func TestConformRules(t *testing.T) {
 	ctx := context.Background()
 	diffs, err := cassette.Conform(ctx, c, srv.URL, cassette.ConformOptions{Token: "mine"})
 	require.NoError(t, err)
-	assert.Empty(t, diffs, "ids, times, hex runs, secrets and the origin match by rule")
+	assert.Empty(t, diffs, "ids, times, hex runs, secrets (alone and inside a URL) and the origin match by rule")
 	assert.Equal(t, "mine", gotToken)
 
 	byQuery := *c
@@ -348,6 +350,7 @@ func TestConformRules(t *testing.T) {
 		`#0 GET /api/v3/user: body /created_at: recorded "2026-01-02T03:04:05Z", got null`,
 		"#0 GET /api/v3/user: body /extra: recorded (missing), got 1",
 		`#0 GET /api/v3/user: body /id: recorded 7, got "9"`,
+		`#0 GET /api/v3/user: body /repo_url: recorded "http://gitlab-ci-token:<secret-1>@recorded.invalid/x.git", got (missing)`,
 		`#0 GET /api/v3/user: body /title: recorded "a", got "b"`,
 		`#0 GET /api/v3/user: body /token: recorded "<secret-1>", got (missing)`,
 		`#0 GET /api/v3/user: body /web_url: recorded "http://recorded.invalid/x", got (missing)`,

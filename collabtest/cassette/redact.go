@@ -20,6 +20,23 @@ import (
 // headers, URLs in bodies). A replay puts its own origin back.
 const RecordedOrigin = "http://recorded.invalid"
 
+// recordedHost is RecordedOrigin's host, which also stands for the host of a
+// URL with user info ("http://gitlab-ci-token:<secret-1>@recorded.invalid").
+const recordedHost = "recorded.invalid"
+
+// toRecorded writes the origin of s, a server's scheme and host, as the
+// cassette does: RecordedOrigin, or recordedHost after user info.
+func toRecorded(s, origin string) string {
+	_, host, _ := strings.Cut(origin, "://")
+	return strings.ReplaceAll(strings.ReplaceAll(s, origin, RecordedOrigin), "@"+host, "@"+recordedHost)
+}
+
+// fromRecorded puts origin back where toRecorded wrote it.
+func fromRecorded(s, origin string) string {
+	_, host, _ := strings.Cut(origin, "://")
+	return strings.ReplaceAll(strings.ReplaceAll(s, RecordedOrigin, origin), "@"+recordedHost, "@"+host)
+}
+
 // secretHeaders carry credentials, or act as a user, as the SDK knows them,
 // and the webhook's secret token; their values are never recorded.
 var secretHeaders = append(slices.Clone(wire.CredentialHeaders), "X-Gitlab-Token")

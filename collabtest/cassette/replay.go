@@ -145,11 +145,11 @@ func writeMessage(w http.ResponseWriter, status int, msg string) {
 func writeRecorded(w http.ResponseWriter, e *Exchange, origin string) {
 	for k, vs := range e.Response.Header {
 		for _, v := range vs {
-			w.Header().Add(k, strings.ReplaceAll(v, RecordedOrigin, origin))
+			w.Header().Add(k, fromRecorded(v, origin))
 		}
 	}
 	w.WriteHeader(e.Status)
-	_, _ = w.Write(bytes.ReplaceAll(e.Response.Body(), []byte(RecordedOrigin), []byte(origin)))
+	_, _ = w.Write([]byte(fromRecorded(string(e.Response.Body()), origin)))
 }
 
 // find returns the exchange that answers r, and counts it as used.
