@@ -135,7 +135,7 @@ func serve(ctx context.Context, name string, o options, out, logOut io.Writer) e
 	defer srv.Close()
 	srv.SetWebhookTimeout(o.webhookTimeout)
 	if o.seed {
-		if err := seed(srv, out); err != nil {
+		if err := Seed(srv, out); err != nil {
 			return err
 		}
 	}
