@@ -24,16 +24,22 @@ import (
 //   - the values of the credential headers (PRIVATE-TOKEN, Authorization
 //     and Proxy-Authorization after their scheme, SUDO, BUILD-TOKEN,
 //     JOB-TOKEN, Cookie) and of the webhook's X-Gitlab-Token, and of the
-//     keys private_token, access_token, token, build_token, runner_token,
-//     job_token, password and runners_token in queries, forms and JSON
-//     bodies (at any depth, in requests and answers), become placeholders
-//     "<secret-N>", the same N for the same secret;
-//   - a credential of the request that the answer's headers repeat (a
-//     query's private_token in the Link URLs) becomes its placeholder,
-//     query-escaped, and so does one that the answer's body repeats under
-//     any key (an error quoting the token), when it is 8 bytes or longer;
+//     credential keys in queries, forms and JSON bodies (at any depth, in
+//     requests and answers), become placeholders "<secret-N>", the same N
+//     for the same secret. The keys are the SDK's credential parameters
+//     (private_token, access_token, token, build_token, runner_token,
+//     job_token, password) and the key of every credential field of its
+//     records (private_token, runners_token, a runner's and a build's
+//     token), so that a record that gains one is covered;
+//   - each credential hidden so far (not a SUDO user's name) becomes its
+//     placeholder wherever later text repeats it, as written, query- or
+//     path-escaped: a build token inside a clone URL, a token an error
+//     quotes, a query's token in the Link URLs (there query-escaped). One
+//     shorter than 8 bytes is replaced only where it stands whole;
+//   - an answer sent with gzip Content-Encoding is stored decompressed;
 //   - a JSON body that held a secret is written with its keys sorted;
-//   - the recorded server's scheme and host become RecordedOrigin;
+//   - the recorded server's scheme and host become RecordedOrigin, and its
+//     host after user info ("user:token@host") becomes RecordedOrigin's;
 //   - of the request headers, only Content-Type, Accept, X-Gitlab-Event and
 //     the authentication headers are kept; of the answer's, Content-Type,
 //     Content-Disposition, Link, Location, Retry-After and every X- header.

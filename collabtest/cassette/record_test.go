@@ -303,7 +303,7 @@ func TestRecorderHandler(t *testing.T) {
 }
 
 func TestConformRules(t *testing.T) {
-	answer := `{"id":7,"created_at":"2026-01-02T03:04:05Z","commit":"0123456789abcdef0123","web_url":"http://recorded.invalid/x","token":"<secret-1>","title":"a",`+
+	answer := `{"id":7,"created_at":"2026-01-02T03:04:05Z","commit":"0123456789abcdef0123","web_url":"http://recorded.invalid/x","token":"<secret-1>","title":"a",` +
 		`"repo_url":"http://gitlab-ci-token:<secret-1>@recorded.invalid/x.git"}`
 	c := &cassette.Cassette{Exchanges: []cassette.Exchange{{
 		Route: "GET /api/v3/user", Method: "GET", Path: "/api/v3/user", Status: 200,
@@ -311,7 +311,7 @@ func TestConformRules(t *testing.T) {
 		Response: cassette.Message{Header: http.Header{"Content-Type": {"application/json"}, "X-Total": {"1"}}, JSON: json.RawMessage(answer)},
 	}}}
 	var gotToken string
-	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a",`+
+	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a",` +
 		`"repo_url":"http://gitlab-ci-token:t@HOST/x.git"}`
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
