@@ -67,9 +67,7 @@ func recordRoundTrip[T any](t *testing.T, body []byte) {
 	}
 	again, _ := reencode[T](t, out)
 	assert.JSONEq(t, string(out), string(again), "decoding the encoding again gives the same value")
-	redecoded := reflect.New(reflect.TypeOf(decoded).Elem())
-	require.NoError(t, jsonkeep.Unmarshal(out, redecoded.Interface()))
-	assert.Equal(t, decoded, redecoded.Interface(), "decoding the encoding again gives an equal value")
+	jsonkeeptest.AssertReadsBack(t, decoded, out, jsonkeep.Unmarshal)
 
 	marked, err := json.Marshal(jsonkeeptest.WithKeyEverywhere(in))
 	require.NoError(t, err)
@@ -297,6 +295,9 @@ func keysLost(in, out any, path string) []string {
 			diffs = append(diffs, keysLost(in[i], o[i], fmt.Sprintf("%s[%d]", path, i))...)
 		}
 		return diffs
+	}
+	if s, ok := in.(string); ok && s != "" && out == Redacted {
+		return nil // a credential, written as the marker
 	}
 	if !sameScalar(in, out) {
 		return []string{fmt.Sprintf("%s: %s became %s", path, brief(in), brief(out))}

@@ -100,6 +100,18 @@ func WithAdminToken(token string) Option { return func(c *config) { c.adminToken
 // never logged.
 func WithLog(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
+// WithReplay makes the server answer every request with h instead of its
+// model of the service: with a cassette.Replayer, a server that replays a
+// recorded session, with the fake's URL and tokens. The seeding helpers
+// then change nothing it serves.
+func WithReplay(h http.Handler) Option {
+	return func(c *config) {
+		if h != nil {
+			c.replay = h
+		}
+	}
+}
+
 // TB is the part of *testing.T, *testing.B and *testing.F that
 // NewTestServer uses.
 type TB interface {

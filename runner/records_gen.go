@@ -54,6 +54,3 @@ func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r)
 func (v *Variable) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, v))
 }
-
-// MarshalJSON writes every field and the keys kept in Extra.
-func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }
