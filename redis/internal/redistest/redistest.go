@@ -1,7 +1,7 @@
 // Package redistest runs a redis-server of a test's own, for the tests of
-// the packages of this module. It skips the test when redis-server is not
-// installed (the Debian package redis-server provides it), and fails it
-// instead when the environment variable CI is set.
+// the packages of this module. On a machine without redis-server the test
+// skips, naming the Debian package that installs it; where the environment
+// variable CI is set it fails instead, so that CI cannot pass by skipping.
 package redistest
 
 import (
@@ -37,15 +37,7 @@ type Server struct {
 // every second, as the README advises.
 func Start(t testing.TB, aof bool) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		const msg = "redis-server not found; install the Debian package redis-server to run these tests"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), aof: aof}
+	s := &Server{t: t, bin: serverPath(t), dir: t.TempDir(), aof: aof}
 	for try := 0; ; try++ {
 		s.port = freePort(t)
 		if s.start() {
@@ -57,6 +49,21 @@ func Start(t testing.TB, aof bool) *Server {
 	}
 	t.Cleanup(s.Kill)
 	return s
+}
+
+// serverPath is the path of redis-server, or ends the test without it.
+func serverPath(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err == nil {
+		return bin
+	}
+	const msg = "redis-server not found: install the Debian package redis-server (apt-get install redis-server jq curl)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; CI is set, so a missing program fails the test")
+	}
+	t.Skip(msg)
+	return ""
 }
 
 // Addr is the server's host:port.
