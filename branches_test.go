@@ -2,6 +2,7 @@ package collab
 
 import (
 	"context"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,4 +91,132 @@ func TestBranchesAgainstFake(t *testing.T) {
 	m2, _, err := c.Branches.Get(ctx, other, "master")
 	require.NoError(t, err)
 	assert.False(t, m2.Protected, "protection follows the settings")
+}
+
+func TestBranchesCreateDeleteUnit(t *testing.T) {
+	ctx := context.Background()
+	c, m := newMockClient(t)
+	m.Reply(201, `{"name": "fix/typo", "protected": false, "developers_can_push": true, "developers_can_merge": true,
+	  "commit": {"id": "7b5c3cc8be40ee161ae89a06bba6229da1032a0c", "parent_ids": ["4ad91d3c1144c406e50c7b33bae684bd6837faf8"],
+	  "tree": "46e82de4", "message": "fix a typo", "author_name": "John Smith", "author_email": "john@example.com",
+	  "committer_name": "Jack Smith", "committer_email": "jack@example.com",
+	  "authored_date": "2012-06-27T05:51:39-07:00", "committed_date": "2012-06-28T03:44:20-07:00"}}`)
+	got, _, err := c.Branches.Create(ctx, "g/p.q", &CreateBranchOptions{Branch: "fix/typo", Ref: "master"})
+	require.NoError(t, err)
+	rec := m.assertCall("POST", "projects/g%2Fp%2Eq/repository/branches", url.Values{"branch_name": {"fix/typo"}, "ref": {"master"}})
+	assert.Equal(t, "application/x-www-form-urlencoded", rec.Header.Get("Content-Type"))
+	assert.Equal(t, &Branch{Name: "fix/typo", DevelopersCanPush: true, DevelopersCanMerge: true, Commit: &BranchCommit{
+		ID: "7b5c3cc8be40ee161ae89a06bba6229da1032a0c", ParentIDs: []string{"4ad91d3c1144c406e50c7b33bae684bd6837faf8"},
+		Tree: "46e82de4", Message: "fix a typo", AuthorName: "John Smith", AuthorEmail: "john@example.com",
+		CommitterName: "Jack Smith", CommitterEmail: "jack@example.com",
+		AuthoredDate: ts("2012-06-27T05:51:39-07:00"), CommittedDate: ts("2012-06-28T03:44:20-07:00")}}, got)
+
+	for _, msg := range []string{"Branch name is invalid", "Branch already exists", "Invalid reference name", "Branch creation was rejected by Git hook"} {
+		m.Reply(400, `{"message":"`+msg+`"}`)
+		_, _, err := c.Branches.Create(ctx, 3, &CreateBranchOptions{Branch: "x", Ref: "master"})
+		assert.ErrorIs(t, err, ErrBadRequest)
+		assert.ErrorContains(t, err, msg)
+	}
+	calls := m.Count()
+	for _, opt := range []*CreateBranchOptions{nil, {Ref: "master"}, {Branch: "x"}} {
+		_, _, err := c.Branches.Create(ctx, 3, opt)
+		assert.ErrorIs(t, err, ErrInvalidArgument)
+	}
+	assert.Equal(t, calls, m.Count(), "a missing parameter never reaches the server")
+
+	m.Reply(200, `{"branch_name": "fix/typo"}`)
+	_, err = c.Branches.Delete(ctx, 3, "fix/typo")
+	require.NoError(t, err)
+	m.assertCall("DELETE", "projects/3/repository/branches/fix%2Ftypo", nil)
+	for _, tc := range []struct {
+		status int
+		msg    string
+		want   error
+	}{
+		{404, "No such branch", ErrNotFound},
+		{405, "Cannot remove HEAD branch", ErrMethodNotAllowed},
+		{405, "Protected branch cant be removed", ErrMethodNotAllowed},
+		{405, "You dont have push access to repo", ErrMethodNotAllowed},
+		{400, "Failed to remove branch", ErrBadRequest},
+	} {
+		m.Reply(tc.status, `{"message":"`+tc.msg+`"}`)
+		_, err := c.Branches.Delete(ctx, 3, "fix/typo")
+		assert.ErrorIs(t, err, tc.want)
+		assert.ErrorContains(t, err, tc.msg)
+	}
+	calls = m.Count()
+	_, err = c.Branches.Delete(ctx, 3, "")
+	assert.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Equal(t, calls, m.Count())
+}
+
+func TestBranchesCreateDeleteAgainstFake(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newFakeClient(t)
+	pid := srv.AddProject(srv.AdminID, "Repo", 0)
+	master, _, err := c.Branches.Get(ctx, pid, "master")
+	require.NoError(t, err)
+
+	b, _, err := c.Branches.Create(ctx, pid, &CreateBranchOptions{Branch: "fix/typo", Ref: "master"})
+	require.NoError(t, err)
+	assert.Equal(t, "fix/typo", b.Name)
+	assert.False(t, b.Protected)
+	assert.Equal(t, master.Commit.ID, b.Commit.ID, "the branch starts at its ref")
+	got, _, err := c.Branches.Get(ctx, pid, "fix/typo")
+	require.NoError(t, err)
+	assert.Equal(t, b, got)
+	byCommit, _, err := c.Branches.Create(ctx, pid, &CreateBranchOptions{Branch: "from-sha", Ref: master.Commit.ID[:8]})
+	require.NoError(t, err)
+	assert.Equal(t, master.Commit.ID, byCommit.Commit.ID, "a commit id's prefix is a ref")
+
+	for _, tc := range []struct{ name, ref, msg string }{
+		{"a..b", "master", "Branch name is invalid"},
+		{"has space", "master", "Branch name is invalid"},
+		{"x.lock", "master", "Branch name is invalid"},
+		{"refs/heads/x", "master", "Branch name is invalid"},
+		{"fix/typo", "master", "Branch already exists"},
+		{"other", "no-such-ref", "Invalid reference name"},
+	} {
+		_, _, err := c.Branches.Create(ctx, pid, &CreateBranchOptions{Branch: tc.name, Ref: tc.ref})
+		assert.ErrorIs(t, err, ErrBadRequest, tc.name)
+		assert.ErrorContains(t, err, tc.msg, tc.name)
+	}
+
+	reporter, developer := srv.AddUser("rita", false), srv.AddUser("dev", false)
+	srv.AddMember(pid, reporter.ID, int(ReporterAccess))
+	srv.AddMember(pid, developer.ID, int(DeveloperAccess))
+	_, _, err = clientAs(t, srv, reporter.Token).Branches.Create(ctx, pid, &CreateBranchOptions{Branch: "r", Ref: "master"})
+	assert.ErrorIs(t, err, ErrForbidden, "creating a branch needs push access")
+	_, _, err = clientAs(t, srv, developer.Token).Branches.Create(ctx, pid, &CreateBranchOptions{Branch: "d", Ref: "master"})
+	require.NoError(t, err)
+
+	_, _, err = c.Branches.Protect(ctx, pid, "from-sha")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		client *Client
+		branch string
+		want   error
+		msg    string
+	}{
+		{c, "nope", ErrNotFound, "No such branch"},
+		{c, "master", ErrMethodNotAllowed, "Cannot remove HEAD branch"},
+		{c, "from-sha", ErrMethodNotAllowed, "Protected branch cant be removed"},
+		{clientAs(t, srv, reporter.Token), "d", ErrMethodNotAllowed, "You dont have push access to repo"},
+	} {
+		_, err := tc.client.Branches.Delete(ctx, pid, tc.branch)
+		assert.ErrorIs(t, err, tc.want, tc.branch)
+		assert.ErrorContains(t, err, tc.msg, tc.branch)
+	}
+	_, err = c.Branches.Delete(ctx, pid, "fix/typo")
+	require.NoError(t, err)
+	_, _, err = c.Branches.Get(ctx, pid, "fix/typo")
+	assert.ErrorIs(t, err, ErrNotFound, "a deleted branch is gone")
+
+	events, _, err := c.Projects.ListEvents(ctx, pid, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, events)
+	assert.Equal(t, "deleted", events[0].ActionName, "a removal is a push event")
+	require.NotNil(t, events[0].Data)
+	assert.Equal(t, "refs/heads/fix/typo", events[0].Data.Ref)
+	assert.Equal(t, "pushed new", events[1].ActionName)
 }
