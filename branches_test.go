@@ -155,7 +155,8 @@ func TestBranchesCreateDeleteUnit(t *testing.T) {
 func TestBranchesCreateDeleteAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Repo", 0)
+	project := srv.Seed.Project(srv.Admin, "Repo", collab.PrivateVisibility)
+	pid := project.ID
 	master, _, err := c.Branches.Get(ctx, pid, "master")
 	require.NoError(t, err)
 
@@ -184,9 +185,9 @@ func TestBranchesCreateDeleteAgainstFake(t *testing.T) {
 		assert.ErrorContains(t, err, tc.msg, tc.name)
 	}
 
-	reporter, developer := srv.AddUser("rita", false), srv.AddUser("dev", false)
-	srv.AddMember(pid, reporter.ID, int(collab.ReporterAccess))
-	srv.AddMember(pid, developer.ID, int(collab.DeveloperAccess))
+	reporter, developer := srv.Seed.User("rita"), srv.Seed.User("dev")
+	srv.Seed.Member(project, reporter, collab.ReporterAccess)
+	srv.Seed.Member(project, developer, collab.DeveloperAccess)
 	_, _, err = clientAs(t, srv, reporter.Token).Branches.Create(ctx, pid, &collab.CreateBranchOptions{Branch: "r", Ref: "master"})
 	assert.ErrorIs(t, err, collab.ErrForbidden, "creating a branch needs push access")
 	_, _, err = clientAs(t, srv, developer.Token).Branches.Create(ctx, pid, &collab.CreateBranchOptions{Branch: "d", Ref: "master"})
@@ -221,4 +222,15 @@ func TestBranchesCreateDeleteAgainstFake(t *testing.T) {
 	require.NotNil(t, events[0].Data)
 	assert.Equal(t, "refs/heads/fix/typo", events[0].Data.Ref)
 	assert.Equal(t, "pushed new", events[1].ActionName)
+
+	srv.Seed.RefuseRefChanges(project, true)
+	_, _, err = c.Branches.Create(ctx, pid, &collab.CreateBranchOptions{Branch: "hooked", Ref: "master"})
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
+	assert.ErrorContains(t, err, "Branch creation was rejected by Git hook")
+	_, err = c.Branches.Delete(ctx, pid, "d")
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
+	assert.ErrorContains(t, err, "Failed to remove branch")
+	srv.Seed.RefuseRefChanges(project, false)
+	_, err = c.Branches.Delete(ctx, pid, "d")
+	require.NoError(t, err)
 }

@@ -48,6 +48,10 @@ type Server struct {
 	AdminToken string
 	// AdminOAuthToken is an OAuth 2 token of the same administrator.
 	AdminOAuthToken string
+	// Admin is the seeded administrator, "root", with AdminToken.
+	Admin User
+	// Seed seeds the server's state with typed values.
+	Seed *Seeder
 
 	srv     *httptest.Server
 	log     *slog.Logger
@@ -164,6 +168,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		s.AdminToken = cfg.adminToken
 	}
 	s.AdminOAuthToken = s.AddToken(admin.ID, OAuthToken)
+	admin.Token = s.AdminToken
+	s.Admin, s.Seed = admin, &Seeder{s}
 	s.freshLastID = s.lastID
 	return s, nil
 }
