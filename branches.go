@@ -97,6 +97,33 @@ func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string)
 	return do[Branch](ctx, s.client, http.MethodPut, branchPath(pid, branch, "/unprotect"), nil)
 }
 
+// CreateBranchOptions are the parameters of Branches.Create; both are
+// required.
+type CreateBranchOptions struct {
+	Branch string `url:"branch_name"` // the new branch's name, such as "feature/x"
+	Ref    string `url:"ref"`         // the branch, tag or commit it starts at
+}
+
+// Create makes a branch at a ref and returns it. It needs push access. A
+// name git refuses, a name taken, a ref that names nothing or a refusal by
+// a repository hook is ErrBadRequest with the server's reason, such as
+// "Branch already exists".
+//
+// API: POST /projects/:id/repository/branches
+func (s *BranchesService) Create(ctx context.Context, pid any, opt *CreateBranchOptions) (*Branch, *Response, error) {
+	return doChecked[Branch](ctx, s.client, http.MethodPost, route("projects/%s/repository/branches", pid), opt, "Branch", "Ref")
+}
+
+// Delete removes a branch. A missing branch is ErrNotFound; the default
+// branch, a protected branch or a caller without push access is
+// ErrMethodNotAllowed, with the server's reason; any other failure is
+// ErrBadRequest.
+//
+// API: DELETE /projects/:id/repository/branches/:branch
+func (s *BranchesService) Delete(ctx context.Context, pid any, branch string) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, branchPath(pid, branch, ""), nil, nil)
+}
+
 // branchPath is the path of one branch, refusing an empty name by its own
 // argument name.
 func branchPath(pid any, branch, suffix string) endpoint {

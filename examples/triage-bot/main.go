@@ -27,12 +27,12 @@ func main() { exampleenv.Main("triage-bot", run) }
 
 func run(ctx context.Context) error {
 	env, err := exampleenv.OpenProject(func(srv *collabtest.Server) int {
-		pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+		p := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
 		for _, title := range []string{"Crash when the cart is empty", "Checkout is slow", "Add dark mode", "Typo on the about page"} {
-			srv.AddIssue(pid, srv.AdminID, title)
+			srv.Seed.Issue(p, srv.Admin, title)
 		}
-		srv.AddIssue(pid, srv.AdminID, "Error page shows a stack trace", "bug")
-		return pid
+		srv.Seed.Issue(p, srv.Admin, "Error page shows a stack trace", srv.Seed.Label(p, "bug", "#d9534f"))
+		return p.ID
 	})
 	if err != nil {
 		return err
