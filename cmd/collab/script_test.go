@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -83,6 +85,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"count-status":    cmdCountStatus,
 		"cmp-times":       cmdCmpTimes,
 		"seed-world":      cmdSeedWorld,
+		"exits":           cmdExits,
 	}
 	for name, f := range extraCmds {
 		cmds[name] = f
@@ -326,7 +329,7 @@ const (
 )
 
 // seed-world adds to $PROJECT what the typed commands need: the branches
-// master and feature (at fixed commits), a merge request from feature, the
+// master and feature (at fixed commits) and fix, a merge request from feature, the
 // user alice (a developer of the project; $ALICE is her id), and three
 // builds of master: 1 succeeded with a trace and artifacts, 2 pending, 3
 // failed. It sets $BUILD1 to $BUILD3 to their ids.
@@ -339,6 +342,7 @@ func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
 	srv := server(ts)
 	srv.AddBranch(pid, "master", masterCommit)
 	srv.AddBranch(pid, "feature", featureCommit)
+	srv.AddBranch(pid, "fix", "")
 	alice := srv.AddUser("alice", false)
 	srv.AddMember(pid, alice.ID, 30)
 	srv.AddMergeRequest(pid, alice.ID, "feature", "master", "Add the feature")
@@ -351,4 +355,25 @@ func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("BUILD"+strconv.Itoa(i+1), strconv.Itoa(srv.AddBuild(pid, spec)))
 	}
 	ts.Check(srv.Err())
+}
+
+// exits N PROG ARGS... runs PROG as exec does and checks that it exits
+// with status N; its output is then stdout and stderr, as after exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }

@@ -181,8 +181,13 @@ func (a *Arg) convert(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(a.Enum) > 0 {
-		if s, _ := out.(string); !slices.Contains(a.Enum, s) {
+	values, isList := out.([]string)
+	if !isList {
+		s, _ := out.(string)
+		values = []string{s}
+	}
+	for _, s := range values {
+		if len(a.Enum) > 0 && !slices.Contains(a.Enum, s) {
 			return nil, fmt.Errorf("%q is not one of %s", s, strings.Join(a.Enum, ", "))
 		}
 	}
