@@ -330,7 +330,8 @@ const (
 
 // seed-world adds to $PROJECT what the typed commands need: the branches
 // master and feature (at fixed commits) and fix, a merge request from feature, the
-// user alice (a developer of the project; $ALICE is her id), and three
+// user alice (a developer of the project; $ALICE is her id, $ALICE_TOKEN
+// her token), and three
 // builds of master: 1 succeeded with a trace and artifacts, 2 pending, 3
 // failed. It sets $BUILD1 to $BUILD3 to their ids.
 func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
@@ -342,11 +343,12 @@ func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
 	srv := server(ts)
 	srv.AddBranch(pid, "master", masterCommit)
 	srv.AddBranch(pid, "feature", featureCommit)
-	srv.AddBranch(pid, "fix", "")
+	srv.AddBranch(pid, "fix", strings.Repeat("3", 40))
 	alice := srv.AddUser("alice", false)
 	srv.AddMember(pid, alice.ID, 30)
 	srv.AddMergeRequest(pid, alice.ID, "feature", "master", "Add the feature")
 	ts.Setenv("ALICE", strconv.Itoa(alice.ID))
+	ts.Setenv("ALICE_TOKEN", alice.Token)
 	for i, spec := range []collabtest.BuildSpec{
 		{Status: "success", Commit: masterCommit, Trace: "building\nok\n", Artifacts: []byte("PK-artifacts")},
 		{Status: "pending", Commit: masterCommit},
