@@ -86,6 +86,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"cmp-times":       cmdCmpTimes,
 		"seed-world":      cmdSeedWorld,
 		"exits":           cmdExits,
+		"mode-0600":       cmdMode0600,
 	}
 	for name, f := range extraCmds {
 		cmds[name] = f
@@ -377,5 +378,17 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// mode-0600 FILE checks that only its owner may read or write FILE.
+func cmdMode0600(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mode-0600 FILE")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if fi.Mode().Perm() != 0o600 {
+		ts.Fatalf("%s has mode %v, want 0600", args[0], fi.Mode().Perm())
 	}
 }
