@@ -83,8 +83,9 @@ func (c *opCmd) values(ctx context.Context, what ops.Completion, prefix string) 
 		values[k] = v
 	}
 	if what == ops.CompleteProject {
-		if prefix != "" {
-			values["search"] = prefix
+		// The server searches names, not namespaces: "acme/we" asks for "we".
+		if _, name, ok := strings.Cut(prefix, "/"); ok && name != "" {
+			values["search"] = name
 		}
 	} else if err := c.completionProject(ctx, values); err != nil {
 		return nil
