@@ -150,12 +150,13 @@ func addArgFlag(f *pflag.FlagSet, a *ops.Arg) {
 	if len(a.Enum) > 0 && !strings.Contains(help, strings.Join(a.Enum[:2], ", ")) {
 		help += " (" + strings.Join(a.Enum, ", ") + ")"
 	}
-	if a.Required {
-		help += " (required)"
-	}
 	name, short := flagName(a), ""
-	if name == projectFlag {
+	switch {
+	case name == projectFlag:
 		short = "R"
+		help += " (default $COLLAB_REPO, else the git remote)"
+	case a.Required:
+		help += " (required)"
 	}
 	switch a.Kind {
 	case ops.KindBool:

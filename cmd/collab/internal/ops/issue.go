@@ -12,7 +12,7 @@ var (
 	issueArg = Arg{Name: "issue", Kind: KindIssue, Required: true, Positional: true,
 		Help: "the issue's `NUMBER` in the project (#iid)"}
 	titleArg       = Arg{Name: "title", Kind: KindString, Help: "the `TITLE`"}
-	descriptionArg = Arg{Name: "description", Kind: KindString, Help: "the description, in Markdown (`TEXT`)"}
+	descriptionArg = Arg{Name: "description", Kind: KindString, Help: "the description `TEXT`, in Markdown"}
 	assigneeArg    = Arg{Name: "assignee_id", Kind: KindInt, Help: "assign to the user with this `ID`"}
 	milestoneIDArg = Arg{Name: "milestone_id", Kind: KindInt, Help: "set the milestone by its `ID`"}
 	labelsArg      = Arg{Name: "labels", Kind: KindStrings, Complete: CompleteLabel, Help: "set these `LABELS` (comma-separated or repeated)"}
@@ -20,7 +20,7 @@ var (
 	rmLabelsArg    = Arg{Name: "remove_labels", Kind: KindStrings, Complete: CompleteLabel, Help: "remove these `LABELS`, keeping the others"}
 	orderByArg     = Arg{Name: "order_by", Kind: KindString, Enum: []string{"created_at", "updated_at"}, Help: "order by `FIELD` (default created_at)"}
 	sortArg        = Arg{Name: "sort", Kind: KindString, Enum: []string{"asc", "desc"}, Help: "sort `ORDER` (default desc)"}
-	bodyArg        = Arg{Name: "body", Kind: KindString, Required: true, Help: "the comment, in Markdown (`TEXT`)"}
+	bodyArg        = Arg{Name: "body", Kind: KindString, Required: true, Help: "the comment `TEXT`, in Markdown"}
 	issueStates    = []string{"opened", "closed"}
 )
 
