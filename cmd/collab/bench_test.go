@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +120,53 @@ func BenchmarkPaginate(b *testing.B) {
 		b.Fatalf("collab and the curl loop differ after jq -S (%d and %d bytes)", len(a), len(c))
 	}
 	b.Logf("identical after jq -S: %d bytes, 5000 issues", len(a))
+}
+
+// BenchmarkIssueListJSON compares, in one run, the typed command and the
+// raw one over the same 10 pages of 100 issues from the fake: collab issue
+// list --paginate --json decodes every issue into its record and encodes
+// it again, collab api --paginate copies the bytes of each item. The
+// target is at most 1.1x; the log line gives the ratio.
+func BenchmarkIssueListJSON(b *testing.B) {
+	srv := collabtest.NewTestServer(b)
+	pid := srv.AddProject(srv.AdminID, "bench", 0)
+	for i := 1; i <= 1000; i++ {
+		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i), "bug")
+	}
+	b.Setenv("COLLAB_URL", srv.URL)
+	b.Setenv("COLLAB_TOKEN", srv.AdminToken)
+	project := strconv.Itoa(pid)
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"api-paginate", []string{"api", "--paginate", "projects/" + project + "/issues"}},
+		{"issue-list-json", []string{"issue", "list", "-R", project, "--paginate", "--json"}},
+	}
+	var perOp [2]time.Duration
+	for i, c := range commands {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var out countingWriter
+			for b.Loop() {
+				out = 0
+				if code := run(context.Background(), c.args, stdio{in: strings.NewReader(""), out: &out, err: io.Discard}); code != 0 {
+					b.Fatalf("%v: exit %d", c.args, code)
+				}
+			}
+			b.ReportMetric(float64(out), "bytes/op")
+			perOp[i] = b.Elapsed() / time.Duration(b.N)
+		})
+	}
+	if perOp[0] > 0 && perOp[1] > 0 {
+		b.Logf("collab issue list --paginate --json %v, collab api --paginate %v: %.2fx", perOp[1], perOp[0], float64(perOp[1])/float64(perOp[0]))
+	}
+}
+
+// countingWriter counts what is written to it.
+type countingWriter int
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }

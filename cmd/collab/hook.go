@@ -31,7 +31,7 @@ type eventLine struct {
 }
 
 func newHookCmd(std stdio) *cobra.Command {
-	return groupCmd(cmdText{use: "hook", short: "Receive webhooks as JSON lines, and send them again"},
+	return groupCmd(cmdText{use: "hook", short: "Manage a project's webhooks, receive them as JSON lines, and send them again"},
 		newListenCmd(std), newReplayCmd(std))
 }
 

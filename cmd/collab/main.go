@@ -1,6 +1,9 @@
-// Command collab is the Collaboration Service API from the shell, for CI
-// jobs, cron jobs and one-off migrations:
+// Command collab is the Collaboration Service from the shell, for scripts,
+// CI jobs and people:
 //
+//	collab issue|mr|build|label|milestone|project|group|member|branch|hook|emoji|note|settings|user VERB
+//	                              typed commands: collab issue list, collab mr merge 12, collab build trace 7 --follow
+//	collab auth login|status|logout  store a token per server, check it, forget it
 //	collab api [METHOD] PATH      call any endpoint; --paginate makes one JSON array of every page
 //	collab hook listen            receive webhooks and print each as one JSON line
 //	collab hook replay            send recorded webhook lines again
@@ -11,13 +14,22 @@
 //	collab version                print the module and Go versions
 //	collab completion SHELL       print a completion script for bash, zsh, fish or powershell
 //
-// It reads the server from COLLAB_URL (or --url) and the token from
-// COLLAB_TOKEN (or --token-file); COLLAB_TOKEN_KIND=oauth sends it as an OAuth
-// bearer token instead of a private token. A token is never taken as a flag
-// value, where it would show in the process list and in shell history.
+// It reads the server from COLLAB_URL (or --url, or the one server signed in
+// with collab auth login) and the token from COLLAB_TOKEN (or --token-file,
+// or the hosts file collab auth login writes); COLLAB_TOKEN_KIND=oauth sends
+// it as an OAuth bearer token instead of a private token. A token is never
+// taken as a flag value, where it would show in the process list and in
+// shell history. The project of a typed command is -R GROUP/PROJECT, else
+// COLLAB_REPO, else the git remote of the current directory on the server.
 //
-// Exit status: 0 on success, 1 when the server answers an error or a request
-// fails, 2 on a usage error.
+// Every command that prints records prints a table on a terminal and
+// tab-separated values off one, and takes --json [fields], --jq and
+// --template; lists take --limit and --paginate.
+//
+// Exit status (collab help exit-codes): 0 on success, an empty list
+// included; 1 when the server answers an error or a request fails; 2 on a
+// usage error; 4 when not signed in or not allowed; 8 when still pending
+// (build view --exit-status).
 //
 // Install it with
 //
@@ -50,13 +62,6 @@ type stdio struct {
 	out, err io.Writer
 }
 
-// Exit statuses.
-const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
-)
-
 // usageError marks a mistake on the command line, which exits 2.
 type usageError struct{ err error }
 
@@ -74,43 +79,49 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 // run executes the command line args and returns the exit status.
 func run(ctx context.Context, args []string, std stdio) int {
 	root := newRootCmd(std)
-	root.SetArgs(args)
+	root.SetArgs(joinJSONFields(root, args))
 	err := root.ExecuteContext(ctx)
+	code := exitStatus(err)
 	var ee exitError
-	var ue usageError
 	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ee):
-		return ee.code
-	case errors.As(err, &ue):
+	case err == nil, errors.As(err, &ee):
+	case code == exitUsage:
 		fmt.Fprintf(std.err, "collab: %v\nRun 'collab help' for usage.\n", err)
-		return exitUsage
 	default:
-		fmt.Fprintf(std.err, "collab: %v\n", err)
-		return exitFail
+		msg := strings.TrimPrefix(err.Error(), "collab: ")
+		if h := hint(err); h != "" {
+			msg += " (" + h + ")"
+		}
+		fmt.Fprintf(std.err, "collab: %s\n", msg)
 	}
+	return code
 }
 
 // newRootCmd builds the command tree.
 func newRootCmd(std stdio) *cobra.Command {
 	var cfg config
+	hook := newHookCmd(std)
 	root := groupCmd(cmdText{
 		use:   "collab",
 		short: "The Collaboration Service API from the shell",
-		long: "collab calls the Collaboration Service API for scripts: any endpoint with pagination that\n" +
-			"makes one JSON document, webhooks as JSON lines, and a fake server for tests.\n\n" +
-			"Configuration: COLLAB_URL (or --url), COLLAB_TOKEN (or --token-file), and\n" +
-			"COLLAB_TOKEN_KIND=private|oauth (default private).",
+		long: "collab works with a Collaboration Service from scripts and the shell: typed commands\n" +
+			"(collab issue list, collab mr merge 12), any endpoint (collab api), webhooks as JSON lines,\n" +
+			"and a fake server for tests.\n\n" +
+			"Configuration: COLLAB_URL (or --url), COLLAB_TOKEN (or --token-file, or collab auth login),\n" +
+			"COLLAB_TOKEN_KIND=private|oauth (default private), and COLLAB_REPO or -R for the project\n" +
+			"(default: the git remote of the current directory). Exit statuses: collab help exit-codes.",
 	},
 		newAPICmd(&cfg, std),
+		newAuthCmd(&cfg, std),
+		hook,
 		newFakeCmd(std),
 		newRecordCmd(std),
 		newConformCmd(&cfg, std),
-		newHookCmd(std),
 		newQueueCmd(std),
 		newVersionCmd(std),
 	)
+	root.AddCommand(typedCmds(&cfg, std, map[string]*cobra.Command{"hook": hook})...)
+	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "What each exit status means", Long: exitCodesHelp})
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.Args = func(_ *cobra.Command, args []string) error {

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/collabsvc/collab/cmd/collab/internal/ops"
+	"github.com/collabsvc/collab/collabtest"
+)
+
+// TestEveryListOnATerminalAndOffOne runs every list of the registry with
+// one item or more, on a terminal and off one: off one, one line of
+// tab-separated fields per item; on one, a header of the field names above
+// the same rows, aligned; and --json holds as many records.
+func TestEveryListOnATerminalAndOffOne(t *testing.T) {
+	srv := collabtest.NewTestServer(t)
+	t.Setenv("COLLAB_URL", srv.URL)
+	t.Setenv("COLLAB_TOKEN", srv.AdminToken)
+	t.Setenv("COLLAB_CONFIG_DIR", t.TempDir())
+	t.Setenv(repoEnv, "root/shop")
+	mustRun := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCollab(t, args...)
+		if code != 0 {
+			t.Fatalf("collab %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		return strings.TrimRight(out, "\n")
+	}
+	pid := mustRun("project", "create", "--name", "shop", "--jq", ".id")
+	project := atoi(t, pid)
+	srv.AddBranch(project, "master", "")
+	srv.AddBranch(project, "feature", "")
+	srv.AddBuild(project, collabtest.BuildSpec{Status: "success", Trace: "ok\n"})
+	mustRun("group", "create", "--name", "Acme", "--path", "acme")
+	mustRun("label", "create", "bug", "--color", "#ff0000")
+	milestone := mustRun("milestone", "create", "--title", "v1", "--jq", ".id")
+	mustRun("issue", "create", "--title", "Crash", "--labels", "bug", "--milestone-id", milestone)
+	mustRun("issue", "comment", "1", "--body", "Seen")
+	note := mustRun("note", "list", "--issue", "1", "--jq", ".[0].id")
+	mustRun("emoji", "add", "thumbsup", "--issue", "1")
+	mustRun("emoji", "add", "tada", "--issue", "1", "--note", note)
+	mustRun("mr", "create", "--source-branch", "feature", "--target-branch", "master", "--title", "Feature", "--description", "Closes #1")
+	mustRun("mr", "comment", "1", "--body", "Nice")
+	mustRun("hook", "create", "--url", "http://127.0.0.1:9/hook")
+	mustRun("group", "transfer", "acme", "--project-id", pid)
+	mustRun("project", "create", "--name", "tools")
+	t.Setenv(repoEnv, "acme/shop")
+
+	// The arguments a list needs, beyond the project.
+	extra := map[string][]string{
+		"project search":   {"shop"},
+		"group projects":   {"acme"},
+		"milestone issues": {milestone},
+		"mr commits":       {"1"},
+		"mr closes":        {"1"},
+		"note list":        {"--issue", "1"},
+		"emoji list":       {"--issue", "1", "--note", note},
+		"member list":      {"--group", "acme"},
+		"project list":     {"--scope", "all"},
+	}
+	for _, op := range ops.All() {
+		if !op.List {
+			continue
+		}
+		args := append([]string{op.Noun, op.Verb}, extra[op.Name()]...)
+		t.Run(op.ID(), func(t *testing.T) {
+			n := atoi(t, mustRun(append(args, "--json", "--jq", "length")...))
+			if n == 0 {
+				t.Fatalf("collab %s lists nothing; the test's world lacks what it lists", strings.Join(args, " "))
+			}
+			t.Setenv(forceTTYEnv, "0")
+			tsv := lines(mustRun(args...))
+			t.Setenv(forceTTYEnv, "1")
+			table := lines(mustRun(args...))
+			if len(tsv) != n || (n > 0 && len(table) != n+1) {
+				t.Fatalf("%d records, %d TSV lines, %d table lines (want %d and %d)", n, len(tsv), len(table), n, n+1)
+			}
+			for _, row := range tsv {
+				if got := strings.Count(row, "\t") + 1; got != len(op.Fields) {
+					t.Errorf("TSV row %q has %d fields, want %d (%v)", row, got, len(op.Fields), op.Fields)
+				}
+			}
+			if n > 0 {
+				head := strings.Fields(table[0])
+				first, _, _ := strings.Cut(op.Fields[0], ".")
+				if len(head) != len(op.Fields) || head[0] != strings.ToUpper(first) {
+					t.Errorf("table header %q, want the fields %v", table[0], op.Fields)
+				}
+			}
+		})
+	}
+}
+
+// lines splits trimmed output into lines; none for "".
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
+}
