@@ -40,15 +40,15 @@ func (s *Spec) inputSchema() *jsonschema.Schema {
 	}
 	switch s.shape() {
 	case shapeList:
-		add(argPage, &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Description: "page to answer, from 1"})
-		add(argPerPage, &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxPerPage)), Description: "items per page (default 20)"})
+		add(argPage, &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0)})
+		add(argPerPage, &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxPerPage))})
 		fallthrough
 	case shapeRecord:
 		add(argFields, &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"},
-			Description: "answer these fields (dotted paths) instead of the trimmed set"})
+			Description: "fields to answer (a.b reaches into a); default: a few"})
 	case shapeText:
 		add(argMaxBytes, &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(float64(minMaxBytes)), Maximum: jsonschema.Ptr(float64(maxMaxBytes)),
-			Description: "cut the text to this size (default 16384); the cut is marked"})
+			Description: "cut to this size, marked (default 16384)"})
 	}
 	return in
 }
@@ -66,7 +66,7 @@ func (s *Spec) outputSchema() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := projectSchema(full, s.paths(nil, s.shape() == shapeRecord))
+	rec := projectSchema(full, s.paths(nil))
 	if s.shape() == shapeRecord {
 		return rec, nil
 	}

@@ -2,19 +2,27 @@ package mcptools
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
-// DefaultToolsets are the toolsets served when Selection.Toolsets is
-// empty: what an agent triaging work needs, small enough for its context.
-var DefaultToolsets = []string{"issue", "mr", "build", "label", "project"}
+// DefaultTools are the tools served when Selection.Toolsets is empty (or
+// names "default"): from the toolsets issue, mr, build, label and project,
+// what an agent triaging work uses, small enough for its context. A toolset
+// named in Selection.Toolsets serves every tool it has.
+var DefaultTools = []string{
+	"issue_list", "issue_view", "issue_create", "issue_edit", "issue_close", "issue_comment",
+	"mr_list", "mr_view", "mr_diff", "mr_create", "mr_comment", "mr_merge",
+	"build_list", "build_view", "build_trace", "build_retry",
+	"label_list",
+	"project_search", "project_view",
+}
 
 // Selection says which tools are served.
 type Selection struct {
-	// Toolsets are the nouns served; empty means DefaultToolsets, and
-	// "all" serves every toolset.
+	// Toolsets are the nouns served; "all" serves every toolset and
+	// "default" the DefaultTools, which are served when it is empty.
 	Toolsets []string
 	// Tools are served on top of the toolsets, by tool name.
 	Tools []string
@@ -33,21 +41,25 @@ func (sel Selection) Select(specs []Spec) ([]Spec, error) {
 	}
 	toolsets := sel.Toolsets
 	if len(toolsets) == 0 {
-		toolsets = DefaultToolsets
+		toolsets = []string{"default"}
 	}
-	all := slices.Contains(toolsets, "all")
-	if err := known("toolset", toolsets, sets, "all"); err != nil {
+	all, def := slices.Contains(toolsets, "all"), slices.Contains(toolsets, "default")
+	if err := known("toolset", toolsets, sets, "all", "default"); err != nil {
 		return nil, err
 	}
-	if err := known("tool", sel.Tools, names, ""); err != nil {
+	if err := known("default tool", DefaultTools, names); err != nil {
 		return nil, err
 	}
-	if err := known("tool", sel.Exclude, names, ""); err != nil {
+	if err := known("tool", sel.Tools, names); err != nil {
+		return nil, err
+	}
+	if err := known("tool", sel.Exclude, names); err != nil {
 		return nil, err
 	}
 	var out []Spec
 	for _, s := range specs {
-		on := all || slices.Contains(toolsets, s.Toolset) || slices.Contains(sel.Tools, s.Name)
+		on := all || slices.Contains(toolsets, s.Toolset) || slices.Contains(sel.Tools, s.Name) ||
+			(def && slices.Contains(DefaultTools, s.Name))
 		if !on || slices.Contains(sel.Exclude, s.Name) || (sel.ReadOnly && s.Writes) {
 			continue
 		}
@@ -56,19 +68,13 @@ func (sel Selection) Select(specs []Spec) ([]Spec, error) {
 	return out, nil
 }
 
-// known fails on the first of got that is not in have (nor extra).
-func known(what string, got []string, have map[string]bool, extra string) error {
+// known fails on the first of got that is not in have nor extra, naming
+// what is.
+func known(what string, got []string, have map[string]bool, extra ...string) error {
 	for _, g := range got {
-		if !have[g] && g != extra {
-			list := make([]string, 0, len(have)+1)
-			for h := range have {
-				list = append(list, h)
-			}
-			sort.Strings(list)
-			if extra != "" {
-				list = append(list, extra)
-			}
-			return fmt.Errorf("unknown %s %q; known: %s", what, g, strings.Join(list, ", "))
+		if !have[g] && !slices.Contains(extra, g) {
+			list := slices.Sorted(maps.Keys(have))
+			return fmt.Errorf("unknown %s %q; known: %s", what, g, strings.Join(append(list, extra...), ", "))
 		}
 	}
 	return nil

@@ -53,22 +53,17 @@ func tool(s *Spec) (*mcp.Tool, error) {
 		Name:        s.Name,
 		Description: s.Description,
 		InputSchema: s.inputSchema(),
-		Annotations: &mcp.ToolAnnotations{
-			ReadOnlyHint:    !s.Writes,
-			IdempotentHint:  s.Idempotent,
-			DestructiveHint: jsonschemaBool(s.Writes && s.Destructive),
-			OpenWorldHint:   jsonschemaBool(false),
-		},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: !s.Writes, IdempotentHint: s.Idempotent},
+	}
+	if s.Writes {
+		// Only a write can destroy; the hint's default is true.
+		t.Annotations.DestructiveHint = &s.Destructive
 	}
 	if out != nil {
 		t.OutputSchema = out
 	}
 	return t, nil
 }
-
-// jsonschemaBool is a pointer to b, as the hints with a default of true
-// need.
-func jsonschemaBool(b bool) *bool { return &b }
 
 // handler runs a tool call: it takes the server's own arguments out of the
 // call's, runs the operation and shapes its answer. Every error is an
@@ -103,7 +98,7 @@ func call(ctx context.Context, s *Spec, o Options, raw json.RawMessage) (*mcp.Ca
 	case r.Items != nil:
 		return listAnswer(ctx, s, o, c, args, r, info)
 	case r.Record != nil:
-		rec, err := o.shapeOne(ctx, s, args, r.Record, c.fields, true)
+		rec, err := o.shapeOne(ctx, s, args, r.Record, c.fields)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +205,7 @@ func listAnswer(ctx context.Context, s *Spec, o Options, c callArgs, args map[st
 	}
 	p.Total = info.total()
 	for _, v := range recs {
-		rec, err := o.shapeOne(ctx, s, args, v, c.fields, false)
+		rec, err := o.shapeOne(ctx, s, args, v, c.fields)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +220,7 @@ func listAnswer(ctx context.Context, s *Spec, o Options, c callArgs, args map[st
 
 // shapeOne encodes record v with the paths the call shows, and marks or
 // hides its text when its author is not trusted.
-func (o Options) shapeOne(ctx context.Context, s *Spec, args map[string]any, v any, fields []string, alone bool) (json.RawMessage, error) {
+func (o Options) shapeOne(ctx context.Context, s *Spec, args map[string]any, v any, fields []string) (json.RawMessage, error) {
 	full, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -235,7 +230,7 @@ func (o Options) shapeOne(ctx context.Context, s *Spec, args map[string]any, v a
 		return full, nil // not an object: nothing to trim
 	}
 	out := obj
-	if paths := s.paths(fields, alone); paths != nil {
+	if paths := s.paths(fields); paths != nil {
 		picked := map[string]any{}
 		for _, p := range paths {
 			pick(picked, obj, strings.Split(p, "."))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,10 +11,6 @@ import (
 
 	"github.com/collabsvc/collab"
 )
-
-// textKeys are the keys of a record's own long text. A record asked for
-// alone shows them beside its trimmed fields; a list leaves them out.
-var textKeys = []string{"description", "body"}
 
 // jsonFields maps each JSON key of struct type t, embedded structs'
 // included, to the struct type under it (pointers and slices looked
@@ -59,24 +54,12 @@ func recordType(t reflect.Type) reflect.Type {
 }
 
 // paths is the dotted paths a record shows: fields when the call named
-// them, else the trimmed ones, with the record's own text when it is
-// asked for alone. Nil shows every key.
-func (s *Spec) paths(fields []string, alone bool) []string {
-	switch {
-	case len(fields) > 0:
+// them, else the trimmed ones; nil shows every key.
+func (s *Spec) paths(fields []string) []string {
+	if len(fields) > 0 {
 		return fields
-	case len(s.Fields) == 0:
-		return nil
-	case !alone:
-		return s.Fields
 	}
-	out := slices.Clone(s.Fields)
-	for _, k := range textKeys {
-		if _, ok := jsonFields(s.Record)[k]; ok && !slices.Contains(out, k) {
-			out = append(out, k)
-		}
-	}
-	return out
+	return s.Fields
 }
 
 // pick copies the value at path in obj into out, building the objects on
@@ -124,9 +107,9 @@ type Page struct {
 	Page    int               `json:"page"`
 	PerPage int               `json:"per_page"`
 	// Total is how many items the whole list has, when the server says.
-	Total int `json:"total,omitempty" jsonschema:"items in the whole list, when known"`
+	Total int `json:"total,omitempty"`
 	// Truncated says that the list goes on past this page.
-	Truncated bool `json:"truncated" jsonschema:"the list goes on: ask for page+1"`
+	Truncated bool `json:"truncated"`
 }
 
 // cutWriter keeps what a text writer writes in at most 2*max bytes: the
