@@ -104,6 +104,7 @@ func newRootCmd(std stdio) *cobra.Command {
 			"COLLAB_TOKEN_KIND=private|oauth (default private).",
 	},
 		newAPICmd(&cfg, std),
+		newMCPCmd(&cfg, std),
 		newFakeCmd(std),
 		newRecordCmd(std),
 		newConformCmd(&cfg, std),
