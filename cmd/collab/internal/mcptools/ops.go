@@ -10,14 +10,22 @@ import (
 	"github.com/collabsvc/collab/cmd/collab/internal/ops"
 )
 
-// FromOps is the spec of each operation of the registry, in its order.
+// FromOps is the spec of each operation of the registry, in its order,
+// but for those that read or write files on this machine.
 func FromOps(all []*ops.Op) []Spec {
 	specs := make([]Spec, 0, len(all))
 	for _, op := range all {
-		specs = append(specs, fromOp(op))
+		if !localFiles[op.ID()] {
+			specs = append(specs, fromOp(op))
+		}
 	}
 	return specs
 }
+
+// localFiles are the operations that take a path on this machine. An agent
+// steered by what it read could upload any file the user can read, so no
+// tool serves them.
+var localFiles = map[string]bool{"project_upload": true}
 
 func fromOp(op *ops.Op) Spec {
 	return Spec{

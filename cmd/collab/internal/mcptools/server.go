@@ -229,6 +229,7 @@ func (o Options) shapeOne(ctx context.Context, s *Spec, args map[string]any, v a
 	if err := json.Unmarshal(full, &obj); err != nil {
 		return full, nil // not an object: nothing to trim
 	}
+	hideSecrets(obj, s.Record)
 	out := obj
 	if paths := s.paths(fields); paths != nil {
 		picked := map[string]any{}

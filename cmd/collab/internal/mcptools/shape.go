@@ -41,6 +41,27 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 
 var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
 
+// hideSecrets replaces the values of obj, a record of type t, that are
+// credentials (a project's runners token, a user's private token) with
+// collab.Redacted: no answer hands an agent a credential.
+func hideSecrets(obj map[string]json.RawMessage, t reflect.Type) {
+	if t == nil {
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			hideSecrets(obj, f.Type)
+		case f.Type == reflect.TypeFor[collab.Secret]():
+			if v, ok := obj[name]; ok && string(v) != `""` && string(v) != "null" {
+				obj[name], _ = json.Marshal(collab.Redacted)
+			}
+		}
+	}
+}
+
 // recordType is the struct type t holds, through pointers and slices, or
 // nil when it holds none (a collab.Time is a value, not a record).
 func recordType(t reflect.Type) reflect.Type {
