@@ -47,6 +47,11 @@ func newAPICmd(cfg *config, std stdio) *cobra.Command {
 		long: `Call any endpoint of the API under /api/v3 (or /ci/api/v1 with --runner) and print
 the response body.
 
+:project in the path stands for the project of -R, $COLLAB_REPO or the current
+directory's git remote, escaped; a project path given whole (projects/acme/webshop/issues)
+is escaped too. Issues and merge requests are addressed by their global id here;
+the typed commands (collab issue view 5) take the number people see.
+
 -f key=value sends a string and -F key=value a typed value: a number, true, false,
 null, or @FILE for a file's contents (@- for standard input). A key ending in []
 builds an array. Parameters go in the query string for GET, HEAD and DELETE, and
@@ -64,6 +69,7 @@ any 429 or 503 with Retry-After pauses every request until the wait is over.
 An error status exits 1 with a one-line error on stderr. A write is never sent
 twice by a retry.`,
 		example: `  collab api projects/1/issues --paginate --jq 'map(.title)'
+  collab api -R acme/webshop projects/:project/labels
   collab api POST projects/1/issues -f title='Crash on save' -F confidential=true
   collab api -X PUT projects/1/issues/3 -f state_event=close -i
   collab api --paginate --ndjson projects/1/issues --jq .iid
@@ -83,12 +89,16 @@ twice by a retry.`,
 	f.BoolVar(&a.ndjson, "ndjson", false, "print each item of a list as one line of JSON")
 	f.BoolVar(&a.runnerAPI, "runner", false, "call the runner API (/ci/api/v1) instead of /api/v3")
 	f.Float64Var(&a.rate, "rate", 0, "send at most `N` requests per second (0: no limit)")
+	f.StringVarP(&cfg.repo, projectFlag, "R", "", "the project `GROUP/PROJECT` that :project stands for (default $COLLAB_REPO, else the git remote)")
 	return cmd
 }
 
 func (a *apiCmd) run(ctx context.Context, args []string) error {
 	method, path, fields, err := a.request(args)
 	if err != nil {
+		return err
+	}
+	if path, err = a.fillProject(ctx, path); err != nil {
 		return err
 	}
 	headers, err := parseHeaders(a.headers)
@@ -116,7 +126,10 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = ferr
 	}
-	return err
+	if err != nil {
+		return apiError{err: err, impliedPost: a.method == "" && len(args) == 1 && method == http.MethodPost}
+	}
+	return nil
 }
 
 // request reads the method, path and parameters, and checks the flags
@@ -169,6 +182,23 @@ func (a *apiCmd) client(watch *watcher) (*collab.Client, error) {
 		watch.onResponse = includePrinter(a.std.err, token)
 	}
 	return client, nil
+}
+
+// fillProject puts the project, escaped, in place of :project, and
+// escapes a project path given whole (projects/acme/webshop/issues).
+func (a *apiCmd) fillProject(ctx context.Context, path string) (string, error) {
+	segments := strings.Split(path, "/")
+	for i, s := range segments {
+		if s != ":project" && !strings.HasPrefix(s, ":project?") {
+			continue
+		}
+		p, err := a.cfg.project(ctx)
+		if err != nil {
+			return "", err
+		}
+		segments[i] = escapeSegment(p) + strings.TrimPrefix(s, ":project")
+	}
+	return escapeProjectPath(strings.Join(segments, "/")), nil
 }
 
 // target reads [METHOD] PATH and -X.

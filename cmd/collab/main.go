@@ -50,13 +50,6 @@ type stdio struct {
 	out, err io.Writer
 }
 
-// Exit statuses.
-const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
-)
-
 // usageError marks a mistake on the command line, which exits 2.
 type usageError struct{ err error }
 
@@ -74,44 +67,50 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 // run executes the command line args and returns the exit status.
 func run(ctx context.Context, args []string, std stdio) int {
 	root := newRootCmd(std)
-	root.SetArgs(args)
+	root.SetArgs(joinJSONFields(root, args))
 	err := root.ExecuteContext(ctx)
+	code := exitStatus(err)
 	var ee exitError
-	var ue usageError
 	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ee):
-		return ee.code
-	case errors.As(err, &ue):
+	case err == nil, errors.As(err, &ee):
+	case code == exitUsage:
 		fmt.Fprintf(std.err, "collab: %v\nRun 'collab help' for usage.\n", err)
-		return exitUsage
 	default:
-		fmt.Fprintf(std.err, "collab: %v\n", err)
-		return exitFail
+		msg := strings.TrimPrefix(err.Error(), "collab: ")
+		if h := hint(err); h != "" {
+			msg += " (" + h + ")"
+		}
+		fmt.Fprintf(std.err, "collab: %s\n", msg)
 	}
+	return code
 }
 
 // newRootCmd builds the command tree.
 func newRootCmd(std stdio) *cobra.Command {
 	var cfg config
+	hook := newHookCmd(std)
 	root := groupCmd(cmdText{
 		use:   "collab",
 		short: "The Collaboration Service API from the shell",
-		long: "collab calls the Collaboration Service API for scripts: any endpoint with pagination that\n" +
-			"makes one JSON document, webhooks as JSON lines, and a fake server for tests.\n\n" +
-			"Configuration: COLLAB_URL (or --url), COLLAB_TOKEN (or --token-file), and\n" +
-			"COLLAB_TOKEN_KIND=private|oauth (default private).",
+		long: "collab works with a Collaboration Service from scripts and the shell: typed commands\n" +
+			"(collab issue list, collab mr merge 12), any endpoint (collab api), webhooks as JSON lines,\n" +
+			"and a fake server for tests.\n\n" +
+			"Configuration: COLLAB_URL (or --url), COLLAB_TOKEN (or --token-file, or collab auth login),\n" +
+			"COLLAB_TOKEN_KIND=private|oauth (default private), and COLLAB_REPO or -R for the project\n" +
+			"(default: the git remote of the current directory). Exit statuses: collab help exit-codes.",
 	},
 		newAPICmd(&cfg, std),
+		newAuthCmd(&cfg, std),
 		newMCPCmd(&cfg, std),
+		hook,
 		newFakeCmd(std),
 		newRecordCmd(std),
 		newConformCmd(&cfg, std),
-		newHookCmd(std),
 		newQueueCmd(std),
 		newVersionCmd(std),
 	)
+	root.AddCommand(typedCmds(&cfg, std, map[string]*cobra.Command{"hook": hook})...)
+	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "What each exit status means", Long: exitCodesHelp})
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.Args = func(_ *cobra.Command, args []string) error {
