@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/collabsvc/collab"
@@ -38,7 +39,7 @@ func NewServer(specs []Spec, o Options) (*mcp.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", specs[i].Name, err)
 		}
-		srv.AddTool(t, handler(&specs[i], o))
+		srv.AddTool(t, handler(&specs[i], t.InputSchema.(*jsonschema.Schema), o))
 	}
 	return srv, nil
 }
@@ -68,9 +69,9 @@ func tool(s *Spec) (*mcp.Tool, error) {
 // handler runs a tool call: it takes the server's own arguments out of the
 // call's, runs the operation and shapes its answer. Every error is an
 // error answer with the token redacted, never a protocol error.
-func handler(s *Spec, o Options) mcp.ToolHandler {
+func handler(s *Spec, in *jsonschema.Schema, o Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := call(ctx, s, o, req.Params.Arguments)
+		res, err := call(ctx, s, in, o, req.Params.Arguments)
 		if err != nil {
 			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
 		}
@@ -80,9 +81,12 @@ func handler(s *Spec, o Options) mcp.ToolHandler {
 }
 
 // call is one tool call, answered or failed.
-func call(ctx context.Context, s *Spec, o Options, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func call(ctx context.Context, s *Spec, in *jsonschema.Schema, o Options, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	args, err := decodeArgs(raw)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkArgs(in, args); err != nil {
 		return nil, err
 	}
 	var c callArgs
@@ -129,41 +133,20 @@ type callArgs struct {
 	fields                  []string
 }
 
-// take removes the server's own arguments from args and checks them.
+// take removes the server's own arguments from args, which checkArgs
+// has checked, and fills c from them.
 func (c *callArgs) take(s *Spec, args map[string]any) error {
-	sh := s.shape()
-	var err error
-	intArg := func(name string, def, lo, hi int, allowed bool) int {
-		v, ok := args[name]
-		if !ok || err != nil || !allowed {
-			return def
+	c.page, c.perPage, c.maxBytes = 1, defaultPerPage, defaultMaxBytes
+	for name, to := range map[string]*int{argPage: &c.page, argPerPage: &c.perPage, argMaxBytes: &c.maxBytes} {
+		if v, ok := args[name]; ok {
+			*to, _ = toInt(v)
+			delete(args, name)
 		}
-		delete(args, name)
-		n, e := toInt(v)
-		if e != nil || n < lo || n > hi {
-			err = argError(name, fmt.Sprintf("want a whole number from %d to %d, not %v", lo, hi, v))
-		}
-		return n
 	}
-	c.page = intArg(argPage, 1, 1, 1<<20, sh == shapeList)
-	c.perPage = intArg(argPerPage, defaultPerPage, 1, maxPerPage, sh == shapeList)
-	c.maxBytes = intArg(argMaxBytes, defaultMaxBytes, minMaxBytes, maxMaxBytes, sh == shapeText)
-	if err != nil {
-		return err
-	}
-	if v, ok := args[argFields]; ok && (sh == shapeList || sh == shapeRecord) {
+	if v, ok := args[argFields]; ok {
 		delete(args, argFields)
-		list, ok := v.([]any)
-		for _, f := range list {
-			name, isString := f.(string)
-			if !isString || name == "" {
-				ok = false
-				break
-			}
-			c.fields = append(c.fields, name)
-		}
-		if !ok {
-			return argError(argFields, "want a list of field names")
+		for _, f := range v.([]any) {
+			c.fields = append(c.fields, f.(string))
 		}
 		return checkFields(s.Record, c.fields)
 	}

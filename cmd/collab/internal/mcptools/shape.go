@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -141,11 +142,13 @@ type cutWriter struct {
 	tail []byte // a ring once full: tail[at:] then tail[:at]
 	at   int
 	n    int64
+	nul  bool // a NUL byte was written: the content is binary
 }
 
 func (w *cutWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	w.n += int64(n)
+	w.nul = w.nul || bytes.IndexByte(p, 0) >= 0
 	if room := w.max - len(w.head); room > 0 {
 		k := min(room, len(p))
 		w.head = append(w.head, p[:k]...)
@@ -200,7 +203,7 @@ func (w *cutWriter) text() string {
 }
 
 func (w *cutWriter) textOrBinary(s string) string {
-	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+	if w.nul || !utf8.ValidString(s) {
 		return fmt.Sprintf("[binary content of %d bytes, not shown]", w.n)
 	}
 	return s
