@@ -5,10 +5,17 @@ import (
 	"testing"
 )
 
-// toolsBytes is the size of the tools/list answer's tools, as JSON.
+// toolsBudget is the most bytes the default tools may take in a tools/list
+// answer: about 6,000 tokens at 4 bytes of JSON a token, the usual
+// estimate for English and JSON text (o200k_base counted the default set at
+// 3.7 bytes a token when this was set; see docs/mcp.md).
+const toolsBudget = 24_000
+
+// toolsBytes is the size of the tools of a tools/list answer, as JSON, and
+// their count.
 func toolsBytes(t *testing.T, sel Selection) (int, int) {
-	w := newWorld(t, sel, nil)
-	tools := w.tools()
+	t.Helper()
+	tools := newWorld(t, sel, nil).tools()
 	raw, err := json.Marshal(tools)
 	if err != nil {
 		t.Fatal(err)
@@ -19,5 +26,9 @@ func toolsBytes(t *testing.T, sel Selection) (int, int) {
 func TestContextBudget(t *testing.T) {
 	n, k := toolsBytes(t, Selection{})
 	all, ka := toolsBytes(t, Selection{Toolsets: []string{"all"}})
-	t.Logf("default: %d tools, %d bytes; all: %d tools, %d bytes", k, n, ka, all)
+	ro, kr := toolsBytes(t, Selection{ReadOnly: true})
+	t.Logf("default: %d tools, %d bytes; read-only default: %d tools, %d bytes; all: %d tools, %d bytes", k, n, kr, ro, ka, all)
+	if n > toolsBudget {
+		t.Errorf("the default tools take %d bytes of tools/list, over the budget of %d (about 6,000 tokens)", n, toolsBudget)
+	}
 }

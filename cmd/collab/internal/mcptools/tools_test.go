@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/cmd/collab/internal/ops"
 	"github.com/collabsvc/collab/collabtest"
@@ -221,6 +223,23 @@ func TestEveryTool(t *testing.T) {
 		{"user_view", m("user", w.bob.ID), "GET /users/" + id(w.bob.ID), []string{"username=bob"}},
 	}
 	s.issue3(w)
+	outputs := map[string]*jsonschema.Resolved{}
+	for _, tool := range w.tools() {
+		if tool.OutputSchema == nil {
+			continue
+		}
+		raw, err := json.Marshal(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		if outputs[tool.Name], err = schema.Resolve(nil); err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+	}
 	called := map[string]bool{}
 	for _, c := range cases {
 		called[c.tool] = true
@@ -240,6 +259,14 @@ func TestEveryTool(t *testing.T) {
 				return
 			}
 			checkAnswer(t, res.StructuredContent, c.want)
+			var answer any
+			raw, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(raw, &answer); err != nil {
+				t.Fatal(err)
+			}
+			if err := outputs[c.tool].Validate(answer); err != nil {
+				t.Errorf("the answer does not fit the output schema: %v\n%s", err, raw)
+			}
 		})
 	}
 	for _, tool := range w.tools() {
