@@ -73,7 +73,7 @@ func TestTokenRedacted(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	code2, out2, errOut2 := runCollab(t, "api", "-i", "fail")
-	if code2 != 1 || !strings.Contains(errOut2, "401 Unauthorized") {
+	if code2 != exitAuth || !strings.Contains(errOut2, "401 Unauthorized") {
 		t.Errorf("exit %d, stderr %q", code2, errOut2)
 	}
 	for _, s := range []string{out, errOut, out2, errOut2} {

@@ -183,4 +183,3 @@ func followInterval() time.Duration {
 	}
 	return followEvery
 }
-

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/cmd/collab/internal/ops"
 )
 
 // Exit statuses, as collab help exit-codes tells them.
@@ -39,12 +40,13 @@ output carries data only.`
 func exitStatus(err error) int {
 	var ee exitError
 	var ue usageError
+	var ie *ops.InputError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ie):
 		return exitUsage
 	case errors.Is(err, collab.ErrUnauthorized), errors.Is(err, collab.ErrForbidden), errors.Is(err, errNotSignedIn):
 		return exitAuth

@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -163,7 +164,7 @@ func streamJSON(w *bufio.Writer, items iter.Seq2[any, error], limit int) error {
 		if err != nil {
 			return err
 		}
-		b, err := json.Marshal(it)
+		b, err := encodeRecord(it)
 		if err != nil {
 			return err
 		}
@@ -200,7 +201,7 @@ func (o *outputFlags) printRecord(std stdio, op *ops.Op, rec any) error {
 // generic turns a record into what jq and templates read: maps, slices,
 // json.Number and the rest, with only the --json fields when given.
 func (o *outputFlags) generic(rec any) (any, error) {
-	b, err := json.Marshal(rec)
+	b, err := encodeRecord(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +219,16 @@ func (o *outputFlags) generic(rec any) (any, error) {
 		return kept, nil
 	}
 	return v, nil
+}
+
+// encodeRecord encodes a record as its own MarshalJSON writes it: every
+// field and every key kept from the server, with "<" and "&" as they are
+// (json.Marshal would escape them for HTML, and check the bytes again).
+func encodeRecord(rec any) ([]byte, error) {
+	if m, ok := rec.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(rec)
 }
 
 // emit prints v as --json, --jq or --template ask.
@@ -325,6 +336,7 @@ func cell(v any) string {
 	default:
 		s = fmt.Sprint(v)
 	}
+	s = onceMarker.ReplaceAllString(s, "")
 	return strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' || r == '\r' {
 			return ' '
@@ -332,6 +344,10 @@ func cell(v any) string {
 		return r
 	}, s)
 }
+
+// onceMarker is the comment the SDK's CreateOnce helpers add to what they
+// create; a table leaves it out, the JSON keeps it.
+var onceMarker = regexp.MustCompile(`\s*<!-- collab-once [0-9a-f]+ -->`)
 
 // joinCell joins a list's cells with sep.
 func joinCell(v any, sep string) string {

@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +53,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("COLLAB_URL", srv.URL)
 			env.Setenv("COLLAB_TOKEN", srv.AdminToken)
 			env.Setenv("PROJECT", strconv.Itoa(pid))
+			// collab auth keeps its hosts file in the script's own directory.
+			env.Setenv("COLLAB_CONFIG_DIR", filepath.Join(env.WorkDir, "config"))
 			// Token files for --token-file: the private and the OAuth token.
 			for name, tok := range map[string]string{"token.txt": srv.AdminToken, "oauth.txt": srv.AdminOAuthToken} {
 				if err := os.WriteFile(filepath.Join(env.WorkDir, name), []byte(tok+"\n"), 0o600); err != nil {
@@ -77,6 +83,10 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"same-deliveries": cmdSameDeliveries,
 		"rate-limit":      cmdRateLimit,
 		"count-status":    cmdCountStatus,
+		"cmp-times":       cmdCmpTimes,
+		"seed-world":      cmdSeedWorld,
+		"exits":           cmdExits,
+		"mode-0600":       cmdMode0600,
 	}
 	for name, f := range extraCmds {
 		cmds[name] = f
@@ -270,5 +280,115 @@ func cmdCountStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if (!neg && got != want) || (neg && got < want) {
 		ts.Fatalf("%d requests answered %s; want %s%d", got, args[0], map[bool]string{true: "at least ", false: ""}[neg], want)
+	}
+}
+
+// goldenDir holds the expected outputs of cmp-times, as an absolute path:
+// a script runs in its own directory.
+var goldenDir = func() string {
+	d, err := filepath.Abs(filepath.Join("testdata", "golden"))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
+// timestamp matches the times the fake server stamps on records.
+var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+
+// updateGolden rewrites the golden files of cmp-times with what the
+// commands print now: go test -run TestScripts -update, then review the diff.
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden from the script tests' output")
+
+// cmp-times FILE GOLDEN compares FILE (or stdout, stderr) with the file
+// testdata/golden/GOLDEN after replacing every timestamp in FILE with TIME
+// and $COLLAB_URL with URL: records carry the time they were made, and the
+// fake listens on a port of its own.
+func cmdCmpTimes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmp-times FILE GOLDEN")
+	}
+	got := timestamp.ReplaceAllString(ts.ReadFile(args[0]), "TIME")
+	got = strings.ReplaceAll(got, ts.Getenv("COLLAB_URL"), "URL")
+	golden := filepath.Join(goldenDir, filepath.FromSlash(args[1]))
+	if *updateGolden {
+		ts.Check(os.MkdirAll(filepath.Dir(golden), 0o755))
+		ts.Check(os.WriteFile(golden, []byte(got), 0o644))
+		return
+	}
+	b, err := os.ReadFile(golden)
+	ts.Check(err)
+	if want := string(b); got != want {
+		ts.Fatalf("%s differs from %s:\n--- got\n%s--- want\n%s", args[0], args[1], got, want)
+	}
+}
+
+// Fixed commit ids, so that golden outputs hold them.
+const (
+	masterCommit  = "1111111111111111111111111111111111111111"
+	featureCommit = "2222222222222222222222222222222222222222"
+)
+
+// seed-world adds to $PROJECT what the typed commands need: the branches
+// master and feature (at fixed commits) and fix, a merge request from feature, the
+// user alice (a developer of the project; $ALICE is her id, $ALICE_TOKEN
+// her token), and three
+// builds of master: 1 succeeded with a trace and artifacts, 2 pending, 3
+// failed. It sets $BUILD1 to $BUILD3 to their ids.
+func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: seed-world")
+	}
+	pid, err := strconv.Atoi(ts.Getenv("PROJECT"))
+	ts.Check(err)
+	srv := server(ts)
+	srv.AddBranch(pid, "master", masterCommit)
+	srv.AddBranch(pid, "feature", featureCommit)
+	srv.AddBranch(pid, "fix", strings.Repeat("3", 40))
+	alice := srv.AddUser("alice", false)
+	srv.AddMember(pid, alice.ID, 30)
+	srv.AddMergeRequest(pid, alice.ID, "feature", "master", "Add the feature")
+	ts.Setenv("ALICE", strconv.Itoa(alice.ID))
+	ts.Setenv("ALICE_TOKEN", alice.Token)
+	for i, spec := range []collabtest.BuildSpec{
+		{Status: "success", Commit: masterCommit, Trace: "building\nok\n", Artifacts: []byte("PK-artifacts")},
+		{Status: "pending", Commit: masterCommit},
+		{Status: "failed", Commit: masterCommit, Trace: "building\nFAIL\n"},
+	} {
+		ts.Setenv("BUILD"+strconv.Itoa(i+1), strconv.Itoa(srv.AddBuild(pid, spec)))
+	}
+	ts.Check(srv.Err())
+}
+
+// exits N PROG ARGS... runs PROG as exec does and checks that it exits
+// with status N; its output is then stdout and stderr, as after exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// mode-0600 FILE checks that only its owner may read or write FILE.
+func cmdMode0600(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mode-0600 FILE")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if fi.Mode().Perm() != 0o600 {
+		ts.Fatalf("%s has mode %v, want 0600", args[0], fi.Mode().Perm())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 )
 
 // tokenEnv names the environment variable that sets the admin token when
-// -token is not given.
+// --token is not given.
 const tokenEnv = "COLLABFAKE_TOKEN"
 
 // options are the parsed flags.
@@ -35,7 +36,7 @@ type options struct {
 	webhookTimeout time.Duration
 }
 
-// DefaultAddr is where the fake listens without -addr. It is not 8080, so
+// DefaultAddr is where the fake listens without --addr. It is not 8080, so
 // a webhook receiver on the usual port can run beside it.
 const DefaultAddr = "127.0.0.1:8081"
 
@@ -47,7 +48,7 @@ var handlerInstalled func()
 // args (without the program name), writing its URL, token and messages to
 // stdout and usage, errors and the request log to stderr. It serves until
 // ctx ends or SIGINT or SIGTERM arrives, and returns the exit status: 0
-// after a clean stop or -h, 1 when the server cannot start, 2 on bad flags.
+// after a clean stop or --help, 1 when the server cannot start, 2 on bad flags.
 //
 // A caller that installs its own signal handler first passes the context
 // it cancels, so that a signal caught before Main starts is not lost.
@@ -73,7 +74,8 @@ func Main(ctx context.Context, name string, args []string, stdout, stderr io.Wri
 	return 0
 }
 
-// parseFlags reads the command line; -h prints the usage to errOut.
+// parseFlags reads the command line, each flag spelled with one dash or
+// two; -h prints the usage to errOut.
 func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -91,15 +93,15 @@ func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 		fmt.Fprintf(errOut, "Usage: %[1]s [flags]\n\n"+
 			"%[1]s serves a fake Collaboration Service (/api/v3 and the runner API /ci/api/v1)\n"+
 			"in memory until SIGINT or SIGTERM. It reads query, form, multipart and JSON bodies.\n"+
-			"Project hooks registered through the API receive webhooks; -log also logs each delivery.\n\nFlags:\n", name)
-		fs.PrintDefaults()
+			"Project hooks registered through the API receive webhooks; --log also logs each delivery.\n\nFlags:\n", name)
+		printFlags(fs, errOut)
 	}
 	err := fs.Parse(args)
 	if o.token == "" {
 		o.token = os.Getenv(tokenEnv)
 	}
 	if err == nil && (o.seed || o.log) && o.replay != "" {
-		err = errors.New("-seed and -log cannot be used with -replay: a replay serves only what was recorded, and does not log")
+		err = errors.New("--seed and --log cannot be used with --replay: a replay serves only what was recorded, and does not log")
 		fmt.Fprintf(errOut, "%s: %v\n", name, err)
 		fs.Usage()
 	}
@@ -109,6 +111,25 @@ func parseFlags(name string, args []string, errOut io.Writer) (options, error) {
 		fs.Usage()
 	}
 	return o, err
+}
+
+// printFlags lists the flags as every other collab command spells them,
+// with two dashes; the flag package reads both spellings, so the single
+// dash of earlier versions keeps working.
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
+		fmt.Fprintf(w, "%s\n    \t%s", line, usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0s" {
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // serve runs the fake until ctx ends, printing its URL and admin token to

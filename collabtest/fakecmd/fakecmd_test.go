@@ -104,11 +104,16 @@ func TestFlags(t *testing.T) {
 	var help bytes.Buffer
 	_, err := parseFlags("collabfake", []string{"-h"}, &help)
 	assert.ErrorIs(t, err, flag.ErrHelp)
-	for _, name := range []string{"-addr", "-token", "-log", "-seed", "COLLABFAKE_TOKEN"} {
+	for _, name := range []string{"--addr", "--token", "--log", "--seed", "--replay", "COLLABFAKE_TOKEN"} {
 		assert.Contains(t, help.String(), name)
 	}
+	// Two dashes, as every other collab command takes them, and one, as
+	// earlier versions documented them.
+	o, err := parseFlags("collabfake", []string{"--addr", ":0", "--token=t2", "--seed"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, options{addr: ":0", token: "t2", seed: true}, o)
 	t.Setenv(tokenEnv, "from-env")
-	o, err := parseFlags("collabfake", []string{"-addr", ":0", "-seed"}, io.Discard)
+	o, err = parseFlags("collabfake", []string{"-addr", ":0", "-seed"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, options{addr: ":0", token: "from-env", seed: true}, o)
 	o, err = parseFlags("collabfake", []string{"-token", "from-flag", "-log"}, io.Discard)

@@ -118,6 +118,16 @@ type Input struct {
 	iter   []collab.IterOption
 }
 
+// InputError is an Input that an operation cannot run with: a missing or
+// unknown argument, a value of the wrong kind, or arguments that exclude
+// each other. A front end reports it as a usage error.
+type InputError struct{ msg string }
+
+func (e *InputError) Error() string { return e.msg }
+
+// inputErrorf makes an *InputError.
+func inputErrorf(format string, a ...any) error { return &InputError{fmt.Sprintf(format, a...)} }
+
 // Input converts values (by argument name) to an Input: a value may be a
 // string, as a command line gives it, or what encoding/json decodes (a
 // float64 or json.Number for a number, []any for a list). It reports an
@@ -128,17 +138,17 @@ func (o *Op) Input(values map[string]any) (Input, error) {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		a := o.Arg(name)
 		if a == nil {
-			return Input{}, fmt.Errorf("%s takes no argument %q", o.Name(), name)
+			return Input{}, inputErrorf("%s takes no argument %q", o.Name(), name)
 		}
 		v, err := a.convert(values[name])
 		if err != nil {
-			return Input{}, fmt.Errorf("%s: %w", name, err)
+			return Input{}, inputErrorf("%s: %v", name, err)
 		}
 		in.values[name] = v
 	}
 	for _, a := range o.Args {
 		if _, ok := in.values[a.Name]; a.Required && !ok {
-			return Input{}, fmt.Errorf("%s needs %s", o.Name(), a.Name)
+			return Input{}, inputErrorf("%s needs %s", o.Name(), a.Name)
 		}
 	}
 	return in, nil
@@ -181,8 +191,13 @@ func (a *Arg) convert(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(a.Enum) > 0 {
-		if s, _ := out.(string); !slices.Contains(a.Enum, s) {
+	values, isList := out.([]string)
+	if !isList {
+		s, _ := out.(string)
+		values = []string{s}
+	}
+	for _, s := range values {
+		if len(a.Enum) > 0 && !slices.Contains(a.Enum, s) {
 			return nil, fmt.Errorf("%q is not one of %s", s, strings.Join(a.Enum, ", "))
 		}
 	}

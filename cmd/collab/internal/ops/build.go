@@ -23,14 +23,14 @@ var buildOps = []*Op{
 		Idempotent: true, SDK: []string{"Builds.All", "Builds.AllForCommit"},
 		Record: RecordOf[collab.Build](), List: true, Fields: buildFields,
 		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			scope := Ptr[collab.BuildScopes](in, "status")
-			if scope == nil {
-				scope = new(collab.BuildScopes)
+			var scope collab.BuildScopes
+			for _, s := range in.Strings("status") {
+				scope = append(scope, collab.BuildStatus(s))
 			}
 			if sha := in.String("commit"); sha != "" {
-				return Many(c.Builds.AllForCommit(ctx, in.Project(), sha, &collab.ListBuildsForCommitOptions{Scope: *scope}, in.IterOptions()...))
+				return Many(c.Builds.AllForCommit(ctx, in.Project(), sha, &collab.ListBuildsForCommitOptions{Scope: scope}, in.IterOptions()...))
 			}
-			return Many(c.Builds.All(ctx, in.Project(), &collab.ListBuildsOptions{Scope: *scope}, in.IterOptions()...))
+			return Many(c.Builds.All(ctx, in.Project(), &collab.ListBuildsOptions{Scope: scope}, in.IterOptions()...))
 		},
 	},
 	{

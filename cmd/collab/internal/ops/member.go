@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 
 	"github.com/collabsvc/collab"
 )
@@ -40,8 +39,8 @@ func memberOp(op *Op, project, group func(ctx context.Context, c *collab.Client,
 }
 
 var (
-	errProjectOrGroup = errors.New("give one of project and group")
-	errNoGroupMember  = errors.New("the server shows a member of a project only: list the group's members instead")
+	errProjectOrGroup = &InputError{"give one of project and group"}
+	errNoGroupMember  = &InputError{"the server shows a member of a project only: list the group's members instead"}
 )
 
 var memberOps = []*Op{

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 
 	"github.com/collabsvc/collab"
 )
@@ -19,7 +18,7 @@ var (
 
 // errNoTarget is the error of a note or emoji operation given neither or
 // both of issue and merge_request.
-var errNoTarget = errors.New("give one of issue and merge_request")
+var errNoTarget = &InputError{"give one of issue and merge_request"}
 
 // target is the issue or merge request a note or award emoji operation is
 // on: kind "issue" or "mr", and its global id.
