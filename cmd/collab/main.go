@@ -113,6 +113,7 @@ func newRootCmd(std stdio) *cobra.Command {
 	},
 		newAPICmd(&cfg, std),
 		newAuthCmd(&cfg, std),
+		newMCPCmd(&cfg, std),
 		hook,
 		newFakeCmd(std),
 		newRecordCmd(std),
