@@ -138,7 +138,8 @@ func (q *Queue) replay(path string) error {
 	}
 	q.log(slog.LevelWarn, "diskqueue: cut off the end of a segment: it holds records whose write a crash cut short",
 		"segment", filepath.Base(path), "offset", end, "bytes", len(bytes.TrimRight(data[end:], "\x00")), "reason", why)
-	if err := f.Truncate(end); err == nil {
+	err = f.Truncate(end)
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
