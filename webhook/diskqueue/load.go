@@ -261,7 +261,8 @@ func (q *Queue) apply(seg *segment, off int64, h header, meta []byte, whole bool
 }
 
 // applyPut applies a put read back from the log: a delivery, or a later
-// copy of one. A damaged copy leaves an intact earlier one in place. The
+// copy of one, which keeps the state of the earlier one. A damaged copy
+// leaves an intact earlier one in place. The
 // dedup keys of a damaged put are not remembered: a repeat brings the
 // delivery whole.
 func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte, whole bool) {
@@ -292,6 +293,11 @@ func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte, whole b
 		return
 	}
 	it.partition, it.received, it.attempt, it.lastError = d.Partition, d.ReceivedAt, d.Attempt, d.LastError
+	if old != nil {
+		// A copy forward: the records of its state that follow it may be
+		// cut off, while the earlier copy's state was synced.
+		it.attempt, it.lastError, it.dead = old.attempt, old.lastError, old.dead
+	}
 	if q.keys.window > 0 && stored > 0 && it.damage == nil {
 		for _, k := range d.DedupKeys() {
 			r := keyRef{k, stored + q.keys.window}
