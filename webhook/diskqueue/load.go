@@ -132,7 +132,8 @@ func (q *Queue) replay(path string) error {
 	q.segs = append(q.segs, seg)
 	q.nextID = max(q.nextID, binary.LittleEndian.Uint64(data[len(segMagic):]))
 	end, why := q.keptRecords(seg, data)
-	seg.size, seg.synced = end, end
+	seg.size = end
+	seg.synced.Store(end)
 	if why == "" || q.opts.NoCreate {
 		return nil
 	}
