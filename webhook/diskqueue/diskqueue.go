@@ -268,8 +268,9 @@ const cacheMax = 32 << 20
 // Options.NoCreate). A queue that cannot be opened or read back is an
 // error: nothing is reset. A queue another process has open is an error
 // wrapping ErrHeld, after a second's wait for that process to let go. A
-// delivery whose record is damaged is dead-lettered; a queue kept by an
-// earlier version of this package, a queue.db, is left alone.
+// delivery whose record is damaged is dead-lettered; what a power cut tore
+// is cut off (see the package documentation). Files other than the
+// queue's, such as a bbolt queue.db, are left alone.
 func Open(dir string, opts Options) (*Queue, error) {
 	return openOn(osFS{}, dir, opts, defaultSizes)
 }

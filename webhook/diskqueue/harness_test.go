@@ -36,8 +36,8 @@ const (
 	phDeleted                   // its Delete returned
 )
 
-// event is a step of the workload: a delivery's phase, or a checkpoint set
-// (cpDone) or being set.
+// event is a step of the workload: a delivery's phase, a checkpoint set
+// (cpDone) or being set, or a sync.
 type event struct {
 	key    string
 	phase  phase
@@ -45,6 +45,7 @@ type event struct {
 	body   []byte
 	cp     string
 	cpDone bool
+	synced bool // a flush, a Close or a drain returned: what was written is synced
 }
 
 // crashModel records what the workload did, in order, so that what it
@@ -68,9 +69,10 @@ func (m *crashModel) mark() int {
 
 // delivery is what the workload knew of one delivery.
 type delivery struct {
-	body  []byte
-	id    uint64
-	phase phase
+	body   []byte
+	id     uint64
+	phase  phase
+	synced bool // its phase was synced: an ack or a dead-lettering no cut undoes
 }
 
 // knowledge is what the workload knew at a cut.
@@ -87,6 +89,12 @@ func (m *crashModel) at(n int) *knowledge {
 	m.mu.Unlock()
 	k := &knowledge{dels: map[string]*delivery{}, cps: map[string][][]byte{}, set: map[string]bool{}}
 	for _, e := range events {
+		if e.synced {
+			for _, d := range k.dels {
+				d.synced = true
+			}
+			continue
+		}
 		if e.cp != "" {
 			if e.cpDone {
 				k.cps[e.cp], k.set[e.cp] = [][]byte{e.body}, true
@@ -100,7 +108,7 @@ func (m *crashModel) at(n int) *knowledge {
 			d = &delivery{body: e.body}
 			k.dels[e.key] = d
 		}
-		d.phase = e.phase
+		d.phase, d.synced = e.phase, false
 		if e.id != 0 {
 			d.id = e.id
 			k.maxID = max(k.maxID, e.id)
@@ -201,10 +209,12 @@ func (h *harness) workload(steps int) error {
 			err = h.deleteOne(ctx)
 		case r < 94:
 			h.q.flush()
+			h.model.note(event{synced: true})
 		case r < 97:
 			err = h.drain(ctx)
 		default:
 			if err = h.q.Close(); err == nil {
+				h.model.note(event{synced: true})
 				err = h.open()
 			}
 		}
@@ -297,6 +307,7 @@ func (h *harness) drain(ctx context.Context) error {
 	if err := h.q.Close(); err != nil {
 		return err
 	}
+	h.model.note(event{synced: true})
 	return h.open()
 }
 
@@ -433,6 +444,10 @@ func checkImage(img *crashFS, k *knowledge, sz sizes) (err error) {
 			return fmt.Errorf("%s (id %d) lost: its Put returned", key, d.id)
 		case d.phase == phDead && !kept:
 			return fmt.Errorf("dead letter %s (id %d) lost", key, d.id)
+		case d.phase == phDead && d.synced && !deadOnes[key]:
+			return fmt.Errorf("dead letter %s (id %d), synced, handed out again", key, d.id)
+		case d.phase == phAcked && d.synced && handed[key]:
+			return fmt.Errorf("%s (id %d), its ack synced, handed out again", key, d.id)
 		case d.phase == phPutting && !kept && seen:
 			return fmt.Errorf("%s, whose Put had not returned, is seen but cannot be handed out", key)
 		case d.phase == phPutting && !kept:

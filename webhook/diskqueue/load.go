@@ -132,13 +132,15 @@ func (q *Queue) replay(path string) error {
 	q.segs = append(q.segs, seg)
 	q.nextID = max(q.nextID, binary.LittleEndian.Uint64(data[len(segMagic):]))
 	end, why := q.keptRecords(seg, data)
-	seg.size, seg.synced = end, end
+	seg.size = end
+	seg.synced.Store(end)
 	if why == "" || q.opts.NoCreate {
 		return nil
 	}
 	q.log(slog.LevelWarn, "diskqueue: cut off the end of a segment: it holds records whose write a crash cut short",
 		"segment", filepath.Base(path), "offset", end, "bytes", len(bytes.TrimRight(data[end:], "\x00")), "reason", why)
-	if err := f.Truncate(end); err == nil {
+	err = f.Truncate(end)
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
@@ -260,7 +262,8 @@ func (q *Queue) apply(seg *segment, off int64, h header, meta []byte, whole bool
 }
 
 // applyPut applies a put read back from the log: a delivery, or a later
-// copy of one. A damaged copy leaves an intact earlier one in place. The
+// copy of one, which keeps the state of the earlier one. A damaged copy
+// leaves an intact earlier one in place. The
 // dedup keys of a damaged put are not remembered: a repeat brings the
 // delivery whole.
 func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte, whole bool) {
@@ -291,6 +294,11 @@ func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte, whole b
 		return
 	}
 	it.partition, it.received, it.attempt, it.lastError = d.Partition, d.ReceivedAt, d.Attempt, d.LastError
+	if old != nil {
+		// A copy forward: the records of its state that follow it may be
+		// cut off, while the earlier copy's state was synced.
+		it.attempt, it.lastError, it.dead = old.attempt, old.lastError, old.dead
+	}
 	if q.keys.window > 0 && stored > 0 && it.damage == nil {
 		for _, k := range d.DedupKeys() {
 			r := keyRef{k, stored + q.keys.window}

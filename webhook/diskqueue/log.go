@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/collabsvc/collab/webhook"
@@ -19,9 +20,9 @@ type segment struct {
 	num       uint64
 	path      string
 	f         file
-	size      int64 // bytes written; changed under Queue.wmu (see written)
-	synced    int64 // bytes a sync is known to have covered; under Queue.wmu
-	live      int   // items whose latest put is here
+	size      int64        // bytes written; changed under Queue.wmu (see written)
+	synced    atomic.Int64 // bytes a sync is known to have covered
+	live      int          // items whose latest put is here
 	liveBytes int64
 	keys      []keyRef  // the dedup keys its puts remember, kept when it goes
 	copying   bool      // its live items are being copied forward
@@ -254,7 +255,7 @@ func (q *Queue) writeGroup(head *segment, buf []byte) (int64, error) {
 	q.mu.Unlock()
 	base, err := q.appendLog(head, buf, true)
 	if err == nil {
-		err = q.sync(head)
+		err = q.sync(head, base+int64(len(buf)))
 	}
 	return base, err
 }
@@ -302,7 +303,7 @@ func (q *Queue) appendLocked(head *segment, buf []byte, mark bool) (int64, error
 		buf = append(buf, later...)
 	}
 	if mark {
-		putMark(buf, head.synced)
+		putMark(buf, head.synced.Load())
 	}
 	base := head.size
 	_, err := head.f.WriteAt(buf, base)
@@ -331,16 +332,15 @@ func (q *Queue) written(seg *segment) int64 {
 	return seg.size
 }
 
-// sync makes what was written to seg durable. A failed sync leaves the log
-// taking no more writes: the kernel may have dropped what it could not
-// write, and a later sync would not say so.
-func (q *Queue) sync(seg *segment) error {
-	at := q.written(seg)
+// sync makes what was written to seg durable, its first covered bytes at
+// least. A failed sync leaves the log taking no more writes: the kernel may
+// have dropped what it could not write, and a later sync would not say so.
+func (q *Queue) sync(seg *segment, covered int64) error {
 	err := seg.f.Sync()
 	if err == nil {
-		q.wmu.Lock()
-		seg.synced = max(seg.synced, at)
-		q.wmu.Unlock()
+		if covered > seg.synced.Load() { // only the writer syncs
+			seg.synced.Store(covered)
+		}
 		return nil
 	}
 	err = fmt.Errorf("diskqueue: syncing %s: %w", seg.path, err)
@@ -410,6 +410,7 @@ func (q *Queue) writtenNow() {
 func (q *Queue) syncLazily(head *segment) {
 	q.wmu.Lock()
 	_, err := q.appendLocked(head, nil, false) // what Ack kept for the next write
+	covered := head.size
 	q.wmu.Unlock()
 	if err != nil {
 		q.log(slog.LevelWarn, "diskqueue: writing acks failed; they are kept for the next write", "error", err)
@@ -420,7 +421,7 @@ func (q *Queue) syncLazily(head *segment) {
 		q.mu.Unlock()
 		return
 	}
-	_ = q.sync(head) // a failure is logged, and stops writes
+	_ = q.sync(head, covered) // a failure is logged, and stops writes
 }
 
 // flush has the writer sync the records written at once and tidy the log,
@@ -550,8 +551,9 @@ func (q *Queue) roll() (*segment, error) {
 	old := q.head()
 	q.segs = append(q.segs, seg)
 	q.mu.Unlock()
+	covered := old.size // written to no more
 	q.wmu.Unlock()
-	_ = q.sync(old) // for the records written at once to it; a failure stops writes
+	_ = q.sync(old, covered) // for the records written at once to it; a failure stops writes
 	q.makeAhead(num + 1)
 	return seg, nil
 }

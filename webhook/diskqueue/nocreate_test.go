@@ -36,8 +36,8 @@ func TestOpenHeld(t *testing.T) {
 }
 
 // TestNoCreateWithoutQueue: with NoCreate, a directory that is missing,
-// empty or holds only the queue.db of an earlier version is ErrNoQueue, naming what was looked
-// for, and nothing is created.
+// empty or holds only a bbolt queue.db is ErrNoQueue, naming what was
+// looked for, and nothing is created.
 func TestNoCreateWithoutQueue(t *testing.T) {
 	base := t.TempDir()
 	missing := filepath.Join(base, "missing")

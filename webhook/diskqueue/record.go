@@ -241,5 +241,3 @@ func decodeMeta(id uint64, b []byte) (*webhook.Delivery, int64, error) {
 	}
 	return d, stored, nil
 }
-
-func crc32Update(sum uint32, p []byte) uint32 { return crc32.Update(sum, castagnoli, p) }
