@@ -101,7 +101,7 @@ func Example_readmeWebhooks() {
 
 // TestReadmeCollabtest runs the README's test against the fake.
 func TestReadmeCollabtest(t *testing.T) {
-	srv := collabtest.NewTestServer(t) // closed when the test ends
+	srv := collabtest.NewTestServer(t)                                // closed when the test ends
 	p := srv.Seed.Project(srv.Admin, "App", collab.PrivateVisibility) // the record the API answers
 	srv.Seed.Issue(p, srv.Admin, "Crash on start", srv.Seed.Label(p, "bug", "#d9534f"))
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.Admin.Token))
