@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,8 +18,8 @@ import (
 // relation: both project ids and the link's own id.
 func TestGoGitlabForkRelation(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	from := srv.AddProject(srv.AdminID, "upstream", 0)
-	to := srv.AddProject(srv.AdminID, "downstream", 0)
+	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
+	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID
 
 	gl := gitlab.NewClient(nil, srv.AdminToken)
 	require.NoError(t, gl.SetBaseURL(srv.URL+"/api/v3"))
@@ -43,8 +44,8 @@ func TestCurlForkRelation(t *testing.T) {
 		t.Skip("curl is not installed")
 	}
 	srv := collabtest.NewTestServer(t)
-	from := srv.AddProject(srv.AdminID, "upstream", 0)
-	to := srv.AddProject(srv.AdminID, "downstream", 0)
+	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
+	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID
 	url := srv.URL + "/api/v3/projects/" + strconv.Itoa(to) + "/fork/" + strconv.Itoa(from)
 	out, err := exec.Command(curl, "-sS", "-X", "POST", "-H", "PRIVATE-TOKEN: "+srv.AdminToken, "-w", "\n%{http_code}", url).Output()
 	require.NoError(t, err)
