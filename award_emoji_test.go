@@ -112,11 +112,15 @@ func TestAwardEmojiAgainstFake(t *testing.T) {
 	c, srv := newFakeClient(t)
 	bob := srv.AddUser("bob", false)
 	bc := clientAs(t, srv, bob.Token)
-	pid := srv.AddProject(srv.AdminID, "Emoji", 20)
-	issueID := srv.AddIssue(pid, srv.AdminID, "Party")
-	mrID := srv.AddMergeRequest(pid, srv.AdminID, "x", "master", "Change")
-	noteID := srv.AddNote(pid, "Issue", issueID, srv.AdminID, "Nice")
-	mrNote := srv.AddNote(pid, "MergeRequest", mrID, srv.AdminID, "Nice MR")
+	project := srv.Seed.Project(srv.Admin, "Emoji", collab.PublicVisibility)
+	pid := project.ID
+	issueRecord := srv.Seed.Issue(project, srv.Admin, "Party")
+	issueID := issueRecord.ID
+	srv.Seed.Branch(project, "x")
+	mrRecord := srv.Seed.MergeRequest(project, srv.Admin, "x", "master", "Change")
+	mrID := mrRecord.ID
+	noteID := srv.Seed.IssueNote(issueRecord, srv.Admin, "Nice").ID
+	mrNote := srv.Seed.MergeRequestNote(mrRecord, srv.Admin, "Nice MR").ID
 
 	aw, _, err := bc.AwardEmoji.CreateIssueAward(ctx, pid, issueID, "thumbsup")
 	require.NoError(t, err)

@@ -55,9 +55,10 @@ func TestBranchesUnit(t *testing.T) {
 func TestBranchesAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Repo", 0)
-	sha := srv.AddBranch(pid, "feature/x.y", "")
-	srv.AddBranch(pid, "feature/x.y", "")
+	project := srv.Seed.Project(srv.Admin, "Repo", collab.PrivateVisibility)
+	pid := project.ID
+	sha := srv.Seed.Branch(project, "feature/x.y").Commit.ID
+	srv.Seed.Branch(project, "feature/x.y")
 
 	b, _, err := c.Branches.Get(ctx, pid, "feature/x.y")
 	require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestBranchesAgainstFake(t *testing.T) {
 
 	_, _, err = c.Settings.Update(ctx, &collab.UpdateSettingsOptions{DefaultBranchProtection: collab.Ptr(0)})
 	require.NoError(t, err)
-	other := srv.AddProject(srv.AdminID, "Other", 0)
+	other := srv.Seed.Project(srv.Admin, "Other", collab.PrivateVisibility).ID
 	m2, _, err := c.Branches.Get(ctx, other, "master")
 	require.NoError(t, err)
 	assert.False(t, m2.Protected, "protection follows the settings")

@@ -450,7 +450,7 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 		policySaw = req.Header.Clone()
 		return http.ErrUseLastResponse
 	}}
-	c, m = newMockClient(t)
+	_, m = newMockClient(t)
 	hc.Transport = m.Client().Transport
 	c, err = collab.NewClient("https://collab.example.com", collab.WithPrivateToken(testToken), collab.WithHTTPClient(hc), collab.WithoutRetries())
 	require.NoError(t, err)
@@ -568,26 +568,28 @@ func TestBuildsArtifactsStreamWithoutBuffering(t *testing.T) {
 type buildsWorld struct {
 	c                    *collab.Client
 	srv                  *collabtest.Server
-	pid                  int
+	project              *collab.Project
+	pid                  int // project.ID
 	commit               string
 	reporter, dev, guest *collab.Client
 	stranger             *collab.Client
 }
 
-func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
+func newBuildsWorld(t *testing.T, visibility collab.VisibilityLevel) *buildsWorld {
 	t.Helper()
 	c, srv := newFakeClient(t)
 	w := &buildsWorld{c: c, srv: srv}
-	w.pid = srv.AddProject(srv.AdminID, "builds demo", visibility)
-	w.commit = srv.AddBranch(w.pid, "master", "")
+	w.project = srv.Seed.Project(srv.Admin, "builds demo", visibility)
+	w.pid = w.project.ID
+	w.commit = srv.Seed.Branch(w.project, "master").Commit.ID
 	for _, u := range []struct {
 		name  string
-		level int
+		level collab.AccessLevel
 		dst   **collab.Client
 	}{{"reporter", 20, &w.reporter}, {"dev", 30, &w.dev}, {"guest", 10, &w.guest}, {"stranger", 0, &w.stranger}} {
-		usr := srv.AddUser(u.name, false)
+		usr := srv.Seed.User(u.name)
 		if u.level > 0 {
-			srv.AddMember(w.pid, usr.ID, u.level)
+			srv.Seed.Member(w.project, usr, u.level)
 		}
 		*u.dst = clientAs(t, srv, usr.Token)
 	}
@@ -597,11 +599,11 @@ func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
 func TestFakeBuildsListAndGet(t *testing.T) {
 	w := newBuildsWorld(t, 0)
 	ctx := context.Background()
-	other := w.srv.AddBranch(w.pid, "feature", "")
-	b1 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "rspec", Status: "success", Coverage: collab.Ptr(88.5)})
-	b2 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "lint", Status: "failed"})
-	b3 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "deploy", Ref: "feature"})
-	b4 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "docs", Status: "skipped"})
+	other := w.srv.Seed.Branch(w.project, "feature").Commit.ID
+	b1 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "rspec", Status: "success", Coverage: collab.Ptr(88.5)}).ID
+	b2 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "lint", Status: "failed"}).ID
+	b3 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "deploy", Ref: "feature"}).ID
+	b4 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "docs", Status: "skipped"}).ID
 
 	ids := func(bs []*collab.Build) (out []int) {
 		for _, b := range bs {
@@ -656,8 +658,8 @@ func TestFakeBuildsListAndGet(t *testing.T) {
 
 	_, _, err = w.c.Builds.Get(ctx, w.pid, 999999)
 	assert.ErrorIs(t, err, collab.ErrNotFound)
-	otherProject := w.srv.AddProject(w.srv.AdminID, "other", 0)
-	_, _, err = w.c.Builds.Get(ctx, otherProject, b1)
+	otherPID := w.srv.Seed.Project(w.srv.Admin, "other", collab.PrivateVisibility).ID
+	_, _, err = w.c.Builds.Get(ctx, otherPID, b1)
 	assert.ErrorIs(t, err, collab.ErrNotFound, "a build of another project is not found")
 }
 
@@ -670,7 +672,7 @@ func TestFakeBuildsAll(t *testing.T) {
 		if i%2 == 1 {
 			status = "failed"
 		}
-		id := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: status})
+		id := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: status}).ID
 		if status == "failed" {
 			want = append([]int{id}, want...)
 		}
@@ -698,7 +700,7 @@ func TestFakeBuildsAll(t *testing.T) {
 func TestFakeBuildsScopeWireForms(t *testing.T) {
 	w := newBuildsWorld(t, 0)
 	ctx := context.Background()
-	w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "running"})
+	w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "running"})
 	get := func(rawQuery string) (*collab.Response, error) {
 		req, err := w.c.NewRequest(ctx, http.MethodGet, "projects/"+strconv.Itoa(w.pid)+"/builds?"+rawQuery, nil)
 		require.NoError(t, err)
@@ -724,7 +726,7 @@ func TestFakeBuildsScopeWireForms(t *testing.T) {
 func TestFakeBuildsAccess(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
-	bid := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip"), Trace: "log"})
+	bid := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip"), Trace: "log"}).ID
 
 	// Reporters read; guests of a private project may not; strangers do not see it.
 	_, _, err := w.reporter.Builds.Get(ctx, w.pid, bid)
@@ -758,7 +760,7 @@ func TestFakeBuildsAccess(t *testing.T) {
 
 	// Public projects: anyone signed in reads, nobody outside acts.
 	pub := newBuildsWorld(t, 20)
-	pbid := pub.srv.AddBuild(pub.pid, collabtest.BuildSpec{Status: "success"})
+	pbid := pub.srv.Seed.Build(pub.project, collabtest.BuildSpec{Status: "success"}).ID
 	bs, _, err := pub.stranger.Builds.List(ctx, pub.pid, nil)
 	require.NoError(t, err)
 	assert.Len(t, bs, 1)
@@ -771,8 +773,8 @@ func TestFakeBuildsAccess(t *testing.T) {
 func TestFakeBuildsCancelAndRetry(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
-	pending := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "make\nmake test"})
-	running := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "pending"})
+	pending := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "make\nmake test"}).ID
+	running := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "pending"}).ID
 	w.srv.SetBuildStatus(running, "running")
 
 	for _, id := range []int{pending, running} {
@@ -820,8 +822,8 @@ func TestFakeBuildsDownloads(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
 	zip := []byte("PK\x03\x04 pretend zip")
-	bid := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success", Artifacts: zip, ArtifactsName: "my build.zip", Trace: "$ make\nok\n"})
-	bare := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success"})
+	bid := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success", Artifacts: zip, ArtifactsName: "my build.zip", Trace: "$ make\nok\n"}).ID
+	bare := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success"}).ID
 
 	b, _, err := w.c.Builds.Get(ctx, w.pid, bid)
 	require.NoError(t, err)
@@ -864,9 +866,9 @@ func TestFakeBuildsDownloads(t *testing.T) {
 func TestFakeBuildsEraseAndKeep(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
-	bid := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "failed", Artifacts: []byte("zip"), Trace: "log"})
-	running := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip")})
-	empty := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success"})
+	bid := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "failed", Artifacts: []byte("zip"), Trace: "log"}).ID
+	running := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip")}).ID
+	empty := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success"}).ID
 
 	b, resp, err := w.dev.Builds.KeepArtifacts(ctx, w.pid, bid)
 	require.NoError(t, err)

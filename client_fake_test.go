@@ -15,7 +15,7 @@ import (
 func TestAuthAgainstFake(t *testing.T) {
 	_, srv := newFakeClient(t)
 	alice := srv.AddUser("alice", false)
-	pat := srv.AddToken(alice.ID, collabtest.PersonalAccessToken)
+	pat := srv.Seed.Token(alice, collabtest.PersonalAccessToken)
 	for name, opt := range map[string]collab.ClientOption{
 		"private": collab.WithPrivateToken(srv.AdminToken), "oauth": collab.WithOAuthToken(srv.AdminOAuthToken), "personal": collab.WithPersonalAccessToken(pat),
 	} {

@@ -9,10 +9,11 @@ import (
 )
 
 func ExampleNotesService_CreateIssueNoteOnce() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
-	issue := srv.AddIssue(pid, srv.AdminID, "Deploy 42 failed")
+	issue := srv.Seed.Issue(project, srv.Admin, "Deploy 42 failed").ID
 
 	// A job that may run again reports once: the key names the effect on
 	// every attempt, and only the first attempt is fresh.
@@ -37,7 +38,8 @@ func ExampleNotesService_CreateIssueNoteOnce() {
 }
 
 func ExampleIssuesService_CreateOnce() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 

@@ -126,7 +126,7 @@ func TestGroupsAgainstFake(t *testing.T) {
 	_, _, err = bc.Groups.Update(ctx, g.ID, &collab.UpdateGroupOptions{Name: collab.Ptr("mine")})
 	assert.ErrorIs(t, err, collab.ErrForbidden, "internal now, visible, but not bob's")
 
-	own := srv.AddProject(bob.ID, "Tool", 10)
+	own := srv.Seed.Project(bob, "Tool", collab.InternalVisibility).ID
 	_, _, err = bc.Groups.TransferProject(ctx, g.ID, own)
 	assert.ErrorIs(t, err, collab.ErrForbidden)
 	moved, _, err := c.Groups.TransferProject(ctx, g.ID, own)

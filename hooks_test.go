@@ -103,8 +103,9 @@ func TestHooksAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
 	dev := srv.AddUser("dev", false)
-	pid := srv.AddProject(srv.AdminID, "Hooked", 10)
-	srv.AddMember(pid, dev.ID, 30)
+	project := srv.Seed.Project(srv.Admin, "Hooked", collab.InternalVisibility)
+	pid := project.ID
+	srv.Seed.Member(project, dev, collab.DeveloperAccess)
 
 	h, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true), EnableSSLVerification: collab.Ptr(false)})
 	require.NoError(t, err)

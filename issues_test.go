@@ -83,8 +83,8 @@ func TestIssuesAgainstFake(t *testing.T) {
 	alice := srv.AddUser("alice", false)
 	bob := srv.AddUser("bob", false)
 	ac, bc := clientAs(t, srv, alice.Token), clientAs(t, srv, bob.Token)
-	pid := srv.AddProject(alice.ID, "Tracker", 10)
-	other := srv.AddProject(alice.ID, "Other", 10)
+	pid := srv.Seed.Project(alice, "Tracker", collab.InternalVisibility).ID
+	other := srv.Seed.Project(alice, "Other", collab.InternalVisibility).ID
 
 	backdate := time.Date(2015, 5, 1, 8, 0, 0, 0, time.UTC)
 	is, _, err := ac.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Crash on save", Labels: []string{"bug", "ui"}, AssigneeID: collab.Ptr(bob.ID), CreatedAt: &backdate})
@@ -243,8 +243,9 @@ func TestGetByIID(t *testing.T) {
 func TestGetByIIDAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	a := srv.AddProject(srv.AdminID, "A", 0)
-	b := srv.AddProject(srv.AdminID, "B", 0)
+	aProject := srv.Seed.Project(srv.Admin, "A", collab.PrivateVisibility)
+	a := aProject.ID
+	b := srv.Seed.Project(srv.Admin, "B", collab.PrivateVisibility).ID
 	ids := map[int][]int{}
 	for _, pid := range []int{a, b, a} {
 		is, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "t"})
@@ -269,8 +270,8 @@ func TestGetByIIDAgainstFake(t *testing.T) {
 	_, _, err = c.Issues.GetByIID(ctx, 999999, 1)
 	assert.ErrorIs(t, err, collab.ErrNotFound, "a missing project")
 
-	srv.AddBranch(a, "f1", "")
-	srv.AddBranch(a, "f2", "")
+	srv.Seed.Branch(aProject, "f1")
+	srv.Seed.Branch(aProject, "f2")
 	first, _, err := c.MergeRequests.Create(ctx, a, &collab.CreateMergeRequestOptions{SourceBranch: "f1", TargetBranch: "master", Title: "one"})
 	require.NoError(t, err)
 	second, _, err := c.MergeRequests.Create(ctx, a, &collab.CreateMergeRequestOptions{SourceBranch: "f2", TargetBranch: "master", Title: "two"})

@@ -58,9 +58,9 @@ func TestJobQueueUnit(t *testing.T) {
 func TestJobQueueAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "CI", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{})
-	srv.AddBuild(pid, collabtest.BuildSpec{Status: "failed"})
+	project := srv.Seed.Project(srv.Admin, "CI", collab.PrivateVisibility)
+	srv.Seed.Build(project, collabtest.BuildSpec{})
+	srv.Seed.Build(project, collabtest.BuildSpec{Status: "failed"})
 	for _, client := range []*collab.Client{c, mustClient(t, srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithJobQueuePath("sidekiq"))} {
 		m, _, err := client.JobQueue.CompoundMetrics(ctx)
 		require.NoError(t, err)

@@ -123,9 +123,10 @@ func (p *personTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLabelHelpersRaceFake(t *testing.T) {
 	ctx := context.Background()
 	admin, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "demo", 0)
-	srv.AddBranch(pid, "feature", "")
-	is := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	project := srv.Seed.Project(srv.Admin, "demo", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Branch(project, "feature")
+	is := srv.Seed.Issue(project, srv.Admin, "Crash on save").ID
 	mrs, _, err := admin.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Fix"})
 	require.NoError(t, err)
 	mrID := mrs.ID

@@ -86,7 +86,8 @@ func TestLabelsUnit(t *testing.T) {
 func TestLabelsAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Labelled", 0)
+	project := srv.Seed.Project(srv.Admin, "Labelled", collab.PrivateVisibility)
+	pid := project.ID
 	l, _, err := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: collab.Ptr("Bugs")})
 	require.NoError(t, err)
 	assert.Equal(t, collab.Ptr("Bugs"), l.Description)
@@ -99,7 +100,8 @@ func TestLabelsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
 	require.NoError(t, err)
-	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
+	srv.Seed.Branch(project, "feature")
+	mr := srv.Seed.MergeRequest(project, srv.Admin, "feature", "master", "Fix").ID
 	_ = mr
 	list, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 func TestFakeUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	admin, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Busy", 20)
+	pid := srv.Seed.Project(srv.Admin, "Busy", collab.PublicVisibility).ID
 	const workers = 64
 	clients := make([]*collab.Client, workers)
 	for i := range clients {

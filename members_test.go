@@ -80,7 +80,7 @@ func TestMembersAgainstFake(t *testing.T) {
 	alice := srv.AddUser("alice", false)
 	bob := srv.AddUser("bob", false)
 	ac, bc := clientAs(t, srv, alice.Token), clientAs(t, srv, bob.Token)
-	pid := srv.AddProject(alice.ID, "Team", 0)
+	pid := srv.Seed.Project(alice, "Team", collab.PrivateVisibility).ID
 
 	m, _, err := ac.ProjectMembers.Add(ctx, pid, &collab.AddMemberOptions{UserID: bob.ID, AccessLevel: collab.DeveloperAccess})
 	require.NoError(t, err)

@@ -114,11 +114,12 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	c, srv := newFakeClient(t)
 	dev := srv.AddUser("dev", false)
 	guest := srv.AddUser("guest", false)
-	pid := srv.AddProject(srv.AdminID, "Shop", 10)
-	srv.AddMember(pid, dev.ID, 30)
-	srv.AddMember(pid, guest.ID, 10)
+	project := srv.Seed.Project(srv.Admin, "Shop", collab.InternalVisibility)
+	pid := project.ID
+	srv.Seed.Member(project, dev, collab.DeveloperAccess)
+	srv.Seed.Member(project, guest, collab.GuestAccess)
 	dc, gc := clientAs(t, srv, dev.Token), clientAs(t, srv, guest.Token)
-	head := srv.AddBranch(pid, "feature/cart", "")
+	head := srv.Seed.Branch(project, "feature/cart").Commit.ID
 	fixes, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Cart is empty"})
 	require.NoError(t, err)
 
@@ -163,7 +164,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	srv.SetMergeConflict(mr.ID, false)
 
 	// Merge when the build succeeds.
-	build := srv.AddBuild(pid, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"})
+	build := srv.Seed.Build(project, collabtest.BuildSpec{Ref: "feature/cart", Status: "running"}).ID
 	waiting, _, err := dc.MergeRequests.Merge(ctx, pid, mr.ID, &collab.MergeMergeRequestOptions{MergeWhenBuildSucceeds: collab.Ptr(true), SHA: collab.Ptr(head)})
 	require.NoError(t, err)
 	assert.Equal(t, collab.MergeRequestOpened, waiting.State)
@@ -192,7 +193,7 @@ func TestMergeRequestsAgainstFake(t *testing.T) {
 	assert.ErrorIs(t, err, collab.ErrMethodNotAllowed)
 
 	// State events, WIP, subscriptions, delete.
-	srv.AddBranch(pid, "wip", "")
+	srv.Seed.Branch(project, "wip")
 	wip, _, err := dc.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "wip", TargetBranch: "master", Title: "WIP: later"})
 	require.NoError(t, err)
 	assert.True(t, wip.WorkInProgress)

@@ -56,8 +56,9 @@ func TestMilestonesUnit(t *testing.T) {
 func TestMilestonesAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Planned", 0)
-	other := srv.AddProject(srv.AdminID, "Elsewhere", 0)
+	project := srv.Seed.Project(srv.Admin, "Planned", collab.PrivateVisibility)
+	pid := project.ID
+	other := srv.Seed.Project(srv.Admin, "Elsewhere", collab.PrivateVisibility).ID
 	ms, _, err := c.Milestones.Create(ctx, pid, &collab.CreateMilestoneOptions{Title: "v1.0", DueDate: collab.Ptr("2030-01-31")})
 	require.NoError(t, err)
 	assert.Equal(t, 1, ms.IID)

@@ -142,10 +142,12 @@ func TestBackdatedNotesUnit(t *testing.T) {
 func TestBackdatedNotesAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Imported", 20)
+	project := srv.Seed.Project(srv.Admin, "Imported", collab.PublicVisibility)
+	pid := project.ID
 	is, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Old bug"})
 	require.NoError(t, err)
-	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Old change")
+	srv.Seed.Branch(project, "feature")
+	mrID := srv.Seed.MergeRequest(project, srv.Admin, "feature", "master", "Old change").ID
 	then := ts("2014-03-01T10:00:00Z").Time
 
 	n, _, err := c.Notes.CreateIssueNote(ctx, pid, is.ID, &collab.CreateNoteOptions{Body: "first seen in 2014", CreatedAt: &then})
@@ -165,10 +167,12 @@ func TestNotesAgainstFake(t *testing.T) {
 	c, srv := newFakeClient(t)
 	bob := srv.AddUser("bob", false)
 	bc := clientAs(t, srv, bob.Token)
-	pid := srv.AddProject(srv.AdminID, "Chatty", 20)
+	project := srv.Seed.Project(srv.Admin, "Chatty", collab.PublicVisibility)
+	pid := project.ID
 	is, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Discuss"})
 	require.NoError(t, err)
-	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Change")
+	srv.Seed.Branch(project, "feature")
+	mrID := srv.Seed.MergeRequest(project, srv.Admin, "feature", "master", "Change").ID
 
 	n, _, err := bc.Notes.CreateIssueNote(ctx, pid, is.ID, &collab.CreateNoteOptions{Body: "I can reproduce"})
 	require.NoError(t, err)

@@ -39,10 +39,11 @@ func TestOnceMarker(t *testing.T) {
 func TestCreateNoteOnce(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	srv.AddBranch(pid, "feature", "")
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
-	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Branch(project, "feature")
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash").ID
+	mr := srv.Seed.MergeRequest(project, srv.Admin, "feature", "master", "Fix").ID
 	for _, thread := range []struct {
 		path   string
 		create func(collab.Once, string) (*collab.Note, *collab.Response, error)
@@ -83,10 +84,12 @@ func TestCreateNoteOnce(t *testing.T) {
 func TestCreateNoteOnceWalksPages(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	issueRecord := srv.Seed.Issue(project, srv.Admin, "Crash")
+	issue := issueRecord.ID
 	for range 150 {
-		srv.AddNote(pid, "Issue", issue, srv.AdminID, "+1")
+		srv.Seed.IssueNote(issueRecord, srv.Admin, "+1")
 	}
 	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k", Fresh: true}, &collab.CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
@@ -102,7 +105,8 @@ func TestCreateNoteOnceWalksPages(t *testing.T) {
 func TestCreateIssueOnce(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
 	o := collab.Once{Key: "release 1.2"}
 	first, resp, err := c.Issues.CreateOnce(ctx, pid, o, &collab.CreateIssueOptions{Title: "Release 1.2"})
 	require.NoError(t, err)
@@ -123,7 +127,7 @@ func TestCreateIssueOnce(t *testing.T) {
 	assert.Equal(t, "Notes\n\n"+collab.Once{Key: "release 1.3"}.Marker(), *described.Description)
 
 	for range 100 {
-		srv.AddIssue(pid, srv.AdminID, "Later")
+		srv.Seed.Issue(project, srv.Admin, "Later")
 	}
 	srv.ClearRequests()
 	late, _, err := c.Issues.CreateOnce(ctx, pid, o, opt)
@@ -137,8 +141,9 @@ func TestCreateIssueOnce(t *testing.T) {
 func TestCreateMergeRequestOnce(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	srv.AddBranch(pid, "feature", "")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Branch(project, "feature")
 	opt := &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Fix"}
 	first, _, err := c.MergeRequests.CreateOnce(ctx, pid, collab.Once{Key: "fix", Fresh: true}, opt)
 	require.NoError(t, err)
@@ -149,7 +154,7 @@ func TestCreateMergeRequestOnce(t *testing.T) {
 	assert.Equal(t, first.ID, again.ID)
 	assert.Nil(t, opt.Description)
 
-	other := srv.AddProject(srv.AdminID, "upstream", 0)
+	other := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
 	opt.TargetProjectID = &other
 	srv.ClearRequests()
 	_, _, _ = c.MergeRequests.CreateOnce(ctx, pid, collab.Once{Key: "fix"}, opt)
@@ -161,8 +166,9 @@ func TestCreateMergeRequestOnce(t *testing.T) {
 func TestCreateOnceRefuses(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash").ID
 	srv.ClearRequests()
 	for name, call := range map[string]func() error{
 		"Once.Key": func() error {

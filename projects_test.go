@@ -407,7 +407,7 @@ func TestProjectsAgainstFake(t *testing.T) {
 func TestUploadFileAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Files", 0)
+	pid := srv.Seed.Project(srv.Admin, "Files", collab.PrivateVisibility).ID
 	f, _, err := c.Projects.UploadFile(ctx, pid, strings.NewReader("hello"), "notes.txt")
 	require.NoError(t, err)
 	assert.False(t, f.IsImage)
@@ -429,7 +429,7 @@ func TestProjectIteratorsAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
 	for i := 0; i < 230; i++ {
-		srv.AddProject(srv.AdminID, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), 20)
+		srv.Seed.Project(srv.Admin, "p"+strings.Repeat("x", i%7)+time.Duration(i).String(), collab.PublicVisibility)
 	}
 	seen := map[int]bool{}
 	for p, err := range c.Projects.All(ctx, &collab.ListProjectsOptions{OrderBy: collab.Ptr(collab.ProjectOrderByID), Sort: collab.Ptr(collab.SortAsc)}, collab.Prefetch(3)) {

@@ -20,21 +20,23 @@ func TestRoundTripAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
 	bob := srv.AddUser("bob", false)
-	gid := srv.AddGroup(srv.AdminID, "Docs Team", "docs", 10)
-	pid := srv.AddProject(srv.AdminID, "Site", 20)
-	srv.AddMember(pid, bob.ID, 30)
-	srv.AddBranch(pid, "feature/x", "")
-	iid := srv.AddIssue(pid, bob.ID, "Crash", "bug")
-	noteID := srv.AddNote(pid, "Issue", iid, bob.ID, "me too")
-	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature/x", "master", "Fix crash")
+	gid := srv.Seed.Group(srv.Admin, "Docs Team", "docs", collab.InternalVisibility).ID
+	project := srv.Seed.Project(srv.Admin, "Site", collab.PublicVisibility)
+	pid := project.ID
+	srv.Seed.Member(project, bob, collab.DeveloperAccess)
+	srv.Seed.Branch(project, "feature/x")
+	issueRecord := srv.Seed.Issue(project, bob, "Crash", srv.Seed.Label(project, "bug", "#428BCA"))
+	iid := issueRecord.ID
+	noteID := srv.Seed.IssueNote(issueRecord, bob, "me too").ID
+	mrID := srv.Seed.MergeRequest(project, srv.Admin, "feature/x", "master", "Fix crash").ID
 	issue, _, err := c.Issues.Get(ctx, pid, iid)
 	require.NoError(t, err)
 	_, _, err = c.MergeRequests.Update(ctx, pid, mrID, &collab.UpdateMergeRequestOptions{Description: collab.Ptr(sprintf("Closes #%d", issue.IID))})
 	require.NoError(t, err)
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rubocop", Status: "success", Trace: "ok"})
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "rubocop", Status: "success", Trace: "ok"})
 	_, _, err = c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: "https://ci.example.com/hook"})
 	require.NoError(t, err)
-	_, _, err = c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
+	_, _, err = c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "ui", Color: "#d9534f"})
 	require.NoError(t, err)
 	_, _, err = c.Milestones.Create(ctx, pid, &collab.CreateMilestoneOptions{Title: "v1", DueDate: collab.Ptr("2016-08-01")})
 	require.NoError(t, err)

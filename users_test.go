@@ -155,7 +155,7 @@ func TestUsersFake(t *testing.T) {
 	assert.Equal(t, collab.UserActive, me.State)
 
 	// Another credential of bob's still answers his private token.
-	oauth, err := collab.NewClient(srv.URL, collab.WithOAuthToken(watched.Secret(srv.AddToken(bob.ID, collabtest.OAuthToken))), collab.WithoutRetries())
+	oauth, err := collab.NewClient(srv.URL, collab.WithOAuthToken(watched.Secret(srv.Seed.Token(bob, collabtest.OAuthToken))), collab.WithoutRetries())
 	require.NoError(t, err)
 	bobMe, _, err := oauth.Users.Current(ctx)
 	require.NoError(t, err)

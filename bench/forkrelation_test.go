@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/testtool"
 	"github.com/stretchr/testify/assert"
@@ -18,8 +19,8 @@ import (
 // relation: both project ids and the link's own id.
 func TestGoGitlabForkRelation(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	from := srv.AddProject(srv.AdminID, "upstream", 0)
-	to := srv.AddProject(srv.AdminID, "downstream", 0)
+	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
+	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID
 
 	gl := gitlab.NewClient(nil, srv.AdminToken)
 	require.NoError(t, gl.SetBaseURL(srv.URL+"/api/v3"))
@@ -41,8 +42,8 @@ func TestGoGitlabForkRelation(t *testing.T) {
 func TestCurlForkRelation(t *testing.T) {
 	curl := testtool.Path(t, "curl")
 	srv := collabtest.NewTestServer(t)
-	from := srv.AddProject(srv.AdminID, "upstream", 0)
-	to := srv.AddProject(srv.AdminID, "downstream", 0)
+	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
+	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID
 	url := srv.URL + "/api/v3/projects/" + strconv.Itoa(to) + "/fork/" + strconv.Itoa(from)
 	out, err := exec.Command(curl, "-sS", "-X", "POST", "-H", "PRIVATE-TOKEN: "+srv.AdminToken, "-w", "\n%{http_code}", url).Output()
 	require.NoError(t, err)

@@ -212,6 +212,9 @@ func validRefName(name string) bool {
 // AddBranch creates or moves a branch of a project to commit (a fresh
 // commit id when commit is "") and returns the commit id. An unknown
 // project or a blank name is a mistake (see Err) and returns "".
+//
+// Deprecated: Use Seed.Branch, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddBranch(projectID int, name, commit string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

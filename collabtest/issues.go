@@ -27,6 +27,9 @@ func (s *Server) issueRoutes() {
 // lacks is created, as the server does when an issue is labelled. An
 // unknown project or author, or a blank title, is a mistake (see Err) and
 // returns 0.
+//
+// Deprecated: Use Seed.Issue, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddIssue(projectID, authorID int, title string, labels ...string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

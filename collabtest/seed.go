@@ -73,7 +73,9 @@ func (sd *Seeder) GroupMember(g *collab.Group, u User, level collab.AccessLevel)
 	return sd.member(u, func() int { return sd.s.groups[g.ID].members[u.ID] })
 }
 
-// Label creates a label in project p; color is "#RRGGBB".
+// Label creates a label in project p; color is "#RRGGBB". A label of that
+// name that p already has is returned as it is, so that seeds can name the
+// labels they need without counting who made them first.
 func (sd *Seeder) Label(p *collab.Project, name, color string) *collab.Label {
 	if sd.missing("Label", p) {
 		return nil
@@ -81,13 +83,16 @@ func (sd *Seeder) Label(p *collab.Project, name, color string) *collab.Label {
 	s := sd.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.projects[p.ID] == nil || strings.TrimSpace(name) == "" || !colorRE.MatchString(color) || s.findLabel(p.ID, name) != nil {
-		s.misuse("Seed.Label: no project %d, a blank or taken name %q, or a color %q not #RRGGBB", p.ID, name, color)
+	if s.projects[p.ID] == nil || strings.TrimSpace(name) == "" || !colorRE.MatchString(color) {
+		s.misuse("Seed.Label: no project %d, a blank name %q, or a color %q not #RRGGBB", p.ID, name, color)
 		return nil
 	}
-	s.ensureLabels(p.ID, []string{name})
 	l := s.findLabel(p.ID, name)
-	l.color = color
+	if l == nil {
+		s.ensureLabels(p.ID, []string{name})
+		l = s.findLabel(p.ID, name)
+		l.color = color
+	}
 	return toRecord[collab.Label](s.labelJSON(l, s.users[s.AdminID]))
 }
 
@@ -148,11 +153,17 @@ func (sd *Seeder) MergeRequest(p *collab.Project, author User, source, target, t
 	}
 	s := sd.s
 	s.mu.Lock()
-	pr := s.projects[p.ID]
-	known := pr != nil && pr.branches[source] != nil && pr.branches[target] != nil
+	missing := ""
+	if pr := s.projects[p.ID]; pr != nil {
+		for _, name := range []string{target, source} {
+			if pr.branches[name] == nil {
+				missing = name
+			}
+		}
+	}
 	s.mu.Unlock()
-	if !known {
-		s.misuse("Seed.MergeRequest: project %d has no branch %q or %q", p.ID, source, target)
+	if missing != "" {
+		s.misuse("Seed.MergeRequest: project %d has no branch %q (make it with Seed.Branch)", p.ID, missing)
 		return nil
 	}
 	id := s.AddMergeRequest(p.ID, author.ID, source, target, title)

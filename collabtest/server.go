@@ -296,6 +296,9 @@ func (s *Server) AddUser(username string, admin bool) User {
 
 // AddToken gives an existing user another token of the given kind. An
 // unknown user or kind is a mistake (see Err) and returns "".
+//
+// Deprecated: Use Seed.Token, which takes the User. This helper goes in the
+// next minor release.
 func (s *Server) AddToken(userID int, kind TokenKind) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

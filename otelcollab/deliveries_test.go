@@ -121,8 +121,8 @@ func TestCatchUp(t *testing.T) {
 	f := newFixture(t)
 	// Changes made before the receiver's hook existed: no webhook tells of
 	// them, and catch-up finds them.
-	f.srv.AddIssue(f.pid, f.srv.AdminID, "missed one")
-	f.srv.AddIssue(f.pid, f.srv.AdminID, "missed two")
+	f.srv.Seed.Issue(f.p, f.srv.Admin, "missed one")
+	f.srv.Seed.Issue(f.p, f.srv.Admin, "missed two")
 	require.NoError(t, f.srv.Err())
 	handled := make(chan *webhook.Delivery, 8)
 	h := f.receiver(t, webhook.Options{OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error {

@@ -19,12 +19,12 @@ import (
 
 // newWebshop starts the fake server with one project and returns an admin
 // client for it; the server closes when the test ends.
-func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
+func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, *collab.Project) {
 	t.Helper()
 	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
-	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)
+	return srv, c, srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
 }
 
 // TestEndToEnd: the SDK registers a hook on the fake server and opens an
@@ -33,7 +33,8 @@ func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
 func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 
 	var mu sync.Mutex
 	opened := 0
@@ -113,7 +114,8 @@ func TestEndToEnd(t *testing.T) {
 func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer receiver.Close()
 	_, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true), TagPushEvents: collab.Ptr(true),
@@ -138,7 +140,7 @@ func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, &collab.CreateNoteOptions{Body: "Looks good."})
 	require.NoError(t, err)
-	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Ref: "fix"})
+	build := srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Ref: "fix"}).ID
 	srv.SetBuildStatus(build, "running")
 	srv.SetBuildStatus(build, "failed")
 	_, _, err = c.MergeRequests.Merge(ctx, pid, mr.ID, nil)
