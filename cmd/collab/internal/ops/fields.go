@@ -3,6 +3,8 @@ package ops
 import (
 	"reflect"
 	"strings"
+
+	"github.com/collabsvc/collab"
 )
 
 // FieldNames are the JSON names of the fields of the record type t (a
@@ -20,6 +22,21 @@ func FieldNames(t reflect.Type) []string {
 			continue
 		}
 		names = append(names, name)
+	}
+	return names
+}
+
+// SecretFields are the JSON names of the fields of the record type t that
+// hold a collab.Secret: a credential the server handed out (a user's
+// private token, a project's runners token). A front end shows them as
+// collab.Redacted, never as their value.
+func SecretFields(t reflect.Type) []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if f.IsExported() && !f.Anonymous && f.Type == reflect.TypeFor[collab.Secret]() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, name)
+		}
 	}
 	return names
 }
