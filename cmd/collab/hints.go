@@ -57,7 +57,10 @@ func exitStatus(err error) int {
 // hint is a sentence that helps with err, or "".
 func hint(err error) string {
 	var er *collab.ErrorResponse
+	var he hintedError
 	switch {
+	case errors.As(err, &he):
+		return he.hint
 	case errors.Is(err, collab.ErrUnauthorized):
 		return "sign in with collab auth login --url URL < token.txt, or set COLLAB_TOKEN"
 	case errors.Is(err, collab.ErrForbidden):
@@ -144,3 +147,32 @@ func escapeProjectPath(path string) string {
 
 // escapeSegment escapes a path segment as the SDK does, "." included.
 func escapeSegment(s string) string { return strings.ReplaceAll(url.PathEscape(s), ".", "%2E") }
+
+// hintedError is an error with the hint a command knows for it.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e hintedError) Error() string { return e.err.Error() }
+func (e hintedError) Unwrap() error { return e.err }
+
+// numberHint explains a number not found where an operation takes the
+// number people see: an id was perhaps given instead. The lookup by number
+// reports a missing one as collab.ErrNotFound without a server's answer;
+// a 404 answer (no such project) gets no such hint.
+func numberHint(op *ops.Op, err error) error {
+	var er *collab.ErrorResponse
+	if !errors.Is(err, collab.ErrNotFound) || errors.As(err, &er) {
+		return err
+	}
+	for _, a := range op.Args {
+		switch a.Kind {
+		case ops.KindIssue:
+			return hintedError{err, "the number is the #iid the project shows, not the issue's id: collab issue list shows them"}
+		case ops.KindMergeRequest:
+			return hintedError{err, "the number is the !iid the project shows, not the merge request's id: collab mr list shows them"}
+		}
+	}
+	return err
+}

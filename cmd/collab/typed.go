@@ -269,7 +269,7 @@ func (c *opCmd) run(ctx context.Context, args []string) error {
 	}
 	res, err := c.op.Run(ctx, client, in)
 	if err != nil {
-		return err
+		return numberHint(c.op, err)
 	}
 	return c.show(res)
 }
