@@ -3,6 +3,7 @@ package ops
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/collabsvc/collab"
 )
@@ -31,6 +32,9 @@ func FieldNames(t reflect.Type) []string {
 // private token, a project's runners token). A front end shows them as
 // collab.Redacted, never as their value.
 func SecretFields(t reflect.Type) []string {
+	if names, ok := secretFields.Load(t); ok {
+		return names.([]string)
+	}
 	var names []string
 	for _, f := range reflect.VisibleFields(t) {
 		if f.IsExported() && !f.Anonymous && f.Type == reflect.TypeFor[collab.Secret]() {
@@ -38,5 +42,10 @@ func SecretFields(t reflect.Type) []string {
 			names = append(names, name)
 		}
 	}
+	secretFields.Store(t, names)
 	return names
 }
+
+// secretFields caches SecretFields by type: a front end asks for every
+// record it prints.
+var secretFields sync.Map
