@@ -204,7 +204,7 @@ func TestDocsFakeServer(t *testing.T) {
 	srv := collabtest.NewTestServer(t) // closed when the test ends
 	c, _ := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	ctx := t.Context()
-	projectID := srv.AddProject(srv.AdminID, "App", 0)
+	projectID := srv.Seed.Project(srv.Admin, "App", collab.PrivateVisibility).ID
 	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer receiver.Close()
 	hook, _, err := c.Hooks.Add(ctx, projectID, &collab.AddHookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true)})

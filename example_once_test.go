@@ -18,7 +18,7 @@ func ExampleNotesService_CreateIssueNoteOnce() {
 	// every attempt, and only the first attempt is fresh.
 	for attempt := 1; attempt <= 3; attempt++ {
 		once := collab.Once{Key: "deploy-42/report", Fresh: attempt == 1}
-		_, resp, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, once, "Rolled back.")
+		_, resp, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, once, &collab.CreateNoteOptions{Body: "Rolled back."})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -317,7 +317,7 @@ func ExampleNotesService_CreateIssueNote() {
 	c, srv, pid := newExampleClient()
 	defer srv.Close()
 	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
-	n, _, err := c.Notes.CreateIssueNote(context.Background(), pid, issue, "Reproduced on 1.2")
+	n, _, err := c.Notes.CreateIssueNote(context.Background(), pid, issue, &collab.CreateNoteOptions{Body: "Reproduced on 1.2"})
 	if err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/testtool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	gitlab "github.com/xanzy/go-gitlab"
@@ -38,10 +39,7 @@ func TestGoGitlabForkRelation(t *testing.T) {
 
 // TestCurlForkRelation: the same call from curl, as a script would make it.
 func TestCurlForkRelation(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("curl is not installed")
-	}
+	curl := testtool.Path(t, "curl")
 	srv := collabtest.NewTestServer(t)
 	from := srv.AddProject(srv.AdminID, "upstream", 0)
 	to := srv.AddProject(srv.AdminID, "downstream", 0)

@@ -134,7 +134,7 @@ func TestRouting(t *testing.T) {
 	w.settle(t, b)
 	assert.Equal(t, []string{"any issue close"}, l.take())
 
-	_, _, err = w.bobC.Notes.CreateIssueNote(ctx, w.pid, is.ID, "/label bug \"needs review\"\n/reopen\n/unlabel bug")
+	_, _, err = w.bobC.Notes.CreateIssueNote(ctx, w.pid, is.ID, &collab.CreateNoteOptions{Body: "/label bug \"needs review\"\n/reopen\n/unlabel bug"})
 	require.NoError(t, err)
 	w.settle(t, b)
 	assert.Equal(t, []string{"note /label bug \"needs review\"\n/reopen\n/unlabel bug", "label"}, l.take(),
@@ -187,7 +187,7 @@ func TestActAsUser(t *testing.T) {
 	own.OnNote(func(ctx context.Context, n *Note) error { l.add(ctx, t, "own "+n.Event.User.Username); return nil })
 	w.hook.Set(nil)
 	w.start(t, own)
-	_, _, err = w.c.Notes.CreateIssueNote(context.Background(), w.pid, is, "by the bot")
+	_, _, err = w.c.Notes.CreateIssueNote(context.Background(), w.pid, is, &collab.CreateNoteOptions{Body: "by the bot"})
 	require.NoError(t, err)
 	w.settle(t, own)
 	assert.Equal(t, []string{"own root"}, l.take())

@@ -33,6 +33,7 @@ type project struct {
 	branches                                           map[string]*branch
 	runnersToken                                       string
 	defaultUnprotected                                 bool // the default branch was unprotected by hand
+	refusesRefs                                        bool // a Git hook refuses every branch created or removed
 }
 
 // Literal routes come before the parameterised ones they would otherwise

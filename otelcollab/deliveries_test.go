@@ -54,7 +54,7 @@ func TestDeliveryHandledOnSecondAttempt(t *testing.T) {
 			return errors.New("not yet")
 		}
 		defer close(done)
-		_, _, err := f.c.Notes.CreateIssueNote(ctx, f.pid, e.ObjectAttributes.ID, "seen")
+		_, _, err := f.c.Notes.CreateIssueNote(ctx, f.pid, e.ObjectAttributes.ID, &collab.CreateNoteOptions{Body: "seen"})
 		return err
 	}})
 	_, _, err := f.c.Issues.Create(context.Background(), f.pid, &collab.CreateIssueOptions{Title: "traced"})

@@ -52,7 +52,7 @@ func TestEndToEnd(t *testing.T) {
 			if _, _, err := c.Issues.Update(ctx, a.ProjectID, a.ID, &collab.UpdateIssueOptions{Labels: &labels}); err != nil {
 				return err
 			}
-			if _, _, err := c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, "Labelled ~triage."); err != nil {
+			if _, _, err := c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, &collab.CreateNoteOptions{Body: "Labelled ~triage."}); err != nil {
 				return err
 			}
 			acted <- a.ID
@@ -132,11 +132,11 @@ func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueReopen)})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, "Seen it.")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, &collab.CreateNoteOptions{Body: "Seen it."})
 	require.NoError(t, err)
 	mr, _, err := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "fix", TargetBranch: "master", Title: "Fix"})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, "Looks good.")
+	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, &collab.CreateNoteOptions{Body: "Looks good."})
 	require.NoError(t, err)
 	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Ref: "fix"})
 	srv.SetBuildStatus(build, "running")

@@ -114,7 +114,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer watch.CloseIdleConnections() // the client leaves a transport it was given alone
 
 	out := bufio.NewWriterSize(a.std.out, 64<<10)
 	w := &output{w: out, filter: filter, ndjson: a.ndjson}
@@ -330,7 +330,7 @@ func newWatcher(headers http.Header) *watcher {
 }
 
 // CloseIdleConnections closes the idle connections of the transport
-// underneath, so that Client.Close reaches them.
+// underneath.
 func (w *watcher) CloseIdleConnections() {
 	if c, ok := w.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()

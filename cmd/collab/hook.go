@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 	"github.com/collabsvc/collab/webhook"
 )
 
@@ -299,13 +299,13 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 
 // replayCassette sends the webhook deliveries of the cassette in in.
 func (r *replayCmd) replayCassette(ctx context.Context, in io.Reader, hc *http.Client, secret string) error {
-	c, err := collabtest.ReadCassette(in)
+	c, err := cassette.Read(in)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	sent, failed := 0, 0
 	for i, e := range c.Exchanges {
-		if e.Kind != collabtest.DeliveryKind {
+		if e.Kind != cassette.DeliveryKind {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

@@ -120,6 +120,7 @@ func buildRootCmd(std stdio, completing bool) *cobra.Command {
 	},
 		newAPICmd(&cfg, std),
 		newAuthCmd(&cfg, std),
+		newMCPCmd(&cfg, std),
 		hook,
 		newFakeCmd(std),
 		newRecordCmd(std),

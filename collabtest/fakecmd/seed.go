@@ -8,8 +8,10 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 )
 
-// seed fills srv with a small demo world and prints what it made.
-func seed(srv *collabtest.Server, out io.Writer) error {
+// Seed fills srv with the small demo world of -seed and prints what it
+// made: "collab conform --seed" measures a session recorded against
+// "collab fake -seed" on a fake seeded the same way.
+func Seed(srv *collabtest.Server, out io.Writer) error {
 	alice := srv.AddUser("alice", false)
 	bob := srv.AddUser("bob", false)
 	acme := srv.AddGroup(alice.ID, "Acme", "acme", int(collab.InternalVisibility))

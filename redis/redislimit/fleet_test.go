@@ -87,7 +87,7 @@ func runWorker(raw string) int {
 			for i := g; ctx.Err() == nil; i++ {
 				var err error
 				if i%4 == 3 {
-					_, _, err = c.Notes.CreateIssueNote(ctx, o.Project, o.Issue, "fleet note")
+					_, _, err = c.Notes.CreateIssueNote(ctx, o.Project, o.Issue, &collab.CreateNoteOptions{Body: "fleet note"})
 					if err == nil {
 						notes.Add(1)
 					}

@@ -153,7 +153,7 @@ func TestCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	mr, _, err := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, "Seen it too.")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, &collab.CreateNoteOptions{Body: "Seen it too."})
 	require.NoError(t, err)
 	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec"})
 	require.NoError(t, srv.WaitIdle(ctx))
@@ -173,11 +173,11 @@ func TestCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.MergeRequests.Update(ctx, pid, mr.ID, &collab.UpdateMergeRequestOptions{StateEvent: collab.Ptr(collab.MergeRequestClose)})
 	require.NoError(t, err)
-	mrNote, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, "Closing for now.")
+	mrNote, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, &collab.CreateNoteOptions{Body: "Closing for now."})
 	require.NoError(t, err)
 	// A comment on an issue untouched since before the first catch-up is
 	// found among the project's events.
-	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, "Still happens.")
+	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, &collab.CreateNoteOptions{Body: "Still happens."})
 	require.NoError(t, err)
 	srv.SetBuildStatus(build, string(collab.BuildSuccess))
 	build2 := srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint"})

@@ -106,7 +106,7 @@ var issueOps = []*Op{
 		Writes: true, Once: true, SDK: []string{"Issues.GetByIID", "Notes.CreateIssueNoteOnce"},
 		Record: RecordOf[collab.Note](), Fields: noteFields,
 		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
-			return One(c.Notes.CreateIssueNoteOnce(ctx, in.Project(), is.ID, in.Once(), in.String("body")))
+			return One(c.Notes.CreateIssueNoteOnce(ctx, in.Project(), is.ID, in.Once(), &collab.CreateNoteOptions{Body: in.String("body")}))
 		}),
 	},
 	{

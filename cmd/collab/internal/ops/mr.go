@@ -104,7 +104,7 @@ var mrOps = []*Op{
 		Writes: true, Once: true, SDK: []string{"MergeRequests.GetByIID", "Notes.CreateMergeRequestNoteOnce"},
 		Record: RecordOf[collab.Note](), Fields: noteFields,
 		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
-			return One(c.Notes.CreateMergeRequestNoteOnce(ctx, in.Project(), mr.ID, in.Once(), in.String("body")))
+			return One(c.Notes.CreateMergeRequestNoteOnce(ctx, in.Project(), mr.ID, in.Once(), &collab.CreateNoteOptions{Body: in.String("body")}))
 		}),
 	},
 	{
