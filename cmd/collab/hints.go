@@ -90,25 +90,18 @@ type apiError struct {
 func (e apiError) Error() string { return e.err.Error() }
 func (e apiError) Unwrap() error { return e.err }
 
-// unescapedProject matches a path that addresses a project by its path
-// without escaping it: projects/group/project/...
-var unescapedProject = regexp.MustCompile(`/projects/([^/%]+)/([^/%]+)`)
-
 // byID matches a path that takes an issue's or a merge request's id.
 var byID = regexp.MustCompile(`/projects/[^/]+/(issues|merge_requests)/(\d+)(/|$)`)
 
-// notFoundHint explains the two usual 404s of collab api: a project path
-// not escaped, and a number people see (iid) where the path takes an id.
+// notFoundHint explains the usual 404 of collab api: a number people see
+// (iid) where the path takes an id. (The other, a project path not
+// escaped, collab api mends: see escapeProjectPath.)
 func notFoundHint(er *collab.ErrorResponse) string {
 	u, err := url.Parse(er.URL)
 	if err != nil {
 		return ""
 	}
-	path := u.EscapedPath()
-	if m := unescapedProject.FindStringSubmatch(path); m != nil && !projectKeywords[m[1]] && strings.Trim(m[1], "0123456789") != "" {
-		return "a project path is one segment: projects/" + m[1] + "%2F" + m[2] + " (collab api escapes it when given whole, as :project does)"
-	}
-	if m := byID.FindStringSubmatch(path); m != nil {
+	if m := byID.FindStringSubmatch(u.EscapedPath()); m != nil {
 		noun := map[string]string{"issues": "issue", "merge_requests": "mr"}[m[1]]
 		return m[1] + "/" + m[2] + " takes the global id, not the number #" + m[2] + " people see: collab " + noun +
 			" view " + m[2] + " takes the number, or ask " + m[1] + "?iid=" + m[2]
