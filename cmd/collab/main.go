@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, std stdio) int {
 	switch {
 	case err == nil, errors.As(err, &ee):
 	case code == exitUsage:
-		fmt.Fprintf(std.err, "collab: %v\nRun 'collab help' for usage.\n", err)
+		fmt.Fprintf(std.err, "collab: %v (collab help shows the usage)\n", err)
 	default:
 		msg := strings.TrimPrefix(err.Error(), "collab: ")
 		if h := hint(err); h != "" {
