@@ -9,11 +9,12 @@ import (
 	"github.com/collabsvc/collab/collabtest"
 )
 
-// TestEveryListOnATerminalAndOffOne runs every list of the registry with
+// TestEveryReadOnATerminalAndOffOne runs every view (see checkViews) and
+// every list of the registry with
 // one item or more, on a terminal and off one: off one, one line of
 // tab-separated fields per item; on one, a header of the field names above
 // the same rows, aligned; and --json holds as many records.
-func TestEveryListOnATerminalAndOffOne(t *testing.T) {
+func TestEveryReadOnATerminalAndOffOne(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
 	t.Setenv("COLLAB_URL", srv.URL)
 	t.Setenv("COLLAB_TOKEN", srv.AdminToken)
@@ -59,6 +60,7 @@ func TestEveryListOnATerminalAndOffOne(t *testing.T) {
 		"member list":      {"--group", "acme"},
 		"project list":     {"--scope", "all"},
 	}
+	t.Run("views", func(t *testing.T) { checkViews(t, mustRun) })
 	for _, op := range ops.All() {
 		if !op.List {
 			continue
@@ -107,4 +109,45 @@ func atoi(t *testing.T, s string) int {
 		t.Fatalf("%q is not a number", s)
 	}
 	return n
+}
+
+// checkViews runs every read of one record on a terminal and off one: a
+// line per field of Fields, "field<TAB>value" off one, "field:" aligned on
+// one.
+func checkViews(t *testing.T, mustRun func(args ...string) string) {
+	hook := mustRun("hook", "list", "--jq", ".[0].id")
+	build := mustRun("build", "list", "--jq", ".[0].id")
+	milestone := mustRun("milestone", "list", "--jq", ".[0].id")
+	note := mustRun("note", "list", "--issue", "1", "--jq", ".[0].id")
+	award := mustRun("emoji", "list", "--issue", "1", "--jq", ".[0].id")
+	args := map[string][]string{
+		"issue view": {"1"}, "mr view": {"1"}, "build view": {build}, "milestone view": {milestone},
+		"project view": {}, "group view": {"acme"}, "member view": {"1"}, "branch view": {"master"},
+		"hook view": {hook}, "emoji view": {award, "--issue", "1"}, "note view": {note, "--issue", "1"},
+		"user view": {"1"},
+	}
+	for _, op := range ops.All() {
+		if op.Writes || op.List || op.Record == nil {
+			continue
+		}
+		extra, ok := args[op.Name()]
+		if !ok && len(op.Args) > 0 {
+			t.Errorf("%s: the test gives it no arguments", op.Name())
+			continue
+		}
+		cmd := append([]string{op.Noun, op.Verb}, extra...)
+		t.Setenv(forceTTYEnv, "0")
+		tsv := lines(mustRun(cmd...))
+		t.Setenv(forceTTYEnv, "1")
+		tty := lines(mustRun(cmd...))
+		if len(tsv) != len(op.Fields) || len(tty) != len(op.Fields) {
+			t.Errorf("%s: %d TSV and %d terminal lines for %d fields", op.Name(), len(tsv), len(tty), len(op.Fields))
+			continue
+		}
+		for i, f := range op.Fields {
+			if !strings.HasPrefix(tsv[i], f+"\t") || !strings.HasPrefix(tty[i], f+": ") {
+				t.Errorf("%s: line %d is %q off a terminal and %q on one, want field %s", op.Name(), i, tsv[i], tty[i], f)
+			}
+		}
+	}
 }

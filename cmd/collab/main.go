@@ -78,7 +78,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // run executes the command line args and returns the exit status.
 func run(ctx context.Context, args []string, std stdio) int {
-	root := newRootCmd(std)
+	root := buildRootCmd(std, len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd))
 	root.SetArgs(joinJSONFields(root, args))
 	err := root.ExecuteContext(ctx)
 	code := exitStatus(err)
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, std stdio) int {
 	switch {
 	case err == nil, errors.As(err, &ee):
 	case code == exitUsage:
-		fmt.Fprintf(std.err, "collab: %v\nRun 'collab help' for usage.\n", err)
+		fmt.Fprintf(std.err, "collab: %v (collab help shows the usage)\n", err)
 	default:
 		msg := strings.TrimPrefix(err.Error(), "collab: ")
 		if h := hint(err); h != "" {
@@ -97,8 +97,15 @@ func run(ctx context.Context, args []string, std stdio) int {
 	return code
 }
 
-// newRootCmd builds the command tree.
-func newRootCmd(std stdio) *cobra.Command {
+// newRootCmd builds the command tree, without the completion of flag
+// values.
+func newRootCmd(std stdio) *cobra.Command { return buildRootCmd(std, false) }
+
+// buildRootCmd builds the command tree; completing registers the
+// completion of flag values, which only a completion request needs (cobra
+// keeps what is registered for good, so a tree built in a test or a
+// benchmark would never be freed).
+func buildRootCmd(std stdio, completing bool) *cobra.Command {
 	var cfg config
 	hook := newHookCmd(std)
 	root := groupCmd(cmdText{
@@ -121,7 +128,7 @@ func newRootCmd(std stdio) *cobra.Command {
 		newQueueCmd(std),
 		newVersionCmd(std),
 	)
-	root.AddCommand(typedCmds(&cfg, std, map[string]*cobra.Command{"hook": hook})...)
+	root.AddCommand(typedCmds(&cfg, std, map[string]*cobra.Command{"hook": hook}, completing)...)
 	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "What each exit status means", Long: exitCodesHelp})
 	root.SilenceErrors = true
 	root.SilenceUsage = true

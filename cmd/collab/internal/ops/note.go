@@ -91,6 +91,8 @@ var noteOps = []*Op{
 		}
 		return Done(c.Notes.DeleteMergeRequestNote(ctx, in.Project(), id, in.Int("note")))
 	}),
+	// A plain create: it carries its own time, and comments that a
+	// retried script must not repeat go through issue comment and mr comment.
 	noteOp(&Op{Verb: "import", Summary: "Add a note dated in the past, for a migration (administrators and owners)",
 		Args:   []Arg{bodyArg, {Name: "created_at", Kind: KindTime, Required: true, Help: "the note's `TIME` (RFC 3339)"}},
 		Writes: true, SDK: []string{"Notes.CreateIssueNote", "Notes.CreateMergeRequestNote"},
