@@ -73,6 +73,8 @@ func scripted(t *testing.T, c *collab.Client, rc *runner.Client) []string {
 	note("read again: "+string(again.State), err)
 	_, _, err = c.Notes.CreateIssueNote(ctx, p.ID, issue.ID, &collab.CreateNoteOptions{Body: "a note"})
 	note("note", err)
+	_, _, err = c.Notes.CreateMergeRequestNote(ctx, p.ID, 1, &collab.CreateNoteOptions{Body: "a note"})
+	note("merge request note", err) // no such merge request: the route is reached all the same
 	_, _, err = c.Labels.Create(ctx, p.ID, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	note("label", err)
 	_, _, err = c.Labels.Update(ctx, p.ID, "bug", &collab.UpdateLabelOptions{Color: collab.Ptr("#5cb85c")})
