@@ -99,7 +99,13 @@ func (sd *Seeder) Label(p *collab.Project, name, color string) *collab.Label {
 // Branch creates a branch of project p at a new commit, or moves an
 // existing one to a new commit whose parent is the old head.
 func (sd *Seeder) Branch(p *collab.Project, name string) *collab.Branch {
-	if sd.missing("Branch", p) || sd.s.AddBranch(p.ID, name, "") == "" {
+	return sd.BranchAt(p, name, "")
+}
+
+// BranchAt creates a branch of project p at commit, or moves an existing
+// one there; an empty commit is a new one, as for Branch.
+func (sd *Seeder) BranchAt(p *collab.Project, name, commit string) *collab.Branch {
+	if sd.missing("Branch", p) || sd.s.AddBranch(p.ID, name, commit) == "" {
 		return nil
 	}
 	s := sd.s

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
@@ -47,9 +48,9 @@ func BenchmarkPaginate(b *testing.B) {
 		}
 	}
 	srv := collabtest.NewTestServer(b)
-	pid := srv.AddProject(srv.AdminID, "bench", 0)
+	p := srv.Seed.Project(srv.Admin, "bench", collab.PrivateVisibility)
 	for i := 1; i <= 5000; i++ {
-		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i))
+		srv.Seed.Issue(p, srv.Admin, "issue "+strconv.Itoa(i))
 	}
 	target, _ := url.Parse(srv.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
@@ -69,10 +70,10 @@ func BenchmarkPaginate(b *testing.B) {
 		b.Fatal(err)
 	}
 	env := append(os.Environ(), "COLLAB_URL="+slow.URL, "COLLAB_TOKEN="+srv.AdminToken,
-		"URL="+slow.URL, "PID="+strconv.Itoa(pid), "TOKFILE="+tokFile, "HDR="+filepath.Join(dir, "headers"))
+		"URL="+slow.URL, "PID="+strconv.Itoa(p.ID), "TOKFILE="+tokFile, "HDR="+filepath.Join(dir, "headers"))
 	collabOut, curlOut := filepath.Join(dir, "collab.json"), filepath.Join(dir, "curl.json")
 	runCollab := func() {
-		cmd := exec.Command(bin, "api", "--paginate", "projects/"+strconv.Itoa(pid)+"/issues")
+		cmd := exec.Command(bin, "api", "--paginate", "projects/"+strconv.Itoa(p.ID)+"/issues")
 		cmd.Env = env
 		out, err := cmd.Output()
 		if err != nil {
@@ -130,13 +131,14 @@ func BenchmarkPaginate(b *testing.B) {
 // 1.1x; the ratio is reported as the metric typed/raw.
 func BenchmarkIssueListJSON(b *testing.B) {
 	srv := collabtest.NewTestServer(b)
-	pid := srv.AddProject(srv.AdminID, "bench", 0)
+	p := srv.Seed.Project(srv.Admin, "bench", collab.PrivateVisibility)
+	bug := srv.Seed.Label(p, "bug", "#d9534f")
 	for i := 1; i <= 1000; i++ {
-		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i), "bug")
+		srv.Seed.Issue(p, srv.Admin, "issue "+strconv.Itoa(i), bug)
 	}
 	b.Setenv("COLLAB_URL", srv.URL)
 	b.Setenv("COLLAB_TOKEN", srv.AdminToken)
-	project := strconv.Itoa(pid)
+	project := strconv.Itoa(p.ID)
 	raw := []string{"api", "--paginate", "projects/" + project + "/issues"}
 	typed := []string{"issue", "list", "-R", project, "--paginate", "--json"}
 	var spent [2]time.Duration

@@ -26,13 +26,13 @@ func runCollab(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func TestProgressOnlyOnATerminal(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	pid := srv.AddProject(srv.AdminID, "p", 0)
+	p := srv.Seed.Project(srv.Admin, "p", collab.PrivateVisibility)
 	for i := range 250 {
-		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i))
+		srv.Seed.Issue(p, srv.Admin, "issue "+strconv.Itoa(i))
 	}
 	t.Setenv("COLLAB_URL", srv.URL)
 	t.Setenv("COLLAB_TOKEN", srv.AdminToken)
-	args := []string{"api", "--paginate", "projects/" + strconv.Itoa(pid) + "/issues?per_page=50", "--jq", "length"}
+	args := []string{"api", "--paginate", "projects/" + strconv.Itoa(p.ID) + "/issues?per_page=50", "--jq", "length"}
 
 	code, out, errOut := runCollab(t, args...)
 	if code != 0 || out != "250\n" || errOut != "" {

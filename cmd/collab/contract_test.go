@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/cmd/collab/internal/ops"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestEveryReadOnATerminalAndOffOne runs every view (see checkViews) and
@@ -28,11 +31,12 @@ func TestEveryReadOnATerminalAndOffOne(t *testing.T) {
 		}
 		return strings.TrimRight(out, "\n")
 	}
-	pid := mustRun("project", "create", "--name", "shop", "--jq", ".id")
-	project := atoi(t, pid)
-	srv.AddBranch(project, "master", "")
-	srv.AddBranch(project, "feature", "")
-	srv.AddBuild(project, collabtest.BuildSpec{Status: "success", Trace: "ok\n"})
+	var shop collab.Project
+	require.NoError(t, json.Unmarshal([]byte(mustRun("project", "create", "--name", "shop", "--json")), &shop))
+	pid := strconv.Itoa(shop.ID)
+	srv.Seed.Branch(&shop, "master")
+	srv.Seed.Branch(&shop, "feature")
+	srv.Seed.Build(&shop, collabtest.BuildSpec{Status: "success", Trace: "ok\n"})
 	mustRun("group", "create", "--name", "Acme", "--path", "acme")
 	mustRun("label", "create", "bug", "--color", "#ff0000")
 	milestone := mustRun("milestone", "create", "--title", "v1", "--jq", ".id")

@@ -36,8 +36,8 @@ func (s *syncBuffer) String() string {
 // build succeeds.
 func TestTraceFollow(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	pid := srv.AddProject(srv.AdminID, "ci", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{Status: "pending"})
+	p := srv.Seed.Project(srv.Admin, "ci", collab.PrivateVisibility)
+	srv.Seed.Build(p, collabtest.BuildSpec{Status: "pending"})
 	_, runnerToken := srv.AddRunner("test runner")
 	rc, err := runner.NewClient(srv.URL)
 	if err != nil {
@@ -56,7 +56,7 @@ func TestTraceFollow(t *testing.T) {
 	var errOut strings.Builder
 	done := make(chan int)
 	go func() {
-		args := []string{"build", "trace", strconv.Itoa(b.ID), "--follow", "-R", strconv.Itoa(pid)}
+		args := []string{"build", "trace", strconv.Itoa(b.ID), "--follow", "-R", strconv.Itoa(p.ID)}
 		done <- run(ctx, args, stdio{in: strings.NewReader(""), out: &out, err: &errOut})
 	}()
 	send := func(state collab.BuildStatus, trace string) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
@@ -34,14 +35,14 @@ func serveFakeIssues(n string) int {
 		return 1
 	}
 	defer srv.Close()
-	pid := srv.AddProject(srv.AdminID, "big", 0)
+	p := srv.Seed.Project(srv.Admin, "big", collab.PrivateVisibility)
 	for i := 1; i <= count; i++ {
-		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i)+" with a title long enough to look like a real one")
+		srv.Seed.Issue(p, srv.Admin, "issue "+strconv.Itoa(i)+" with a title long enough to look like a real one")
 	}
 	if srv.Err() != nil {
 		return 1
 	}
-	os.Stdout.WriteString(srv.URL + " " + srv.AdminToken + " " + strconv.Itoa(pid) + "\n")
+	os.Stdout.WriteString(srv.URL + " " + srv.AdminToken + " " + strconv.Itoa(p.ID) + "\n")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }

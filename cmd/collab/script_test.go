@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 )
 
@@ -44,16 +45,17 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Defer(srv.Close)
-			pid := srv.AddProject(srv.AdminID, "demo", 0)
+			p := srv.Seed.Project(srv.Admin, "demo", collab.PrivateVisibility)
 			if err := srv.Err(); err != nil {
 				return err
 			}
 			env.Values[serverKey{}] = srv
+			env.Values[projectKey{}] = p
 			env.Values[scriptTestKey{}] = env.T()
 			env.Values[blockedKey{}] = &blockedListener{}
 			env.Setenv("COLLAB_URL", srv.URL)
 			env.Setenv("COLLAB_TOKEN", srv.AdminToken)
-			env.Setenv("PROJECT", strconv.Itoa(pid))
+			env.Setenv("PROJECT", strconv.Itoa(p.ID))
 			// collab auth keeps its hosts file in the script's own directory.
 			env.Setenv("COLLAB_CONFIG_DIR", filepath.Join(env.WorkDir, "config"))
 			// Token files for --token-file: the private and the OAuth token.
@@ -99,6 +101,14 @@ func server(ts *testscript.TestScript) *collabtest.Server {
 	return ts.Value(serverKey{}).(*collabtest.Server)
 }
 
+// projectKey holds the script's project, $PROJECT.
+type projectKey struct{}
+
+// project is the script's project, $PROJECT, as the fake seeded it.
+func project(ts *testscript.TestScript) *collab.Project {
+	return ts.Value(projectKey{}).(*collab.Project)
+}
+
 // seed-issues N adds N issues, titled "issue 1" to "issue N", to $PROJECT.
 func cmdSeedIssues(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
@@ -106,11 +116,9 @@ func cmdSeedIssues(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	pid, err := strconv.Atoi(ts.Getenv("PROJECT"))
-	ts.Check(err)
-	srv := server(ts)
+	srv, p := server(ts), project(ts)
 	for i := 1; i <= n; i++ {
-		srv.AddIssue(pid, srv.AdminID, "issue "+strconv.Itoa(i))
+		srv.Seed.Issue(p, srv.Admin, "issue "+strconv.Itoa(i))
 	}
 	ts.Check(srv.Err())
 }
@@ -340,15 +348,13 @@ func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: seed-world")
 	}
-	pid, err := strconv.Atoi(ts.Getenv("PROJECT"))
-	ts.Check(err)
-	srv := server(ts)
-	srv.AddBranch(pid, "master", masterCommit)
-	srv.AddBranch(pid, "feature", featureCommit)
-	srv.AddBranch(pid, "fix", strings.Repeat("3", 40))
-	alice := srv.AddUser("alice", false)
-	srv.AddMember(pid, alice.ID, 30)
-	srv.AddMergeRequest(pid, alice.ID, "feature", "master", "Add the feature")
+	srv, p := server(ts), project(ts)
+	srv.Seed.BranchAt(p, "master", masterCommit)
+	srv.Seed.BranchAt(p, "feature", featureCommit)
+	srv.Seed.BranchAt(p, "fix", strings.Repeat("3", 40))
+	alice := srv.Seed.User("alice")
+	srv.Seed.Member(p, alice, collab.DeveloperAccess)
+	srv.Seed.MergeRequest(p, alice, "feature", "master", "Add the feature")
 	ts.Setenv("ALICE", strconv.Itoa(alice.ID))
 	ts.Setenv("ALICE_TOKEN", alice.Token)
 	for i, spec := range []collabtest.BuildSpec{
@@ -356,7 +362,7 @@ func cmdSeedWorld(ts *testscript.TestScript, neg bool, args []string) {
 		{Status: "pending", Commit: masterCommit},
 		{Status: "failed", Commit: masterCommit, Trace: "building\nFAIL\n"},
 	} {
-		ts.Setenv("BUILD"+strconv.Itoa(i+1), strconv.Itoa(srv.AddBuild(pid, spec)))
+		ts.Setenv("BUILD"+strconv.Itoa(i+1), strconv.Itoa(srv.Seed.Build(p, spec).ID))
 	}
 	ts.Check(srv.Err())
 }

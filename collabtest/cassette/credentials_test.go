@@ -66,7 +66,7 @@ func TestRecorderHidesEveryCredentialOfTheRecords(t *testing.T) {
 	require.NoError(t, err)
 	p, _, err = c.Projects.Get(ctx, p.ID)
 	require.NoError(t, err)
-	srv.AddBuild(p.ID, collabtest.BuildSpec{Name: "rspec"})
+	srv.Seed.Build(p, collabtest.BuildSpec{Name: "rspec"})
 	reg, err := rc.RegisterRunner(ctx, string(p.RunnersToken), nil)
 	require.NoError(t, err)
 	b, err := rc.RequestBuild(ctx, string(reg.Token), nil)
