@@ -101,8 +101,9 @@ func TestIDsAfterDrainedRollAndReopen(t *testing.T) {
 	}
 }
 
-// groupOf puts the deliveries keyed keys so that they share one group: the
-// writer is held on the group before them until all are gathered.
+// groupOf puts the deliveries keyed keys, in order, so that they share one
+// group: the writer is held on the group before them until all are
+// gathered.
 func groupOf(t *testing.T, q *Queue, keys ...string) []*webhook.Delivery {
 	t.Helper()
 	release := make(chan struct{})
@@ -121,15 +122,15 @@ func groupOf(t *testing.T, q *Queue, keys ...string) []*webhook.Delivery {
 	<-held
 	ds := make([]*webhook.Delivery, len(keys))
 	errs := make(chan error, len(keys))
-	for i, key := range keys {
+	for i, key := range keys { // in this order
 		ds[i] = &webhook.Delivery{Key: key, Kind: webhook.KindIssue, Body: bytes.Repeat([]byte(key), 400)}
 		go func() { errs <- q.Put(context.Background(), ds[i]) }()
+		require.Eventually(t, func() bool {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return len(q.cur.ops) == i+1
+		}, 10*time.Second, time.Millisecond)
 	}
-	require.Eventually(t, func() bool {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return len(q.cur.ops) == len(keys)
-	}, 10*time.Second, time.Millisecond)
 	close(release)
 	for range keys {
 		require.NoError(t, <-errs)
