@@ -374,7 +374,8 @@ func (h *harness) checkImages(perCut int, seed uint64) (int, []string) {
 
 // checkImage opens the queue on img and checks every promise against k,
 // what the workload knew at the cut:
-//   - the queue opens, and finds no damage (a power cut is none);
+//   - the queue opens, finds no damage (a power cut is none), and logs
+//     every cut it makes;
 //   - every delivery whose Put returned is handed out, or was handled
 //     (acked, dead-lettered, deleted) before the cut;
 //   - a delivery whose Put had not returned is handed out intact, or a
@@ -387,9 +388,18 @@ func (h *harness) checkImages(perCut int, seed uint64) (int, []string) {
 func checkImage(img *crashFS, k *knowledge, sz sizes) (err error) {
 	logs := &strings.Builder{}
 	var logMu sync.Mutex
+	sizes := segmentSizes(img)
 	q, err := openOn(img, harnessDir, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, logs}, nil))}, sz)
 	if err != nil {
 		return fmt.Errorf("does not open: %w", err)
+	}
+	for name, size := range segmentSizes(img) {
+		logMu.Lock()
+		said := strings.Contains(logs.String(), "cut off the end of a segment")
+		logMu.Unlock()
+		if size < sizes[name] && !said {
+			return fmt.Errorf("%s cut from %d to %d bytes at open, and the log does not say so", name, sizes[name], size)
+		}
 	}
 	defer func() {
 		if cerr := q.Close(); err == nil && cerr != nil {
@@ -488,6 +498,17 @@ func checkImage(img *crashFS, k *knowledge, sz sizes) (err error) {
 		return fmt.Errorf("id %d given after a drain and a reopen; %d was given before", again.ID, fresh.ID)
 	}
 	return nil
+}
+
+// segmentSizes returns the size of each segment of the queue on fs.
+func segmentSizes(fs *crashFS) map[string]int {
+	names, _ := fs.Glob(harnessDir, "log-*.seg")
+	sizes := map[string]int{}
+	for _, name := range names {
+		b, _ := fs.ReadFile(name)
+		sizes[name] = len(b)
+	}
+	return sizes
 }
 
 // drainAll acks every delivery, deletes every dead letter, and lets the
