@@ -101,6 +101,38 @@ func TestIDsAfterDrainedRollAndReopen(t *testing.T) {
 	}
 }
 
+// TestIDsAfterAnOpenOnASegmentMadeAhead: a queue closed drained finds,
+// at the next open, the segment made ahead of time as its last; the older
+// one goes at the first tidy. Closed and opened once more, it gives the
+// next id, not 1 again.
+func TestIDsAfterAnOpenOnASegmentMadeAhead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q := openDisk(t, dir, Options{})
+	for range 3 {
+		queuetest.Put(t, q, "", "")
+	}
+	for range 3 {
+		require.NoError(t, q.Ack(ctx, queuetest.Take(t, q).ID))
+	}
+	require.Eventually(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.ready != nil
+	}, 10*time.Second, time.Millisecond, "segment 2 made ahead")
+	require.NoError(t, q.Close())
+	q = openDisk(t, dir, Options{})
+	q.flush()
+	require.NoError(t, q.Close())
+	require.NoFileExists(t, filepath.Join(dir, segName(1)), "the segment that held the ids is gone")
+
+	q = openDisk(t, dir, Options{})
+	defer q.Close()
+	d := &webhook.Delivery{Body: []byte("{}")}
+	require.NoError(t, q.Put(ctx, d))
+	assert.Equal(t, uint64(4), d.ID)
+}
+
 // groupOf puts the deliveries keyed keys, in order, so that they share one
 // group: the writer is held on the group before them until all are
 // gathered.
