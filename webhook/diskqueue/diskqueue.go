@@ -87,9 +87,10 @@
 // after every mark a torn write. Tests reproduce the earlier format's
 // faults (the scan, ids taken from a segment made ahead); on this one the
 // harness finds no failure, while it fails queues whose syncs are no-ops,
-// skip the directory, or come before their writes. The last id given is written
-// into a segment's header, and synced, when it becomes the one written to,
-// before an older one may go.
+// skip the directory, or come before their writes. The last id given is
+// written into a segment's header, and synced, when it becomes the one
+// written to (at a roll, or at an open, which may find a segment made
+// ahead of time as its last), before an older one may go.
 //
 // # Space
 //

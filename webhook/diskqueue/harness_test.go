@@ -374,7 +374,8 @@ func (h *harness) checkImages(perCut int, seed uint64) (int, []string) {
 
 // checkImage opens the queue on img and checks every promise against k,
 // what the workload knew at the cut:
-//   - the queue opens, and finds no damage (a power cut is none);
+//   - the queue opens, finds no damage (a power cut is none), and logs
+//     every cut it makes;
 //   - every delivery whose Put returned is handed out, or was handled
 //     (acked, dead-lettered, deleted) before the cut;
 //   - a delivery whose Put had not returned is handed out intact, or a
@@ -387,9 +388,18 @@ func (h *harness) checkImages(perCut int, seed uint64) (int, []string) {
 func checkImage(img *crashFS, k *knowledge, sz sizes) (err error) {
 	logs := &strings.Builder{}
 	var logMu sync.Mutex
+	sizes := segmentSizes(img)
 	q, err := openOn(img, harnessDir, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, logs}, nil))}, sz)
 	if err != nil {
 		return fmt.Errorf("does not open: %w", err)
+	}
+	for name, size := range segmentSizes(img) {
+		logMu.Lock()
+		said := strings.Contains(logs.String(), "cut off the end of a segment")
+		logMu.Unlock()
+		if size < sizes[name] && !said {
+			return fmt.Errorf("%s cut from %d to %d bytes at open, and the log does not say so", name, sizes[name], size)
+		}
 	}
 	defer func() {
 		if cerr := q.Close(); err == nil && cerr != nil {
@@ -468,26 +478,43 @@ func checkImage(img *crashFS, k *knowledge, sz sizes) (err error) {
 	if err := q.checkpointsMatch(ctx, k); err != nil {
 		return err
 	}
-	// Drained, closed and opened again, the queue still gives higher ids.
-	if err := drainAll(ctx, q); err != nil {
-		return err
+	// Drained, closed and opened again, twice (the second open may find
+	// the first one's segment made ahead as its head, the older ones
+	// removed), the queue still gives higher ids.
+	last := fresh.ID
+	for range 2 {
+		if err := drainAll(ctx, q); err != nil {
+			return err
+		}
+		if err := q.Close(); err != nil {
+			return err
+		}
+		q2, err := openOn(img, harnessDir, Options{}, sz)
+		if err != nil {
+			return fmt.Errorf("does not open again: %w", err)
+		}
+		q = q2
+		q.flush() // removes what the drain left
 	}
-	if err := q.Close(); err != nil {
-		return err
-	}
-	q2, err := openOn(img, harnessDir, Options{}, sz)
-	if err != nil {
-		return fmt.Errorf("does not open again: %w", err)
-	}
-	q = q2
 	again := &webhook.Delivery{Key: "again", Body: []byte("{}")}
 	if err := q.Put(ctx, again); err != nil {
 		return err
 	}
-	if again.ID <= fresh.ID {
-		return fmt.Errorf("id %d given after a drain and a reopen; %d was given before", again.ID, fresh.ID)
+	if again.ID <= last {
+		return fmt.Errorf("id %d given after drains and reopens; %d was given before", again.ID, last)
 	}
 	return nil
+}
+
+// segmentSizes returns the size of each segment of the queue on fs.
+func segmentSizes(fs *crashFS) map[string]int {
+	names, _ := fs.Glob(harnessDir, "log-*.seg")
+	sizes := map[string]int{}
+	for _, name := range names {
+		b, _ := fs.ReadFile(name)
+		sizes[name] = len(b)
+	}
+	return sizes
 }
 
 // drainAll acks every delivery, deletes every dead letter, and lets the

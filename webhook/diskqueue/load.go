@@ -89,6 +89,11 @@ func (q *Queue) load() error {
 		q.segs = append(q.segs, seg)
 	}
 	if !q.opts.NoCreate {
+		// The head may be a segment made ahead of time, its header older
+		// than the ids given since: the older segments may go.
+		if err := setLastID(q.head(), q.nextID); err != nil {
+			return err
+		}
 		q.makeAhead(q.head().num + 1)
 	}
 	now := time.Now().UnixNano()

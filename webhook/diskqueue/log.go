@@ -617,15 +617,15 @@ func (q *Queue) createSegment(num, last uint64) (*segment, error) {
 	return &segment{num: num, path: path, f: f, size: segHeaderSize}, nil
 }
 
-// setLastID writes last into the header of seg, made ahead of time, and
-// syncs it.
+// setLastID writes last, the last id given, into the header of seg, about
+// to be written to, and syncs it.
 func setLastID(seg *segment, last uint64) error {
 	_, err := seg.f.WriteAt(binary.LittleEndian.AppendUint64(nil, last), int64(len(segMagic)))
 	if err == nil {
 		err = seg.f.Sync()
 	}
 	if err != nil {
-		return fmt.Errorf("diskqueue: new segment: %w", err)
+		return fmt.Errorf("diskqueue: writing the last id given into %s: %w", filepath.Base(seg.path), err)
 	}
 	return nil
 }
