@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // NewEchoServer starts a loopback server that answers every request with an
@@ -118,7 +119,8 @@ func Sweep(ctx context.Context, recv any, a Args, skip ...string) []Call {
 // Args makes the arguments Sweep passes: String for every string (Field,
 // when set, for one inside a struct or slice), 1 for
 // every number and every empty interface (an id), true for every bool, a
-// filled value behind every pointer, and one element in every slice.
+// fixed time for every time.Time, a filled value behind every pointer, and
+// one element in every slice.
 type Args struct {
 	String string
 	Field  string // for strings inside structs and slices, if not empty
@@ -130,6 +132,8 @@ var (
 	readerType = reflect.TypeFor[io.Reader]()
 	writerType = reflect.TypeFor[io.Writer]()
 	closerType = reflect.TypeFor[io.Closer]()
+	timeType   = reflect.TypeFor[time.Time]()
+	sweepTime  = time.Date(2016, 1, 4, 15, 31, 51, 0, time.UTC)
 )
 
 func (a Args) call(ctx context.Context, m reflect.Value) (err error) {
@@ -203,6 +207,8 @@ func (a Args) value(ctx context.Context, t reflect.Type, depth int) reflect.Valu
 		return reflect.ValueOf(io.Reader(strings.NewReader(a.String)))
 	case t == writerType:
 		return reflect.ValueOf(io.Writer(io.Discard))
+	case t == timeType:
+		return reflect.ValueOf(sweepTime) // a zero time is no time
 	case t.Kind() == reflect.Interface && t.NumMethod() == 0:
 		v.Set(reflect.ValueOf(1)) // an id where any integer or path is taken
 		return v
