@@ -111,8 +111,15 @@ func TestArgumentErrors(t *testing.T) {
 		{"branch", func() error { _, _, err := c.Branches.Get(ctx, 1, ""); return err }},
 		{"branch", func() error { _, _, err := c.Branches.Protect(ctx, 1, ""); return err }},
 		{"branch", func() error { _, _, err := c.Branches.Unprotect(ctx, 1, ""); return err }},
-		{"body", func() error { _, _, err := c.Notes.CreateIssueNote(ctx, 1, 2, ""); return err }},
-		{"body", func() error { _, _, err := c.Notes.UpdateMergeRequestNote(ctx, 1, 2, 3, ""); return err }},
+		{"opt.Body", func() error {
+			_, _, err := c.Notes.CreateIssueNote(ctx, 1, 2, &CreateNoteOptions{Body: ""})
+			return err
+		}},
+		{"opt.Body", func() error {
+			_, _, err := c.Notes.UpdateMergeRequestNote(ctx, 1, 2, 3, &UpdateNoteOptions{Body: ""})
+			return err
+		}},
+		{"opt", func() error { _, _, err := c.Notes.CreateMergeRequestNote(ctx, 1, 2, nil); return err }},
 		{"name", func() error { _, _, err := c.AwardEmoji.CreateIssueAward(ctx, 1, 2, ""); return err }},
 		{"name", func() error { _, _, err := c.AwardEmoji.CreateMergeRequestAward(ctx, 1, 2, ":thumbsup:"); return err }},
 		{"awardID", func() error { _, _, err := c.AwardEmoji.GetIssueAward(ctx, 1, 2, 0); return err }},

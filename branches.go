@@ -3,6 +3,7 @@ package collab
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"net/http"
 )
 
@@ -51,17 +52,27 @@ type CommitParent struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// ListBranchesOptions are the parameters of Branches.List. This server
-// version reads none and sends every branch, so there are no fields yet; the
-// argument keeps the method's signature stable for later versions, which
-// page and filter the list.
+// ListBranchesOptions are the parameters of Branches.List and All. It has no
+// fields: this server version neither pages nor filters the branches. It is
+// there so that a later version's parameters can be added without changing
+// the methods.
 type ListBranchesOptions struct{}
 
-// List returns every branch of a project in one answer; opt may be nil.
+// List returns every branch of a project: this server version sends them all
+// in one answer. opt may be nil.
 //
 // API: GET /projects/:id/repository/branches
 func (s *BranchesService) List(ctx context.Context, pid any, opt *ListBranchesOptions) ([]*Branch, *Response, error) {
 	return doList[Branch](ctx, s.client, http.MethodGet, route("projects/%s/repository/branches", pid), opt)
+}
+
+// All iterates over the branches of List. This server version sends them in
+// one answer, so it makes one request; a server that pages the list is
+// followed page by page.
+//
+// API: GET /projects/:id/repository/branches
+func (s *BranchesService) All(ctx context.Context, pid any, opt *ListBranchesOptions, iopts ...IterOption) iter.Seq2[*Branch, error] {
+	return all[Branch](ctx, s.client, route("projects/%s/repository/branches", pid), opt, iopts)
 }
 
 // Get returns one branch. A name such as "feature/x" is escaped into one
@@ -84,6 +95,33 @@ func (s *BranchesService) Protect(ctx context.Context, pid any, branch string) (
 // API: PUT /projects/:id/repository/branches/:branch/unprotect
 func (s *BranchesService) Unprotect(ctx context.Context, pid any, branch string) (*Branch, *Response, error) {
 	return do[Branch](ctx, s.client, http.MethodPut, branchPath(pid, branch, "/unprotect"), nil)
+}
+
+// CreateBranchOptions are the parameters of Branches.Create; both are
+// required.
+type CreateBranchOptions struct {
+	Branch string `url:"branch_name"` // the new branch's name, such as "feature/x"
+	Ref    string `url:"ref"`         // the branch, tag or commit it starts at
+}
+
+// Create makes a branch at a ref and returns it. It needs push access. A
+// name git refuses, a name taken, a ref that names nothing or a refusal by
+// a repository hook is ErrBadRequest with the server's reason, such as
+// "Branch already exists".
+//
+// API: POST /projects/:id/repository/branches
+func (s *BranchesService) Create(ctx context.Context, pid any, opt *CreateBranchOptions) (*Branch, *Response, error) {
+	return doChecked[Branch](ctx, s.client, http.MethodPost, route("projects/%s/repository/branches", pid), opt, "Branch", "Ref")
+}
+
+// Delete removes a branch. A missing branch is ErrNotFound; the default
+// branch, a protected branch or a caller without push access is
+// ErrMethodNotAllowed, with the server's reason; any other failure is
+// ErrBadRequest.
+//
+// API: DELETE /projects/:id/repository/branches/:branch
+func (s *BranchesService) Delete(ctx context.Context, pid any, branch string) (*Response, error) {
+	return send(ctx, s.client, http.MethodDelete, branchPath(pid, branch, ""), nil, nil)
 }
 
 // branchPath is the path of one branch, refusing an empty name by its own

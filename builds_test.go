@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"bytes"
@@ -14,21 +14,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collabsvc/collab/collabtest"
 	"github.com/google/go-querystring/query"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
 )
 
-func buildsTime(t *testing.T, s string) *Time {
+func buildsTime(t *testing.T, s string) *collab.Time {
 	t.Helper()
-	tm, err := ParseTime(s)
+	tm, err := collab.ParseTime(s)
 	require.NoError(t, err)
 	return &tm
 }
 
-func buildsCommit(t *testing.T, title string) *BuildCommit {
-	return &BuildCommit{
+func buildsCommit(t *testing.T, title string) *collab.BuildCommit {
+	return &collab.BuildCommit{
 		ID: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd", ShortID: "0ff3ae19", Title: title, Message: title,
 		AuthorName: "Administrator", AuthorEmail: "admin@example.com", CreatedAt: buildsTime(t, "2016-07-11T12:10:48.000+02:00"),
 	}
@@ -42,29 +44,29 @@ func TestBuildsGet(t *testing.T) {
 	b, resp, err := c.Builds.Get(context.Background(), "group/my.project", 69)
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
-	m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds/69", nil)
-	want := &Build{
-		ID: 69, Name: "rspec:other", Stage: "test", Ref: "feature/build-api", Tag: false, Status: BuildSuccess,
-		Coverage:   Ptr(97.5),
+	m.AssertRequest("GET", "projects/group%2Fmy%2Eproject/builds/69", nil)
+	want := &collab.Build{
+		ID: 69, Name: "rspec:other", Stage: "test", Ref: "feature/build-api", Tag: false, Status: collab.BuildSuccess,
+		Coverage:   collab.Ptr(97.5),
 		CreatedAt:  buildsTime(t, "2016-07-11T10:12:06.301Z"),
 		StartedAt:  buildsTime(t, "2016-07-11T10:12:08.652Z"),
 		FinishedAt: buildsTime(t, "2016-07-11T10:14:31.000Z"),
-		Runner: &BuildRunner{
-			ID: 4, Description: Ptr("docker-runner-01"), Active: true, IsShared: false, Name: Ptr("gitlab-ci-multi-runner"),
+		Runner: &collab.BuildRunner{
+			ID: 4, Description: collab.Ptr("docker-runner-01"), Active: true, IsShared: false, Name: collab.Ptr("gitlab-ci-multi-runner"),
 		},
-		ArtifactsFile: &ArtifactsFile{Filename: "artifacts.zip", Size: 1024000},
-		Commit: &BuildCommit{
+		ArtifactsFile: &collab.ArtifactsFile{Filename: "artifacts.zip", Size: 1024000},
+		Commit: &collab.BuildCommit{
 			ID: "0ff3ae198f8601a285adcf5c0fff204ee6fba5fd", ShortID: "0ff3ae19", Title: "Test the CI integration.",
 			Message: "Test the CI integration.\n\nWith a body.", AuthorName: "Administrator", AuthorEmail: "admin@example.com",
 			CreatedAt: buildsTime(t, "2016-07-11T12:10:48.000+02:00"),
 		},
-		User: &BuildUser{
-			User: User{
+		User: &collab.BuildUser{
+			User: collab.User{
 				ID: 1, Name: "Administrator", Username: "root", State: "active",
-				AvatarURL: Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"),
+				AvatarURL: collab.Ptr("http://www.gravatar.com/avatar/e64c7d89f26bd1972efa854d13d7dd61?s=80&d=identicon"),
 				WebURL:    "http://collab.example.com/u/root", CreatedAt: buildsTime(t, "2016-01-11T10:13:33.506Z"),
 			},
-			UserProfile: UserProfile{Bio: Ptr("Keeps the lights on"), IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
+			UserProfile: collab.UserProfile{Bio: collab.Ptr("Keeps the lights on"), IsAdmin: true, LinkedIn: "root-li", Skype: "root-skype", Twitter: "root_tw",
 				WebsiteURL: "https://root.example.com"},
 		},
 	}
@@ -77,10 +79,10 @@ func TestBuildsGetErrors(t *testing.T) {
 		body   string
 		want   error
 	}{
-		{404, `{"message":"404 Build Not Found"}`, ErrNotFound},
-		{403, `{"message":"403 Forbidden"}`, ErrForbidden},
-		{401, `{"message":"401 Unauthorized"}`, ErrUnauthorized},
-		{500, `<html>oops</html>`, ErrServer},
+		{404, `{"message":"404 Build Not Found"}`, collab.ErrNotFound},
+		{403, `{"message":"403 Forbidden"}`, collab.ErrForbidden},
+		{401, `{"message":"401 Unauthorized"}`, collab.ErrUnauthorized},
+		{500, `<html>oops</html>`, collab.ErrServer},
 	} {
 		c, m := newMockClient(t)
 		m.Reply(tc.status, tc.body)
@@ -104,28 +106,28 @@ func TestBuildsGetErrors(t *testing.T) {
 func TestBuildsList(t *testing.T) {
 	c, m := newMockClient(t)
 	m.ReplyFile(200, "builds_list.json", "X-Total", "2", "X-Page", "1", "X-Total-Pages", "1")
-	bs, resp, err := c.Builds.List(context.Background(), "group/my.project", &ListBuildsOptions{
-		ListOptions: ListOptions{Page: 1, PerPage: 2},
-		Scope:       BuildScopes{BuildPending, BuildFailed},
+	bs, resp, err := c.Builds.List(context.Background(), "group/my.project", &collab.ListBuildsOptions{
+		ListOptions: collab.ListOptions{Page: 1, PerPage: 2},
+		Scope:       collab.BuildScopes{collab.BuildPending, collab.BuildFailed},
 	})
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds", url.Values{
+	m.AssertRequest("GET", "projects/group%2Fmy%2Eproject/builds", url.Values{
 		"page": {"1"}, "per_page": {"2"}, "scope[0]": {"pending"}, "scope[1]": {"failed"},
 	})
 	assert.Equal(t, 2, resp.TotalItems)
-	want := []*Build{
+	want := []*collab.Build{
 		{
-			ID: 70, Name: "deploy", Stage: "deploy", Ref: "v1.0.0", Tag: true, Status: BuildPending,
+			ID: 70, Name: "deploy", Stage: "deploy", Ref: "v1.0.0", Tag: true, Status: collab.BuildPending,
 			CreatedAt: buildsTime(t, "2016-07-11T10:15:00.000Z"), Commit: buildsCommit(t, "Release"),
 		},
 		{
-			ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildFailed, Coverage: Ptr(12.0),
+			ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: collab.BuildFailed, Coverage: collab.Ptr(12.0),
 			CreatedAt:  buildsTime(t, "2016-07-11T10:12:06.301Z"),
 			StartedAt:  buildsTime(t, "2016-07-11T10:12:08.652Z"),
 			FinishedAt: buildsTime(t, "2016-07-11T10:14:31.000Z"),
-			Runner:     &BuildRunner{ID: 5, IsShared: true},
+			Runner:     &collab.BuildRunner{ID: 5, IsShared: true},
 			Commit:     buildsCommit(t, "Release"),
-			User: &BuildUser{User: User{
+			User: &collab.BuildUser{User: collab.User{
 				ID: 2, Name: "Alice", Username: "alice", State: "active", WebURL: "http://collab.example.com/u/alice",
 				CreatedAt: buildsTime(t, "2016-02-01T09:00:00.000Z"),
 			}},
@@ -134,30 +136,30 @@ func TestBuildsList(t *testing.T) {
 	assert.Equal(t, want, bs)
 
 	// One scope is a plain value; no options send no parameters.
-	_, _, err = c.Builds.List(context.Background(), 7, &ListBuildsOptions{Scope: BuildScopes{BuildRunning}})
+	_, _, err = c.Builds.List(context.Background(), 7, &collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildRunning}})
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/7/builds", url.Values{"scope": {"running"}})
+	m.AssertRequest("GET", "projects/7/builds", url.Values{"scope": {"running"}})
 	_, _, err = c.Builds.List(context.Background(), 7, nil)
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/7/builds", nil)
+	m.AssertRequest("GET", "projects/7/builds", nil)
 }
 
 func TestBuildsListInvalidScope(t *testing.T) {
 	c, m := newMockClient(t)
 	m.Reply(200, "[]")
 	ctx := context.Background()
-	_, _, err := c.Builds.List(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"pending", "done"}})
-	assert.ErrorIs(t, err, ErrInvalidArgument)
+	_, _, err := c.Builds.List(ctx, 1, &collab.ListBuildsOptions{Scope: collab.BuildScopes{"pending", "done"}})
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 	assert.ErrorContains(t, err, `opt.Scope[1]: is "done"`)
-	_, _, err = c.Builds.ListForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{""}})
-	assert.ErrorIs(t, err, ErrInvalidArgument)
+	_, _, err = c.Builds.ListForCommit(ctx, 1, "abc", &collab.ListBuildsForCommitOptions{Scope: collab.BuildScopes{""}})
+	assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 	n := 0
-	for _, err := range c.Builds.All(ctx, 1, &ListBuildsOptions{Scope: BuildScopes{"Pending"}}) {
-		assert.ErrorIs(t, err, ErrInvalidArgument)
+	for _, err := range c.Builds.All(ctx, 1, &collab.ListBuildsOptions{Scope: collab.BuildScopes{"Pending"}}) {
+		assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 		n++
 	}
-	for _, err := range c.Builds.AllForCommit(ctx, 1, "abc", &ListBuildsForCommitOptions{Scope: BuildScopes{"x"}}) {
-		assert.ErrorIs(t, err, ErrInvalidArgument)
+	for _, err := range c.Builds.AllForCommit(ctx, 1, "abc", &collab.ListBuildsForCommitOptions{Scope: collab.BuildScopes{"x"}}) {
+		assert.ErrorIs(t, err, collab.ErrInvalidArgument)
 		n++
 	}
 	assert.Equal(t, 2, n, "each iterator yields its error once")
@@ -166,30 +168,30 @@ func TestBuildsListInvalidScope(t *testing.T) {
 
 func TestBuildScopesEncoding(t *testing.T) {
 	for _, tc := range []struct {
-		scopes BuildScopes
+		scopes collab.BuildScopes
 		want   string
 	}{
 		{nil, ""},
-		{BuildScopes{}, ""},
-		{BuildScopes{BuildSkipped}, "scope=skipped"},
-		{BuildScopes{BuildPending, BuildRunning, BuildCanceled}, "scope%5B0%5D=pending&scope%5B1%5D=running&scope%5B2%5D=canceled"},
+		{collab.BuildScopes{}, ""},
+		{collab.BuildScopes{collab.BuildSkipped}, "scope=skipped"},
+		{collab.BuildScopes{collab.BuildPending, collab.BuildRunning, collab.BuildCanceled}, "scope%5B0%5D=pending&scope%5B1%5D=running&scope%5B2%5D=canceled"},
 	} {
-		v, err := query.Values(ListBuildsOptions{Scope: tc.scopes})
+		v, err := query.Values(collab.ListBuildsOptions{Scope: tc.scopes})
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, v.Encode(), "%v", tc.scopes)
 	}
-	assert.NoError(t, BuildScopes{BuildPending, BuildRunning, BuildSuccess, BuildFailed, BuildCanceled, BuildSkipped}.Validate())
-	assert.ErrorIs(t, BuildScopes{"created"}.Validate(), ErrInvalidArgument)
+	assert.NoError(t, collab.BuildScopes{collab.BuildPending, collab.BuildRunning, collab.BuildSuccess, collab.BuildFailed, collab.BuildCanceled, collab.BuildSkipped}.Validate())
+	assert.ErrorIs(t, collab.BuildScopes{"created"}.Validate(), collab.ErrInvalidArgument)
 }
 
 func TestBuildsListForCommit(t *testing.T) {
 	c, m := newMockClient(t)
 	m.ReplyFile(200, "builds_list.json")
-	bs, _, err := c.Builds.ListForCommit(context.Background(), "group/my.project", "0ff3ae19", &ListBuildsForCommitOptions{Scope: BuildScopes{BuildSuccess}})
+	bs, _, err := c.Builds.ListForCommit(context.Background(), "group/my.project", "0ff3ae19", &collab.ListBuildsForCommitOptions{Scope: collab.BuildScopes{collab.BuildSuccess}})
 	require.NoError(t, err)
 	require.Len(t, bs, 2)
 	assert.Equal(t, 70, bs[0].ID)
-	m.assertCall("GET", "projects/group%2Fmy%2Eproject/repository/commits/0ff3ae19/builds", url.Values{"scope": {"success"}})
+	m.AssertRequest("GET", "projects/group%2Fmy%2Eproject/repository/commits/0ff3ae19/builds", url.Values{"scope": {"success"}})
 
 	_, _, err = c.Builds.ListForCommit(context.Background(), 1, "", nil)
 	assert.Error(t, err, "sha is required")
@@ -198,50 +200,54 @@ func TestBuildsListForCommit(t *testing.T) {
 	c, m = newMockClient(t)
 	m.Reply(404, `{"message":"404 Commit Not Found"}`)
 	_, _, err = c.Builds.ListForCommit(context.Background(), 1, "nope", nil)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }
 
 func TestBuildsActions(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
-		call    func(*Client) (*Build, *Response, error)
+		call    func(*collab.Client) (*collab.Build, *collab.Response, error)
 		path    string
 		status  int
 		fixture string
-		check   func(*testing.T, *Build)
+		check   func(*testing.T, *collab.Build)
 	}{
-		{"cancel", func(c *Client) (*Build, *Response, error) { return c.Builds.Cancel(ctx, "group/my.project", 69) },
+		{"cancel", func(c *collab.Client) (*collab.Build, *collab.Response, error) {
+			return c.Builds.Cancel(ctx, "group/my.project", 69)
+		},
 			"projects/group%2Fmy%2Eproject/builds/69/cancel", 201, "builds_build.json",
-			func(t *testing.T, b *Build) { assert.Equal(t, 69, b.ID) }},
-		{"retry", func(c *Client) (*Build, *Response, error) { return c.Builds.Retry(ctx, 1, 69) },
+			func(t *testing.T, b *collab.Build) { assert.Equal(t, 69, b.ID) }},
+		{"retry", func(c *collab.Client) (*collab.Build, *collab.Response, error) { return c.Builds.Retry(ctx, 1, 69) },
 			"projects/1/builds/69/retry", 201, "builds_retried.json",
-			func(t *testing.T, b *Build) {
-				assert.Equal(t, &Build{
-					ID: 71, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildPending,
+			func(t *testing.T, b *collab.Build) {
+				assert.Equal(t, &collab.Build{
+					ID: 71, Name: "rspec:other", Stage: "test", Ref: "master", Status: collab.BuildPending,
 					CreatedAt: buildsTime(t, "2016-07-11T10:20:00.000Z"), Commit: buildsCommit(t, "Release"),
 				}, b)
 			}},
-		{"erase", func(c *Client) (*Build, *Response, error) { return c.Builds.Erase(ctx, 1, 69) },
+		{"erase", func(c *collab.Client) (*collab.Build, *collab.Response, error) { return c.Builds.Erase(ctx, 1, 69) },
 			"projects/1/builds/69/erase", 201, "builds_erased.json",
-			func(t *testing.T, b *Build) {
-				assert.Equal(t, &Build{
-					ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildFailed,
+			func(t *testing.T, b *collab.Build) {
+				assert.Equal(t, &collab.Build{
+					ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: collab.BuildFailed,
 					CreatedAt:  buildsTime(t, "2016-07-11T10:12:06.301Z"),
 					StartedAt:  buildsTime(t, "2016-07-11T10:12:08.652Z"),
 					FinishedAt: buildsTime(t, "2016-07-11T10:14:31.000Z"),
 					Commit:     buildsCommit(t, "Release"),
 				}, b)
 			}},
-		{"keep", func(c *Client) (*Build, *Response, error) { return c.Builds.KeepArtifacts(ctx, 1, 69) },
+		{"keep", func(c *collab.Client) (*collab.Build, *collab.Response, error) {
+			return c.Builds.KeepArtifacts(ctx, 1, 69)
+		},
 			"projects/1/builds/69/artifacts/keep", 200, "builds_kept.json",
-			func(t *testing.T, b *Build) {
-				assert.Equal(t, &Build{
-					ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: BuildSuccess,
+			func(t *testing.T, b *collab.Build) {
+				assert.Equal(t, &collab.Build{
+					ID: 69, Name: "rspec:other", Stage: "test", Ref: "master", Status: collab.BuildSuccess,
 					CreatedAt:   buildsTime(t, "2016-07-11T10:12:06.301Z"),
 					StartedAt:   buildsTime(t, "2016-07-11T10:12:08.652Z"),
 					FinishedAt:  buildsTime(t, "2016-07-11T10:14:31.000Z"),
-					DownloadURL: Ptr("https://collab.example.com/group/project/builds/69/artifacts/download"),
+					DownloadURL: collab.Ptr("https://collab.example.com/group/project/builds/69/artifacts/download"),
 					Commit:      buildsCommit(t, "Release"),
 				}, b)
 			}},
@@ -252,11 +258,11 @@ func TestBuildsActions(t *testing.T) {
 			b, resp, err := tc.call(c)
 			require.NoError(t, err)
 			assert.Equal(t, tc.status, resp.StatusCode)
-			rec := m.assertCall("POST", tc.path, nil)
+			rec := m.AssertRequest("POST", tc.path, nil)
 			assert.Empty(t, rec.Body)
 			tc.check(t, b)
 
-			for status, want := range map[int]error{404: ErrNotFound, 403: ErrForbidden, 401: ErrUnauthorized} {
+			for status, want := range map[int]error{404: collab.ErrNotFound, 403: collab.ErrForbidden, 401: collab.ErrUnauthorized} {
 				c, m := newMockClient(t)
 				m.Reply(status, `{"message":"`+strconv.Itoa(status)+` Forbidden - Build is not retryable"}`)
 				b, _, err := tc.call(c)
@@ -276,7 +282,7 @@ func TestBuildsArtifacts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Equal(t, "PK\x03\x04zipdata", buf.String())
-	rec := m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds/69/artifacts", nil)
+	rec := m.AssertRequest("GET", "projects/group%2Fmy%2Eproject/builds/69/artifacts", nil)
 	assert.Equal(t, "*/*", rec.Header.Get("Accept"))
 
 	dl, _, err := c.Builds.OpenArtifacts(ctx, 1, 69)
@@ -288,16 +294,16 @@ func TestBuildsArtifacts(t *testing.T) {
 	assert.Equal(t, "artifacts.zip", dl.Filename)
 	assert.Equal(t, int64(-1), dl.Size, "no Content-Length: size unknown")
 	assert.Equal(t, "application/octet-stream", dl.ContentType)
-	m.assertCall("GET", "projects/1/builds/69/artifacts", nil)
+	m.AssertRequest("GET", "projects/1/builds/69/artifacts", nil)
 
 	c, m = newMockClient(t)
 	m.Reply(404, `{"message":"404 Not found"}`)
 	buf.Reset()
 	_, err = c.Builds.Artifacts(ctx, 1, 69, &buf)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	assert.Zero(t, buf.Len(), "an error body is never written to w")
 	dl, _, err = c.Builds.OpenArtifacts(ctx, 1, 69)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	assert.Nil(t, dl)
 
 	_, err = c.Builds.Artifacts(ctx, 1, 69, nil)
@@ -331,41 +337,21 @@ func TestBuildsTrace(t *testing.T) {
 	_, err := c.Builds.Trace(ctx, "group/my.project", 69, &buf)
 	require.NoError(t, err)
 	assert.Equal(t, "$ make test\nok\n", buf.String())
-	m.assertCall("GET", "projects/group%2Fmy%2Eproject/builds/69/trace", nil)
+	m.AssertRequest("GET", "projects/group%2Fmy%2Eproject/builds/69/trace", nil)
 
 	dl, _, err := c.Builds.OpenTrace(ctx, 1, 69)
 	require.NoError(t, err)
 	defer dl.Close()
 	assert.Equal(t, "69.log", dl.Filename)
 	assert.Equal(t, "text/plain", dl.ContentType)
-	m.assertCall("GET", "projects/1/builds/69/trace", nil)
+	m.AssertRequest("GET", "projects/1/builds/69/trace", nil)
 
 	c, m = newMockClient(t)
 	m.Reply(404, `{"message":"404 Not found"}`)
 	_, err = c.Builds.Trace(ctx, 1, 69, &buf)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	_, _, err = c.Builds.OpenTrace(ctx, 1, 69)
-	assert.ErrorIs(t, err, ErrNotFound)
-}
-
-func TestDispositionFilename(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                                    "",
-		"attachment; filename=artifacts.zip":  "artifacts.zip",
-		`attachment; filename="my files.zip"`: "my files.zip",
-		"attachment; filename=my files.zip":   "my files.zip",
-		`infile; filename="12.log"`:           "12.log",
-		"attachment; filename*=UTF-8''%C3%A9t%C3%A9.zip": "été.zip",
-		"attachment; filename=../../etc/passwd":          "passwd",
-		`attachment; filename="..\\..\\boot.ini"; x=y`:   "boot.ini",
-		`attachment; filename=a b.zip; size=3`:           "a b.zip",
-		"attachment; filename=..":                        "",
-		"attachment":                                     "",
-		"attachment; filename=\"/\"":                     "",
-		"attachment; filename=\"sub/dir/report.tar.gz\"": "report.tar.gz",
-	} {
-		assert.Equal(t, want, dispositionFilename(in), in)
-	}
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }
 
 // TestRedirectHeadersInNetHTTP records why downloads need withSafeRedirects:
@@ -406,7 +392,7 @@ func TestBuildsArtifactsRedirectDropsCredentials(t *testing.T) {
 		}
 	}))
 	defer api.Close()
-	c, err := NewClient(api.URL, WithPrivateToken(testToken), WithoutRetries(), WithHTTPClient(api.Client()))
+	c, err := collab.NewClient(api.URL, collab.WithPrivateToken(testToken), collab.WithoutRetries(), collab.WithHTTPClient(api.Client()))
 	require.NoError(t, err)
 	c = c.Sudo("alice")
 	ctx := context.Background()
@@ -434,7 +420,7 @@ func TestBuildsArtifactsRedirectDropsCredentials(t *testing.T) {
 }
 
 func TestBuildsRedirectMockHosts(t *testing.T) {
-	c, m := newMockClient(t, WithOAuthToken("oauth-secret"))
+	c, m := newMockClient(t, collab.WithOAuthToken("oauth-secret"))
 	m.Reply(302, "", "Location", "https://storage.collab.example.com/blob/9")
 	m.Reply(200, "blob", "Content-Type", "application/octet-stream")
 	var buf bytes.Buffer
@@ -464,9 +450,9 @@ func TestBuildsRedirectMockHosts(t *testing.T) {
 		policySaw = req.Header.Clone()
 		return http.ErrUseLastResponse
 	}}
-	c, m = newMockClient(t)
-	hc.Transport = c.http.Transport
-	c, err = NewClient("https://collab.example.com", WithPrivateToken(testToken), WithHTTPClient(hc), WithoutRetries())
+	_, m = newMockClient(t)
+	hc.Transport = m.Client().Transport
+	c, err = collab.NewClient("https://collab.example.com", collab.WithPrivateToken(testToken), collab.WithHTTPClient(hc), collab.WithoutRetries())
 	require.NoError(t, err)
 	m.Reply(302, `{"message":"302 Found"}`, "Location", "https://elsewhere.example.net/x")
 	_, err = c.Builds.Artifacts(context.Background(), 1, 9, &buf)
@@ -542,7 +528,7 @@ func TestBuildsArtifactsStreamWithoutBuffering(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := NewClient(srv.URL, WithPrivateToken(testToken), WithHTTPClient(srv.Client()), WithoutRetries())
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(testToken), collab.WithHTTPClient(srv.Client()), collab.WithoutRetries())
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -580,28 +566,30 @@ func TestBuildsArtifactsStreamWithoutBuffering(t *testing.T) {
 // buildsWorld is a private project with builds, an admin client, and users at
 // each access level.
 type buildsWorld struct {
-	c                    *Client
+	c                    *collab.Client
 	srv                  *collabtest.Server
-	pid                  int
+	project              *collab.Project
+	pid                  int // project.ID
 	commit               string
-	reporter, dev, guest *Client
-	stranger             *Client
+	reporter, dev, guest *collab.Client
+	stranger             *collab.Client
 }
 
-func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
+func newBuildsWorld(t *testing.T, visibility collab.VisibilityLevel) *buildsWorld {
 	t.Helper()
 	c, srv := newFakeClient(t)
 	w := &buildsWorld{c: c, srv: srv}
-	w.pid = srv.AddProject(srv.AdminID, "builds demo", visibility)
-	w.commit = srv.AddBranch(w.pid, "master", "")
+	w.project = srv.Seed.Project(srv.Admin, "builds demo", visibility)
+	w.pid = w.project.ID
+	w.commit = srv.Seed.Branch(w.project, "master").Commit.ID
 	for _, u := range []struct {
 		name  string
-		level int
-		dst   **Client
+		level collab.AccessLevel
+		dst   **collab.Client
 	}{{"reporter", 20, &w.reporter}, {"dev", 30, &w.dev}, {"guest", 10, &w.guest}, {"stranger", 0, &w.stranger}} {
-		usr := srv.AddUser(u.name, false)
+		usr := srv.Seed.User(u.name)
 		if u.level > 0 {
-			srv.AddMember(w.pid, usr.ID, u.level)
+			srv.Seed.Member(w.project, usr, u.level)
 		}
 		*u.dst = clientAs(t, srv, usr.Token)
 	}
@@ -611,13 +599,13 @@ func newBuildsWorld(t *testing.T, visibility int) *buildsWorld {
 func TestFakeBuildsListAndGet(t *testing.T) {
 	w := newBuildsWorld(t, 0)
 	ctx := context.Background()
-	other := w.srv.AddBranch(w.pid, "feature", "")
-	b1 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "rspec", Status: "success", Coverage: Ptr(88.5)})
-	b2 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "lint", Status: "failed"})
-	b3 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "deploy", Ref: "feature"})
-	b4 := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "docs", Status: "skipped"})
+	other := w.srv.Seed.Branch(w.project, "feature").Commit.ID
+	b1 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "rspec", Status: "success", Coverage: collab.Ptr(88.5)}).ID
+	b2 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "lint", Status: "failed"}).ID
+	b3 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "deploy", Ref: "feature"}).ID
+	b4 := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "docs", Status: "skipped"}).ID
 
-	ids := func(bs []*Build) (out []int) {
+	ids := func(bs []*collab.Build) (out []int) {
 		for _, b := range bs {
 			out = append(out, b.ID)
 		}
@@ -628,14 +616,14 @@ func TestFakeBuildsListAndGet(t *testing.T) {
 	assert.Equal(t, []int{b4, b3, b2, b1}, ids(bs), "newest first")
 	assert.Equal(t, 4, resp.TotalItems)
 
-	bs, _, err = w.c.Builds.List(ctx, "root/builds-demo", &ListBuildsOptions{Scope: BuildScopes{BuildSuccess, BuildPending}})
+	bs, _, err = w.c.Builds.List(ctx, "root/builds-demo", &collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildSuccess, collab.BuildPending}})
 	require.NoError(t, err)
 	assert.Equal(t, []int{b3, b1}, ids(bs))
-	bs, _, err = w.c.Builds.List(ctx, w.pid, &ListBuildsOptions{Scope: BuildScopes{BuildSkipped}})
+	bs, _, err = w.c.Builds.List(ctx, w.pid, &collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildSkipped}})
 	require.NoError(t, err)
 	assert.Equal(t, []int{b4}, ids(bs))
 
-	bs, resp, err = w.c.Builds.List(ctx, w.pid, &ListBuildsOptions{ListOptions: ListOptions{Page: 2, PerPage: 3}})
+	bs, resp, err = w.c.Builds.List(ctx, w.pid, &collab.ListBuildsOptions{ListOptions: collab.ListOptions{Page: 2, PerPage: 3}})
 	require.NoError(t, err)
 	assert.Equal(t, []int{b1}, ids(bs))
 	assert.Equal(t, 2, resp.CurrentPage)
@@ -644,21 +632,21 @@ func TestFakeBuildsListAndGet(t *testing.T) {
 	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, w.commit, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{b4, b2, b1}, ids(bs))
-	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, w.commit, &ListBuildsForCommitOptions{Scope: BuildScopes{BuildFailed, BuildSkipped}})
+	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, w.commit, &collab.ListBuildsForCommitOptions{Scope: collab.BuildScopes{collab.BuildFailed, collab.BuildSkipped}})
 	require.NoError(t, err)
 	assert.Equal(t, []int{b4, b2}, ids(bs))
 	bs, _, err = w.c.Builds.ListForCommit(ctx, w.pid, other, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{b3}, ids(bs))
 	_, _, err = w.c.Builds.ListForCommit(ctx, w.pid, strings.Repeat("0", 40), nil)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	got, _, err := w.c.Builds.Get(ctx, w.pid, b1)
 	require.NoError(t, err)
 	assert.Equal(t, b1, got.ID)
 	assert.Equal(t, "rspec", got.Name)
-	assert.Equal(t, BuildSuccess, got.Status)
-	assert.Equal(t, Ptr(88.5), got.Coverage)
+	assert.Equal(t, collab.BuildSuccess, got.Status)
+	assert.Equal(t, collab.Ptr(88.5), got.Coverage)
 	assert.Equal(t, w.commit, got.Commit.ID)
 	assert.Equal(t, w.commit[:8], got.Commit.ShortID)
 	require.NotNil(t, got.User)
@@ -669,10 +657,10 @@ func TestFakeBuildsListAndGet(t *testing.T) {
 	assert.Nil(t, got.ArtifactsFile)
 
 	_, _, err = w.c.Builds.Get(ctx, w.pid, 999999)
-	assert.ErrorIs(t, err, ErrNotFound)
-	otherProject := w.srv.AddProject(w.srv.AdminID, "other", 0)
-	_, _, err = w.c.Builds.Get(ctx, otherProject, b1)
-	assert.ErrorIs(t, err, ErrNotFound, "a build of another project is not found")
+	assert.ErrorIs(t, err, collab.ErrNotFound)
+	otherPID := w.srv.Seed.Project(w.srv.Admin, "other", collab.PrivateVisibility).ID
+	_, _, err = w.c.Builds.Get(ctx, otherPID, b1)
+	assert.ErrorIs(t, err, collab.ErrNotFound, "a build of another project is not found")
 }
 
 func TestFakeBuildsAll(t *testing.T) {
@@ -684,13 +672,13 @@ func TestFakeBuildsAll(t *testing.T) {
 		if i%2 == 1 {
 			status = "failed"
 		}
-		id := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: status})
+		id := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: status}).ID
 		if status == "failed" {
 			want = append([]int{id}, want...)
 		}
 	}
 	var got []int
-	for b, err := range w.c.Builds.All(ctx, w.pid, &ListBuildsOptions{Scope: BuildScopes{BuildFailed}}) {
+	for b, err := range w.c.Builds.All(ctx, w.pid, &collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildFailed}}) {
 		require.NoError(t, err)
 		got = append(got, b.ID)
 	}
@@ -705,31 +693,31 @@ func TestFakeBuildsAll(t *testing.T) {
 	assert.Equal(t, 105, n, "two pages")
 
 	for _, err := range w.stranger.Builds.All(ctx, w.pid, nil) {
-		assert.ErrorIs(t, err, ErrNotFound)
+		assert.ErrorIs(t, err, collab.ErrNotFound)
 	}
 }
 
 func TestFakeBuildsScopeWireForms(t *testing.T) {
 	w := newBuildsWorld(t, 0)
 	ctx := context.Background()
-	w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "running"})
-	get := func(rawQuery string) (*Response, error) {
+	w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "running"})
+	get := func(rawQuery string) (*collab.Response, error) {
 		req, err := w.c.NewRequest(ctx, http.MethodGet, "projects/"+strconv.Itoa(w.pid)+"/builds?"+rawQuery, nil)
 		require.NoError(t, err)
-		var out []*Build
+		var out []*collab.Build
 		return w.c.Do(req, &out)
 	}
 	_, err := get("scope[]=running")
-	assert.ErrorIs(t, err, ErrBadRequest, "the Rails array form is rejected")
-	var er *ErrorResponse
+	assert.ErrorIs(t, err, collab.ErrBadRequest, "the Rails array form is rejected")
+	var er *collab.ErrorResponse
 	require.ErrorAs(t, err, &er)
 	assert.Equal(t, "Scope contains invalid value(s)", er.Message)
 	_, err = get("scope=done")
-	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
 	_, err = get("scope=running&scope[0]=failed")
-	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
 	_, err = get("scope[0]=running&scope[1]=bogus")
-	assert.ErrorIs(t, err, ErrBadRequest)
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
 	resp, err := get("scope=")
 	require.NoError(t, err)
 	assert.Equal(t, 1, resp.TotalItems, "an empty scope means all")
@@ -738,7 +726,7 @@ func TestFakeBuildsScopeWireForms(t *testing.T) {
 func TestFakeBuildsAccess(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
-	bid := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip"), Trace: "log"})
+	bid := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip"), Trace: "log"}).ID
 
 	// Reporters read; guests of a private project may not; strangers do not see it.
 	_, _, err := w.reporter.Builds.Get(ctx, w.pid, bid)
@@ -746,60 +734,60 @@ func TestFakeBuildsAccess(t *testing.T) {
 	_, err = w.reporter.Builds.Artifacts(ctx, w.pid, bid, io.Discard)
 	assert.NoError(t, err)
 	_, _, err = w.guest.Builds.List(ctx, w.pid, nil)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 	_, err = w.guest.Builds.Trace(ctx, w.pid, bid, io.Discard)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 	_, _, err = w.stranger.Builds.Get(ctx, w.pid, bid)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	_, _, err = w.stranger.Builds.Cancel(ctx, w.pid, bid)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	// Only developers and above act.
-	for name, cl := range map[string]*Client{"reporter": w.reporter, "guest": w.guest} {
+	for name, cl := range map[string]*collab.Client{"reporter": w.reporter, "guest": w.guest} {
 		_, _, err = cl.Builds.Cancel(ctx, w.pid, bid)
-		assert.ErrorIs(t, err, ErrForbidden, name)
+		assert.ErrorIs(t, err, collab.ErrForbidden, name)
 		_, _, err = cl.Builds.Retry(ctx, w.pid, bid)
-		assert.ErrorIs(t, err, ErrForbidden, name)
+		assert.ErrorIs(t, err, collab.ErrForbidden, name)
 		_, _, err = cl.Builds.Erase(ctx, w.pid, bid)
-		assert.ErrorIs(t, err, ErrForbidden, name)
+		assert.ErrorIs(t, err, collab.ErrForbidden, name)
 		_, _, err = cl.Builds.KeepArtifacts(ctx, w.pid, bid)
-		assert.ErrorIs(t, err, ErrForbidden, name)
+		assert.ErrorIs(t, err, collab.ErrForbidden, name)
 	}
 	b, resp, err := w.dev.Builds.Cancel(ctx, w.pid, bid)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
-	assert.Equal(t, BuildCanceled, b.Status)
+	assert.Equal(t, collab.BuildCanceled, b.Status)
 
 	// Public projects: anyone signed in reads, nobody outside acts.
 	pub := newBuildsWorld(t, 20)
-	pbid := pub.srv.AddBuild(pub.pid, collabtest.BuildSpec{Status: "success"})
+	pbid := pub.srv.Seed.Build(pub.project, collabtest.BuildSpec{Status: "success"}).ID
 	bs, _, err := pub.stranger.Builds.List(ctx, pub.pid, nil)
 	require.NoError(t, err)
 	assert.Len(t, bs, 1)
 	_, _, err = pub.stranger.Builds.Retry(ctx, pub.pid, pbid)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 	_, _, err = clientAs(t, pub.srv, "bad-token").Builds.Get(ctx, pub.pid, pbid)
-	assert.ErrorIs(t, err, ErrUnauthorized)
+	assert.ErrorIs(t, err, collab.ErrUnauthorized)
 }
 
 func TestFakeBuildsCancelAndRetry(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
-	pending := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "make\nmake test"})
-	running := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "pending"})
+	pending := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "make\nmake test"}).ID
+	running := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "pending"}).ID
 	w.srv.SetBuildStatus(running, "running")
 
 	for _, id := range []int{pending, running} {
 		b, resp, err := w.c.Builds.Cancel(ctx, w.pid, id)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusCreated, resp.StatusCode)
-		assert.Equal(t, BuildCanceled, b.Status)
+		assert.Equal(t, collab.BuildCanceled, b.Status)
 		assert.NotNil(t, b.FinishedAt)
 	}
 	_, _, err := w.c.Builds.Cancel(ctx, w.pid, pending)
-	assert.ErrorIs(t, err, ErrForbidden, "a finished build cannot be canceled")
+	assert.ErrorIs(t, err, collab.ErrForbidden, "a finished build cannot be canceled")
 	_, _, err = w.c.Builds.Cancel(ctx, w.pid, 424242)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	old, _, err := w.c.Builds.Get(ctx, w.pid, pending)
 	require.NoError(t, err)
@@ -807,7 +795,7 @@ func TestFakeBuildsCancelAndRetry(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 	assert.NotEqual(t, pending, nb.ID, "retry makes a new build")
-	assert.Equal(t, BuildPending, nb.Status)
+	assert.Equal(t, collab.BuildPending, nb.Status)
 	assert.Nil(t, nb.StartedAt)
 	assert.Nil(t, nb.FinishedAt)
 	assert.Equal(t, old.Name, nb.Name)
@@ -818,13 +806,13 @@ func TestFakeBuildsCancelAndRetry(t *testing.T) {
 
 	again, _, err := w.c.Builds.Get(ctx, w.pid, pending)
 	require.NoError(t, err)
-	assert.Equal(t, BuildCanceled, again.Status, "the old build is left as it was")
+	assert.Equal(t, collab.BuildCanceled, again.Status, "the old build is left as it was")
 
 	_, _, err = w.c.Builds.Retry(ctx, w.pid, nb.ID)
-	assert.ErrorIs(t, err, ErrForbidden, "a pending build is not retryable")
+	assert.ErrorIs(t, err, collab.ErrForbidden, "a pending build is not retryable")
 	_, _, err = w.c.Builds.Retry(ctx, w.pid, 424242)
-	assert.ErrorIs(t, err, ErrNotFound)
-	bs, _, err := w.c.Builds.List(ctx, w.pid, &ListBuildsOptions{Scope: BuildScopes{BuildPending}})
+	assert.ErrorIs(t, err, collab.ErrNotFound)
+	bs, _, err := w.c.Builds.List(ctx, w.pid, &collab.ListBuildsOptions{Scope: collab.BuildScopes{collab.BuildPending}})
 	require.NoError(t, err)
 	require.Len(t, bs, 1)
 	assert.Equal(t, nb.ID, bs[0].ID)
@@ -834,12 +822,12 @@ func TestFakeBuildsDownloads(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
 	zip := []byte("PK\x03\x04 pretend zip")
-	bid := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success", Artifacts: zip, ArtifactsName: "my build.zip", Trace: "$ make\nok\n"})
-	bare := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success"})
+	bid := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success", Artifacts: zip, ArtifactsName: "my build.zip", Trace: "$ make\nok\n"}).ID
+	bare := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success"}).ID
 
 	b, _, err := w.c.Builds.Get(ctx, w.pid, bid)
 	require.NoError(t, err)
-	assert.Equal(t, &ArtifactsFile{Filename: "my build.zip", Size: int64(len(zip))}, b.ArtifactsFile)
+	assert.Equal(t, &collab.ArtifactsFile{Filename: "my build.zip", Size: int64(len(zip))}, b.ArtifactsFile)
 
 	var buf bytes.Buffer
 	_, err = w.c.Builds.Artifacts(ctx, w.pid, bid, &buf)
@@ -868,19 +856,19 @@ func TestFakeBuildsDownloads(t *testing.T) {
 	assert.Equal(t, "text/plain", dl.ContentType)
 
 	_, err = w.c.Builds.Artifacts(ctx, w.pid, bare, &buf)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	_, _, err = w.c.Builds.OpenTrace(ctx, w.pid, bare)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	_, _, err = w.c.Builds.OpenArtifacts(ctx, w.pid, 424242)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }
 
 func TestFakeBuildsEraseAndKeep(t *testing.T) {
 	ctx := context.Background()
 	w := newBuildsWorld(t, 0)
-	bid := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "failed", Artifacts: []byte("zip"), Trace: "log"})
-	running := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip")})
-	empty := w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success"})
+	bid := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "failed", Artifacts: []byte("zip"), Trace: "log"}).ID
+	running := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "running", Artifacts: []byte("zip")}).ID
+	empty := w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success"}).ID
 
 	b, resp, err := w.dev.Builds.KeepArtifacts(ctx, w.pid, bid)
 	require.NoError(t, err)
@@ -889,14 +877,14 @@ func TestFakeBuildsEraseAndKeep(t *testing.T) {
 	assert.Nil(t, b.ArtifactsFile, "keep returns download_url in place of artifacts_file")
 	assert.Nil(t, b.DownloadURL)
 	_, _, err = w.c.Builds.KeepArtifacts(ctx, w.pid, empty)
-	assert.ErrorIs(t, err, ErrNotFound, "nothing to keep")
+	assert.ErrorIs(t, err, collab.ErrNotFound, "nothing to keep")
 
 	_, _, err = w.c.Builds.Erase(ctx, w.pid, running)
-	assert.ErrorIs(t, err, ErrForbidden, "a running build is not erasable")
+	assert.ErrorIs(t, err, collab.ErrForbidden, "a running build is not erasable")
 	_, _, err = w.c.Builds.Erase(ctx, w.pid, empty)
-	assert.ErrorIs(t, err, ErrForbidden, "nothing to erase")
+	assert.ErrorIs(t, err, collab.ErrForbidden, "nothing to erase")
 	_, _, err = w.c.Builds.Erase(ctx, w.pid, 424242)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	b, resp, err = w.dev.Builds.Erase(ctx, w.pid, bid)
 	require.NoError(t, err)
@@ -906,14 +894,14 @@ func TestFakeBuildsEraseAndKeep(t *testing.T) {
 	assert.Nil(t, b.DownloadURL)
 
 	_, err = w.c.Builds.Artifacts(ctx, w.pid, bid, io.Discard)
-	assert.ErrorIs(t, err, ErrNotFound, "erased artifacts are gone")
+	assert.ErrorIs(t, err, collab.ErrNotFound, "erased artifacts are gone")
 	_, err = w.c.Builds.Trace(ctx, w.pid, bid, io.Discard)
-	assert.ErrorIs(t, err, ErrNotFound, "erased trace is gone")
+	assert.ErrorIs(t, err, collab.ErrNotFound, "erased trace is gone")
 	b, _, err = w.c.Builds.Get(ctx, w.pid, bid)
 	require.NoError(t, err)
 	assert.Nil(t, b.ArtifactsFile)
 	_, _, err = w.c.Builds.Erase(ctx, w.pid, bid)
-	assert.ErrorIs(t, err, ErrForbidden, "erasing twice")
+	assert.ErrorIs(t, err, collab.ErrForbidden, "erasing twice")
 	_, _, err = w.c.Builds.KeepArtifacts(ctx, w.pid, bid)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }

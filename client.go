@@ -33,7 +33,7 @@ const (
 type Client struct {
 	baseURL   *url.URL     // ends in "/", e.g. https://host/api/v3/
 	base      string       // baseURL as a string, built once
-	http      *http.Client // the caller's client (or ours), which Close closes
+	http      *http.Client // the caller's client, or one on own
 	attempt   *http.Client // http, through keepIdleConns: what go-retryablehttp sends each attempt with
 	retry     RetryPolicy
 	gov       *governor // limits and pauses, shared with every copy of the client
@@ -46,6 +46,7 @@ type Client struct {
 	jobQueue  string
 	maxBody   int64           // largest JSON body decoded, after decompression
 	learned   *learnedSecrets // credentials the API handed out, shared by copies
+	own       *http.Transport // the transport NewClient made, which Close closes; nil when the caller gave the client
 
 	// Services, one per resource group of the API.
 	Projects       *ProjectsService
@@ -205,10 +206,14 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Transport: NewTransport()}
+	var own *http.Transport
+	var hc *http.Client
 	if cfg.httpClient != nil {
 		cp := *cfg.httpClient // never change the caller's client
 		hc = &cp
+	} else {
+		own = NewTransport()
+		hc = &http.Client{Transport: own}
 	}
 	c := &Client{
 		baseURL:   base,
@@ -223,6 +228,7 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 		retry:     cfg.retry,
 		observer:  cfg.observer,
 		gov:       newGovernor(&cfg),
+		own:       own,
 	}
 	hc.CheckRedirect = c.safeRedirects(hc.CheckRedirect)
 	c.http = hc
@@ -293,7 +299,7 @@ func (e *redirectError) Unwrap() error { return e.err }
 // keepIdleConns is the transport go-retryablehttp sends through: it hides
 // the CloseIdleConnections of the transport below, which retryablehttp
 // calls whenever a call fails and which would drop the idle connections of
-// every other call in flight. Close still reaches it through Client.http.
+// every other call in flight.
 type keepIdleConns struct{ http.RoundTripper }
 
 func transportOf(hc *http.Client) http.RoundTripper {
@@ -394,16 +400,25 @@ func (c *Client) ForAPIPath(prefix string) (*Client, error) {
 	return &cp, nil
 }
 
-// Close frees the idle connections of the client's transport. A program
-// that makes many short-lived clients should close each when done with it,
-// or keep one client for the process: otherwise each keeps its connections
-// (and their goroutines) until the transport's idle timeout, 90 s. The
-// client stays usable after Close; its next request opens a connection.
-// Sudo and ForAPIPath copies share the transport, so closing one closes the
-// idle connections of all. A transport given with WithHTTPClient is closed
-// too.
+// Close frees what the client made: the idle connections of the transport
+// NewClient made when WithHTTPClient was not given. A program that makes
+// many short-lived clients should close each when done with it, or keep one
+// client for the process: otherwise each keeps its connections (and their
+// goroutines) until the transport's idle timeout, 90 s.
+//
+// A client given with WithHTTPClient belongs to the caller, who may share
+// it: Close leaves it, and its connections, alone; call its
+// CloseIdleConnections when done with it.
+//
+// The client stays usable after Close; its next request opens a
+// connection. Sudo and ForAPIPath copies share the transport, so closing
+// one closes the idle connections of all. Close returns nil: closing idle
+// connections cannot fail. It returns an error so that a Client is an
+// io.Closer.
 func (c *Client) Close() error {
-	c.http.CloseIdleConnections()
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
 	return nil
 }
 

@@ -88,7 +88,7 @@
 // alone: every field is written, so a key that arrived as null or 0 comes
 // back. Times decode in UTC for a zero offset and in a fixed zone otherwise,
 // whatever the machine's zone. Credentials (a private token, a runners
-// token) are a Secret, which never prints its value.
+// token) are a Secret, which never prints, logs or encodes its value.
 //
 // # Pagination
 //

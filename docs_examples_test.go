@@ -186,7 +186,12 @@ func Example_docsWebhooks() {
 				if d.Superseded {
 					return nil // a late repeat: a later state of this issue was handled already
 				}
-				log.Printf("%s #%d %q (attempt %d)", e.ObjectAttributes.Action, e.ObjectAttributes.IID, e.ObjectAttributes.Title, d.Attempt)
+				if e.ObjectAttributes == nil {
+					return nil // nothing to act on; the event types say which fields a server may leave out
+				}
+				p := e.ProjectInfo() // from "project", else "repository": some servers send only the latter
+				log.Printf("%s %s#%d %q (attempt %d)", e.ObjectAttributes.Action, p.PathWithNamespace, e.ObjectAttributes.IID,
+					e.ObjectAttributes.Title, d.Attempt)
 				return nil // an error or a panic: tried again later, then dead-lettered
 			},
 		})
@@ -204,7 +209,20 @@ func TestDocsFakeServer(t *testing.T) {
 	srv := collabtest.NewTestServer(t) // closed when the test ends
 	c, _ := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	ctx := t.Context()
-	projectID := srv.AddProject(srv.AdminID, "App", 0)
+
+	alice := srv.Seed.User("alice")
+	p := srv.Seed.Project(alice, "Webshop", collab.InternalVisibility)
+	srv.Seed.Member(p, srv.Seed.User("bob"), collab.DeveloperAccess)
+	bug := srv.Seed.Label(p, "bug", "#d9534f")
+	is := srv.Seed.Issue(p, alice, "Checkout fails", bug) // labels are the project's, as on a real server
+	srv.Seed.IssueNote(is, alice, "Also on mobile")
+	srv.Seed.Branch(p, "fix/checkout")
+	srv.Seed.MergeRequest(p, alice, "fix/checkout", "master", "Fix checkout")
+	srv.Seed.Milestone(p, "v1.0")
+	srv.Seed.Build(p, collabtest.BuildSpec{Name: "rspec", Status: "failed"})
+	require.NoError(t, srv.Err())
+
+	projectID := srv.Seed.Project(srv.Admin, "App", collab.PrivateVisibility).ID
 	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer receiver.Close()
 	hook, _, err := c.Hooks.Add(ctx, projectID, &collab.AddHookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true)})

@@ -299,30 +299,38 @@ type RequestError struct {
 }
 
 // Error reads "METHOD /path: cause", on one line, credentials replaced.
-func (e *RequestError) Error() string { return e.text("") }
-
-// text reads "METHOD /path: " then what went wrong: stage, and the cause.
-func (e *RequestError) text(stage string) string {
-	return requestName(e.Method, e.URL) + ": " + stage + wire.SafeText(fmt.Sprint(e.Err), e.secrets, wire.MaxMessage)
-}
+func (e *RequestError) Error() string { return callText(e.Method, e.URL, "", e.Err, e.secrets) }
 
 // Unwrap returns the underlying network or context error.
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // DecodeError is a 2xx response whose body could not be read as the
-// expected record, or was larger than the client's limit. It has the fields
-// of RequestError: Method, URL (with any credentials removed) and Err.
+// expected record, or was larger than the client's limit.
 //
 // When Err is FieldErrors, only some values did not fit: the call returns
 // the record or the page too, with every other field set (see FieldErrors).
-type DecodeError RequestError
+type DecodeError struct {
+	Method string
+	URL    string // with any credentials removed
+	Err    error  // the JSON or I/O error (past the size limit, one matching ErrResponseTooLarge), or FieldErrors
+
+	secrets []string
+}
 
 // Error reads "METHOD /path: decoding response: cause", on one line,
 // credentials replaced.
-func (e *DecodeError) Error() string { return (*RequestError)(e).text("decoding response: ") }
+func (e *DecodeError) Error() string {
+	return callText(e.Method, e.URL, "decoding response: ", e.Err, e.secrets)
+}
 
-// Unwrap returns the JSON or I/O error.
+// Unwrap returns Err.
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// callText reads "METHOD /path: " then what went wrong: stage, and err,
+// with secrets replaced.
+func callText(method, url, stage string, err error, secrets []string) string {
+	return requestName(method, url) + ": " + stage + wire.SafeText(fmt.Sprint(err), secrets, wire.MaxMessage)
+}
 
 // dropSecretPrefix removes the start of a secret that the read limit cut
 // off at the end of body.

@@ -245,12 +245,13 @@ func TestNoSecretInAnyError(t *testing.T) {
 	assert.Error(t, leaky.Check(), "the check catches a token")
 }
 
-// TestShortTokensRedactInOnePass: a token of one to three characters, even
-// one inside the marker, is replaced once, and the marker stays whole.
+// TestShortTokensRedactInOnePass: a token of one to three characters is
+// replaced where it stands as a word, never inside one (or inside the
+// marker), and the marker stays whole.
 func TestShortTokensRedactInOnePass(t *testing.T) {
 	for token, want := range map[string]string{
-		"c":   "GET /api/v3/projects/1: 404 Not Found: Proje[redacted]t Not Found",
-		"ct":  "GET /api/v3/projects/1: 404 Not Found: Proje[redacted] Not Found",
+		"c":   "GET /api/v3/projects/1: 404 Not Found: Project Not Found",
+		"ct":  "GET /api/v3/projects/1: 404 Not Found: Project Not Found",
 		"Not": "GET /api/v3/projects/1: 404 Not Found: Project [redacted] Found",
 		"re":  "GET /api/v3/projects/1: 404 Not Found: Project Not Found",
 	} {

@@ -22,8 +22,9 @@ func ExampleBuildsService_OpenArtifacts() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	pid := srv.AddProject(srv.AdminID, "demo", 0)
-	bid := srv.AddBuild(pid, collabtest.BuildSpec{Status: "success", Artifacts: []byte("PK\x03\x04 not really a zip")})
+	project := srv.Seed.Project(srv.Admin, "demo", collab.PrivateVisibility)
+	pid := project.ID
+	bid := srv.Seed.Build(project, collabtest.BuildSpec{Status: "success", Artifacts: []byte("PK\x03\x04 not really a zip")}).ID
 
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	if err != nil {
@@ -64,10 +65,11 @@ func ExampleBuildsService_List() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	pid := srv.AddProject(srv.AdminID, "demo", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint", Status: "success"})
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: "failed", Commands: "make test"})
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "deploy", Stage: "deploy", Status: "running"})
+	project := srv.Seed.Project(srv.Admin, "demo", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "lint", Status: "success"})
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Status: "failed", Commands: "make test"})
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "deploy", Stage: "deploy", Status: "running"})
 
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	if err != nil {
@@ -105,9 +107,10 @@ func ExampleBuildsService_Artifacts() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	pid := srv.AddProject(srv.AdminID, "demo", 0)
-	bid := srv.AddBuild(pid, collabtest.BuildSpec{Status: "success", Artifacts: []byte("artifact bytes")})
-	none := srv.AddBuild(pid, collabtest.BuildSpec{Status: "success"})
+	project := srv.Seed.Project(srv.Admin, "demo", collab.PrivateVisibility)
+	pid := project.ID
+	bid := srv.Seed.Build(project, collabtest.BuildSpec{Status: "success", Artifacts: []byte("artifact bytes")}).ID
+	none := srv.Seed.Build(project, collabtest.BuildSpec{Status: "success"}).ID
 
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	if err != nil {

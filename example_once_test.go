@@ -9,16 +9,17 @@ import (
 )
 
 func ExampleNotesService_CreateIssueNoteOnce() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
-	issue := srv.AddIssue(pid, srv.AdminID, "Deploy 42 failed")
+	issue := srv.Seed.Issue(project, srv.Admin, "Deploy 42 failed").ID
 
 	// A job that may run again reports once: the key names the effect on
 	// every attempt, and only the first attempt is fresh.
 	for attempt := 1; attempt <= 3; attempt++ {
 		once := collab.Once{Key: "deploy-42/report", Fresh: attempt == 1}
-		_, resp, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, once, "Rolled back.")
+		_, resp, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, once, &collab.CreateNoteOptions{Body: "Rolled back."})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -37,7 +38,8 @@ func ExampleNotesService_CreateIssueNoteOnce() {
 }
 
 func ExampleIssuesService_CreateOnce() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 

@@ -13,7 +13,7 @@ import (
 
 // newExampleClient starts the fake server with one project owned by the
 // admin, and returns an admin client.
-func newExampleClient() (*collab.Client, *collabtest.Server, int) {
+func newExampleClient() (*collab.Client, *collabtest.Server, *collab.Project) {
 	srv, err := collabtest.NewServer()
 	if err != nil {
 		panic(err)
@@ -22,7 +22,7 @@ func newExampleClient() (*collab.Client, *collabtest.Server, int) {
 	if err != nil {
 		panic(err)
 	}
-	return c, srv, srv.AddProject(srv.AdminID, "Demo", 0)
+	return c, srv, srv.Seed.Project(srv.Admin, "Demo", collab.PrivateVisibility)
 }
 
 func ExampleNewClient() {
@@ -66,7 +66,7 @@ func ExampleErrorResponse() {
 func ExampleProjectsService_All() {
 	c, srv, _ := newExampleClient()
 	defer srv.Close()
-	srv.AddProject(srv.AdminID, "Another", 20)
+	srv.Seed.Project(srv.Admin, "Another", collab.PublicVisibility)
 	opt := &collab.ListProjectsOptions{OrderBy: collab.Ptr(collab.ProjectOrderByName), Sort: collab.Ptr(collab.SortAsc)}
 	for p, err := range c.Projects.All(context.Background(), opt) {
 		if err != nil {
@@ -81,7 +81,8 @@ func ExampleProjectsService_All() {
 }
 
 func ExampleProjectsService_Star() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 	p, _, _ := c.Projects.Star(ctx, pid)
@@ -94,7 +95,8 @@ func ExampleProjectsService_Star() {
 }
 
 func ExampleProjectsService_UploadFile() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	f, _, err := c.Projects.UploadFile(context.Background(), pid, strings.NewReader("hello"), "hello.txt")
 	if err != nil {
@@ -117,7 +119,8 @@ func ExampleGroupsService_Create() {
 }
 
 func ExampleProjectMembersService_Add() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	bob := srv.AddUser("bob", false)
 	m, _, err := c.ProjectMembers.Add(context.Background(), pid, &collab.AddMemberOptions{UserID: bob.ID, AccessLevel: collab.DeveloperAccess})
@@ -141,7 +144,8 @@ func ExampleGroupMembersService_Add() {
 }
 
 func ExampleHooksService_Add() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	h, _, err := c.Hooks.Add(context.Background(), pid, &collab.AddHookOptions{URL: "https://ci.example.com/hook", NoteEvents: collab.Ptr(true)})
 	if err != nil {
@@ -152,9 +156,10 @@ func ExampleHooksService_Add() {
 }
 
 func ExampleBranchesService_Protect() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
-	srv.AddBranch(pid, "release/1.0", "")
+	srv.Seed.Branch(project, "release/1.0")
 	b, _, err := c.Branches.Protect(context.Background(), pid, "release/1.0")
 	if err != nil {
 		panic(err)
@@ -192,7 +197,8 @@ func ExampleJobQueueService_JobStats() {
 }
 
 func ExampleIssuesService_All() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 	for _, title := range []string{"Crash on save", "Slow search", "Typo"} {
@@ -215,7 +221,8 @@ func ExampleIssuesService_All() {
 
 // A user reports "#2": find its global ID before changing it.
 func ExampleIssuesService_GetByIID() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 	for _, title := range []string{"Crash on save", "Slow search"} {
@@ -238,10 +245,11 @@ func ExampleIssuesService_GetByIID() {
 }
 
 func ExampleMergeRequestsService_Merge() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
-	head := srv.AddBranch(pid, "feature", "")
+	head := srv.Seed.Branch(project, "feature").Commit.ID
 	mr, _, _ := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
 	fmt.Printf("!%d (id %d) %s\n", mr.IID, mr.ID, mr.Title)
 
@@ -261,10 +269,11 @@ func ExampleMergeRequestsService_Merge() {
 
 // A user mentions "!1": find its global ID before acting on it.
 func ExampleMergeRequestsService_GetByIID() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
-	srv.AddBranch(pid, "feature", "")
+	srv.Seed.Branch(project, "feature")
 	c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
 	mr, _, err := c.MergeRequests.GetByIID(ctx, pid, 1)
 	if err != nil {
@@ -279,7 +288,8 @@ func ExampleMergeRequestsService_GetByIID() {
 }
 
 func ExampleLabelsService_Create() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 	l, _, _ := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
@@ -297,7 +307,8 @@ func ExampleLabelsService_Create() {
 
 // Labels are addressed by name in every call.
 func ExampleLabelsService_Update() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ctx := context.Background()
 	c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
@@ -314,10 +325,11 @@ func ExampleLabelsService_Update() {
 }
 
 func ExampleNotesService_CreateIssueNote() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
-	n, _, err := c.Notes.CreateIssueNote(context.Background(), pid, issue, "Reproduced on 1.2")
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash").ID
+	n, _, err := c.Notes.CreateIssueNote(context.Background(), pid, issue, &collab.CreateNoteOptions{Body: "Reproduced on 1.2"})
 	if err != nil {
 		panic(err)
 	}
@@ -326,7 +338,8 @@ func ExampleNotesService_CreateIssueNote() {
 }
 
 func ExampleMilestonesService_Create() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	ms, _, err := c.Milestones.Create(context.Background(), pid, &collab.CreateMilestoneOptions{Title: "v1.0", DueDate: collab.Ptr("2030-01-31")})
 	if err != nil {
@@ -337,9 +350,10 @@ func ExampleMilestonesService_Create() {
 }
 
 func ExampleAwardEmojiService_CreateIssueAward() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
-	issue := srv.AddIssue(pid, srv.AdminID, "Ship it")
+	issue := srv.Seed.Issue(project, srv.Admin, "Ship it").ID
 	a, _, err := c.AwardEmoji.CreateIssueAward(context.Background(), pid, issue, "thumbsup")
 	if err != nil {
 		panic(err)
@@ -350,7 +364,8 @@ func ExampleAwardEmojiService_CreateIssueAward() {
 
 // A call the client refuses before sending names the argument.
 func ExampleArgumentError() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
 	_, _, err := c.MergeRequests.Create(context.Background(), pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", Title: "Feature"})
 	var arg *collab.ArgumentError
@@ -372,9 +387,10 @@ func ExampleUsersService_Current() {
 }
 
 func ExampleIssuesService_AddLabels() {
-	c, srv, pid := newExampleClient()
+	c, srv, project := newExampleClient()
+	pid := project.ID
 	defer srv.Close()
-	id := srv.AddIssue(pid, srv.AdminID, "Crash on save", "ui")
+	id := srv.Seed.Issue(project, srv.Admin, "Crash on save", srv.Seed.Label(project, "ui", "#428BCA")).ID
 	is, _, err := c.Issues.AddLabels(context.Background(), pid, id, "bug")
 	if err != nil {
 		panic(err)

@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
 )
 
 const groupJSON = `{"id": 4, "name": "Twitter", "path": "twitter", "description": "Aliquid qui quis dignissimos distinctio ut commodi voluptas est.",
@@ -18,58 +20,58 @@ func TestGroupsUnit(t *testing.T) {
 	fixture, err := os.ReadFile("testdata/projects_project.json")
 	require.NoError(t, err)
 	full := sprintf(groupJSON, string(fixture))
-	want := &Group{ID: 4, Name: "Twitter", Path: "twitter", Description: Ptr("Aliquid qui quis dignissimos distinctio ut commodi voluptas est."),
-		VisibilityLevel: PublicVisibility, WebURL: "https://collab.example.com/groups/twitter", Projects: []*Project{wantProject()}}
+	want := &collab.Group{ID: 4, Name: "Twitter", Path: "twitter", Description: collab.Ptr("Aliquid qui quis dignissimos distinctio ut commodi voluptas est."),
+		VisibilityLevel: collab.PublicVisibility, WebURL: "https://collab.example.com/groups/twitter", Projects: []*collab.Project{wantProject()}}
 
 	c, m := newMockClient(t)
 	m.Reply(200, full)
 	g, _, err := c.Groups.Get(ctx, "my.group")
 	require.NoError(t, err)
-	m.assertCall("GET", "groups/my%2Egroup", nil)
+	m.AssertRequest("GET", "groups/my%2Egroup", nil)
 	assert.Equal(t, want, g)
 
 	m.Reply(200, "["+sprintf(groupJSON, "")+"]")
-	list, _, err := c.Groups.List(ctx, &ListGroupsOptions{Search: Ptr("twit"), ListOptions: ListOptions{PerPage: 3}})
+	list, _, err := c.Groups.List(ctx, &collab.ListGroupsOptions{Search: collab.Ptr("twit"), ListOptions: collab.ListOptions{PerPage: 3}})
 	require.NoError(t, err)
-	m.assertCall("GET", "groups", url.Values{"search": {"twit"}, "per_page": {"3"}})
+	m.AssertRequest("GET", "groups", url.Values{"search": {"twit"}, "per_page": {"3"}})
 	require.Len(t, list, 1)
 	assert.Equal(t, "twitter", list[0].Path)
 
 	m.Reply(201, sprintf(groupJSON, ""))
-	_, _, err = c.Groups.Create(ctx, &CreateGroupOptions{Name: "Twitter", Path: "twitter", Description: Ptr("d"), VisibilityLevel: Ptr(InternalVisibility)})
+	_, _, err = c.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Twitter", Path: "twitter", Description: collab.Ptr("d"), VisibilityLevel: collab.Ptr(collab.InternalVisibility)})
 	require.NoError(t, err)
-	m.assertCall("POST", "groups", url.Values{"name": {"Twitter"}, "path": {"twitter"}, "description": {"d"}, "visibility_level": {"10"}})
+	m.AssertRequest("POST", "groups", url.Values{"name": {"Twitter"}, "path": {"twitter"}, "description": {"d"}, "visibility_level": {"10"}})
 
 	m.Reply(200, full)
-	_, _, err = c.Groups.Update(ctx, 4, &UpdateGroupOptions{Name: Ptr("T"), Path: Ptr("t"), Description: Ptr("x"), VisibilityLevel: Ptr(PrivateVisibility)})
+	_, _, err = c.Groups.Update(ctx, 4, &collab.UpdateGroupOptions{Name: collab.Ptr("T"), Path: collab.Ptr("t"), Description: collab.Ptr("x"), VisibilityLevel: collab.Ptr(collab.PrivateVisibility)})
 	require.NoError(t, err)
-	m.assertCall("PUT", "groups/4", url.Values{"name": {"T"}, "path": {"t"}, "description": {"x"}, "visibility_level": {"0"}})
+	m.AssertRequest("PUT", "groups/4", url.Values{"name": {"T"}, "path": {"t"}, "description": {"x"}, "visibility_level": {"0"}})
 
 	m.Reply(200, ``)
 	_, err = c.Groups.Delete(ctx, 4)
 	require.NoError(t, err)
-	m.assertCall("DELETE", "groups/4", nil)
+	m.AssertRequest("DELETE", "groups/4", nil)
 
 	m.Reply(200, "["+string(fixture)+"]")
-	ps, _, err := c.Groups.ListProjects(ctx, "twitter", &ListGroupProjectsOptions{CIEnabledFirst: Ptr(true),
-		ListProjectsOptions: ListProjectsOptions{Archived: Ptr(false), Visibility: Ptr("public"), OrderBy: Ptr(ProjectOrderByID), Sort: Ptr(SortAsc), Search: Ptr("s")}})
+	ps, _, err := c.Groups.ListProjects(ctx, "twitter", &collab.ListGroupProjectsOptions{CIEnabledFirst: collab.Ptr(true),
+		ListProjectsOptions: collab.ListProjectsOptions{Archived: collab.Ptr(false), Visibility: collab.Ptr("public"), OrderBy: collab.Ptr(collab.ProjectOrderByID), Sort: collab.Ptr(collab.SortAsc), Search: collab.Ptr("s")}})
 	require.NoError(t, err)
-	m.assertCall("GET", "groups/twitter/projects", url.Values{"ci_enabled_first": {"true"}, "archived": {"false"}, "visibility": {"public"},
+	m.AssertRequest("GET", "groups/twitter/projects", url.Values{"ci_enabled_first": {"true"}, "archived": {"false"}, "visibility": {"public"},
 		"order_by": {"id"}, "sort": {"asc"}, "search": {"s"}})
-	assert.Equal(t, []*Project{wantProject()}, ps)
+	assert.Equal(t, []*collab.Project{wantProject()}, ps)
 
 	m.Reply(201, full)
 	_, _, err = c.Groups.TransferProject(ctx, 4, 3)
 	require.NoError(t, err)
-	m.assertCall("POST", "groups/4/projects/3", nil)
+	m.AssertRequest("POST", "groups/4/projects/3", nil)
 
 	for _, status := range []int{403, 404} {
 		m.Reply(status, `{"message":"x"}`)
 		_, _, err = c.Groups.TransferProject(ctx, 4, 3)
-		assert.ErrorIs(t, err, map[int]error{403: ErrForbidden, 404: ErrNotFound}[status])
+		assert.ErrorIs(t, err, map[int]error{403: collab.ErrForbidden, 404: collab.ErrNotFound}[status])
 	}
 	before := m.Count()
-	_, _, err = c.Groups.Create(ctx, &CreateGroupOptions{Name: "x"})
+	_, _, err = c.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "x"})
 	assert.Error(t, err)
 	_, _, err = c.Groups.Create(ctx, nil)
 	assert.Error(t, err)
@@ -83,17 +85,17 @@ func TestGroupsAgainstFake(t *testing.T) {
 	bob := srv.AddUser("bob", false)
 	ac, bc := clientAs(t, srv, alice.Token), clientAs(t, srv, bob.Token)
 
-	g, _, err := ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Docs Team", Path: "docs", Description: Ptr("writers")})
+	g, _, err := ac.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Docs Team", Path: "docs", Description: collab.Ptr("writers")})
 	require.NoError(t, err)
-	assert.Equal(t, PrivateVisibility, g.VisibilityLevel)
-	_, _, err = ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Again", Path: "docs"})
-	assert.ErrorIs(t, err, ErrBadRequest)
-	_, _, err = ac.Groups.Create(ctx, &CreateGroupOptions{Name: "Bad", Path: "bad", VisibilityLevel: Ptr(VisibilityLevel(15))})
-	var er *ErrorResponse
+	assert.Equal(t, collab.PrivateVisibility, g.VisibilityLevel)
+	_, _, err = ac.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Again", Path: "docs"})
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
+	_, _, err = ac.Groups.Create(ctx, &collab.CreateGroupOptions{Name: "Bad", Path: "bad", VisibilityLevel: collab.Ptr(collab.VisibilityLevel(15))})
+	var er *collab.ErrorResponse
 	require.ErrorAs(t, err, &er)
 	assert.Equal(t, []string{"is not included in the list"}, er.Fields["visibility_level"])
 
-	p, _, err := ac.Projects.Create(ctx, &CreateProjectOptions{Name: "Handbook", NamespaceID: Ptr(g.ID)})
+	p, _, err := ac.Projects.Create(ctx, &collab.CreateProjectOptions{Name: "Handbook", NamespaceID: collab.Ptr(g.ID)})
 	require.NoError(t, err)
 	assert.Equal(t, "docs/handbook", p.PathWithNamespace)
 	assert.Nil(t, p.Owner, "group projects have no owner")
@@ -105,9 +107,9 @@ func TestGroupsAgainstFake(t *testing.T) {
 	require.Len(t, got.Projects, 1)
 	assert.Equal(t, p.ID, got.Projects[0].ID)
 	_, _, err = bc.Groups.Get(ctx, g.ID)
-	assert.ErrorIs(t, err, ErrNotFound, "private groups are hidden")
+	assert.ErrorIs(t, err, collab.ErrNotFound, "private groups are hidden")
 
-	list, _, err := ac.Groups.List(ctx, &ListGroupsOptions{Search: Ptr("doc")})
+	list, _, err := ac.Groups.List(ctx, &collab.ListGroupsOptions{Search: collab.Ptr("doc")})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	list, _, err = bc.Groups.List(ctx, nil)
@@ -117,21 +119,21 @@ func TestGroupsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list, 1, "an admin lists all")
 
-	upd, _, err := ac.Groups.Update(ctx, g.ID, &UpdateGroupOptions{Description: Ptr("editors"), VisibilityLevel: Ptr(InternalVisibility)})
+	upd, _, err := ac.Groups.Update(ctx, g.ID, &collab.UpdateGroupOptions{Description: collab.Ptr("editors"), VisibilityLevel: collab.Ptr(collab.InternalVisibility)})
 	require.NoError(t, err)
-	assert.Equal(t, Ptr("editors"), upd.Description)
+	assert.Equal(t, collab.Ptr("editors"), upd.Description)
 	assert.Len(t, upd.Projects, 1, "update answers with the projects")
-	_, _, err = bc.Groups.Update(ctx, g.ID, &UpdateGroupOptions{Name: Ptr("mine")})
-	assert.ErrorIs(t, err, ErrForbidden, "internal now, visible, but not bob's")
+	_, _, err = bc.Groups.Update(ctx, g.ID, &collab.UpdateGroupOptions{Name: collab.Ptr("mine")})
+	assert.ErrorIs(t, err, collab.ErrForbidden, "internal now, visible, but not bob's")
 
-	own := srv.AddProject(bob.ID, "Tool", 10)
+	own := srv.Seed.Project(bob, "Tool", collab.InternalVisibility).ID
 	_, _, err = bc.Groups.TransferProject(ctx, g.ID, own)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 	moved, _, err := c.Groups.TransferProject(ctx, g.ID, own)
 	require.NoError(t, err)
 	assert.Len(t, moved.Projects, 2)
 
-	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &ListGroupProjectsOptions{ListProjectsOptions: ListProjectsOptions{OrderBy: Ptr(ProjectOrderByName), Sort: Ptr(SortAsc)}})
+	ps, _, err := ac.Groups.ListProjects(ctx, g.ID, &collab.ListGroupProjectsOptions{ListProjectsOptions: collab.ListProjectsOptions{OrderBy: collab.Ptr(collab.ProjectOrderByName), Sort: collab.Ptr(collab.SortAsc)}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Handbook", "Tool"}, names(ps))
 	n := 0
@@ -148,11 +150,11 @@ func TestGroupsAgainstFake(t *testing.T) {
 	assert.Equal(t, 1, n)
 
 	_, err = bc.Groups.Delete(ctx, g.ID)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 	_, err = ac.Groups.Delete(ctx, g.ID)
 	require.NoError(t, err)
 	_, _, err = c.Projects.Get(ctx, p.ID)
-	assert.ErrorIs(t, err, ErrNotFound, "deleting a group deletes its projects")
+	assert.ErrorIs(t, err, collab.ErrNotFound, "deleting a group deletes its projects")
 	_, _, err = c.Projects.Get(ctx, own)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }

@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
 )
 
 func TestHooksUnit(t *testing.T) {
@@ -15,53 +17,53 @@ func TestHooksUnit(t *testing.T) {
 	hookJSON := `{"id": 1, "url": "http://example.com/hook", "project_id": 3, "push_events": "true", "issues_events": "false",
 	  "merge_requests_events": true, "tag_push_events": false, "note_events": "true", "build_events": "false",
 	  "enable_ssl_verification": "true", "created_at": "2012-10-12T17:04:47Z"}`
-	want := &ProjectHook{ID: 1, URL: "http://example.com/hook", ProjectID: 3, PushEvents: true, IssuesEvents: false,
+	want := &collab.ProjectHook{ID: 1, URL: "http://example.com/hook", ProjectID: 3, PushEvents: true, IssuesEvents: false,
 		MergeRequestsEvents: true, TagPushEvents: false, NoteEvents: true, BuildEvents: false, EnableSSLVerification: true,
 		CreatedAt: ts("2012-10-12T17:04:47Z")}
 
 	m.Reply(200, "["+hookJSON+"]")
 	list, _, err := c.Hooks.List(ctx, "g/p", nil)
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/g%2Fp/hooks", nil)
-	assert.Equal(t, []*ProjectHook{want}, list)
+	m.AssertRequest("GET", "projects/g%2Fp/hooks", nil)
+	assert.Equal(t, []*collab.ProjectHook{want}, list)
 	m.Reply(200, "["+hookJSON+"]")
-	list, _, err = c.Hooks.List(ctx, "g/my.site", &ListOptions{Page: 2, PerPage: 5})
+	list, _, err = c.Hooks.List(ctx, "g/my.site", &collab.ListOptions{Page: 2, PerPage: 5})
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/g%2Fmy%2Esite/hooks", url.Values{"page": {"2"}, "per_page": {"5"}})
-	assert.Equal(t, []*ProjectHook{want}, list)
+	m.AssertRequest("GET", "projects/g%2Fmy%2Esite/hooks", url.Values{"page": {"2"}, "per_page": {"5"}})
+	assert.Equal(t, []*collab.ProjectHook{want}, list)
 	m.Reply(200, hookJSON)
 	got, _, err := c.Hooks.Get(ctx, 3, 1)
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/3/hooks/1", nil)
+	m.AssertRequest("GET", "projects/3/hooks/1", nil)
 	assert.Equal(t, want, got)
 
-	opt := &AddHookOptions{URL: "http://example.com/hook", PushEvents: Ptr(true), IssuesEvents: Ptr(false), MergeRequestsEvents: Ptr(true),
-		TagPushEvents: Ptr(false), NoteEvents: Ptr(true), BuildEvents: Ptr(false), EnableSSLVerification: Ptr(true)}
+	opt := &collab.AddHookOptions{URL: "http://example.com/hook", PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(false), MergeRequestsEvents: collab.Ptr(true),
+		TagPushEvents: collab.Ptr(false), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(false), EnableSSLVerification: collab.Ptr(true)}
 	form := url.Values{"url": {"http://example.com/hook"}, "push_events": {"true"}, "issues_events": {"false"}, "merge_requests_events": {"true"},
 		"tag_push_events": {"false"}, "note_events": {"true"}, "build_events": {"false"}, "enable_ssl_verification": {"true"}}
 	m.Reply(201, hookJSON)
 	_, _, err = c.Hooks.Add(ctx, 3, opt)
 	require.NoError(t, err)
-	m.assertCall("POST", "projects/3/hooks", form)
+	m.AssertRequest("POST", "projects/3/hooks", form)
 	m.Reply(200, hookJSON)
 	_, _, err = c.Hooks.Update(ctx, 3, 1, opt)
 	require.NoError(t, err)
-	m.assertCall("PUT", "projects/3/hooks/1", form)
+	m.AssertRequest("PUT", "projects/3/hooks/1", form)
 	m.Reply(200, hookJSON)
 	_, err = c.Hooks.Delete(ctx, 3, 1)
 	require.NoError(t, err)
-	m.assertCall("DELETE", "projects/3/hooks/1", nil)
+	m.AssertRequest("DELETE", "projects/3/hooks/1", nil)
 
 	m.Reply(422, `{"error": "Invalid url given"}`)
-	_, _, err = c.Hooks.Add(ctx, 3, &AddHookOptions{URL: "nope"})
-	assert.ErrorIs(t, err, ErrUnprocessable)
+	_, _, err = c.Hooks.Add(ctx, 3, &collab.AddHookOptions{URL: "nope"})
+	assert.ErrorIs(t, err, collab.ErrUnprocessable)
 	assert.ErrorContains(t, err, "Invalid url given")
 	m.Reply(404, `{"message":"404 Not found"}`)
 	_, err = c.Hooks.Delete(ctx, 3, 9)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	before := m.Count()
-	_, _, err = c.Hooks.Add(ctx, 3, &AddHookOptions{})
+	_, _, err = c.Hooks.Add(ctx, 3, &collab.AddHookOptions{})
 	assert.Error(t, err)
 	_, _, err = c.Hooks.Update(ctx, 3, 1, nil)
 	assert.Error(t, err)
@@ -94,27 +96,28 @@ func TestHooksAllUnit(t *testing.T) {
 		errs = append(errs, err)
 	}
 	require.Len(t, errs, 1)
-	assert.ErrorIs(t, errs[0], ErrForbidden)
+	assert.ErrorIs(t, errs[0], collab.ErrForbidden)
 }
 
 func TestHooksAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
 	dev := srv.AddUser("dev", false)
-	pid := srv.AddProject(srv.AdminID, "Hooked", 10)
-	srv.AddMember(pid, dev.ID, 30)
+	project := srv.Seed.Project(srv.Admin, "Hooked", collab.InternalVisibility)
+	pid := project.ID
+	srv.Seed.Member(project, dev, collab.DeveloperAccess)
 
-	h, _, err := c.Hooks.Add(ctx, pid, &AddHookOptions{URL: "https://ci.example.com/hook", IssuesEvents: Ptr(true), EnableSSLVerification: Ptr(false)})
+	h, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: "https://ci.example.com/hook", IssuesEvents: collab.Ptr(true), EnableSSLVerification: collab.Ptr(false)})
 	require.NoError(t, err)
 	assert.True(t, bool(h.PushEvents), "push events are on by default")
 	assert.True(t, bool(h.IssuesEvents))
 	assert.False(t, bool(h.EnableSSLVerification))
-	_, _, err = c.Hooks.Add(ctx, pid, &AddHookOptions{URL: "not a url"})
-	assert.ErrorIs(t, err, ErrUnprocessable)
+	_, _, err = c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: "not a url"})
+	assert.ErrorIs(t, err, collab.ErrUnprocessable)
 	_, _, err = clientAs(t, srv, dev.Token).Hooks.List(ctx, pid, nil)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 
-	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &AddHookOptions{URL: "https://ci.example.com/v2", PushEvents: Ptr(false), NoteEvents: Ptr(true)})
+	upd, _, err := c.Hooks.Update(ctx, pid, h.ID, &collab.AddHookOptions{URL: "https://ci.example.com/v2", PushEvents: collab.Ptr(false), NoteEvents: collab.Ptr(true)})
 	require.NoError(t, err)
 	assert.Equal(t, "https://ci.example.com/v2", upd.URL)
 	assert.False(t, bool(upd.PushEvents))
@@ -128,17 +131,17 @@ func TestHooksAgainstFake(t *testing.T) {
 
 	// A second and third hook, read one a page and then all through All.
 	for _, u := range []string{"https://ci.example.com/v3", "https://ci.example.com/v4"} {
-		_, _, err = c.Hooks.Add(ctx, pid, &AddHookOptions{URL: u})
+		_, _, err = c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: u})
 		require.NoError(t, err)
 	}
-	page2, resp, err := c.Hooks.List(ctx, pid, &ListOptions{Page: 2, PerPage: 1})
+	page2, resp, err := c.Hooks.List(ctx, pid, &collab.ListOptions{Page: 2, PerPage: 1})
 	require.NoError(t, err)
 	require.Len(t, page2, 1)
 	assert.Equal(t, "https://ci.example.com/v3", page2[0].URL)
 	assert.Equal(t, 3, resp.TotalPages)
 	assert.Equal(t, 3, resp.NextPage)
 	var urls []string
-	for h, err := range c.Hooks.All(ctx, pid, &ListOptions{PerPage: 1}) {
+	for h, err := range c.Hooks.All(ctx, pid, &collab.ListOptions{PerPage: 1}) {
 		require.NoError(t, err)
 		urls = append(urls, h.URL)
 	}
@@ -146,7 +149,7 @@ func TestHooksAgainstFake(t *testing.T) {
 	_, err = c.Hooks.Delete(ctx, pid, h.ID)
 	require.NoError(t, err)
 	_, err = c.Hooks.Delete(ctx, pid, h.ID)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	_, _, err = c.Hooks.Get(ctx, pid, h.ID)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }

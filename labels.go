@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"regexp"
 	"slices"
@@ -81,17 +82,27 @@ type labelUpdate struct {
 	*UpdateLabelOptions
 }
 
-// ListLabelsOptions are the parameters of Labels.List. This server version
-// reads none and sends every label, so there are no fields yet; the argument
-// keeps the method's signature stable for later versions, which page and
-// filter the list.
+// ListLabelsOptions are the parameters of Labels.List and All. It has no
+// fields: this server version neither pages nor filters the labels. It is
+// there so that a later version's parameters can be added without changing
+// the methods.
 type ListLabelsOptions struct{}
 
-// List returns every label of a project in one answer; opt may be nil.
+// List returns every label of a project: this server version sends them all
+// in one answer. opt may be nil.
 //
 // API: GET /projects/:id/labels
 func (s *LabelsService) List(ctx context.Context, pid any, opt *ListLabelsOptions) ([]*Label, *Response, error) {
 	return doList[Label](ctx, s.client, http.MethodGet, route("projects/%s/labels", pid), opt)
+}
+
+// All iterates over the labels of List. This server version sends them in
+// one answer, so it makes one request; a server that pages the list is
+// followed page by page.
+//
+// API: GET /projects/:id/labels
+func (s *LabelsService) All(ctx context.Context, pid any, opt *ListLabelsOptions, iopts ...IterOption) iter.Seq2[*Label, error] {
+	return all[Label](ctx, s.client, route("projects/%s/labels", pid), opt, iopts)
 }
 
 // Create makes a label. A duplicate name is ErrConflict. A nil opt, an empty

@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
 )
 
 // calls lists the method and escaped path of every recorded request.
@@ -31,7 +33,7 @@ func TestLabelHelpersUnit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"bug", "ui", "p1"}, got.Labels)
 	assert.Equal(t, []string{"GET " + is, "GET " + is, "PUT " + is}, calls(m))
-	m.assertCall("PUT", "projects/g%2Fp/issues/7", url.Values{"labels": {"bug,ui,p1"}})
+	m.AssertRequest("PUT", "projects/g%2Fp/issues/7", url.Values{"labels": {"bug,ui,p1"}})
 
 	// Already there: one read, no write.
 	c, m = newMockClient(t)
@@ -50,23 +52,23 @@ func TestLabelHelpersUnit(t *testing.T) {
 	_, _, err = c.Issues.RemoveLabels(ctx, "g/p", 7, "ui", "absent")
 	require.NoError(t, err)
 	assert.Equal(t, 4, m.Count())
-	m.assertCall("PUT", "projects/g%2Fp/issues/7", url.Values{"labels": {"bug,docs"}})
+	m.AssertRequest("PUT", "projects/g%2Fp/issues/7", url.Values{"labels": {"bug,docs"}})
 
 	// Removing the last label clears them.
 	c, m = newMockClient(t)
 	m.Reply(200, `{"id": 7, "labels": ["bug"]}`).Reply(200, `{"id": 7, "labels": ["bug"]}`).Reply(200, `{"id": 7, "labels": []}`)
 	_, _, err = c.Issues.RemoveLabels(ctx, 5, 7, "bug")
 	require.NoError(t, err)
-	m.assertCall("PUT", "projects/5/issues/7", url.Values{"labels": {""}})
+	m.AssertRequest("PUT", "projects/5/issues/7", url.Values{"labels": {""}})
 
 	// Labels that never settle: ErrConflict after five reads, nothing written.
 	c, m = newMockClient(t)
-	for i := range maxLabelReads {
+	for i := range collab.MaxLabelReads {
 		m.Reply(200, sprintf(`{"id": 7, "labels": ["l%d"]}`, i))
 	}
 	_, _, err = c.Issues.AddLabels(ctx, 5, 7, "bug")
-	assert.ErrorIs(t, err, ErrConflict)
-	assert.Equal(t, maxLabelReads, m.Count())
+	assert.ErrorIs(t, err, collab.ErrConflict)
+	assert.Equal(t, collab.MaxLabelReads, m.Count())
 	for _, r := range m.Calls() {
 		assert.Equal(t, http.MethodGet, r.Method)
 	}
@@ -75,21 +77,21 @@ func TestLabelHelpersUnit(t *testing.T) {
 	c, m = newMockClient(t)
 	m.Reply(404, `{"message": "404 Not found"}`)
 	_, _, err = c.MergeRequests.AddLabels(ctx, 5, 9, "bug")
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 	m.Reply(200, `{"id": 9, "labels": []}`).Reply(200, `{"id": 9, "labels": []}`).Reply(403, `{"message": "403 Forbidden"}`)
 	_, _, err = c.MergeRequests.AddLabels(ctx, 5, 9, "bug")
-	assert.ErrorIs(t, err, ErrForbidden)
-	m.assertCall("PUT", "projects/5/merge_requests/9", url.Values{"labels": {"bug"}})
+	assert.ErrorIs(t, err, collab.ErrForbidden)
+	m.AssertRequest("PUT", "projects/5/merge_requests/9", url.Values{"labels": {"bug"}})
 	m.Reply(200, `{"id": 9, "labels": ["a", "b"]}`).Reply(200, `{"id": 9, "labels": ["a", "b"]}`).Reply(200, `{"id": 9, "labels": ["b"]}`)
 	mr, _, err := c.MergeRequests.RemoveLabels(ctx, 5, 9, "a")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"b"}, mr.Labels)
-	m.assertCall("PUT", "projects/5/merge_requests/9", url.Values{"labels": {"b"}})
+	m.AssertRequest("PUT", "projects/5/merge_requests/9", url.Values{"labels": {"b"}})
 
 	before := m.Count()
 	for _, bad := range [][]string{nil, {""}, {" "}, {"a,b"}} {
 		_, _, err = c.Issues.AddLabels(ctx, 5, 7, bad...)
-		var ae *ArgumentError
+		var ae *collab.ArgumentError
 		assert.ErrorAs(t, err, &ae, "%q", bad)
 		_, _, err = c.MergeRequests.RemoveLabels(ctx, 5, 9, bad...)
 		assert.ErrorAs(t, err, &ae, "%q", bad)
@@ -121,10 +123,11 @@ func (p *personTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestLabelHelpersRaceFake(t *testing.T) {
 	ctx := context.Background()
 	admin, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "demo", 0)
-	srv.AddBranch(pid, "feature", "")
-	is := srv.AddIssue(pid, srv.AdminID, "Crash on save")
-	mrs, _, err := admin.MergeRequests.Create(ctx, pid, &CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Fix"})
+	project := srv.Seed.Project(srv.Admin, "demo", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Branch(project, "feature")
+	is := srv.Seed.Issue(project, srv.Admin, "Crash on save").ID
+	mrs, _, err := admin.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Fix"})
 	require.NoError(t, err)
 	mrID := mrs.ID
 
@@ -132,13 +135,13 @@ func TestLabelHelpersRaceFake(t *testing.T) {
 	person := func() {
 		edited++
 		// The fake stamps updated_at in milliseconds: keep the edits apart.
-		_, _, err := admin.Issues.Update(ctx, pid, is, &UpdateIssueOptions{Labels: &LabelNames{"ui"}})
+		_, _, err := admin.Issues.Update(ctx, pid, is, &collab.UpdateIssueOptions{Labels: &collab.LabelNames{"ui"}})
 		require.NoError(t, err)
-		_, _, err = admin.MergeRequests.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Labels: &LabelNames{"ui"}})
+		_, _, err = admin.MergeRequests.Update(ctx, pid, mrID, &collab.UpdateMergeRequestOptions{Labels: &collab.LabelNames{"ui"}})
 		require.NoError(t, err)
 	}
 	pt := &personTransport{base: http.DefaultTransport, edit: person}
-	bot, err := NewClient(srv.URL, WithPrivateToken(srv.AdminToken), WithoutRetries(), WithHTTPClient(&http.Client{Transport: pt}))
+	bot, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithoutRetries(), collab.WithHTTPClient(&http.Client{Transport: pt}))
 	require.NoError(t, err)
 
 	got, _, err := bot.Issues.AddLabels(ctx, pid, is, "bug")
@@ -150,7 +153,7 @@ func TestLabelHelpersRaceFake(t *testing.T) {
 	assert.ElementsMatch(t, []string{"ui", "bug"}, fresh.Labels)
 
 	pt.once = sync.Once{}
-	_, _, err = admin.MergeRequests.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Labels: &LabelNames{"old"}})
+	_, _, err = admin.MergeRequests.Update(ctx, pid, mrID, &collab.UpdateMergeRequestOptions{Labels: &collab.LabelNames{"old"}})
 	require.NoError(t, err)
 	mr, _, err := bot.MergeRequests.AddLabels(ctx, pid, mrID, "bug")
 	require.NoError(t, err)

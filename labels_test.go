@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
 )
 
 func TestLabelsUnit(t *testing.T) {
@@ -16,27 +18,27 @@ func TestLabelsUnit(t *testing.T) {
 	  "closed_issues_count": 2, "open_merge_requests_count": 3, "subscribed": false}]`)
 	list, _, err := c.Labels.List(ctx, "g/p", nil)
 	require.NoError(t, err)
-	m.assertCall("GET", "projects/g%2Fp/labels", nil)
-	assert.Equal(t, []*Label{{Name: "bug", Color: "#d9534f", Description: Ptr("Bug reported by user"), OpenIssuesCount: 1,
+	m.AssertRequest("GET", "projects/g%2Fp/labels", nil)
+	assert.Equal(t, []*collab.Label{{Name: "bug", Color: "#d9534f", Description: collab.Ptr("Bug reported by user"), OpenIssuesCount: 1,
 		ClosedIssuesCount: 2, OpenMergeRequestsCount: 3}}, list)
 
 	m.Reply(201, `{"name": "feature", "color": "#5843AD", "description": null}`)
-	l, _, err := c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "feature", Color: "#5843AD", Description: Ptr("new")})
+	l, _, err := c.Labels.Create(ctx, 5, &collab.CreateLabelOptions{Name: "feature", Color: "#5843AD", Description: collab.Ptr("new")})
 	require.NoError(t, err)
-	m.assertCall("POST", "projects/5/labels", url.Values{"name": {"feature"}, "color": {"#5843AD"}, "description": {"new"}})
-	assert.Equal(t, &Label{Name: "feature", Color: "#5843AD"}, l)
+	m.AssertRequest("POST", "projects/5/labels", url.Values{"name": {"feature"}, "color": {"#5843AD"}, "description": {"new"}})
+	assert.Equal(t, &collab.Label{Name: "feature", Color: "#5843AD"}, l)
 
 	m.Reply(200, `{"name": "docs", "color": "#8E44AD", "description": "Documentation"}`)
-	_, _, err = c.Labels.Update(ctx, 5, "feature", &UpdateLabelOptions{NewName: Ptr("docs"), Color: Ptr("#8E44AD"), Description: Ptr("Documentation")})
+	_, _, err = c.Labels.Update(ctx, 5, "feature", &collab.UpdateLabelOptions{NewName: collab.Ptr("docs"), Color: collab.Ptr("#8E44AD"), Description: collab.Ptr("Documentation")})
 	require.NoError(t, err)
-	m.assertCall("PUT", "projects/5/labels", url.Values{"name": {"feature"}, "new_name": {"docs"}, "color": {"#8E44AD"}, "description": {"Documentation"}})
+	m.AssertRequest("PUT", "projects/5/labels", url.Values{"name": {"feature"}, "new_name": {"docs"}, "color": {"#8E44AD"}, "description": {"Documentation"}})
 
 	m.Reply(200, `{"id": 1, "title": "docs", "color": "#8E44AD", "description": "Documentation", "updated_at": "2016-07-08T08:16:06.171Z",
 	  "template": false, "project_id": 5, "created_at": "2016-07-08T08:16:06.171Z"}`)
 	d, _, err := c.Labels.Delete(ctx, 5, "docs")
 	require.NoError(t, err)
-	m.assertCall("DELETE", "projects/5/labels", url.Values{"name": {"docs"}})
-	assert.Equal(t, &DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: Ptr("Documentation"), ProjectID: 5,
+	m.AssertRequest("DELETE", "projects/5/labels", url.Values{"name": {"docs"}})
+	assert.Equal(t, &collab.DeletedLabel{ID: 1, Title: "docs", Color: "#8E44AD", Description: collab.Ptr("Documentation"), ProjectID: 5,
 		CreatedAt: ts("2016-07-08T08:16:06.171Z"), UpdatedAt: ts("2016-07-08T08:16:06.171Z")}, d)
 
 	sub := `{"name": "bug", "color": "#d9534f", "description": null, "open_issues_count": 1, "closed_issues_count": 0, "open_merge_requests_count": 0, "subscribed": true}`
@@ -45,30 +47,30 @@ func TestLabelsUnit(t *testing.T) {
 		got, _, err := c.Labels.Subscribe(ctx, 5, label)
 		require.NoError(t, err)
 		assert.True(t, got.Subscribed)
-		m.assertCall("POST", "projects/5/labels/"+esc+"/subscription", nil)
+		m.AssertRequest("POST", "projects/5/labels/"+esc+"/subscription", nil)
 		m.Reply(200, sub)
 		_, _, err = c.Labels.Unsubscribe(ctx, 5, label)
 		require.NoError(t, err)
-		m.assertCall("DELETE", "projects/5/labels/"+esc+"/subscription", nil)
+		m.AssertRequest("DELETE", "projects/5/labels/"+esc+"/subscription", nil)
 	}
-	for status, sentinel := range map[int]error{304: ErrNotModified, 404: ErrNotFound} {
+	for status, sentinel := range map[int]error{304: collab.ErrNotModified, 404: collab.ErrNotFound} {
 		m.Reply(status, `{"message":"x"}`)
 		_, _, err = c.Labels.Subscribe(ctx, 5, "bug")
 		assert.ErrorIs(t, err, sentinel)
 	}
 	m.Reply(409, `{"message":"Label already exists"}`)
-	_, _, err = c.Labels.Create(ctx, 5, &CreateLabelOptions{Name: "bug", Color: "#000000"})
-	assert.ErrorIs(t, err, ErrConflict)
+	_, _, err = c.Labels.Create(ctx, 5, &collab.CreateLabelOptions{Name: "bug", Color: "#000000"})
+	assert.ErrorIs(t, err, collab.ErrConflict)
 
 	before := m.Count()
-	for _, bad := range []*CreateLabelOptions{nil, {Color: "#000000"}, {Name: "x", Color: "red"}, {Name: "x", Color: "#12345"}, {Name: "x", Color: "#GGGGGG"}} {
+	for _, bad := range []*collab.CreateLabelOptions{nil, {Color: "#000000"}, {Name: "x", Color: "red"}, {Name: "x", Color: "#12345"}, {Name: "x", Color: "#GGGGGG"}} {
 		_, _, err = c.Labels.Create(ctx, 5, bad)
 		assert.Error(t, err)
 	}
 	for _, bad := range []struct {
 		name string
-		opt  *UpdateLabelOptions
-	}{{"", &UpdateLabelOptions{NewName: Ptr("x")}}, {"x", nil}, {"x", &UpdateLabelOptions{}}, {"x", &UpdateLabelOptions{Color: Ptr("blue")}}} {
+		opt  *collab.UpdateLabelOptions
+	}{{"", &collab.UpdateLabelOptions{NewName: collab.Ptr("x")}}, {"x", nil}, {"x", &collab.UpdateLabelOptions{}}, {"x", &collab.UpdateLabelOptions{Color: collab.Ptr("blue")}}} {
 		_, _, err = c.Labels.Update(ctx, 5, bad.name, bad.opt)
 		assert.Error(t, err)
 	}
@@ -84,20 +86,22 @@ func TestLabelsUnit(t *testing.T) {
 func TestLabelsAgainstFake(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Labelled", 0)
-	l, _, err := c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: Ptr("Bugs")})
+	project := srv.Seed.Project(srv.Admin, "Labelled", collab.PrivateVisibility)
+	pid := project.ID
+	l, _, err := c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f", Description: collab.Ptr("Bugs")})
 	require.NoError(t, err)
-	assert.Equal(t, Ptr("Bugs"), l.Description)
-	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
-	assert.ErrorIs(t, err, ErrConflict)
+	assert.Equal(t, collab.Ptr("Bugs"), l.Description)
+	_, _, err = c.Labels.Create(ctx, pid, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
+	assert.ErrorIs(t, err, collab.ErrConflict)
 
-	open, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "a", Labels: LabelNames{"bug"}})
+	open, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "a", Labels: collab.LabelNames{"bug"}})
 	require.NoError(t, err)
-	closed, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: "b", Labels: LabelNames{"bug"}})
+	closed, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "b", Labels: collab.LabelNames{"bug"}})
 	require.NoError(t, err)
-	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose)})
+	_, _, err = c.Issues.Update(ctx, pid, closed.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
 	require.NoError(t, err)
-	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
+	srv.Seed.Branch(project, "feature")
+	mr := srv.Seed.MergeRequest(project, srv.Admin, "feature", "master", "Fix").ID
 	_ = mr
 	list, _, err := c.Labels.List(ctx, pid, nil)
 	require.NoError(t, err)
@@ -105,31 +109,31 @@ func TestLabelsAgainstFake(t *testing.T) {
 	assert.Equal(t, 1, list[0].OpenIssuesCount)
 	assert.Equal(t, 1, list[0].ClosedIssuesCount)
 
-	upd, _, err := c.Labels.Update(ctx, pid, "bug", &UpdateLabelOptions{NewName: Ptr("defect"), Color: Ptr("#000000")})
+	upd, _, err := c.Labels.Update(ctx, pid, "bug", &collab.UpdateLabelOptions{NewName: collab.Ptr("defect"), Color: collab.Ptr("#000000")})
 	require.NoError(t, err)
 	assert.Equal(t, "defect", upd.Name)
 	got, _, err := c.Issues.Get(ctx, pid, open.ID)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"defect"}, got.Labels, "a rename follows onto issues")
-	_, _, err = c.Labels.Update(ctx, pid, "nope", &UpdateLabelOptions{Color: Ptr("#000000")})
-	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = c.Labels.Update(ctx, pid, "nope", &collab.UpdateLabelOptions{Color: collab.Ptr("#000000")})
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	sub, _, err := c.Labels.Subscribe(ctx, pid, "defect")
 	require.NoError(t, err)
 	assert.True(t, sub.Subscribed)
 	_, _, err = c.Labels.Subscribe(ctx, pid, "defect")
-	assert.ErrorIs(t, err, ErrNotModified)
+	assert.ErrorIs(t, err, collab.ErrNotModified)
 	_, _, err = c.Labels.Unsubscribe(ctx, pid, "defect")
 	require.NoError(t, err)
 	_, _, err = c.Labels.Unsubscribe(ctx, pid, "defect")
-	assert.ErrorIs(t, err, ErrNotModified)
+	assert.ErrorIs(t, err, collab.ErrNotModified)
 	_, _, err = c.Labels.Subscribe(ctx, pid, "missing")
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 
 	d, _, err := c.Labels.Delete(ctx, pid, "defect")
 	require.NoError(t, err)
 	assert.Equal(t, "defect", d.Title)
 	assert.Equal(t, pid, d.ProjectID)
 	_, _, err = c.Labels.Delete(ctx, pid, "defect")
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, collab.ErrNotFound)
 }

@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
 )
 
 // TestFakeUnderLoad has 64 goroutines, each acting as its own user, make
@@ -16,9 +18,9 @@ import (
 func TestFakeUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	admin, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "Busy", 20)
+	pid := srv.Seed.Project(srv.Admin, "Busy", collab.PublicVisibility).ID
 	const workers = 64
-	clients := make([]*Client, workers)
+	clients := make([]*collab.Client, workers)
 	for i := range clients {
 		clients[i] = admin.Sudo(srv.AddUser(fmt.Sprintf("user%02d", i), false).Username)
 	}
@@ -37,15 +39,15 @@ func TestFakeUnderLoad(t *testing.T) {
 			if _, _, err := c.Projects.Star(ctx, pid); fail(err) {
 				return
 			}
-			keep, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: fmt.Sprintf("keep %d", i), Labels: LabelNames{"load"}})
+			keep, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: fmt.Sprintf("keep %d", i), Labels: collab.LabelNames{"load"}})
 			if fail(err) {
 				return
 			}
-			drop, _, err := c.Issues.Create(ctx, pid, &CreateIssueOptions{Title: fmt.Sprintf("drop %d", i)})
+			drop, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: fmt.Sprintf("drop %d", i)})
 			if fail(err) {
 				return
 			}
-			if _, _, err := c.Issues.Update(ctx, pid, drop.ID, &UpdateIssueOptions{StateEvent: Ptr(IssueClose)}); fail(err) {
+			if _, _, err := c.Issues.Update(ctx, pid, drop.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)}); fail(err) {
 				return
 			}
 			if _, _, err := c.Issues.Subscribe(ctx, pid, keep.ID); err == nil {
@@ -58,7 +60,7 @@ func TestFakeUnderLoad(t *testing.T) {
 				_, _, err := c.Projects.Unstar(ctx, pid)
 				fail(err)
 			}
-			for _, err := range c.Issues.All(ctx, pid, &ListIssuesOptions{State: Ptr(IssueOpened)}) {
+			for _, err := range c.Issues.All(ctx, pid, &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueOpened)}) {
 				if fail(err) {
 					return
 				}
@@ -74,11 +76,11 @@ func TestFakeUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, workers/2, p.StarCount)
 	assert.Equal(t, workers, p.OpenIssuesCount)
-	open, resp, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueOpened), Labels: LabelNames{"load"}, ListOptions: ListOptions{PerPage: 100}})
+	open, resp, err := admin.Issues.List(ctx, pid, &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueOpened), Labels: collab.LabelNames{"load"}, ListOptions: collab.ListOptions{PerPage: 100}})
 	require.NoError(t, err)
 	assert.Len(t, open, workers)
 	assert.Equal(t, workers, resp.TotalItems)
-	closed, _, err := admin.Issues.List(ctx, pid, &ListIssuesOptions{State: Ptr(IssueClosed), ListOptions: ListOptions{PerPage: 100}})
+	closed, _, err := admin.Issues.List(ctx, pid, &collab.ListIssuesOptions{State: collab.Ptr(collab.IssueClosed), ListOptions: collab.ListOptions{PerPage: 100}})
 	require.NoError(t, err)
 	assert.Len(t, closed, workers)
 	iids := map[int]bool{}

@@ -73,15 +73,16 @@ func TestLogsCarryNoSecret(t *testing.T) {
 		"webhook secret":      "hook-secret-9f3c2a71",
 		"wrong webhook token": "forged-token-5be1d0",
 	}
-	pid := srv.AddProject(srv.AdminID, "logs", 0)
+	project := srv.Seed.Project(srv.Admin, "logs", collab.PrivateVisibility)
+	pid := project.ID
 	user := srv.AddUser("sudoed", false)
-	secrets["a user's private_token"] = srv.AddToken(user.ID, collabtest.PrivateToken)
-	srv.AddMember(pid, user.ID, 30)
+	secrets["a user's private_token"] = srv.Seed.Token(user, collabtest.PrivateToken)
+	srv.Seed.Member(project, user, collab.DeveloperAccess)
 	require.NoError(t, srv.Err())
 
 	opts := []collab.ClientOption{collab.WithLogger(logger), collab.WithRetry(collab.RetryPolicy{MaxRetries: 2, MinWait: time.Millisecond, MaxWait: 5 * time.Millisecond})}
 	logClientCalls(ctx, t, srv, pid, opts, secrets)
-	logRunnerCalls(ctx, t, srv, pid, opts, secrets, logger)
+	logRunnerCalls(ctx, t, srv, project, opts, secrets, logger)
 	logDeliveries(ctx, t, srv, pid, opts, secrets, logger)
 
 	records := sink.records(t)
@@ -134,13 +135,13 @@ func logClientCalls(ctx context.Context, t *testing.T, srv *collabtest.Server, p
 // logRunnerCalls registers a runner, takes a build, sends its trace and
 // finishes it: the registration, runner and build tokens, with the calls
 // that may be retried failing once.
-func logRunnerCalls(ctx context.Context, t *testing.T, srv *collabtest.Server, pid int, opts []collab.ClientOption, secrets map[string]string, logger *slog.Logger) {
+func logRunnerCalls(ctx context.Context, t *testing.T, srv *collabtest.Server, project *collab.Project, opts []collab.ClientOption, secrets map[string]string, logger *slog.Logger) {
 	rc, err := runner.NewClient(srv.URL, opts...)
 	require.NoError(t, err)
 	reg, err := rc.RegisterRunner(ctx, secrets["registration token"], &runner.RegisterRunnerOptions{Description: "logs"})
 	require.NoError(t, err)
 	secrets["runner token"] = string(reg.Token)
-	srv.AddBuild(pid, collabtest.BuildSpec{Commands: "make"})
+	srv.Seed.Build(project, collabtest.BuildSpec{Commands: "make"})
 	require.NoError(t, srv.Err())
 	srv.FailNext(1, http.StatusTooManyRequests)
 	b, err := rc.RequestBuild(ctx, string(reg.Token), &runner.Info{Name: "logs"})

@@ -39,10 +39,10 @@ type UpdateMemberOptions struct {
 	AccessLevel AccessLevel `url:"access_level"`
 }
 
-// ListGroupMembersOptions are the parameters of GroupMembers.List. This
-// server version reads none and sends the whole list, so there are no fields
-// yet; the argument keeps the method's signature stable for later versions,
-// which page and filter the list.
+// ListGroupMembersOptions are the parameters of GroupMembers.List and All.
+// It has no fields: this server version neither pages nor filters a group's
+// members. It is there so that a later version's parameters can be added
+// without changing the methods.
 type ListGroupMembersOptions struct{}
 
 // List returns one page of a project's members.
@@ -95,12 +95,21 @@ func (s *ProjectMembersService) Remove(ctx context.Context, pid any, userID int)
 	return send(ctx, s.client, http.MethodDelete, route("projects/%s/members/%s", pid, userID), nil, nil)
 }
 
-// List returns a group's members. This server version sends the whole list
-// in one answer; opt may be nil.
+// List returns a group's members: this server version sends them all in
+// one answer. opt may be nil.
 //
 // API: GET /groups/:id/members
 func (s *GroupMembersService) List(ctx context.Context, gid any, opt *ListGroupMembersOptions) ([]*Member, *Response, error) {
 	return doList[Member](ctx, s.client, http.MethodGet, route("groups/%s/members", gid), opt)
+}
+
+// All iterates over the members of List. This server version sends them in
+// one answer, so it makes one request; a server that pages the list is
+// followed page by page.
+//
+// API: GET /groups/:id/members
+func (s *GroupMembersService) All(ctx context.Context, gid any, opt *ListGroupMembersOptions, iopts ...IterOption) iter.Seq2[*Member, error] {
+	return all[Member](ctx, s.client, route("groups/%s/members", gid), opt, iopts)
 }
 
 // Add makes a user a group member. An existing member is ErrConflict. A nil

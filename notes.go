@@ -33,13 +33,21 @@ type Note struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-// noteOptions are the parameters the server reads when a comment is saved.
-type noteOptions struct {
+// CreateNoteOptions are the parameters of CreateIssueNote and
+// CreateMergeRequestNote. Body is required.
+type CreateNoteOptions struct {
 	Body string `url:"body"`
-	// CreatedAt backdates a new comment, as when comments are imported from
+
+	// CreatedAt backdates the comment, as when comments are imported from
 	// another system. The server honours it for administrators and project
-	// owners only (others get the current time) and ignores it on update.
+	// owners only; anyone else's comment gets the current time. Nil is now.
 	CreatedAt *time.Time `url:"created_at,omitempty"`
+}
+
+// UpdateNoteOptions are the parameters of UpdateIssueNote and
+// UpdateMergeRequestNote. Body is required.
+type UpdateNoteOptions struct {
+	Body string `url:"body"`
 }
 
 // noteablePath is the path of an issue or a merge request (kind "issues" or
@@ -61,18 +69,20 @@ func (s *NotesService) get(ctx context.Context, kind string, pid any, id, noteID
 	return do[Note](ctx, s.client, http.MethodGet, noteablePath(kind, pid, id, "/notes/%s", noteID), nil)
 }
 
-func (s *NotesService) save(ctx context.Context, method, kind string, pid any, id int, noteID *int, opt *noteOptions) (*Note, *Response, error) {
-	switch {
-	case opt.Body == "":
-		return nil, nil, errRequired("body")
-	case opt.CreatedAt != nil && opt.CreatedAt.IsZero():
-		return nil, nil, errRequired("createdAt")
+// create comments on the thread kind/id.
+func (s *NotesService) create(ctx context.Context, kind string, pid any, id int, opt *CreateNoteOptions) (*Note, *Response, error) {
+	if err := checkRequired(opt, "Body"); err != nil {
+		return nil, nil, err
 	}
-	p := noteablePath(kind, pid, id, "/notes")
-	if noteID != nil {
-		p = noteablePath(kind, pid, id, "/notes/%s", *noteID)
+	if opt.CreatedAt != nil && opt.CreatedAt.IsZero() {
+		return nil, nil, invalidArg("opt.CreatedAt", "is the zero time; leave it nil for the current time")
 	}
-	return do[Note](ctx, s.client, method, p, opt)
+	return do[Note](ctx, s.client, http.MethodPost, noteablePath(kind, pid, id, "/notes"), opt)
+}
+
+// update edits comment noteID of the thread kind/id.
+func (s *NotesService) update(ctx context.Context, kind string, pid any, id, noteID int, opt *UpdateNoteOptions) (*Note, *Response, error) {
+	return doChecked[Note](ctx, s.client, http.MethodPut, noteablePath(kind, pid, id, "/notes/%s", noteID), opt, "Body")
 }
 
 func (s *NotesService) delete(ctx context.Context, kind string, pid any, id, noteID int) (*Response, error) {
@@ -104,19 +114,21 @@ func (s *NotesService) GetIssueNote(ctx context.Context, pid any, issueID, noteI
 }
 
 // CreateIssueNote comments on an issue. issueID is the issue's global ID, not
-// the #IID the project shows. An empty body is an *ArgumentError.
+// the #IID the project shows. A nil opt, an empty Body or a CreatedAt that
+// points to the zero time is an *ArgumentError.
 //
 // API: POST /projects/:id/issues/:issue_id/notes
-func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &noteOptions{Body: body})
+func (s *NotesService) CreateIssueNote(ctx context.Context, pid any, issueID int, opt *CreateNoteOptions) (*Note, *Response, error) {
+	return s.create(ctx, "issues", pid, issueID, opt)
 }
 
 // UpdateIssueNote edits a comment on an issue. issueID is the issue's global
-// ID, not the #IID the project shows. An empty body is an *ArgumentError.
+// ID, not the #IID the project shows. A nil opt or an empty Body is an
+// *ArgumentError.
 //
 // API: PUT /projects/:id/issues/:issue_id/notes/:note_id
-func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "issues", pid, issueID, &noteID, &noteOptions{Body: body})
+func (s *NotesService) UpdateIssueNote(ctx context.Context, pid any, issueID, noteID int, opt *UpdateNoteOptions) (*Note, *Response, error) {
+	return s.update(ctx, "issues", pid, issueID, noteID, opt)
 }
 
 // DeleteIssueNote removes a comment on an issue. issueID is the issue's global
@@ -152,22 +164,22 @@ func (s *NotesService) GetMergeRequestNote(ctx context.Context, pid any, mrID, n
 	return s.get(ctx, "merge_requests", pid, mrID, noteID)
 }
 
-// CreateMergeRequestNote comments on a merge request. mrID is the merge
-// request's global ID, not the !IID the project shows. An empty body is an
-// *ArgumentError.
+// CreateMergeRequestNote comments on a merge request, as CreateIssueNote
+// does on an issue. mrID is the merge request's global ID, not the !IID the
+// project shows.
 //
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
-func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &noteOptions{Body: body})
+func (s *NotesService) CreateMergeRequestNote(ctx context.Context, pid any, mrID int, opt *CreateNoteOptions) (*Note, *Response, error) {
+	return s.create(ctx, "merge_requests", pid, mrID, opt)
 }
 
 // UpdateMergeRequestNote edits a comment on a merge request. mrID is the merge
-// request's global ID, not the !IID the project shows. An empty body is an
-// *ArgumentError.
+// request's global ID, not the !IID the project shows. A nil opt or an empty
+// Body is an *ArgumentError.
 //
 // API: PUT /projects/:id/merge_requests/:merge_request_id/notes/:note_id
-func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, body string) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPut, "merge_requests", pid, mrID, &noteID, &noteOptions{Body: body})
+func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID, noteID int, opt *UpdateNoteOptions) (*Note, *Response, error) {
+	return s.update(ctx, "merge_requests", pid, mrID, noteID, opt)
 }
 
 // DeleteMergeRequestNote removes a comment on a merge request. mrID is the
@@ -176,24 +188,4 @@ func (s *NotesService) UpdateMergeRequestNote(ctx context.Context, pid any, mrID
 // API: DELETE /projects/:id/merge_requests/:merge_request_id/notes/:note_id
 func (s *NotesService) DeleteMergeRequestNote(ctx context.Context, pid any, mrID, noteID int) (*Response, error) {
 	return s.delete(ctx, "merge_requests", pid, mrID, noteID)
-}
-
-// ImportIssueNote comments on an issue with the given creation time, as when
-// comments are imported from another system. The server honours createdAt for
-// administrators and project owners only; anyone else's comment gets the
-// current time. issueID is the issue's global ID, not the #IID the project
-// shows. An empty body or a zero createdAt is an *ArgumentError.
-//
-// API: POST /projects/:id/issues/:issue_id/notes
-func (s *NotesService) ImportIssueNote(ctx context.Context, pid any, issueID int, body string, createdAt time.Time) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "issues", pid, issueID, nil, &noteOptions{Body: body, CreatedAt: &createdAt})
-}
-
-// ImportMergeRequestNote comments on a merge request with the given creation
-// time, as ImportIssueNote does for an issue. mrID is the merge request's
-// global ID, not the !IID the project shows.
-//
-// API: POST /projects/:id/merge_requests/:merge_request_id/notes
-func (s *NotesService) ImportMergeRequestNote(ctx context.Context, pid any, mrID int, body string, createdAt time.Time) (*Note, *Response, error) {
-	return s.save(ctx, http.MethodPost, "merge_requests", pid, mrID, nil, &noteOptions{Body: body, CreatedAt: &createdAt})
 }

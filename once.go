@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"net/http"
 	"strings"
 )
 
@@ -89,9 +88,12 @@ func deref(s *string) string {
 
 // createNoteOnce is CreateIssueNoteOnce and CreateMergeRequestNoteOnce, by
 // the kind of the thread.
-func (s *NotesService) createNoteOnce(ctx context.Context, kind string, pid any, id int, o Once, body string) (*Note, *Response, error) {
-	if strings.TrimSpace(body) == "" {
-		return nil, nil, errRequired("body")
+func (s *NotesService) createNoteOnce(ctx context.Context, kind string, pid any, id int, o Once, opt *CreateNoteOptions) (*Note, *Response, error) {
+	if err := checkRequired(opt, "Body"); err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(opt.Body) == "" {
+		return nil, nil, errRequired("opt.Body")
 	}
 	find := func(marker string) (*Note, *Response, error) {
 		list := func(page int) ([]*Note, *Response, error) {
@@ -100,21 +102,23 @@ func (s *NotesService) createNoteOnce(ctx context.Context, kind string, pid any,
 		return findMarked(list, func(n *Note) string { return n.Body }, marker, 0)
 	}
 	return createOnce(o, find, func() (*Note, *Response, error) {
-		return s.save(ctx, http.MethodPost, kind, pid, id, nil, &noteOptions{Body: o.mark(body)})
+		marked := *opt
+		marked.Body = o.mark(opt.Body)
+		return s.create(ctx, kind, pid, id, &marked)
 	})
 }
 
-// CreateIssueNoteOnce comments on an issue once per o.Key. Unless o.Fresh,
-// it first reads the issue's comments, every page, and returns the one
-// that holds o's marker, if any, with the response of the page it was on
-// (200, where a new comment comes with 201). issueID is the issue's global
-// ID, not the #IID the project shows. An empty body or key is an
-// *ArgumentError.
+// CreateIssueNoteOnce comments on an issue once per o.Key, with o's marker
+// at the end of opt.Body. Unless o.Fresh, it first reads the issue's
+// comments, every page, and returns the one that holds o's marker, if any,
+// with the response of the page it was on (200, where a new comment comes
+// with 201). issueID is the issue's global ID, not the #IID the project
+// shows. A nil opt, a blank Body or an empty key is an *ArgumentError.
 //
 // API: GET /projects/:id/issues/:issue_id/notes
 // API: POST /projects/:id/issues/:issue_id/notes
-func (s *NotesService) CreateIssueNoteOnce(ctx context.Context, pid any, issueID int, o Once, body string) (*Note, *Response, error) {
-	return s.createNoteOnce(ctx, "issues", pid, issueID, o, body)
+func (s *NotesService) CreateIssueNoteOnce(ctx context.Context, pid any, issueID int, o Once, opt *CreateNoteOptions) (*Note, *Response, error) {
+	return s.createNoteOnce(ctx, "issues", pid, issueID, o, opt)
 }
 
 // CreateMergeRequestNoteOnce comments on a merge request once per o.Key,
@@ -123,8 +127,8 @@ func (s *NotesService) CreateIssueNoteOnce(ctx context.Context, pid any, issueID
 //
 // API: GET /projects/:id/merge_requests/:merge_request_id/notes
 // API: POST /projects/:id/merge_requests/:merge_request_id/notes
-func (s *NotesService) CreateMergeRequestNoteOnce(ctx context.Context, pid any, mrID int, o Once, body string) (*Note, *Response, error) {
-	return s.createNoteOnce(ctx, "merge_requests", pid, mrID, o, body)
+func (s *NotesService) CreateMergeRequestNoteOnce(ctx context.Context, pid any, mrID int, o Once, opt *CreateNoteOptions) (*Note, *Response, error) {
+	return s.createNoteOnce(ctx, "merge_requests", pid, mrID, o, opt)
 }
 
 // CreateOnce opens an issue once per o.Key, with o's marker at the end of

@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collabsvc/collab/collabtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/collabtest"
 )
 
 // logged lists the fake's requests as "METHOD path" since the last clear,
@@ -25,11 +27,11 @@ func logged(srv *collabtest.Server) []string {
 }
 
 func TestOnceMarker(t *testing.T) {
-	m := Once{Key: "deploy 42"}.Marker()
+	m := collab.Once{Key: "deploy 42"}.Marker()
 	assert.Regexp(t, `^<!-- collab-once [0-9a-f]{32} -->$`, m)
-	assert.Equal(t, m, Once{Key: "deploy 42", Fresh: true}.Marker(), "Fresh is no part of the marker")
-	assert.NotEqual(t, m, Once{Key: "deploy 43"}.Marker())
-	assert.NotContains(t, Once{Key: "--> <b>"}.Marker(), "<b>", "the key never reaches the text")
+	assert.Equal(t, m, collab.Once{Key: "deploy 42", Fresh: true}.Marker(), "Fresh is no part of the marker")
+	assert.NotEqual(t, m, collab.Once{Key: "deploy 43"}.Marker())
+	assert.NotContains(t, collab.Once{Key: "--> <b>"}.Marker(), "<b>", "the key never reaches the text")
 }
 
 // TestCreateNoteOnce: a fresh call posts without reading; a later attempt
@@ -37,19 +39,20 @@ func TestOnceMarker(t *testing.T) {
 func TestCreateNoteOnce(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	srv.AddBranch(pid, "feature", "")
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
-	mr := srv.AddMergeRequest(pid, srv.AdminID, "feature", "master", "Fix")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Branch(project, "feature")
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash").ID
+	mr := srv.Seed.MergeRequest(project, srv.Admin, "feature", "master", "Fix").ID
 	for _, thread := range []struct {
 		path   string
-		create func(Once, string) (*Note, *Response, error)
+		create func(collab.Once, string) (*collab.Note, *collab.Response, error)
 	}{
-		{"/projects/%d/issues/%d/notes", func(o Once, body string) (*Note, *Response, error) {
-			return c.Notes.CreateIssueNoteOnce(ctx, pid, issue, o, body)
+		{"/projects/%d/issues/%d/notes", func(o collab.Once, body string) (*collab.Note, *collab.Response, error) {
+			return c.Notes.CreateIssueNoteOnce(ctx, pid, issue, o, &collab.CreateNoteOptions{Body: body})
 		}},
-		{"/projects/%d/merge_requests/%d/notes", func(o Once, body string) (*Note, *Response, error) {
-			return c.Notes.CreateMergeRequestNoteOnce(ctx, pid, mr, o, body)
+		{"/projects/%d/merge_requests/%d/notes", func(o collab.Once, body string) (*collab.Note, *collab.Response, error) {
+			return c.Notes.CreateMergeRequestNoteOnce(ctx, pid, mr, o, &collab.CreateNoteOptions{Body: body})
 		}},
 	} {
 		id := issue
@@ -58,19 +61,19 @@ func TestCreateNoteOnce(t *testing.T) {
 		}
 		path := fmt.Sprintf(thread.path, pid, id)
 		srv.ClearRequests()
-		first, resp, err := thread.create(Once{Key: "reply", Fresh: true}, "Thanks")
+		first, resp, err := thread.create(collab.Once{Key: "reply", Fresh: true}, "Thanks")
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusCreated, resp.StatusCode)
-		assert.Equal(t, "Thanks\n\n"+Once{Key: "reply"}.Marker(), first.Body)
+		assert.Equal(t, "Thanks\n\n"+collab.Once{Key: "reply"}.Marker(), first.Body)
 		assert.Equal(t, []string{"POST " + path}, logged(srv), "a fresh call only posts")
 
-		again, resp, err := thread.create(Once{Key: "reply"}, "Thanks, again")
+		again, resp, err := thread.create(collab.Once{Key: "reply"}, "Thanks, again")
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "found, not created")
 		assert.Equal(t, first.ID, again.ID)
 		assert.Equal(t, []string{"GET " + path}, logged(srv))
 
-		other, _, err := thread.create(Once{Key: "another"}, "Thanks")
+		other, _, err := thread.create(collab.Once{Key: "another"}, "Thanks")
 		require.NoError(t, err)
 		assert.NotEqual(t, first.ID, other.ID)
 		assert.Equal(t, []string{"GET " + path, "POST " + path}, logged(srv))
@@ -81,15 +84,17 @@ func TestCreateNoteOnce(t *testing.T) {
 func TestCreateNoteOnceWalksPages(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	issueRecord := srv.Seed.Issue(project, srv.Admin, "Crash")
+	issue := issueRecord.ID
 	for range 150 {
-		srv.AddNote(pid, "Issue", issue, srv.AdminID, "+1")
+		srv.Seed.IssueNote(issueRecord, srv.Admin, "+1")
 	}
-	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k", Fresh: true}, "Done")
+	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k", Fresh: true}, &collab.CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
 	srv.ClearRequests()
-	again, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, "Done")
+	again, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k"}, &collab.CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
 	assert.Equal(t, first.ID, again.ID)
 	assert.Len(t, logged(srv), 2, "two pages of 100")
@@ -100,28 +105,29 @@ func TestCreateNoteOnceWalksPages(t *testing.T) {
 func TestCreateIssueOnce(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	o := Once{Key: "release 1.2"}
-	first, resp, err := c.Issues.CreateOnce(ctx, pid, o, &CreateIssueOptions{Title: "Release 1.2"})
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	o := collab.Once{Key: "release 1.2"}
+	first, resp, err := c.Issues.CreateOnce(ctx, pid, o, &collab.CreateIssueOptions{Title: "Release 1.2"})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 	require.NotNil(t, first.Description)
 	assert.Equal(t, o.Marker(), *first.Description, "no description: the marker alone")
 	assert.Equal(t, []string{"GET /issues", "POST /projects/" + strconv.Itoa(pid) + "/issues"}, logged(srv))
 
-	opt := &CreateIssueOptions{Title: "Release 1.2", Description: Ptr("Notes")}
+	opt := &collab.CreateIssueOptions{Title: "Release 1.2", Description: collab.Ptr("Notes")}
 	again, resp, err := c.Issues.CreateOnce(ctx, pid, o, opt)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, first.ID, again.ID)
 	assert.Equal(t, "Notes", *opt.Description, "the caller's options are left alone")
 
-	described, _, err := c.Issues.CreateOnce(ctx, pid, Once{Key: "release 1.3", Fresh: true}, opt)
+	described, _, err := c.Issues.CreateOnce(ctx, pid, collab.Once{Key: "release 1.3", Fresh: true}, opt)
 	require.NoError(t, err)
-	assert.Equal(t, "Notes\n\n"+Once{Key: "release 1.3"}.Marker(), *described.Description)
+	assert.Equal(t, "Notes\n\n"+collab.Once{Key: "release 1.3"}.Marker(), *described.Description)
 
 	for range 100 {
-		srv.AddIssue(pid, srv.AdminID, "Later")
+		srv.Seed.Issue(project, srv.Admin, "Later")
 	}
 	srv.ClearRequests()
 	late, _, err := c.Issues.CreateOnce(ctx, pid, o, opt)
@@ -135,22 +141,23 @@ func TestCreateIssueOnce(t *testing.T) {
 func TestCreateMergeRequestOnce(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	srv.AddBranch(pid, "feature", "")
-	opt := &CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Fix"}
-	first, _, err := c.MergeRequests.CreateOnce(ctx, pid, Once{Key: "fix", Fresh: true}, opt)
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	srv.Seed.Branch(project, "feature")
+	opt := &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Fix"}
+	first, _, err := c.MergeRequests.CreateOnce(ctx, pid, collab.Once{Key: "fix", Fresh: true}, opt)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"POST /projects/" + strconv.Itoa(pid) + "/merge_requests"}, logged(srv))
-	again, resp, err := c.MergeRequests.CreateOnce(ctx, pid, Once{Key: "fix"}, opt)
+	again, resp, err := c.MergeRequests.CreateOnce(ctx, pid, collab.Once{Key: "fix"}, opt)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, first.ID, again.ID)
 	assert.Nil(t, opt.Description)
 
-	other := srv.AddProject(srv.AdminID, "upstream", 0)
+	other := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
 	opt.TargetProjectID = &other
 	srv.ClearRequests()
-	_, _, _ = c.MergeRequests.CreateOnce(ctx, pid, Once{Key: "fix"}, opt)
+	_, _, _ = c.MergeRequests.CreateOnce(ctx, pid, collab.Once{Key: "fix"}, opt)
 	assert.Equal(t, "GET /projects/"+strconv.Itoa(other)+"/merge_requests", logged(srv)[0], "looked for in the target")
 }
 
@@ -159,32 +166,39 @@ func TestCreateMergeRequestOnce(t *testing.T) {
 func TestCreateOnceRefuses(t *testing.T) {
 	ctx := context.Background()
 	c, srv := newFakeClient(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash")
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash").ID
 	srv.ClearRequests()
 	for name, call := range map[string]func() error{
-		"Once.Key":  func() error { return errOf(c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{}, "hi")) },
-		"body":      func() error { return errOf(c.Notes.CreateMergeRequestNoteOnce(ctx, pid, 1, Once{Key: "k"}, " \n")) },
-		"opt":       func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{Key: "k"}, nil)) },
-		"opt.Title": func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{Key: "k"}, &CreateIssueOptions{})) },
-		"opt.SourceBranch": func() error {
-			return errOf(c.MergeRequests.CreateOnce(ctx, pid, Once{Key: "k"}, &CreateMergeRequestOptions{}))
+		"Once.Key": func() error {
+			return errOf(c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{}, &collab.CreateNoteOptions{Body: "hi"}))
 		},
-		"Once.Key (issue)": func() error { return errOf(c.Issues.CreateOnce(ctx, pid, Once{}, &CreateIssueOptions{Title: "t"})) },
+		"opt.Body": func() error {
+			return errOf(c.Notes.CreateMergeRequestNoteOnce(ctx, pid, 1, collab.Once{Key: "k"}, &collab.CreateNoteOptions{Body: " \n"}))
+		},
+		"opt (note)": func() error { return errOf(c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k"}, nil)) },
+		"opt":        func() error { return errOf(c.Issues.CreateOnce(ctx, pid, collab.Once{Key: "k"}, nil)) },
+		"opt.Title": func() error {
+			return errOf(c.Issues.CreateOnce(ctx, pid, collab.Once{Key: "k"}, &collab.CreateIssueOptions{}))
+		},
+		"opt.SourceBranch": func() error {
+			return errOf(c.MergeRequests.CreateOnce(ctx, pid, collab.Once{Key: "k"}, &collab.CreateMergeRequestOptions{}))
+		},
 	} {
-		var ae *ArgumentError
+		var ae *collab.ArgumentError
 		require.ErrorAs(t, call(), &ae, name)
-		assert.Equal(t, strings.TrimSuffix(name, " (issue)"), ae.Arg)
+		assert.Equal(t, strings.TrimSuffix(strings.TrimSuffix(name, " (issue)"), " (note)"), ae.Arg)
 	}
 	assert.Empty(t, logged(srv), "nothing sent")
 
 	srv.FailNext(1, http.StatusInternalServerError)
-	_, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, "hi")
-	assert.ErrorIs(t, err, ErrServer)
+	_, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k"}, &collab.CreateNoteOptions{Body: "hi"})
+	assert.ErrorIs(t, err, collab.ErrServer)
 	notes, _, err := c.Notes.ListIssueNotes(ctx, pid, issue, nil)
 	require.NoError(t, err)
 	assert.Empty(t, notes, "a failed lookup creates nothing")
 }
 
 // errOf keeps the error of a call's three results.
-func errOf[T any](_ T, _ *Response, err error) error { return err }
+func errOf[T any](_ T, _ *collab.Response, err error) error { return err }

@@ -202,18 +202,18 @@ func (s *ProjectsService) Get(ctx context.Context, pid any) (*Project, *Response
 
 // ProjectEvent is one entry of a project's activity.
 type ProjectEvent struct {
-	Title          *string    `json:"title"`
-	ProjectID      int        `json:"project_id"`
-	ActionName     string     `json:"action_name"`
-	TargetID       *int       `json:"target_id"`
-	TargetType     *string    `json:"target_type"`
-	TargetTitle    *string    `json:"target_title"`
-	AuthorID       int        `json:"author_id"`
-	Author         *User      `json:"author"`
-	AuthorUsername string     `json:"author_username"`
-	CreatedAt      *Time      `json:"created_at"`
-	Data           *PushData  `json:"data"`
-	Note           *EventNote `json:"note"`
+	Title          *string   `json:"title"`
+	ProjectID      int       `json:"project_id"`
+	ActionName     string    `json:"action_name"`
+	TargetID       *int      `json:"target_id"`
+	TargetType     *string   `json:"target_type"`
+	TargetTitle    *string   `json:"target_title"`
+	AuthorID       int       `json:"author_id"`
+	Author         *User     `json:"author"`
+	AuthorUsername string    `json:"author_username"`
+	CreatedAt      *Time     `json:"created_at"`
+	Data           *PushData `json:"data"`
+	Note           *Note     `json:"note"` // the comment of a "commented on" event
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -227,16 +227,6 @@ type EventPerson struct {
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 }
-
-// EventNote is the comment embedded in a "commented on" event. It has the
-// fields of a Note and reads and writes them the same way.
-type EventNote Note
-
-// UnmarshalJSON reads the note as Note.UnmarshalJSON does.
-func (n *EventNote) UnmarshalJSON(b []byte) error { return (*Note)(n).UnmarshalJSON(b) }
-
-// MarshalJSON writes the note as Note.MarshalJSON does.
-func (n EventNote) MarshalJSON() ([]byte, error) { return Note(n).MarshalJSON() }
 
 // ListEvents returns one page of a project's activity, newest first.
 //

@@ -101,12 +101,12 @@ func Example_readmeWebhooks() {
 
 // TestReadmeCollabtest runs the README's test against the fake.
 func TestReadmeCollabtest(t *testing.T) {
-	srv := collabtest.NewTestServer(t) // closed when the test ends
-	pid := srv.AddProject(srv.AdminID, "App", 0)
-	srv.AddIssue(pid, srv.AdminID, "Crash on start")
-	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
+	srv := collabtest.NewTestServer(t)                                // closed when the test ends
+	p := srv.Seed.Project(srv.Admin, "App", collab.PrivateVisibility) // the record the API answers
+	srv.Seed.Issue(p, srv.Admin, "Crash on start", srv.Seed.Label(p, "bug", "#d9534f"))
+	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.Admin.Token))
 	require.NoError(t, err)
-	issues, _, err := c.Issues.List(context.Background(), pid, nil)
+	issues, _, err := c.Issues.List(context.Background(), p.ID, nil)
 	require.NoError(t, err)
 	require.Len(t, issues, 1)
 }

@@ -6,530 +6,386 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (a *AccessInfo) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (a AccessInfo) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (a *ApplicationSettings) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (a ApplicationSettings) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (a *ArtifactsFile) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (a ArtifactsFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (a *AwardEmoji) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, a))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (a AwardEmoji) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *Branch) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b Branch) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *BranchCommit) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BranchCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *Build) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *BuildCommit) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BuildCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *BuildRunner) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BuildRunner) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *BuildUser) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BuildUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (c *Change) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (c Change) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (c *CommitAuthor) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (c CommitAuthor) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (c *CommitParent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (c CommitParent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (c *CompoundMetrics) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, c))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (c CompoundMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (d *DeletedLabel) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, d))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (d DeletedLabel) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (e *EventPerson) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, e))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (e EventPerson) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&e) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (f *ForkRelation) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, f))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (f ForkRelation) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (f *ForkedFromProject) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, f))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (f ForkedFromProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&f) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (g *Group) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, g))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (g Group) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&g) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (h *HookProject) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, h))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (h HookProject) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (h *HookRepository) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, h))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (h HookRepository) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&h) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (i *Identity) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, i))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (i Identity) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (i *Issue) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, i))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (i Issue) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (j *JobCounts) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, j))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (j JobCounts) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (j *JobProcess) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, j))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (j JobProcess) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (j *JobStats) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, j))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (j JobStats) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&j) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (l *Label) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, l))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (l Label) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&l) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (m *Member) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (m Member) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (m *MergeRequest) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (m MergeRequest) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (m *MergeRequestCommit) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (m MergeRequestCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (m *Milestone) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, m))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (m Milestone) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (n *NamespaceAvatar) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, n))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (n NamespaceAvatar) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (n *Note) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, n))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (n Note) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *Permissions) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p Permissions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *ProcessMetrics) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p ProcessMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *Project) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p Project) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *ProjectEvent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p ProjectEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *ProjectFile) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p ProjectFile) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *ProjectHook) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p ProjectHook) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *ProjectNamespace) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p ProjectNamespace) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *ProjectShare) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p ProjectShare) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *PushCommit) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p PushCommit) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *PushData) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p PushData) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (q *QueueMetric) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, q))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (q QueueMetric) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (q *QueueMetrics) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, q))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (q QueueMetrics) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&q) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (s *SharedGroup) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, s))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (s SharedGroup) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (u *User) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, u))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (u *UserDetails) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[FieldErrors](jsonkeep.Decode(data, u))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (u UserDetails) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }

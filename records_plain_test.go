@@ -173,22 +173,6 @@ var recordCases = []recordCase{
 		}},
 	{"EventPerson", `{"name": "Dmitriy Zaporozhets", "email": "dmitriy.zaporozhets@gmail.com"}`,
 		&EventPerson{Name: "Dmitriy Zaporozhets", Email: "dmitriy.zaporozhets@gmail.com"}},
-	{"EventNote", `{"id": 301, "body": "Comment for MR", "attachment": null, "author": {"id": 1, "username": "pipin", "email": "admin@example.com", "name": "Pip", "state": "active", "created_at": "2013-09-30T13:46:01Z"}, "created_at": "2015-02-22T14:48:44.000+01:00", "system": false, "noteable_id": 377, "noteable_type": "MergeRequest", "upvote": false, "downvote": false}`,
-		&EventNote{
-			ID:   301,
-			Body: "Comment for MR",
-			Author: &User{
-				ID:        1,
-				Name:      "Pip",
-				Username:  "pipin",
-				State:     UserActive,
-				Email:     "admin@example.com",
-				CreatedAt: Ptr(at(2013, 9, 30, 13, 46, 1, 0, 0)),
-			},
-			CreatedAt:    Ptr(at(2015, 2, 22, 14, 48, 44, 0, 3600)),
-			NoteableID:   377,
-			NoteableType: "MergeRequest",
-		}},
 	{"ForkRelation", `{"id": 1, "forked_to_project_id": 7, "forked_from_project_id": 3, "created_at": "2016-06-21T09:14:07.000Z", "updated_at": "2016-06-21T09:14:07.000Z"}`,
 		&ForkRelation{
 			ID:                  1,

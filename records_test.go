@@ -67,11 +67,11 @@ var serverKeys = []serverKey{
 	{typ: "DeletedLabel", key: "priority", via: "DeletedLabel", value: `3`},
 	{typ: "BuildUser", key: "location", via: "Build", path: "user", value: `"Kyiv"`},
 
-	{typ: "EventNote", key: "updated_at", via: "ProjectEvent", path: "note", value: `"2015-12-04T10:33:56.698Z"`},
-	{typ: "EventNote", key: "upvote?", via: "ProjectEvent", path: "note", value: `true`},
-	{typ: "EventNote", key: "downvote?", via: "ProjectEvent", path: "note", value: `true`},
-	{typ: "EventNote", key: "upvote", via: "ProjectEvent", path: "note", value: `true`},
-	{typ: "EventNote", key: "downvote", via: "ProjectEvent", path: "note", value: `true`},
+	{typ: "Note", key: "updated_at", via: "ProjectEvent", path: "note", value: `"2015-12-04T10:33:56.698Z"`},
+	{typ: "Note", key: "upvote?", via: "ProjectEvent", path: "note", value: `true`},
+	{typ: "Note", key: "downvote?", via: "ProjectEvent", path: "note", value: `true`},
+	{typ: "Note", key: "upvote", via: "ProjectEvent", path: "note", value: `true`},
+	{typ: "Note", key: "downvote", via: "ProjectEvent", path: "note", value: `true`},
 
 	{typ: "push data", key: "object_kind", via: "ProjectEvent", path: "data", value: `"push"`, push: true},
 	{typ: "push data", key: "event_name", via: "ProjectEvent", path: "data", value: `"push"`, push: true},

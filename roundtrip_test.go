@@ -3,7 +3,6 @@ package collab
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -15,11 +14,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collabsvc/collab/collabtest"
-	"github.com/collabsvc/collab/internal/jsonkeep"
-	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab/internal/jsonkeep"
+	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
 )
 
 // A round trip decodes a server response into its record, encodes the record
@@ -67,9 +66,7 @@ func recordRoundTrip[T any](t *testing.T, body []byte) {
 	}
 	again, _ := reencode[T](t, out)
 	assert.JSONEq(t, string(out), string(again), "decoding the encoding again gives the same value")
-	redecoded := reflect.New(reflect.TypeOf(decoded).Elem())
-	require.NoError(t, jsonkeep.Unmarshal(out, redecoded.Interface()))
-	assert.Equal(t, decoded, redecoded.Interface(), "decoding the encoding again gives an equal value")
+	jsonkeeptest.AssertReadsBack(t, decoded, out, jsonkeep.Unmarshal)
 
 	marked, err := json.Marshal(jsonkeeptest.WithKeyEverywhere(in))
 	require.NoError(t, err)
@@ -298,6 +295,9 @@ func keysLost(in, out any, path string) []string {
 		}
 		return diffs
 	}
+	if s, ok := in.(string); ok && s != "" && out == Redacted {
+		return nil // a credential, written as the marker
+	}
 	if !sameScalar(in, out) {
 		return []string{fmt.Sprintf("%s: %s became %s", path, brief(in), brief(out))}
 	}
@@ -373,73 +373,4 @@ func brief(v any) string {
 		return string(b[:60]) + "…"
 	}
 	return string(b)
-}
-
-// TestRoundTripAgainstFake reads every kind of record from the fake server as
-// raw JSON and round-trips it, so that the records keep whatever the fake
-// sends as well.
-func TestRoundTripAgainstFake(t *testing.T) {
-	ctx := context.Background()
-	c, srv := newFakeClient(t)
-	bob := srv.AddUser("bob", false)
-	gid := srv.AddGroup(srv.AdminID, "Docs Team", "docs", 10)
-	pid := srv.AddProject(srv.AdminID, "Site", 20)
-	srv.AddMember(pid, bob.ID, 30)
-	srv.AddBranch(pid, "feature/x", "")
-	iid := srv.AddIssue(pid, bob.ID, "Crash", "bug")
-	noteID := srv.AddNote(pid, "Issue", iid, bob.ID, "me too")
-	mrID := srv.AddMergeRequest(pid, srv.AdminID, "feature/x", "master", "Fix crash")
-	issue, _, err := c.Issues.Get(ctx, pid, iid)
-	require.NoError(t, err)
-	_, _, err = c.MergeRequests.Update(ctx, pid, mrID, &UpdateMergeRequestOptions{Description: Ptr(sprintf("Closes #%d", issue.IID))})
-	require.NoError(t, err)
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rubocop", Status: "success", Trace: "ok"})
-	_, _, err = c.Hooks.Add(ctx, pid, &AddHookOptions{URL: "https://ci.example.com/hook"})
-	require.NoError(t, err)
-	_, _, err = c.Labels.Create(ctx, pid, &CreateLabelOptions{Name: "bug", Color: "#d9534f"})
-	require.NoError(t, err)
-	_, _, err = c.Milestones.Create(ctx, pid, &CreateMilestoneOptions{Title: "v1", DueDate: Ptr("2016-08-01")})
-	require.NoError(t, err)
-	_, _, err = c.AwardEmoji.CreateIssueAward(ctx, pid, iid, "tada")
-	require.NoError(t, err)
-	_, _, err = c.AwardEmoji.CreateIssueNoteAward(ctx, pid, iid, noteID, "rocket")
-	require.NoError(t, err)
-	_, _, err = c.Projects.Share(ctx, pid, &ShareProjectOptions{GroupID: gid, GroupAccess: DeveloperAccess})
-	require.NoError(t, err)
-
-	p := sprintf("projects/%d", pid)
-	for path, check := range map[string]roundTripper{
-		"projects":                            recordRoundTrip[Project],
-		p:                                     recordRoundTrip[Project],
-		p + "/events":                         recordRoundTrip[ProjectEvent],
-		p + "/members":                        recordRoundTrip[Member],
-		sprintf("groups/%d/members", gid):     recordRoundTrip[Member],
-		"groups":                              recordRoundTrip[Group],
-		sprintf("groups/%d", gid):             recordRoundTrip[Group],
-		p + "/hooks":                          recordRoundTrip[ProjectHook],
-		p + "/repository/branches":            recordRoundTrip[Branch],
-		p + "/issues":                         recordRoundTrip[Issue],
-		sprintf("%s/issues/%d/notes", p, iid): recordRoundTrip[Note],
-		sprintf("%s/issues/%d/award_emoji", p, iid):                  recordRoundTrip[AwardEmoji],
-		sprintf("%s/issues/%d/notes/%d/award_emoji", p, iid, noteID): recordRoundTrip[AwardEmoji],
-		p + "/merge_requests":                                        recordRoundTrip[MergeRequest],
-		sprintf("%s/merge_requests/%d/commits", p, mrID):             recordRoundTrip[MergeRequestCommit],
-		sprintf("%s/merge_requests/%d/changes", p, mrID):             recordRoundTrip[MergeRequest],
-		sprintf("%s/merge_requests/%d/closes_issues", p, mrID):       recordRoundTrip[ClosingIssue],
-		p + "/labels":               recordRoundTrip[Label],
-		p + "/milestones":           recordRoundTrip[Milestone],
-		p + "/builds":               recordRoundTrip[Build],
-		"application/settings":      recordRoundTrip[ApplicationSettings],
-		"jobqueue/compound_metrics": recordRoundTrip[CompoundMetrics],
-	} {
-		t.Run(path, func(t *testing.T) {
-			req, err := c.NewRequest(ctx, "GET", path, nil)
-			require.NoError(t, err)
-			var raw json.RawMessage
-			_, err = c.Do(req, &raw)
-			require.NoError(t, err)
-			assert.NotEqual(t, "[]", string(bytes.Join(bytes.Fields(raw), nil)), "a record to check")
-			check(t, raw)
-		})
-	}
 }

@@ -35,14 +35,26 @@ func TestSecretPrintsTheMarker(t *testing.T) {
 	assert.Equal(t, "{}", fmt.Sprintf("%v", struct{ T Secret }{}))
 }
 
-// TestSecretJSONKeepsTheValue: a record with a Secret reads back whole.
-func TestSecretJSONKeepsTheValue(t *testing.T) {
+// TestSecretJSON: a Secret encodes as the marker, in a record and alone,
+// as JSON and as text; decoding reads the value the server sent.
+func TestSecretJSON(t *testing.T) {
 	b, err := json.Marshal(Project{ID: 1, RunnersToken: "rt-1"})
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"runners_token":"rt-1"`)
+	assert.Contains(t, string(b), `"runners_token":"[redacted]"`)
+	assert.NotContains(t, string(b), "rt-1")
+	b, err = json.Marshal(map[string]Secret{"a": "rt-1", "empty": ""})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a": "[redacted]", "empty": ""}`, string(b))
+	text, err := Secret("rt-1").MarshalText()
+	require.NoError(t, err)
+	assert.Equal(t, Redacted, string(text))
+
 	var p Project
-	require.NoError(t, json.Unmarshal(b, &p))
-	assert.Equal(t, Secret("rt-1"), p.RunnersToken)
+	require.NoError(t, json.Unmarshal([]byte(`{"id": 1, "runners_token": "rt-1"}`), &p))
+	assert.Equal(t, Secret("rt-1"), p.RunnersToken, "the server's value is read")
+	var s Secret
+	require.NoError(t, json.Unmarshal([]byte(`"rt-2"`), &s))
+	assert.Equal(t, Secret("rt-2"), s)
 }
 
 func TestSecretRedact(t *testing.T) {

@@ -1,4 +1,4 @@
-package collab
+package collab_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/collabsvc/collab"
 )
 
 const settingsJSON = `{"id": 1, "default_projects_limit": 100000, "signup_enabled": true, "signin_enabled": true,
@@ -22,19 +24,19 @@ const settingsJSON = `{"id": 1, "default_projects_limit": 100000, "signup_enable
 func TestSettingsUnit(t *testing.T) {
 	ctx := context.Background()
 	c, m := newMockClient(t)
-	want := &ApplicationSettings{ID: 1, CreatedAt: ts("2016-01-04T15:44:55.176Z"), UpdatedAt: ts("2016-01-04T15:44:55.176Z"),
+	want := &collab.ApplicationSettings{ID: 1, CreatedAt: ts("2016-01-04T15:44:55.176Z"), UpdatedAt: ts("2016-01-04T15:44:55.176Z"),
 		DefaultProjectsLimit: 100000, SignupEnabled: true, SigninEnabled: true, GravatarEnabled: true, AvatarProviderEnabled: false,
-		SignInText: Ptr("Welcome"), AfterSignUpText: Ptr("Thanks"), HomePageURL: Ptr("https://home.example"), DefaultBranchProtection: 2,
+		SignInText: collab.Ptr("Welcome"), AfterSignUpText: collab.Ptr("Thanks"), HomePageURL: collab.Ptr("https://home.example"), DefaultBranchProtection: 2,
 		RestrictedVisibilityLevels: []int{0, 20}, MaxAttachmentSize: 10, SessionExpireDelay: 10080, DefaultProjectVisibility: 10,
 		DefaultSnippetVisibility: 0, DefaultGroupVisibility: 20, RestrictedSignupDomains: []string{"example.com"},
-		UserOAuthApplications: true, AfterSignOutPath: Ptr("/bye"), ContainerRegistryTokenExpireDelay: 5, MaxArtifactsSize: 100,
+		UserOAuthApplications: true, AfterSignOutPath: collab.Ptr("/bye"), ContainerRegistryTokenExpireDelay: 5, MaxArtifactsSize: 100,
 		SharedRunnersEnabled: true, RepositoryStorage: "default",
 		Extra: map[string]json.RawMessage{"akismet_enabled": json.RawMessage(`false`), "metrics_port": json.RawMessage(`8089`)}}
 
 	m.Reply(200, settingsJSON)
 	got, _, err := c.Settings.Get(ctx)
 	require.NoError(t, err)
-	m.assertCall("GET", "application/settings", nil)
+	m.AssertRequest("GET", "application/settings", nil)
 	decoded := *got
 	assert.Equal(t, want, &decoded)
 
@@ -44,17 +46,17 @@ func TestSettingsUnit(t *testing.T) {
 	assert.JSONEq(t, settingsJSON, string(out))
 
 	m.Reply(200, settingsJSON)
-	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{
-		DefaultProjectsLimit: Ptr(5), SignupEnabled: Ptr(false), SigninEnabled: Ptr(true), GravatarEnabled: Ptr(false),
-		AvatarProviderEnabled: Ptr(true), SignInText: Ptr("hi"), AfterSignUpText: Ptr("yo"), HomePageURL: Ptr("https://h"),
-		DefaultBranchProtection: Ptr(0), RestrictedVisibilityLevels: &[]int{10, 20}, MaxAttachmentSize: Ptr(3),
-		SessionExpireDelay: Ptr(60), DefaultProjectVisibility: Ptr(20), DefaultSnippetVisibility: Ptr(10), DefaultGroupVisibility: Ptr(0),
-		RestrictedSignupDomains: &[]string{"a.example", "b.example"}, UserOAuthApplications: Ptr(false), AfterSignOutPath: Ptr("/out"),
-		ContainerRegistryTokenExpireDelay: Ptr(9), MaxArtifactsSize: Ptr(50), SharedRunnersEnabled: Ptr(false), RepositoryStorage: Ptr("ssd"),
+	_, _, err = c.Settings.Update(ctx, &collab.UpdateSettingsOptions{
+		DefaultProjectsLimit: collab.Ptr(5), SignupEnabled: collab.Ptr(false), SigninEnabled: collab.Ptr(true), GravatarEnabled: collab.Ptr(false),
+		AvatarProviderEnabled: collab.Ptr(true), SignInText: collab.Ptr("hi"), AfterSignUpText: collab.Ptr("yo"), HomePageURL: collab.Ptr("https://h"),
+		DefaultBranchProtection: collab.Ptr(0), RestrictedVisibilityLevels: &[]int{10, 20}, MaxAttachmentSize: collab.Ptr(3),
+		SessionExpireDelay: collab.Ptr(60), DefaultProjectVisibility: collab.Ptr(20), DefaultSnippetVisibility: collab.Ptr(10), DefaultGroupVisibility: collab.Ptr(0),
+		RestrictedSignupDomains: &[]string{"a.example", "b.example"}, UserOAuthApplications: collab.Ptr(false), AfterSignOutPath: collab.Ptr("/out"),
+		ContainerRegistryTokenExpireDelay: collab.Ptr(9), MaxArtifactsSize: collab.Ptr(50), SharedRunnersEnabled: collab.Ptr(false), RepositoryStorage: collab.Ptr("ssd"),
 		Extra: map[string]string{"metrics_port": "9000", "signup_enabled": "ignored: the named field wins"},
 	})
 	require.NoError(t, err)
-	m.assertCall("PUT", "application/settings", url.Values{
+	m.AssertRequest("PUT", "application/settings", url.Values{
 		"default_projects_limit": {"5"}, "signup_enabled": {"false"}, "signin_enabled": {"true"}, "gravatar_enabled": {"false"},
 		"avatar_provider_enabled": {"true"}, "sign_in_text": {"hi"}, "after_sign_up_text": {"yo"}, "home_page_url": {"https://h"},
 		"default_branch_protection": {"0"}, "restricted_visibility_levels[]": {"10", "20"}, "max_attachment_size": {"3"},
@@ -65,18 +67,18 @@ func TestSettingsUnit(t *testing.T) {
 	})
 
 	m.Reply(200, settingsJSON)
-	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{RestrictedVisibilityLevels: &[]int{}, RestrictedSignupDomains: &[]string{}})
+	_, _, err = c.Settings.Update(ctx, &collab.UpdateSettingsOptions{RestrictedVisibilityLevels: &[]int{}, RestrictedSignupDomains: &[]string{}})
 	require.NoError(t, err)
-	m.assertCall("PUT", "application/settings", url.Values{"restricted_visibility_levels": {""}, "restricted_signup_domains": {""}})
+	m.AssertRequest("PUT", "application/settings", url.Values{"restricted_visibility_levels": {""}, "restricted_signup_domains": {""}})
 
 	m.Reply(403, `{"message":"403 Forbidden"}`)
 	_, _, err = c.Settings.Get(ctx)
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 	m.Reply(400, `{"message":{"default_projects_limit":["is invalid"]}}`)
-	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{Extra: map[string]string{"default_projects_limit": "x"}})
-	assert.ErrorIs(t, err, ErrBadRequest)
+	_, _, err = c.Settings.Update(ctx, &collab.UpdateSettingsOptions{Extra: map[string]string{"default_projects_limit": "x"}})
+	assert.ErrorIs(t, err, collab.ErrBadRequest)
 
-	var bad ApplicationSettings
+	var bad collab.ApplicationSettings
 	assert.Error(t, json.Unmarshal([]byte(`{"id": "x"}`), &bad))
 	assert.Error(t, json.Unmarshal([]byte(`[1]`), &bad))
 }
@@ -91,7 +93,7 @@ func TestSettingsAgainstFake(t *testing.T) {
 	assert.Equal(t, 1, s.DefaultBranchProtection)
 	assert.Nil(t, s.RestrictedVisibilityLevels)
 
-	s, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{DefaultProjectsLimit: Ptr(3), RestrictedVisibilityLevels: &[]int{20},
+	s, _, err = c.Settings.Update(ctx, &collab.UpdateSettingsOptions{DefaultProjectsLimit: collab.Ptr(3), RestrictedVisibilityLevels: &[]int{20},
 		RestrictedSignupDomains: &[]string{"example.com"}, Extra: map[string]string{"akismet_api_key": "k"}})
 	require.NoError(t, err)
 	assert.Equal(t, 3, s.DefaultProjectsLimit)
@@ -102,13 +104,13 @@ func TestSettingsAgainstFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s, again)
 
-	_, _, err = c.Settings.Update(ctx, &UpdateSettingsOptions{Extra: map[string]string{"default_projects_limit": "many", "signup_enabled": "perhaps"}})
-	var er *ErrorResponse
+	_, _, err = c.Settings.Update(ctx, &collab.UpdateSettingsOptions{Extra: map[string]string{"default_projects_limit": "many", "signup_enabled": "perhaps"}})
+	var er *collab.ErrorResponse
 	require.ErrorAs(t, err, &er)
 	assert.Equal(t, map[string][]string{"default_projects_limit": {"is invalid"}, "signup_enabled": {"is invalid"}}, er.Fields)
 	alice := srv.AddUser("alice", false)
 	_, _, err = clientAs(t, srv, alice.Token).Settings.Get(ctx)
-	assert.ErrorIs(t, err, ErrForbidden)
-	_, _, err = clientAs(t, srv, alice.Token).Settings.Update(ctx, &UpdateSettingsOptions{SignupEnabled: Ptr(false)})
-	assert.ErrorIs(t, err, ErrForbidden)
+	assert.ErrorIs(t, err, collab.ErrForbidden)
+	_, _, err = clientAs(t, srv, alice.Token).Settings.Update(ctx, &collab.UpdateSettingsOptions{SignupEnabled: collab.Ptr(false)})
+	assert.ErrorIs(t, err, collab.ErrForbidden)
 }

@@ -296,9 +296,9 @@ func (body memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // maxAllocRatio is how many allocations the SDK may make per call for each
-// of the floor's. Allocation counts, unlike timings, are stable on a shared
-// machine.
-const maxAllocRatio = 1.10
+// of the floor's: no more than the floor. Allocation counts, unlike timings,
+// are stable on a shared machine.
+const maxAllocRatio = 1.0
 
 // TestAllocationOverhead holds the SDK to maxAllocRatio times the floor's
 // allocations per call.

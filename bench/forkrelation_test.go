@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/internal/testtool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	gitlab "github.com/xanzy/go-gitlab"
@@ -17,8 +19,8 @@ import (
 // relation: both project ids and the link's own id.
 func TestGoGitlabForkRelation(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	from := srv.AddProject(srv.AdminID, "upstream", 0)
-	to := srv.AddProject(srv.AdminID, "downstream", 0)
+	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
+	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID
 
 	gl := gitlab.NewClient(nil, srv.AdminToken)
 	require.NoError(t, gl.SetBaseURL(srv.URL+"/api/v3"))
@@ -38,13 +40,10 @@ func TestGoGitlabForkRelation(t *testing.T) {
 
 // TestCurlForkRelation: the same call from curl, as a script would make it.
 func TestCurlForkRelation(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("curl is not installed")
-	}
+	curl := testtool.Path(t, "curl")
 	srv := collabtest.NewTestServer(t)
-	from := srv.AddProject(srv.AdminID, "upstream", 0)
-	to := srv.AddProject(srv.AdminID, "downstream", 0)
+	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
+	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID
 	url := srv.URL + "/api/v3/projects/" + strconv.Itoa(to) + "/fork/" + strconv.Itoa(from)
 	out, err := exec.Command(curl, "-sS", "-X", "POST", "-H", "PRIVATE-TOKEN: "+srv.AdminToken, "-w", "\n%{http_code}", url).Output()
 	require.NoError(t, err)

@@ -17,7 +17,9 @@ import (
 // client acting as the administrator.
 type world struct {
 	srv      *collabtest.Server
-	pid, bob int
+	project  *collab.Project
+	pid, bob int // project.ID, bobUser.ID
+	bobUser  collabtest.User
 	bobC, c  *collab.Client
 	hook     *collabtest.Receiver
 }
@@ -25,9 +27,10 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	srv := collabtest.NewTestServer(t)
-	bob := srv.AddUser("bob", false)
+	bob := srv.Seed.User("bob")
 	// bob owns the project, so that he is the pusher and builds' user.
-	w := &world{srv: srv, pid: srv.AddProject(bob.ID, "app", 20), bob: bob.ID}
+	w := &world{srv: srv, project: srv.Seed.Project(bob, "app", collab.PublicVisibility), bob: bob.ID, bobUser: bob}
+	w.pid = w.project.ID
 	var err error
 	w.c, err = collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithoutRetries())
 	require.NoError(t, err)
@@ -134,7 +137,7 @@ func TestRouting(t *testing.T) {
 	w.settle(t, b)
 	assert.Equal(t, []string{"any issue close"}, l.take())
 
-	_, _, err = w.bobC.Notes.CreateIssueNote(ctx, w.pid, is.ID, "/label bug \"needs review\"\n/reopen\n/unlabel bug")
+	_, _, err = w.bobC.Notes.CreateIssueNote(ctx, w.pid, is.ID, &collab.CreateNoteOptions{Body: "/label bug \"needs review\"\n/reopen\n/unlabel bug"})
 	require.NoError(t, err)
 	w.settle(t, b)
 	assert.Equal(t, []string{"note /label bug \"needs review\"\n/reopen\n/unlabel bug", "label"}, l.take(),
@@ -144,10 +147,10 @@ func TestRouting(t *testing.T) {
 	assert.Equal(t, []string{"needs review"}, got.Labels)
 	assert.NotEqual(t, collab.IssueClosed, got.State)
 
-	w.srv.AddBranch(w.pid, "feature", "")
-	mrID := w.srv.AddMergeRequest(w.pid, w.bob, "feature", "master", "Fix")
-	w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "success"})
-	w.srv.AddBuild(w.pid, collabtest.BuildSpec{Status: "failed"})
+	w.srv.Seed.Branch(w.project, "feature")
+	mrID := w.srv.Seed.MergeRequest(w.project, w.bobUser, "feature", "master", "Fix").ID
+	w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "success"})
+	w.srv.Seed.Build(w.project, collabtest.BuildSpec{Status: "failed"})
 	_, err = w.srv.Push(w.pid, "master", collabtest.PushCommit{Message: "Hotfix"})
 	require.NoError(t, err)
 	w.settle(t, b)
@@ -174,7 +177,7 @@ func TestActAsUser(t *testing.T) {
 		return nil
 	})
 	w.start(t, b)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
+	is := w.srv.Seed.Issue(w.project, w.bobUser, "Crash").ID
 	w.settle(t, b)
 	assert.Equal(t, []string{"issue", "note by bob"}, l.take(), "bob's comment is not the bot's")
 	notes, _, err := w.c.Notes.ListIssueNotes(context.Background(), w.pid, is, nil)
@@ -187,7 +190,7 @@ func TestActAsUser(t *testing.T) {
 	own.OnNote(func(ctx context.Context, n *Note) error { l.add(ctx, t, "own "+n.Event.User.Username); return nil })
 	w.hook.Set(nil)
 	w.start(t, own)
-	_, _, err = w.c.Notes.CreateIssueNote(context.Background(), w.pid, is, "by the bot")
+	_, _, err = w.c.Notes.CreateIssueNote(context.Background(), w.pid, is, &collab.CreateNoteOptions{Body: "by the bot"})
 	require.NoError(t, err)
 	w.settle(t, own)
 	assert.Equal(t, []string{"own root"}, l.take())

@@ -47,15 +47,16 @@ func (t *Thread) Comment(ctx context.Context, body string) error {
 	if t == nil {
 		return ErrNoThread
 	}
+	opt := &collab.CreateNoteOptions{Body: body}
 	o, ok := onceFor(ctx, "comment", int(t.comments.Add(1)))
 	if !ok {
 		return t.either(
-			func() error { return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, body)) },
-			func() error { return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, body)) })
+			func() error { return errOf(t.Client.Notes.CreateMergeRequestNote(ctx, t.ProjectID, t.ID, opt)) },
+			func() error { return errOf(t.Client.Notes.CreateIssueNote(ctx, t.ProjectID, t.ID, opt)) })
 	}
 	return t.either(
-		func() error { return errOf(t.Client.Notes.CreateMergeRequestNoteOnce(ctx, t.ProjectID, t.ID, o, body)) },
-		func() error { return errOf(t.Client.Notes.CreateIssueNoteOnce(ctx, t.ProjectID, t.ID, o, body)) })
+		func() error { return errOf(t.Client.Notes.CreateMergeRequestNoteOnce(ctx, t.ProjectID, t.ID, o, opt)) },
+		func() error { return errOf(t.Client.Notes.CreateIssueNoteOnce(ctx, t.ProjectID, t.ID, o, opt)) })
 }
 
 // onceFor is the collab.Once of the n-th effect of its kind in the

@@ -41,12 +41,12 @@ func ExampleThread_Comment() {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
-	pid, bob := srv.AddProject(srv.AdminID, "app", 20), srv.AddUser("bob", false).ID
-	hook := srv.AddReceiver(pid)
+	p, bob := srv.Seed.Project(srv.Admin, "app", collab.PublicVisibility), srv.Seed.User("bob")
+	hook := srv.AddReceiver(p.ID)
 	defer hook.Close()
 	hook.Set(b)
-	issue := srv.AddIssue(pid, bob, "Crash")
-	srv.AddNote(pid, "Issue", issue, bob, "/label bug ui")
+	issue := srv.Seed.Issue(p, bob, "Crash")
+	srv.Seed.IssueNote(issue, bob, "/label bug ui")
 	if err := srv.Settle(ctx, b); err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func ExampleThread_Comment() {
 		log.Fatal(err)
 	}
 
-	notes, _, err := c.Notes.ListIssueNotes(context.Background(), pid, issue, nil)
+	notes, _, err := c.Notes.ListIssueNotes(context.Background(), p.ID, issue.ID, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -85,7 +85,9 @@ func triage(ctx context.Context, n *Note, _ Command) error {
 // fake has made the change, until the process dies.
 type killWorld struct {
 	srv      *collabtest.Server
-	pid, bob int
+	project  *collab.Project
+	pid, bob int // project.ID, bobUser.ID
+	bobUser  collabtest.User
 	dir      string
 	api      string                  // the proxy's URL, the bot's server
 	held     chan struct{}           // a request the proxy holds
@@ -94,8 +96,9 @@ type killWorld struct {
 
 func newKillWorld(t *testing.T, hold func(*http.Request) bool) *killWorld {
 	srv := collabtest.NewTestServer(t)
-	bob := srv.AddUser("bob", false)
-	w := &killWorld{srv: srv, pid: srv.AddProject(bob.ID, "app", 20), bob: bob.ID, dir: t.TempDir(),
+	bob := srv.Seed.User("bob")
+	project := srv.Seed.Project(bob, "app", collab.PublicVisibility)
+	w := &killWorld{srv: srv, project: project, pid: project.ID, bob: bob.ID, bobUser: bob, dir: t.TempDir(),
 		held: make(chan struct{})}
 	upstream, err := url.Parse(srv.URL)
 	require.NoError(t, err)
@@ -215,9 +218,9 @@ func (w *killWorld) run(t *testing.T, limit int, act func()) (kills int) {
 // commands opens n issues, each with a "/triage" comment by bob.
 func (w *killWorld) commands(n int) (issues []int) {
 	for i := range n {
-		is := w.srv.AddIssue(w.pid, w.bob, fmt.Sprintf("Crash %d", i))
-		w.srv.AddNote(w.pid, "Issue", is, w.bob, "/triage")
-		issues = append(issues, is)
+		is := w.srv.Seed.Issue(w.project, w.bobUser, fmt.Sprintf("Crash %d", i))
+		w.srv.Seed.IssueNote(is, w.bobUser, "/triage")
+		issues = append(issues, is.ID)
 	}
 	return issues
 }

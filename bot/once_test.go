@@ -86,18 +86,18 @@ func TestFirstAttemptCostsNothing(t *testing.T) {
 	effects := triageAndClose(func() error { return nil })
 	b.Command("triage", effects)
 	w.start(t, b)
-	plain, is := w.srv.AddIssue(w.pid, w.bob, "Crash"), w.srv.AddIssue(w.pid, w.bob, "Crash")
+	plain, is := w.srv.Seed.Issue(w.project, w.bobUser, "Crash").ID, w.srv.Seed.Issue(w.project, w.bobUser, "Crash")
 	w.settle(t, b)
 	w.srv.ClearRequests()
 	require.NoError(t, effects(context.Background(), &Note{Thread: &Thread{Client: w.c, ProjectID: w.pid, ID: plain}}, Command{}))
 	want := requests(w.srv)
 	w.srv.ClearRequests()
-	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/triage")
+	w.srv.Seed.IssueNote(is, w.bobUser, "/triage")
 	w.settle(t, b)
 	assert.Equal(t, want, requests(w.srv))
 	assert.Equal(t, 2, want["POST notes"])
 	assert.Zero(t, want["GET notes"])
-	assertHandledOnce(t, w, is)
+	assertHandledOnce(t, w, is.ID)
 }
 
 // TestRetryAfterEffects: a callback that fails after its effects runs
@@ -115,8 +115,9 @@ func TestRetryAfterEffects(t *testing.T) {
 		return errors.New("failed after the effects")
 	}))
 	w.start(t, b)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
-	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/triage")
+	issueRecord := w.srv.Seed.Issue(w.project, w.bobUser, "Crash")
+	is := issueRecord.ID
+	w.srv.Seed.IssueNote(issueRecord, w.bobUser, "/triage")
 	w.settle(t, b)
 	assert.EqualValues(t, 2, attempts.Load())
 	assert.Equal(t, map[string]int{"GET notes": 2, "GET issue": 2}, requests(w.srv), "reads only")
@@ -137,8 +138,9 @@ func TestRequeuedDeadLetter(t *testing.T) {
 		return nil
 	}))
 	w.start(t, b)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
-	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/triage")
+	issueRecord := w.srv.Seed.Issue(w.project, w.bobUser, "Crash")
+	is := issueRecord.ID
+	w.srv.Seed.IssueNote(issueRecord, w.bobUser, "/triage")
 	w.settle(t, b)
 	ctx := context.Background()
 	dead, err := b.Handler().DeadLetters(ctx)
@@ -167,8 +169,9 @@ func TestFailedLookup(t *testing.T) {
 		return n.Comment(ctx, "Done.")
 	})
 	w.start(t, b)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
-	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/reply")
+	issueRecord := w.srv.Seed.Issue(w.project, w.bobUser, "Crash")
+	is := issueRecord.ID
+	w.srv.Seed.IssueNote(issueRecord, w.bobUser, "/reply")
 	w.settle(t, b)
 	assert.EqualValues(t, 3, attempts.Load())
 	notes, _, err := w.c.Notes.ListIssueNotes(context.Background(), w.pid, is, nil)
@@ -180,7 +183,7 @@ func TestFailedLookup(t *testing.T) {
 // ones; a nil Thread is ErrNoThread.
 func TestThreadOutsideCallback(t *testing.T) {
 	w := newWorld(t)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
+	is := w.srv.Seed.Issue(w.project, w.bobUser, "Crash").ID
 	th := &Thread{Client: w.c, ProjectID: w.pid, ID: is}
 	ctx := context.Background()
 	require.NoError(t, th.Comment(ctx, "Hi"))
@@ -214,8 +217,8 @@ func TestMergeRequestRetry(t *testing.T) {
 		return mr.Reopen(ctx)
 	}, webhook.MergeRequestOpen)
 	w.start(t, b)
-	w.srv.AddBranch(w.pid, "feature", "")
-	id := w.srv.AddMergeRequest(w.pid, w.bob, "feature", "master", "Fix")
+	w.srv.Seed.Branch(w.project, "feature")
+	id := w.srv.Seed.MergeRequest(w.project, w.bobUser, "feature", "master", "Fix").ID
 	w.settle(t, b)
 	ctx := context.Background()
 	notes, _, err := w.c.Notes.ListMergeRequestNotes(ctx, w.pid, id, nil)
@@ -245,8 +248,9 @@ func TestTwoBots(t *testing.T) {
 	})
 	w.start(t, first)
 	startOn(t, w.srv.AddReceiver(w.pid), second)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
-	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/reply")
+	issueRecord := w.srv.Seed.Issue(w.project, w.bobUser, "Crash")
+	is := issueRecord.ID
+	w.srv.Seed.IssueNote(issueRecord, w.bobUser, "/reply")
 	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer scancel()
 	require.NoError(t, w.srv.Settle(sctx, first, second))

@@ -45,10 +45,10 @@ func TestCallbackOrder(t *testing.T) {
 	})
 	b.Command("x", command("x 2"))
 	w.start(t, b)
-	is := w.srv.AddIssue(w.pid, w.bob, "Crash")
+	is := w.srv.Seed.Issue(w.project, w.bobUser, "Crash")
 	w.settle(t, b)
 	assert.Equal(t, []string{"open 1", "any", "open 2"}, l.take())
-	w.srv.AddNote(w.pid, "Issue", is, w.bob, "/y\n/x")
+	w.srv.Seed.IssueNote(is, w.bobUser, "/y\n/x")
 	w.settle(t, b)
 	assert.Equal(t, []string{"note 1", "note 2", "note 1", "note 2", "y", "x 1", "x 2"}, l.take())
 }

@@ -328,6 +328,9 @@ type BuildSpec struct {
 
 // AddBuild seeds a build in a project and returns its id. An unknown
 // project or status is a mistake (see Err) and returns 0.
+//
+// Deprecated: Use Seed.Build, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddBuild(projectID int, spec BuildSpec) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -19,9 +19,9 @@ func Example_seedState() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	alice := srv.AddUser("alice", false)
-	pid := srv.AddProject(alice.ID, "Webshop", int(collab.InternalVisibility))
-	srv.AddIssue(pid, alice.ID, "Checkout fails", "bug")
+	alice := srv.Seed.User("alice")
+	p := srv.Seed.Project(alice, "Webshop", collab.InternalVisibility)
+	srv.Seed.Issue(p, alice, "Checkout fails", srv.Seed.Label(p, "bug", "#d9534f"))
 	if err := srv.Err(); err != nil {
 		fmt.Println(err)
 		return

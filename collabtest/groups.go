@@ -28,6 +28,9 @@ func (s *Server) groupRoutes() {
 // AddGroup creates a group owned by ownerID and returns its id. An unknown
 // owner, a bad or taken path or a bad visibility is a mistake (see Err) and
 // returns 0.
+//
+// Deprecated: Use Seed.Group, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddGroup(ownerID int, name, path string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -48,12 +51,18 @@ func (s *Server) AddGroup(ownerID int, name, path string, visibility int) int {
 
 // AddGroupMember gives userID a level in a group. An unknown group or
 // user, or a level other than the five, is a mistake (see Err).
+//
+// Deprecated: Use Seed.GroupMember, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddGroupMember(groupID, userID, level int) {
 	seedMember(s, "AddGroupMember", "group", s.groups, groupID, func(g *group) map[int]int { return g.members }, userID, level)
 }
 
 // AddGroupProject creates a project in a group, like AddProject, and
 // returns its id (0 and a mistake, see Err, for a bad argument).
+//
+// Deprecated: Use Seed.GroupProject, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddGroupProject(groupID, creatorID int, name string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,8 +23,13 @@ func (s *Server) issueRoutes() {
 	s.api("DELETE /projects/{id}/issues/{issue_id}/subscription", rule{}, s.subscribe(false))
 }
 
-// AddIssue seeds an open issue and returns its id. An unknown project or
-// author, or a blank title, is a mistake (see Err) and returns 0.
+// AddIssue seeds an open issue and returns its id. A label the project
+// lacks is created, as the server does when an issue is labelled. An
+// unknown project or author, or a blank title, is a mistake (see Err) and
+// returns 0.
+//
+// Deprecated: Use Seed.Issue, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddIssue(projectID, authorID int, title string, labels ...string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,6 +39,7 @@ func (s *Server) AddIssue(projectID, authorID int, title string, labels ...strin
 	}
 	is := &issue{ticket: s.newTicket("Issue", projectID, authorID, title)}
 	is.labels = dedupe(labels)
+	s.ensureLabels(projectID, is.labels)
 	insertTicket(s, s.issues, is, authorID, s.emitIssue)
 	return is.id
 }

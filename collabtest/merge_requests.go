@@ -49,6 +49,9 @@ func (s *Server) latestBuild(projectID int, ref string) *build {
 // AddMergeRequest seeds an open merge request between two branches of a
 // project and returns its id. An unknown project or author, or a blank
 // branch or title, is a mistake (see Err) and returns 0.
+//
+// Deprecated: Use Seed.MergeRequest, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddMergeRequest(projectID, authorID int, source, target, title string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

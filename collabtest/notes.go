@@ -30,6 +30,9 @@ func (s *Server) noteRoutes() {
 // AddNote seeds a comment on an issue ("Issue") or merge request
 // ("MergeRequest") and returns its id. A noteable that is not in the
 // project, or an unknown author, is a mistake (see Err) and returns 0.
+//
+// Deprecated: Use Seed.IssueNote or Seed.MergeRequestNote, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddNote(projectID int, noteableType string, noteableID, authorID int, body string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

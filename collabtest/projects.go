@@ -33,6 +33,7 @@ type project struct {
 	branches                                           map[string]*branch
 	runnersToken                                       string
 	defaultUnprotected                                 bool // the default branch was unprotected by hand
+	refusesRefs                                        bool // a Git hook refuses every branch created or removed
 }
 
 // Literal routes come before the parameterised ones they would otherwise
@@ -128,6 +129,9 @@ func (s *Server) isOwner(u *user, p *project) bool {
 // with a master branch and a runners token, and returns its id. An unknown
 // owner, a blank name or a bad visibility is a mistake (see Err) and
 // returns 0.
+//
+// Deprecated: Use Seed.Project, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddProject(ownerID int, name string, visibility int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,6 +189,9 @@ func slug(name string) string {
 
 // AddMember gives userID a level on a project. An unknown project or user,
 // or a level other than the five, is a mistake (see Err).
+//
+// Deprecated: Use Seed.Member, which takes the collab package's types and
+// returns the API's record. This helper goes in the next minor release.
 func (s *Server) AddMember(projectID, userID, level int) {
 	seedMember(s, "AddMember", "project", s.projects, projectID, func(p *project) map[int]int { return p.members }, userID, level)
 }

@@ -8,21 +8,22 @@ import (
 )
 
 // knownRoutes is the fake's router, built once without a server behind it,
-// to name requests by their route: the fake serves every route of the SDK.
+// to name requests by their route (Route): the fake serves every route of
+// the SDK.
 var knownRoutes = sync.OnceValue(func() *router {
 	s := &Server{}
 	s.registerRoutes()
 	return &s.router
 })
 
-// routeName names r by its method and route template, such as
-// "GET /api/v3/projects/:id/issues"; a path no route serves is named by
-// its method and path.
-func routeName(r *http.Request) string {
+// Route names r by the method and route template of the endpoint the fake
+// serves it on, such as "GET /api/v3/projects/:id/issues", as a recorded
+// cassette names its exchanges; "" when no route serves r.
+func Route(r *http.Request) string {
 	if _, pattern := knownRoutes().find(r); pattern != "" {
 		return templateOf(pattern)
 	}
-	return r.Method + " " + r.URL.EscapedPath()
+	return ""
 }
 
 // templateOf turns a ServeMux pattern into a route template:
@@ -39,8 +40,8 @@ func templateOf(pattern string) string {
 }
 
 // Routes returns the route of every endpoint the fake serves, sorted, such
-// as "GET /api/v3/projects/:id/issues": the names that a cassette's
-// exchanges carry, to see which endpoints a recorded session reached.
+// as "GET /api/v3/projects/:id/issues": the names Route gives, to see which
+// endpoints a recorded session reached.
 func Routes() []string {
 	var out []string
 	rt := knownRoutes()

@@ -12,12 +12,17 @@
 // the query string, a form body, a multipart body or a JSON object body,
 // and paths are matched as the server matches them.
 //
+// Seed the scene with Server.Seed, in the collab package's types; each
+// seed returns the record the API answers with:
+//
+//	alice := srv.Seed.User("alice")
+//	p := srv.Seed.Project(alice, "Webshop", collab.InternalVisibility)
+//	srv.Seed.Issue(p, alice, "Checkout fails", srv.Seed.Label(p, "bug", "#d9534f"))
+//
 // The fake is safe for concurrent use and answers bad input with the
-// server's 400 shapes instead of failing. Seeding helpers (AddUser,
-// AddProject, ...) never panic: a bad argument fails the test of a server
-// made by NewTestServer, and is kept for Err otherwise. They take
-// visibility and access levels as the API's numbers, which the collab
-// package names: int(collab.InternalVisibility), int(collab.DeveloperAccess).
+// server's 400 shapes instead of failing. Seeding never panics: a bad
+// argument fails the test of a server made by NewTestServer, and is kept
+// for Err otherwise.
 //
 // Tests written in other languages reach the same powers (hook tokens,
 // faults, deliveries, reset and seeding) over HTTP, under ControlPrefix.
@@ -48,6 +53,10 @@ type Server struct {
 	AdminToken string
 	// AdminOAuthToken is an OAuth 2 token of the same administrator.
 	AdminOAuthToken string
+	// Admin is the seeded administrator, "root", with AdminToken.
+	Admin User
+	// Seed seeds the server's state with typed values.
+	Seed *Seeder
 
 	srv     *httptest.Server
 	log     *slog.Logger
@@ -99,6 +108,18 @@ func WithAdminToken(token string) Option { return func(c *config) { c.adminToken
 // delivery attempt: hook, event, attempt, status or error. Tokens are
 // never logged.
 func WithLog(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithReplay makes the server answer every request with h instead of its
+// model of the service: with a cassette.Replayer, a server that replays a
+// recorded session, with the fake's URL and tokens. The seeding helpers
+// then change nothing it serves.
+func WithReplay(h http.Handler) Option {
+	return func(c *config) {
+		if h != nil {
+			c.replay = h
+		}
+	}
+}
 
 // TB is the part of *testing.T, *testing.B and *testing.F that
 // NewTestServer uses.
@@ -164,6 +185,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		s.AdminToken = cfg.adminToken
 	}
 	s.AdminOAuthToken = s.AddToken(admin.ID, OAuthToken)
+	admin.Token = s.AdminToken
+	s.Admin, s.Seed = admin, &Seeder{s}
 	s.freshLastID = s.lastID
 	return s, nil
 }
@@ -221,7 +244,7 @@ func seedChange[T any](s *Server, helper, what string, records map[int]*T, id in
 	change(r)
 }
 
-// TokenKind is the kind of credential AddToken creates.
+// TokenKind is the kind of credential Seed.Token creates.
 type TokenKind int
 
 // The three kinds of token the server accepts.
@@ -233,10 +256,8 @@ const (
 
 var tokenPrefix = map[TokenKind]string{PrivateToken: "ptok-", OAuthToken: "oauth-", PersonalAccessToken: "pat-"}
 
-// Visibility levels and access levels are the API's numbers, which the
-// root package names (collab.PrivateVisibility..., collab.GuestAccess...).
-// The seeding helpers take them as plain ints: the root package's own tests
-// use this fake, so it cannot import the root package for its types.
+// The API's visibility and access level numbers, as the state holds them
+// (collab.PrivateVisibility..., collab.GuestAccess... name them).
 const (
 	visPrivate, visInternal, visPublic                                 = 0, 10, 20
 	levelGuest, levelReporter, levelDeveloper, levelMaster, levelOwner = 10, 20, 30, 40, 50
@@ -275,6 +296,9 @@ func (s *Server) AddUser(username string, admin bool) User {
 
 // AddToken gives an existing user another token of the given kind. An
 // unknown user or kind is a mistake (see Err) and returns "".
+//
+// Deprecated: Use Seed.Token, which takes the User. This helper goes in the
+// next minor release.
 func (s *Server) AddToken(userID int, kind TokenKind) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

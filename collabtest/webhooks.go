@@ -470,7 +470,7 @@ func (s *Server) Push(projectID int, branch string, commits ...PushCommit) (stri
 	if pusher == nil {
 		pusher = s.users[s.AdminID]
 	}
-	before, action := hookpayload.ZeroSHA, actionPushedNew
+	before, action := zeroSHA, actionPushedNew
 	if old := p.branches[branch]; old != nil {
 		before, action = old.commitID, actionPushedTo
 	}
@@ -486,10 +486,7 @@ func (s *Server) Push(projectID int, branch string, commits ...PushCommit) (stri
 	if len(pushed) > 1 {
 		b.parentID = pushed[len(pushed)-2].id
 	}
-	data := s.pushData(p, pusher, branch, before, head.id, pushed)
-	s.addEvent(p.id, pusher.id, action, "", 0, "", 0)
-	s.events[len(s.events)-1].data = data
-	s.emit(p.id, pushHook, func() any { return data })
+	s.pushed(p, pusher, action, branch, before, head.id, pushed...)
 	for _, id := range sortedKeys(s.mergeRequests) {
 		if mr := s.mergeRequests[id]; mr.sourceProjectID == p.id && mr.sourceBranch == branch && mr.isOpen() && !mr.deleted {
 			mr.updatedAt = now
@@ -503,7 +500,21 @@ func (s *Server) Push(projectID int, branch string, commits ...PushCommit) (stri
 const (
 	actionPushedNew = "pushed new"
 	actionPushedTo  = "pushed to"
+	actionDeleted   = "deleted"
 )
+
+// zeroSHA is the commit id a push names for a branch that did not exist
+// before it, or does not after it.
+const zeroSHA = hookpayload.ZeroSHA
+
+// pushed records a push of branch from before to after in the project's
+// events, with the push payload as its data, and fires the push hooks.
+func (s *Server) pushed(p *project, pusher *user, action, branch, before, after string, commits ...pushedCommit) {
+	data := s.pushData(p, pusher, branch, before, after, commits)
+	s.addEvent(p.id, pusher.id, action, "", 0, "", 0)
+	s.events[len(s.events)-1].data = data
+	s.emit(p.id, pushHook, func() any { return data })
+}
 
 // emitTicketState fires the close or reopen hook of an issue or merge
 // request whose state t now has.

@@ -25,7 +25,8 @@ type fixture struct {
 	rec *recorder
 	srv *collabtest.Server
 	c   *collab.Client
-	pid int
+	p   *collab.Project
+	pid int // p.ID
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -33,7 +34,8 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	f := &fixture{rec: newRecorder(t), srv: srv}
-	f.pid = srv.AddProject(srv.AdminID, "observed", 0)
+	f.p = srv.Seed.Project(srv.Admin, "observed", collab.PrivateVisibility)
+	f.pid = f.p.ID
 	require.NoError(t, srv.Err())
 	f.c, err = collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithObserver(f.rec.obs),
 		collab.WithRetry(collab.RetryPolicy{MaxRetries: 3, MinWait: time.Millisecond, MaxWait: 5 * time.Millisecond}))
@@ -100,7 +102,7 @@ func TestCall404(t *testing.T) {
 func TestPaginatedWalkWithPrefetch(t *testing.T) {
 	f := newFixture(t)
 	for i := range 45 {
-		f.srv.AddIssue(f.pid, f.srv.AdminID, "walk "+strings.Repeat("x", i%3))
+		f.srv.Seed.Issue(f.p, f.srv.Admin, "walk "+strings.Repeat("x", i%3))
 	}
 	require.NoError(t, f.srv.Err())
 	tracer := f.rec.tp.Tracer("test")

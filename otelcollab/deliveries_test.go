@@ -54,7 +54,7 @@ func TestDeliveryHandledOnSecondAttempt(t *testing.T) {
 			return errors.New("not yet")
 		}
 		defer close(done)
-		_, _, err := f.c.Notes.CreateIssueNote(ctx, f.pid, e.ObjectAttributes.ID, "seen")
+		_, _, err := f.c.Notes.CreateIssueNote(ctx, f.pid, e.ObjectAttributes.ID, &collab.CreateNoteOptions{Body: "seen"})
 		return err
 	}})
 	_, _, err := f.c.Issues.Create(context.Background(), f.pid, &collab.CreateIssueOptions{Title: "traced"})
@@ -121,8 +121,8 @@ func TestCatchUp(t *testing.T) {
 	f := newFixture(t)
 	// Changes made before the receiver's hook existed: no webhook tells of
 	// them, and catch-up finds them.
-	f.srv.AddIssue(f.pid, f.srv.AdminID, "missed one")
-	f.srv.AddIssue(f.pid, f.srv.AdminID, "missed two")
+	f.srv.Seed.Issue(f.p, f.srv.Admin, "missed one")
+	f.srv.Seed.Issue(f.p, f.srv.Admin, "missed two")
 	require.NoError(t, f.srv.Err())
 	handled := make(chan *webhook.Delivery, 8)
 	h := f.receiver(t, webhook.Options{OnIssue: func(ctx context.Context, _ *webhook.IssueEvent) error {

@@ -92,6 +92,15 @@ func (v Variable) Format(f fmt.State, verb rune) {
 	_, _ = fmt.Fprintf(f, "{Key:%s Value:%s Public:%t}", v.Key, val, v.Public)
 }
 
+// MarshalJSON writes the variable with its value redacted unless it is
+// public, as it prints: a secret variable often holds the build token.
+func (v Variable) MarshalJSON() ([]byte, error) {
+	if !v.Public && v.Value != "" {
+		v.Value = redacted
+	}
+	return jsonkeep.Encode(&v)
+}
+
 // LogValue logs the variable with its value redacted unless it is public.
 func (v Variable) LogValue() slog.Value {
 	val := redacted
@@ -155,7 +164,8 @@ func (o *BuildOptions) UnmarshalJSON(b []byte) error {
 
 // RepoURL is the repository address to clone. Deployed servers embed the
 // build token in it (http://gitlab-ci-token:<token>@host/group/project.git),
-// so it prints and logs with the password redacted; string(u) keeps it.
+// so it prints, logs and encodes (as JSON or text) with the password
+// redacted; string(u) keeps it.
 type RepoURL string
 
 // String returns the URL with any password and credential parameter
@@ -167,3 +177,6 @@ func (u RepoURL) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, u.String
 
 // LogValue logs the redacted URL.
 func (u RepoURL) LogValue() slog.Value { return slog.StringValue(u.String()) }
+
+// MarshalText returns the redacted URL, which JSON writes in u's place.
+func (u RepoURL) MarshalText() ([]byte, error) { return []byte(u.String()), nil }

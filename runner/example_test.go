@@ -19,8 +19,8 @@ func fakeWithBuild() (srv *collabtest.Server, runnerToken string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pid := srv.AddProject(srv.AdminID, "Widget Factory", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "bundle install\nbundle exec rspec"})
+	project := srv.Seed.Project(srv.Admin, "Widget Factory", collab.PrivateVisibility)
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Stage: "test", Commands: "bundle install\nbundle exec rspec"})
 	_, runnerToken = srv.AddRunner("shared runner")
 	return srv, runnerToken
 }

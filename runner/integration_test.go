@@ -25,9 +25,10 @@ func newFake(t *testing.T) (*Client, *collabtest.Server) {
 func TestRunnerLoop(t *testing.T) {
 	c, srv := newFake(t)
 	ctx := context.Background()
-	pid := srv.AddProject(srv.AdminID, "Widget Factory", 0)
-	older := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Commands: "echo hello\nmake test"})
-	newer := srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint"})
+	project := srv.Seed.Project(srv.Admin, "Widget Factory", collab.PrivateVisibility)
+	pid := project.ID
+	older := srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Commands: "echo hello\nmake test"}).ID
+	newer := srv.Seed.Build(project, collabtest.BuildSpec{Name: "lint"}).ID
 	srv.SetBuildVariables(older, map[string]string{"DB_PASSWORD": "hunter2"}, false)
 	rid, rtok := srv.AddRunner("shared runner")
 
@@ -139,8 +140,8 @@ func TestRunnerLoop(t *testing.T) {
 func TestRunnerLoopCanceled(t *testing.T) {
 	c, srv := newFake(t)
 	ctx := context.Background()
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{Commands: "sleep 100"})
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	srv.Seed.Build(project, collabtest.BuildSpec{Commands: "sleep 100"})
 	_, rtok := srv.AddRunner("r")
 	b, err := c.RequestBuild(ctx, rtok, nil)
 	require.NoError(t, err)
@@ -162,8 +163,8 @@ func TestRunnerLoopCanceled(t *testing.T) {
 func TestRunnerArtifactsTooLarge(t *testing.T) {
 	c, srv := newFake(t)
 	ctx := context.Background()
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{})
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	srv.Seed.Build(project, collabtest.BuildSpec{})
 	_, rtok := srv.AddRunner("r")
 	b, err := c.RequestBuild(ctx, rtok, nil)
 	require.NoError(t, err)

@@ -7,72 +7,50 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (a *ArtifactsOptions) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, a))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (a ArtifactsOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&a) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *Build) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b Build) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BuildOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (c *CacheOptions) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, c))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (c CacheOptions) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (d *DependentBuild) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, d))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (d DependentBuild) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&d) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (r *Registration) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, r))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (r Registration) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&r) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (v *Variable) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, v))
 }
-
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
-func (v Variable) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&v) }

@@ -130,9 +130,10 @@ func TestVerifyRunner(t *testing.T) {
 func TestRunnerRegistrationAgainstFake(t *testing.T) {
 	c, srv := newFake(t)
 	ctx := context.Background()
-	pid := srv.AddProject(srv.AdminID, "Widget Factory", 0)
-	untagged := srv.AddBuild(pid, collabtest.BuildSpec{Name: "any"})
-	tagged := srv.AddBuild(pid, collabtest.BuildSpec{Name: "docker", Tags: []string{"docker"}})
+	project := srv.Seed.Project(srv.Admin, "Widget Factory", collab.PrivateVisibility)
+	pid := project.ID
+	untagged := srv.Seed.Build(project, collabtest.BuildSpec{Name: "any"}).ID
+	tagged := srv.Seed.Build(project, collabtest.BuildSpec{Name: "docker", Tags: []string{"docker"}}).ID
 
 	_, err := c.RegisterRunner(ctx, "not-a-registration-token", nil)
 	require.ErrorIs(t, err, collab.ErrForbidden)

@@ -38,8 +38,8 @@ func TestEveryCallIsNamedByItsRoute(t *testing.T) {
 	c, err := NewClient(srv.URL, collab.WithHTTPClient(srv.Client()), collab.WithoutRetries(), collab.WithObserver(obs))
 	require.NoError(t, err)
 	ctx := context.Background()
-	pid := srv.AddProject(srv.AdminID, "routes", 0)
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec"})
+	project := srv.Seed.Project(srv.Admin, "routes", collab.PrivateVisibility)
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec"})
 
 	reg, err := c.RegisterRunner(ctx, srv.RunnersRegistrationToken(), nil)
 	require.NoError(t, err)

@@ -148,6 +148,8 @@ const redacted = wire.Marker
 // password and any credential parameter replaced by the marker, or only the
 // marker when it does not parse.
 func redactRepoURL(raw string) string {
+	// A URL redacted already (read back from JSON) parses, and stays as it is.
+	raw = strings.Replace(raw, ":"+redacted+"@", ":"+url.PathEscape(redacted)+"@", 1)
 	p, err := url.Parse(raw)
 	if err != nil {
 		return redacted

@@ -59,11 +59,14 @@
 //
 // Handler.Health reports whether the handler can admit deliveries (its
 // queue is reachable, the state of its engine present, no bound reached)
-// and whether it makes progress (deliveries waiting and none handled for
-// ProgressTimeout); HealthHandler serves it as JSON. A queue whose engine
-// can forget what it stored reports it (LossReporter); the handler then
-// calls Options.OnLoss (catchup.OnLoss catches up from the last time the
-// engine was known to be good), and is unhealthy until that succeeds.
+// and whether it makes progress (not when deliveries wait and none was
+// handled for ProgressTimeout, nor while a delivery has failed
+// StuckAttempts attempts in a row: Health.Failing names it and the object
+// it holds back); HealthHandler serves it as JSON. Every failed attempt is
+// logged, through slog.Default unless Options.Logger is set. A queue whose
+// engine can forget what it stored reports it (LossReporter); the handler
+// then calls Options.OnLoss (catchup.OnLoss catches up from the last time
+// the engine was known to be good), and is unhealthy until that succeeds.
 //
 // Handling is at least once. A delivery leaves the queue when its callback
 // returns nil; an error or a panic is retried with a wait that doubles from

@@ -19,12 +19,12 @@ import (
 
 // newWebshop starts the fake server with one project and returns an admin
 // client for it; the server closes when the test ends.
-func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
+func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, *collab.Project) {
 	t.Helper()
 	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
-	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)
+	return srv, c, srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
 }
 
 // TestEndToEnd: the SDK registers a hook on the fake server and opens an
@@ -33,7 +33,8 @@ func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
 func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 
 	var mu sync.Mutex
 	opened := 0
@@ -52,7 +53,7 @@ func TestEndToEnd(t *testing.T) {
 			if _, _, err := c.Issues.Update(ctx, a.ProjectID, a.ID, &collab.UpdateIssueOptions{Labels: &labels}); err != nil {
 				return err
 			}
-			if _, _, err := c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, "Labelled ~triage."); err != nil {
+			if _, _, err := c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, &collab.CreateNoteOptions{Body: "Labelled ~triage."}); err != nil {
 				return err
 			}
 			acted <- a.ID
@@ -113,7 +114,8 @@ func TestEndToEnd(t *testing.T) {
 func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer receiver.Close()
 	_, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: receiver.URL, PushEvents: collab.Ptr(true), TagPushEvents: collab.Ptr(true),
@@ -132,13 +134,13 @@ func TestFakeDeliveriesDecodeStrictly(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueReopen)})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, "Seen it.")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, &collab.CreateNoteOptions{Body: "Seen it."})
 	require.NoError(t, err)
 	mr, _, err := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "fix", TargetBranch: "master", Title: "Fix"})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, "Looks good.")
+	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, &collab.CreateNoteOptions{Body: "Looks good."})
 	require.NoError(t, err)
-	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Ref: "fix"})
+	build := srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Ref: "fix"}).ID
 	srv.SetBuildStatus(build, "running")
 	srv.SetBuildStatus(build, "failed")
 	_, _, err = c.MergeRequests.Merge(ctx, pid, mr.ID, nil)

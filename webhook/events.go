@@ -1,8 +1,11 @@
 package webhook
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/collabsvc/collab"
 )
@@ -13,6 +16,13 @@ import (
 // value (times in RFC 3339, numbers sent as strings as numbers), and an event
 // decoded and one built in code with the same data are equal and encode
 // alike.
+//
+// Deployed servers do not all send the same keys. A field whose comment says
+// "may be absent" is left out by some of them, and is then its zero value
+// (nil for a pointer); a handler reads it only after checking. The project
+// in particular: some servers send only the smaller repository object, so
+// read it with the event's ProjectInfo method, which works for every payload
+// of the kind, rather than through the Project field.
 
 // Project is the project as webhooks describe it.
 type Project = collab.HookProject
@@ -35,12 +45,15 @@ type User struct {
 }
 
 // PushEvent is a push to a branch (Push Hook). It is the same record as the
-// data of a "pushed to" project event.
+// data of a "pushed to" project event. EventName, CheckoutSHA, Message,
+// UserAvatar and Project may be absent: read the project with ProjectInfo.
 type PushEvent struct{ collab.PushData }
 
 // TagPushEvent is a tag created or deleted (Tag Push Hook). Its keys are
 // those of a push; Ref is "refs/tags/<name>", Commits holds the tagged
 // commit, if any, and Message the annotation of a new annotated tag.
+// EventName, CheckoutSHA, Message, UserEmail, UserAvatar and Project may be
+// absent: read the project with ProjectInfo.
 type TagPushEvent struct{ collab.PushData }
 
 // The states an event carries are the root package's types
@@ -84,10 +97,12 @@ const (
 
 // IssueEvent is an issue opened, updated, closed or reopened (Issue Hook).
 type IssueEvent struct {
-	ObjectKind       string           `json:"object_kind"` // "issue"
-	User             *User            `json:"user"`        // who acted
+	ObjectKind string `json:"object_kind"` // "issue"
+	User       *User  `json:"user"`        // who acted
+	// Project may be absent (some servers send only Repository): use
+	// ProjectInfo.
 	Project          *Project         `json:"project"`
-	Repository       *Repository      `json:"repository"`
+	Repository       *Repository      `json:"repository"` // name, url, description, homepage
 	ObjectAttributes *IssueAttributes `json:"object_attributes"`
 	// Assignee is nil when the issue has none (the key is then absent).
 	Assignee *User `json:"assignee,omitempty"`
@@ -108,13 +123,13 @@ type IssueAttributes struct {
 	AuthorID     int               `json:"author_id"`
 	AssigneeID   *int              `json:"assignee_id"`
 	MilestoneID  *int              `json:"milestone_id"`
-	UpdatedByID  *int              `json:"updated_by_id"`
-	Position     int               `json:"position"`
-	BranchName   *string           `json:"branch_name"`
-	Confidential bool              `json:"confidential"`
-	DueDate      *collab.Time      `json:"due_date"` // a date, at midnight UTC
-	MovedToID    *int              `json:"moved_to_id"`
-	DeletedAt    *collab.Time      `json:"deleted_at"`
+	UpdatedByID  *int              `json:"updated_by_id"` // may be absent
+	Position     int               `json:"position"`      // may be absent
+	BranchName   *string           `json:"branch_name"`   // may be absent
+	Confidential bool              `json:"confidential"`  // may be absent (then false)
+	DueDate      *collab.Time      `json:"due_date"`      // a date, at midnight UTC; may be absent
+	MovedToID    *int              `json:"moved_to_id"`   // may be absent
+	DeletedAt    *collab.Time      `json:"deleted_at"`    // may be absent
 	CreatedAt    *collab.Time      `json:"created_at"`
 	UpdatedAt    *collab.Time      `json:"updated_at"`
 	URL          string            `json:"url,omitempty"`
@@ -128,9 +143,12 @@ type IssueAttributes struct {
 // merged (Merge Request Hook). An update is also sent when the source branch
 // receives commits.
 type MergeRequestEvent struct {
-	ObjectKind       string                  `json:"object_kind"` // "merge_request"
-	User             *User                   `json:"user"`
-	Project          *Project                `json:"project"` // the target project
+	ObjectKind string `json:"object_kind"` // "merge_request"
+	User       *User  `json:"user"`
+	// Project, the target project, may be absent, and so may Repository
+	// (some servers send neither, only ObjectAttributes.Target): use
+	// ProjectInfo.
+	Project          *Project                `json:"project"`
 	Repository       *Repository             `json:"repository"`
 	ObjectAttributes *MergeRequestAttributes `json:"object_attributes"`
 	// Assignee is nil when the merge request has none.
@@ -143,37 +161,38 @@ type MergeRequestEvent struct {
 // MergeRequestAttributes is the merge request record of a merge request
 // event, and the merge request a note is about (which has no URL or Action).
 type MergeRequestAttributes struct {
-	ID                       int                      `json:"id"`
-	IID                      int                      `json:"iid"`
-	Title                    string                   `json:"title"`
-	Description              *string                  `json:"description"`
-	State                    collab.MergeRequestState `json:"state"`
-	MergeStatus              collab.MergeStatus       `json:"merge_status"`
-	SourceBranch             string                   `json:"source_branch"`
-	TargetBranch             string                   `json:"target_branch"`
-	SourceProjectID          int                      `json:"source_project_id"`
-	TargetProjectID          int                      `json:"target_project_id"`
-	AuthorID                 int                      `json:"author_id"`
-	AssigneeID               *int                     `json:"assignee_id"`
-	MilestoneID              *int                     `json:"milestone_id"`
-	UpdatedByID              *int                     `json:"updated_by_id"`
-	Position                 int                      `json:"position"`
-	LockedAt                 *collab.Time             `json:"locked_at"`
-	MergeError               *string                  `json:"merge_error"`
-	MergeParams              MergeParams              `json:"merge_params"`
-	MergeWhenBuildSucceeds   bool                     `json:"merge_when_build_succeeds"`
-	MergeUserID              *int                     `json:"merge_user_id"`
-	MergeCommitSHA           *string                  `json:"merge_commit_sha"`
-	InProgressMergeCommitSHA *string                  `json:"in_progress_merge_commit_sha,omitempty"` // sent from 8.10 on
-	DeletedAt                *collab.Time             `json:"deleted_at"`
-	CreatedAt                *collab.Time             `json:"created_at"`
-	UpdatedAt                *collab.Time             `json:"updated_at"`
-	Source                   *Project                 `json:"source"` // nil when the source fork is gone
-	Target                   *Project                 `json:"target"`
-	LastCommit               *PushCommit              `json:"last_commit"`
-	WorkInProgress           bool                     `json:"work_in_progress"`
-	URL                      string                   `json:"url,omitempty"`
-	Action                   MergeRequestAction       `json:"action,omitempty"`
+	ID              int                      `json:"id"`
+	IID             int                      `json:"iid"`
+	Title           string                   `json:"title"`
+	Description     *string                  `json:"description"`
+	State           collab.MergeRequestState `json:"state"`
+	MergeStatus     collab.MergeStatus       `json:"merge_status"`
+	SourceBranch    string                   `json:"source_branch"`
+	TargetBranch    string                   `json:"target_branch"`
+	SourceProjectID int                      `json:"source_project_id"`
+	TargetProjectID int                      `json:"target_project_id"`
+	AuthorID        int                      `json:"author_id"`
+	AssigneeID      *int                     `json:"assignee_id"`
+	MilestoneID     *int                     `json:"milestone_id"`
+	// From UpdatedByID to DeletedAt, every field may be absent.
+	UpdatedByID              *int               `json:"updated_by_id"`
+	Position                 int                `json:"position"`
+	LockedAt                 *collab.Time       `json:"locked_at"`
+	MergeError               *string            `json:"merge_error"`
+	MergeParams              MergeParams        `json:"merge_params"`
+	MergeWhenBuildSucceeds   bool               `json:"merge_when_build_succeeds"`
+	MergeUserID              *int               `json:"merge_user_id"`
+	MergeCommitSHA           *string            `json:"merge_commit_sha"`
+	InProgressMergeCommitSHA *string            `json:"in_progress_merge_commit_sha,omitempty"` // sent from 8.10 on
+	DeletedAt                *collab.Time       `json:"deleted_at"`
+	CreatedAt                *collab.Time       `json:"created_at"`
+	UpdatedAt                *collab.Time       `json:"updated_at"`
+	Source                   *Project           `json:"source"` // nil when the source fork is gone
+	Target                   *Project           `json:"target"`
+	LastCommit               *PushCommit        `json:"last_commit"`
+	WorkInProgress           bool               `json:"work_in_progress"`
+	URL                      string             `json:"url,omitempty"`
+	Action                   MergeRequestAction `json:"action,omitempty"`
 
 	// Extra holds the keys this package does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -188,9 +207,11 @@ type MergeParams map[string]any
 // snippet (Note Hook). Exactly one of Commit, Issue, MergeRequest and Snippet
 // is set, as ObjectAttributes.NoteableType says.
 type NoteEvent struct {
-	ObjectKind       string          `json:"object_kind"` // "note"
-	User             *User           `json:"user"`        // the author
-	ProjectID        int             `json:"project_id"`
+	ObjectKind string `json:"object_kind"` // "note"
+	User       *User  `json:"user"`        // the author
+	ProjectID  int    `json:"project_id"`
+	// Project may be absent (some servers send only Repository): use
+	// ProjectInfo.
 	Project          *Project        `json:"project"`
 	Repository       *Repository     `json:"repository"`
 	ObjectAttributes *NoteAttributes `json:"object_attributes"`
@@ -221,16 +242,18 @@ type NoteAttributes struct {
 	CommitID     *string `json:"commit_id"`   // the commit of a commit comment; nil or "" otherwise
 	AuthorID     int     `json:"author_id"`
 	ProjectID    int     `json:"project_id"`
-	UpdatedByID  *int    `json:"updated_by_id"`
-	LineCode     *string `json:"line_code"`  // set on line comments
-	Attachment   *string `json:"attachment"` // a file name
+	UpdatedByID  *int    `json:"updated_by_id"` // may be absent
+	LineCode     *string `json:"line_code"`     // set on line comments
+	Attachment   *string `json:"attachment"`    // a file name
 	System       bool    `json:"system"`
 	StDiff       *StDiff `json:"st_diff"`
-	// Type is nil, "LegacyDiffNote" or, from 8.10 on, "DiffNote".
+	// Type is nil, "LegacyDiffNote" or, from 8.10 on, "DiffNote"; may be
+	// absent.
 	Type      *string      `json:"type"`
 	CreatedAt *collab.Time `json:"created_at"`
 	UpdatedAt *collab.Time `json:"updated_at"`
-	// Position and OriginalPosition are set on a DiffNote (8.10 on).
+	// Position and OriginalPosition are set on a DiffNote (8.10 on), and
+	// absent otherwise.
 	Position         *NotePosition `json:"position,omitempty"`
 	OriginalPosition *NotePosition `json:"original_position,omitempty"`
 	URL              string        `json:"url"` // the target's URL with #note_<id>
@@ -382,4 +405,68 @@ type RawEvent struct {
 	EventKind Kind        // the X-Gitlab-Event header, or the body's object_kind when it is missing
 	Header    http.Header // the request headers, without X-Gitlab-Token and Authorization
 	Body      []byte
+}
+
+// ProjectInfo is the event's project, from whichever description the
+// payload carries: project when sent, else repository, read into the same
+// fields. A field the payload spells in an older way is filled from it
+// (WebURL from homepage, GitSSHURL from ssh_url or url, GitHTTPURL from
+// http_url, PathWithNamespace from the web URL's path). The zero Project
+// when the payload carries neither; never nil.
+func (e *IssueEvent) ProjectInfo() Project { return projectInfo(e.Project, e.Repository) }
+
+// ProjectInfo is the event's target project, from whichever description the
+// payload carries: project, else repository, else the merge request's
+// target (see IssueEvent.ProjectInfo).
+func (e *MergeRequestEvent) ProjectInfo() Project {
+	if e.Project == nil && e.Repository == nil && e.ObjectAttributes != nil && e.ObjectAttributes.Target != nil {
+		return completed(*e.ObjectAttributes.Target)
+	}
+	return projectInfo(e.Project, e.Repository)
+}
+
+// ProjectInfo is the event's project, from project or else repository (see
+// IssueEvent.ProjectInfo).
+func (e *NoteEvent) ProjectInfo() Project { return projectInfo(e.Project, e.Repository) }
+
+// ProjectInfo is the pushed project, from project or else repository (see
+// IssueEvent.ProjectInfo).
+func (e *PushEvent) ProjectInfo() Project { return projectInfo(e.Project, e.Repository) }
+
+// ProjectInfo is the tagged project, from project or else repository (see
+// IssueEvent.ProjectInfo).
+func (e *TagPushEvent) ProjectInfo() Project { return projectInfo(e.Project, e.Repository) }
+
+// projectInfo is p, or what r says about the same project, completed.
+func projectInfo(p *Project, r *Repository) Project {
+	switch {
+	case p != nil:
+		return completed(*p)
+	case r == nil:
+		return Project{}
+	}
+	return completed(Project{
+		Name: r.Name, Description: r.Description, GitSSHURL: r.GitSSHURL, GitHTTPURL: r.GitHTTPURL,
+		VisibilityLevel: r.VisibilityLevel, Homepage: r.Homepage, URL: r.URL,
+	})
+}
+
+// completed fills p's current fields from the older spellings it carries.
+func completed(p Project) Project {
+	p.WebURL = cmp.Or(p.WebURL, p.Homepage)
+	p.GitSSHURL = cmp.Or(p.GitSSHURL, p.SSHURL, p.URL)
+	p.GitHTTPURL = cmp.Or(p.GitHTTPURL, p.HTTPURL)
+	if p.PathWithNamespace == "" {
+		p.PathWithNamespace = pathOf(p.WebURL)
+	}
+	return p
+}
+
+// pathOf is the "namespace/name" of a project's web URL, or "".
+func pathOf(webURL string) string {
+	u, err := url.Parse(webURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.Trim(u.Path, "/")
 }

@@ -54,6 +54,11 @@ type Options struct {
 	// before Health reports that the handler makes no progress. Default 10
 	// min; keep it above RetryMax.
 	ProgressTimeout time.Duration
+	// StuckAttempts is how many attempts in a row a delivery may fail
+	// before Health reports that the handler makes no progress, naming the
+	// delivery (Health.Failing), until it succeeds or is dead-lettered.
+	// Default 3; set it above MaxAttempts to never report one.
+	StuckAttempts int
 	// OnLoss is called when the queue reports that its engine lost what it
 	// had stored (see LossReporter), with this handler and the last time the
 	// engine was known to be good; it should catch up from then into h, as
@@ -63,9 +68,11 @@ type Options struct {
 	// Observer, when set, watches admissions and handlings, for tracing and
 	// metrics.
 	Observer Observer
-	// Logger, when set, receives one record per rejected, asked-again,
-	// dropped, failed or partly decoded delivery, with the keys kind, key
-	// and attempt where they apply. Tokens and bodies are never logged.
+	// Logger receives one record per rejected, asked-again, dropped or
+	// partly decoded delivery, and per failed attempt (an error or a panic,
+	// with its stack), with the keys id, kind, key, attempt and error where
+	// they apply. Tokens and bodies are never logged. Default
+	// slog.Default(), as it is when the record is written.
 	Logger *slog.Logger
 
 	// OnDelivery, when set, receives every delivery of every kind, as
@@ -171,7 +178,7 @@ func NewHandler(opts Options) (*Handler, error) {
 func (o *Options) check() error {
 	switch {
 	case o.MaxBodySize < 0, o.Workers < 0, o.MaxAttempts < 0, o.RetryMin < 0, o.RetryMax < 0, o.DrainTimeout < 0,
-		o.StoreTimeout < 0, o.ProgressTimeout < 0:
+		o.StoreTimeout < 0, o.ProgressTimeout < 0, o.StuckAttempts < 0:
 		return errors.New("webhook: negative option")
 	case o.OnDelivery != nil && o.typed():
 		return errors.New("webhook: OnDelivery and the typed callbacks exclude each other")
@@ -188,6 +195,7 @@ func (o *Options) defaults() {
 	setDefault(&o.DrainTimeout, 5*time.Second)
 	setDefault(&o.StoreTimeout, DefaultStoreTimeout)
 	setDefault(&o.ProgressTimeout, 10*time.Minute)
+	setDefault(&o.StuckAttempts, 3)
 }
 
 func setDefault[T comparable](v *T, def T) {
@@ -515,7 +523,9 @@ func (h *Handler) reject(ctx context.Context, w http.ResponseWriter, r *http.Req
 }
 
 func (h *Handler) log(level slog.Level, msg string, args ...any) {
-	if h.opts.Logger != nil {
-		h.opts.Logger.Log(context.Background(), level, msg, args...)
+	l := h.opts.Logger
+	if l == nil {
+		l = slog.Default()
 	}
+	l.Log(context.Background(), level, msg, args...)
 }

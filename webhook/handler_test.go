@@ -622,6 +622,8 @@ func TestOnDeliveryGetsEveryKind(t *testing.T) {
 func TestNewHandlerOptions(t *testing.T) {
 	_, err := NewHandler(Options{Workers: -1})
 	assert.Error(t, err)
+	_, err = NewHandler(Options{StuckAttempts: -1})
+	assert.ErrorContains(t, err, "negative option")
 	_, err = NewHandler(Options{RetryMin: time.Minute, RetryMax: time.Second})
 	assert.ErrorContains(t, err, "RetryMax")
 	_, err = NewHandler(Options{OnDelivery: func(context.Context, *Delivery) error { return nil },

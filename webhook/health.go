@@ -1,21 +1,80 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
 
 // healthState is what Health knows besides the queue: when the handler
-// last made progress, and a loss of the engine's state not yet recovered.
+// last made progress, a loss of the engine's state not yet recovered, and
+// the deliveries whose last attempt here failed.
 type healthState struct {
 	mu        sync.Mutex
 	progress  time.Time
-	lossSince time.Time // zero when none
+	lossSince time.Time                   // zero when none
+	failing   map[uint64]*FailingDelivery // by delivery id
+}
+
+// FailingDelivery is a delivery whose callback keeps failing, as Health
+// reports it. Its error is in the log lines carrying its id, not here:
+// /healthz may be reachable by more people than the log.
+type FailingDelivery struct {
+	ID        uint64    `json:"id"`
+	Kind      Kind      `json:"kind"`
+	Partition string    `json:"partition,omitempty"` // whose later deliveries wait behind it
+	Attempts  int       `json:"attempts"`            // attempts made, all failed
+	Since     time.Time `json:"since"`               // the first failed attempt this handler saw
+	Next      time.Time `json:"next"`                // when it is tried again
+}
+
+// failed records that d's attempt failed and is tried again at next.
+func (s *healthState) failed(d *Delivery, now, next time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.failing[d.ID]
+	if f == nil {
+		if s.failing == nil {
+			s.failing = map[uint64]*FailingDelivery{}
+		}
+		f = &FailingDelivery{ID: d.ID, Kind: d.Kind, Partition: d.Partition, Since: now}
+		s.failing[d.ID] = f
+	}
+	f.Attempts, f.Next = d.Attempt, next
+}
+
+// settled records that d left the queue: handled, or dead-lettered.
+func (s *healthState) settled(id uint64) {
+	s.mu.Lock()
+	delete(s.failing, id)
+	s.mu.Unlock()
+}
+
+// stuck lists, by id, the deliveries that failed at least attempts times.
+// One whose next attempt is overdue by more than grace is forgotten: it was
+// handled elsewhere (another receiver of a shared queue), or the workers
+// stand still, which the progress check reports.
+func (s *healthState) stuck(attempts int, now time.Time, grace time.Duration) []FailingDelivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []FailingDelivery
+	for id, f := range s.failing {
+		switch {
+		case now.Sub(f.Next) > grace:
+			delete(s.failing, id)
+		case f.Attempts >= attempts:
+			out = append(out, *f)
+		}
+	}
+	slices.SortFunc(out, func(a, b FailingDelivery) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 func (s *healthState) progressed(now time.Time) {
@@ -47,14 +106,20 @@ type Health struct {
 	// state its engine keeps is present, no bound is reached, no loss of
 	// that state waits for its catch-up, and the handler is not stopping.
 	Ready bool `json:"ready"`
-	// Progressing: Run runs, and when deliveries wait, one was handled
-	// within ProgressTimeout.
+	// Progressing: Run runs; when deliveries wait, one was handled within
+	// ProgressTimeout; and no delivery has failed StuckAttempts attempts in
+	// a row (Failing lists those).
 	Progressing bool `json:"progressing"`
 	// Queue is the queue's state, when it could be read.
 	Queue QueueStats `json:"queue"`
 	// LossSince is set while a loss of the engine's state is not recovered:
 	// the last time the engine was known to be good.
 	LossSince *time.Time `json:"loss_since,omitempty"`
+	// Failing lists the deliveries that failed StuckAttempts attempts or
+	// more and are still tried again, oldest first. Each holds back the
+	// later deliveries of its partition until it succeeds or is
+	// dead-lettered.
+	Failing []FailingDelivery `json:"failing,omitempty"`
 	// Problems says what is wrong, one line each.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -89,7 +154,22 @@ func (h *Handler) Health(ctx context.Context) Health {
 	}
 	hs.Ready = len(hs.Problems) == 0
 	hs.Progressing = h.progressing(st, err, progress, problem)
+	hs.Failing = h.health.stuck(h.opts.StuckAttempts, time.Now(), h.opts.ProgressTimeout)
+	for _, f := range hs.Failing {
+		problem(f.problem())
+	}
+	hs.Progressing = hs.Progressing && len(hs.Failing) == 0
 	return hs
+}
+
+// problem is the line of Health.Problems about f.
+func (f *FailingDelivery) problem() string {
+	s := fmt.Sprintf("delivery %d (%s) failed %d attempts in a row since %s; its errors are logged with id=%d",
+		f.ID, f.Kind, f.Attempts, f.Since.Format(time.RFC3339), f.ID)
+	if f.Partition != "" {
+		s += "; the later deliveries of " + f.Partition + " wait behind it"
+	}
+	return s
 }
 
 func (h *Handler) progressing(st QueueStats, statsErr error, progress time.Time, problem func(string)) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -113,4 +114,63 @@ func TestLossWithoutOnLossStaysReported(t *testing.T) {
 	hs := h.Health(context.Background())
 	assert.False(t, hs.Ready)
 	assert.NotNil(t, hs.LossSince)
+}
+
+// TestFailingDeliveries: a delivery counts as stuck from its StuckAttempts-th
+// failed attempt until it is handled; one whose next attempt is overdue
+// past the grace was handled elsewhere, and is forgotten.
+func TestFailingDeliveries(t *testing.T) {
+	var s healthState
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	d := &Delivery{ID: 7, Kind: KindIssue, Partition: "issue/1"}
+	for d.Attempt = 1; d.Attempt <= 2; d.Attempt++ {
+		s.failed(d, now, now.Add(time.Second))
+	}
+	assert.Empty(t, s.stuck(3, now, time.Minute), "two failed attempts")
+	d.Attempt = 3
+	s.failed(d, now.Add(time.Second), now.Add(2*time.Second))
+	want := FailingDelivery{ID: 7, Kind: KindIssue, Partition: "issue/1", Attempts: 3, Since: now, Next: now.Add(2 * time.Second)}
+	assert.Equal(t, []FailingDelivery{want}, s.stuck(3, now.Add(time.Second), time.Minute))
+	assert.Equal(t, []FailingDelivery{want}, s.stuck(3, now.Add(2*time.Second+time.Minute), time.Minute), "overdue by the grace")
+	assert.Empty(t, s.stuck(3, now.Add(3*time.Second+time.Minute), time.Minute), "overdue past the grace")
+	assert.Empty(t, s.failing, "forgotten")
+
+	s.failed(d, now, now.Add(time.Second))
+	s.failed(&Delivery{ID: 3, Kind: KindPush, Attempt: 4}, now, now.Add(time.Second))
+	got := s.stuck(3, now, time.Minute)
+	require.Len(t, got, 2)
+	assert.Equal(t, []uint64{3, 7}, []uint64{got[0].ID, got[1].ID}, "oldest first")
+	assert.Equal(t, "delivery 3 (Push Hook) failed 4 attempts in a row since 2026-12-01T09:00:00Z; its errors are logged with id=3",
+		got[0].problem(), "no partition held back")
+	s.settled(7)
+	s.settled(3)
+	assert.Empty(t, s.stuck(1, now, time.Minute), "handled")
+}
+
+// TestDeadLetteredIsNoLongerFailing: a delivery reported stuck stops being
+// reported once it is dead-lettered; the dead letter is the operator's now.
+func TestDeadLetteredIsNoLongerFailing(t *testing.T) {
+	second, release := make(chan struct{}), make(chan struct{})
+	h := newHandler(t, Options{StuckAttempts: 1, MaxAttempts: 2, RetryMin: time.Millisecond, RetryMax: time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+		OnIssue: func(ctx context.Context, _ *IssueEvent) error {
+			if DeliveryFrom(ctx).Attempt == 2 {
+				close(second)
+				<-release
+			}
+			return errors.New("boom")
+		}})
+	running(t, h)
+	assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, 1)).Code)
+	<-second
+	hs := h.Health(context.Background())
+	assert.False(t, hs.Progressing)
+	require.Len(t, hs.Failing, 1, "%+v", hs)
+	assert.Equal(t, 1, hs.Failing[0].Attempts)
+	close(release)
+	waitIdle(t, h)
+	hs = h.Health(context.Background())
+	assert.True(t, hs.Ready && hs.Progressing, "%+v", hs)
+	assert.Empty(t, hs.Failing)
+	assert.Equal(t, 1, hs.Queue.DeadLetters)
 }

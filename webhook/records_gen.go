@@ -7,178 +7,130 @@ import (
 	"github.com/collabsvc/collab/internal/jsonkeep"
 )
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *BuildEvent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BuildEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (b *BuildEventUser) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, b))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (b BuildEventUser) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&b) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (i *IssueAttributes) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, i))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (i IssueAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (i *IssueEvent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, i))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (i IssueEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&i) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (m *MergeRequestAttributes) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, m))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (m MergeRequestAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (m *MergeRequestEvent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, m))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (m MergeRequestEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&m) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (n *NoteAttributes) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, n))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (n NoteAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (n *NoteEvent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, n))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (n NoteEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (n *NotePosition) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, n))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (n NotePosition) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&n) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (p *Pipeline) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, p))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (p Pipeline) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (s *Snippet) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, s))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (s Snippet) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (s *StDiff) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, s))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (s StDiff) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&s) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (u *User) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, u))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (u User) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&u) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (w *Wiki) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, w))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (w Wiki) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&w) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (w *WikiPageAttributes) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, w))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (w WikiPageAttributes) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&w) }
 
-// UnmarshalJSON keeps unknown keys in Extra. Values that do not fit their
-// fields are kept there too, and reported as collab.FieldErrors after the
-// rest is decoded.
+// UnmarshalJSON decodes as the client does, unknown keys into Extra.
 func (w *WikiPageEvent) UnmarshalJSON(data []byte) error {
 	return jsonkeep.Public[collab.FieldErrors](jsonkeep.Decode(data, w))
 }
 
-// MarshalJSON writes every field, under its alias too when it has one,
-// and the keys kept in Extra: equal values write the same JSON.
+// MarshalJSON writes every field and the keys kept in Extra.
 func (w WikiPageEvent) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&w) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -250,6 +251,7 @@ func (h *Handler) settle(ctx context.Context, d *Delivery, err error) HandleOutc
 	switch {
 	case err == nil:
 		h.handled.Add(1)
+		h.health.settled(d.ID)
 		if err := h.queue.Ack(sctx, d.ID); err != nil {
 			h.handled.Add(-1)
 			h.logDelivery(slog.LevelError, "webhook: ack failed; the delivery will be handled again", d, err)
@@ -261,6 +263,7 @@ func (h *Handler) settle(ctx context.Context, d *Delivery, err error) HandleOutc
 	case d.Attempt >= h.opts.MaxAttempts:
 		h.logDelivery(slog.LevelError, "webhook: callback failed its last attempt; dead-lettered", d, err)
 		h.deadLettered.Add(1)
+		h.health.settled(d.ID)
 		if err := h.queue.DeadLetter(sctx, d.ID, err.Error()); err != nil {
 			h.deadLettered.Add(-1)
 			h.logDelivery(slog.LevelError, "webhook: dead-lettering failed", d, err)
@@ -270,17 +273,33 @@ func (h *Handler) settle(ctx context.Context, d *Delivery, err error) HandleOutc
 	wait := h.backoff(d.Attempt)
 	h.logDelivery(slog.LevelWarn, "webhook: callback failed; will retry", d, err, "in", wait)
 	h.retried.Add(1)
-	if err := h.queue.Retry(sctx, d.ID, time.Now().Add(wait), err.Error()); err != nil {
+	now := time.Now()
+	h.health.failed(d, now, now.Add(wait))
+	if err := h.queue.Retry(sctx, d.ID, now.Add(wait), err.Error()); err != nil {
 		h.retried.Add(-1)
 		h.logDelivery(slog.LevelError, "webhook: scheduling a retry failed", d, err)
 	}
 	return HandleRetry
 }
 
-// logDelivery logs about d with the stable keys kind, key and attempt.
+// logDelivery logs about d with the stable keys id, kind, key, attempt and
+// error, and the stack of a panic.
 func (h *Handler) logDelivery(level slog.Level, msg string, d *Delivery, err error, args ...any) {
-	h.log(level, msg, append([]any{"kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "error", err}, args...)...)
+	args = append([]any{"id", d.ID, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "error", err}, args...)
+	var p *panicError
+	if errors.As(err, &p) {
+		args = append(args, "stack", string(p.stack))
+	}
+	h.log(level, msg, args...)
 }
+
+// panicError is a callback's panic, with the stack where it happened.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
 // backoff is the wait after the n-th failure: RetryMin doubled n-1 times,
 // capped at RetryMax.
@@ -296,7 +315,7 @@ func (h *Handler) backoff(n int) time.Duration {
 func (h *Handler) call(ctx context.Context, d *Delivery) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
+			err = &panicError{value: p, stack: debug.Stack()}
 		}
 	}()
 	o := &h.opts

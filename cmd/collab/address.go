@@ -83,3 +83,13 @@ func projectOfRemote(remote string, server *url.URL) string {
 	}
 	return path
 }
+
+// currentBranch is the branch checked out in the current directory.
+func currentBranch(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "git", "symbolic-ref", "--short", "HEAD").Output()
+	branch := strings.TrimSpace(string(out))
+	if err != nil || branch == "" {
+		return "", usagef(":branch: the current directory is not a git clone with a branch checked out")
+	}
+	return branch, nil
+}

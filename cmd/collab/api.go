@@ -48,8 +48,8 @@ func newAPICmd(cfg *config, std stdio) *cobra.Command {
 the response body.
 
 :project in the path stands for the project of -R, $COLLAB_REPO or the current
-directory's git remote, escaped; a project path given whole (projects/acme/webshop/issues)
-is escaped too. Issues and merge requests are addressed by their global id here;
+directory's git remote, and :branch for the branch checked out there, each escaped; a
+project path given whole (projects/acme/webshop/issues) is escaped too. Issues and merge requests are addressed by their global id here;
 the typed commands (collab issue view 5) take the number people see.
 
 -f key=value sends a string and -F key=value a typed value: a number, true, false,
@@ -114,7 +114,7 @@ func (a *apiCmd) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer watch.CloseIdleConnections() // the client leaves a transport it was given alone
 
 	out := bufio.NewWriterSize(a.std.out, 64<<10)
 	w := &output{w: out, filter: filter, ndjson: a.ndjson}
@@ -184,19 +184,23 @@ func (a *apiCmd) client(watch *watcher) (*collab.Client, error) {
 	return client, nil
 }
 
-// fillProject puts the project, escaped, in place of :project, and
-// escapes a project path given whole (projects/acme/webshop/issues).
+// fillProject puts the project in place of :project and the current git
+// branch in place of :branch, each escaped, and escapes a project path
+// given whole (projects/acme/webshop/issues).
 func (a *apiCmd) fillProject(ctx context.Context, path string) (string, error) {
+	fills := map[string]func(context.Context) (string, error){":project": a.cfg.project, ":branch": currentBranch}
 	segments := strings.Split(path, "/")
 	for i, s := range segments {
-		if s != ":project" && !strings.HasPrefix(s, ":project?") {
+		name, _, _ := strings.Cut(s, "?")
+		fill, ok := fills[name]
+		if !ok {
 			continue
 		}
-		p, err := a.cfg.project(ctx)
+		v, err := fill(ctx)
 		if err != nil {
 			return "", err
 		}
-		segments[i] = escapeSegment(p) + strings.TrimPrefix(s, ":project")
+		segments[i] = escapeSegment(v) + strings.TrimPrefix(s, name)
 	}
 	return escapeProjectPath(strings.Join(segments, "/")), nil
 }
@@ -330,7 +334,7 @@ func newWatcher(headers http.Header) *watcher {
 }
 
 // CloseIdleConnections closes the idle connections of the transport
-// underneath, so that Client.Close reaches them.
+// underneath.
 func (w *watcher) CloseIdleConnections() {
 	if c, ok := w.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()

@@ -21,8 +21,8 @@ const completeTimeout = 2 * time.Second
 const completeLimit = 50
 
 // complete registers completion from the server for the positional
-// arguments and the flags that have one.
-func (c *opCmd) complete(positional []*ops.Arg) {
+// arguments and, when flags is set, for the flags that have one.
+func (c *opCmd) complete(positional []*ops.Arg, flags bool) {
 	c.cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		// A project given positionally may be absent; count from the end.
 		i := len(args)
@@ -39,7 +39,7 @@ func (c *opCmd) complete(positional []*ops.Arg) {
 	}
 	for i := range c.op.Args {
 		a := &c.op.Args[i]
-		if a.Positional || (a.Completion() == ops.CompleteNone && len(a.Enum) == 0) {
+		if !flags || a.Positional || (a.Completion() == ops.CompleteNone && len(a.Enum) == 0) {
 			continue
 		}
 		_ = c.cmd.RegisterFlagCompletionFunc(flagName(a), func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -83,8 +83,9 @@ func (c *opCmd) values(ctx context.Context, what ops.Completion, prefix string) 
 		values[k] = v
 	}
 	if what == ops.CompleteProject {
-		if prefix != "" {
-			values["search"] = prefix
+		// The server searches names, not namespaces: "acme/we" asks for "we".
+		if _, name, ok := strings.Cut(prefix, "/"); ok && name != "" {
+			values["search"] = name
 		}
 	} else if err := c.completionProject(ctx, values); err != nil {
 		return nil

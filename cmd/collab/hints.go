@@ -57,7 +57,10 @@ func exitStatus(err error) int {
 // hint is a sentence that helps with err, or "".
 func hint(err error) string {
 	var er *collab.ErrorResponse
+	var he hintedError
 	switch {
+	case errors.As(err, &he):
+		return he.hint
 	case errors.Is(err, collab.ErrUnauthorized):
 		return "sign in with collab auth login --url URL < token.txt, or set COLLAB_TOKEN"
 	case errors.Is(err, collab.ErrForbidden):
@@ -87,25 +90,18 @@ type apiError struct {
 func (e apiError) Error() string { return e.err.Error() }
 func (e apiError) Unwrap() error { return e.err }
 
-// unescapedProject matches a path that addresses a project by its path
-// without escaping it: projects/group/project/...
-var unescapedProject = regexp.MustCompile(`/projects/([^/%]+)/([^/%]+)`)
-
 // byID matches a path that takes an issue's or a merge request's id.
 var byID = regexp.MustCompile(`/projects/[^/]+/(issues|merge_requests)/(\d+)(/|$)`)
 
-// notFoundHint explains the two usual 404s of collab api: a project path
-// not escaped, and a number people see (iid) where the path takes an id.
+// notFoundHint explains the usual 404 of collab api: a number people see
+// (iid) where the path takes an id. (The other, a project path not
+// escaped, collab api mends: see escapeProjectPath.)
 func notFoundHint(er *collab.ErrorResponse) string {
 	u, err := url.Parse(er.URL)
 	if err != nil {
 		return ""
 	}
-	path := u.EscapedPath()
-	if m := unescapedProject.FindStringSubmatch(path); m != nil && !projectKeywords[m[1]] && strings.Trim(m[1], "0123456789") != "" {
-		return "a project path is one segment: projects/" + m[1] + "%2F" + m[2] + " (collab api escapes it when given whole, as :project does)"
-	}
-	if m := byID.FindStringSubmatch(path); m != nil {
+	if m := byID.FindStringSubmatch(u.EscapedPath()); m != nil {
 		noun := map[string]string{"issues": "issue", "merge_requests": "mr"}[m[1]]
 		return m[1] + "/" + m[2] + " takes the global id, not the number #" + m[2] + " people see: collab " + noun +
 			" view " + m[2] + " takes the number, or ask " + m[1] + "?iid=" + m[2]
@@ -144,3 +140,32 @@ func escapeProjectPath(path string) string {
 
 // escapeSegment escapes a path segment as the SDK does, "." included.
 func escapeSegment(s string) string { return strings.ReplaceAll(url.PathEscape(s), ".", "%2E") }
+
+// hintedError is an error with the hint a command knows for it.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e hintedError) Error() string { return e.err.Error() }
+func (e hintedError) Unwrap() error { return e.err }
+
+// numberHint explains a number not found where an operation takes the
+// number people see: an id was perhaps given instead. The lookup by number
+// reports a missing one as collab.ErrNotFound without a server's answer;
+// a 404 answer (no such project) gets no such hint.
+func numberHint(op *ops.Op, err error) error {
+	var er *collab.ErrorResponse
+	if !errors.Is(err, collab.ErrNotFound) || errors.As(err, &er) {
+		return err
+	}
+	for _, a := range op.Args {
+		switch a.Kind {
+		case ops.KindIssue:
+			return hintedError{err, "the number is the #iid the project shows, not the issue's id: collab issue list shows them"}
+		case ops.KindMergeRequest:
+			return hintedError{err, "the number is the !iid the project shows, not the merge request's id: collab mr list shows them"}
+		}
+	}
+	return err
+}

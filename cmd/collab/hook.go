@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 	"github.com/collabsvc/collab/webhook"
 )
 
@@ -31,7 +31,7 @@ type eventLine struct {
 }
 
 func newHookCmd(std stdio) *cobra.Command {
-	return groupCmd(cmdText{use: "hook", short: "Receive webhooks as JSON lines, and send them again"},
+	return groupCmd(cmdText{use: "hook", short: "Manage a project's webhooks, receive them as JSON lines, and send them again"},
 		newListenCmd(std), newReplayCmd(std))
 }
 
@@ -299,13 +299,13 @@ func (r *replayCmd) run(ctx context.Context, args []string) error {
 
 // replayCassette sends the webhook deliveries of the cassette in in.
 func (r *replayCmd) replayCassette(ctx context.Context, in io.Reader, hc *http.Client, secret string) error {
-	c, err := collabtest.ReadCassette(in)
+	c, err := cassette.Read(in)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	sent, failed := 0, 0
 	for i, e := range c.Exchanges {
-		if e.Kind != collabtest.DeliveryKind {
+		if e.Kind != cassette.DeliveryKind {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

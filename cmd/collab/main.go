@@ -1,6 +1,9 @@
-// Command collab is the Collaboration Service API from the shell, for CI
-// jobs, cron jobs and one-off migrations:
+// Command collab is the Collaboration Service from the shell, for scripts,
+// CI jobs and people:
 //
+//	collab issue|mr|build|label|milestone|project|group|member|branch|hook|emoji|note|settings|user VERB
+//	                              typed commands: collab issue list, collab mr merge 12, collab build trace 7 --follow
+//	collab auth login|status|logout  store a token per server, check it, forget it
 //	collab api [METHOD] PATH      call any endpoint; --paginate makes one JSON array of every page
 //	collab hook listen            receive webhooks and print each as one JSON line
 //	collab hook replay            send recorded webhook lines again
@@ -11,13 +14,22 @@
 //	collab version                print the module and Go versions
 //	collab completion SHELL       print a completion script for bash, zsh, fish or powershell
 //
-// It reads the server from COLLAB_URL (or --url) and the token from
-// COLLAB_TOKEN (or --token-file); COLLAB_TOKEN_KIND=oauth sends it as an OAuth
-// bearer token instead of a private token. A token is never taken as a flag
-// value, where it would show in the process list and in shell history.
+// It reads the server from COLLAB_URL (or --url, or the one server signed in
+// with collab auth login) and the token from COLLAB_TOKEN (or --token-file,
+// or the hosts file collab auth login writes); COLLAB_TOKEN_KIND=oauth sends
+// it as an OAuth bearer token instead of a private token. A token is never
+// taken as a flag value, where it would show in the process list and in
+// shell history. The project of a typed command is -R GROUP/PROJECT, else
+// COLLAB_REPO, else the git remote of the current directory on the server.
 //
-// Exit status: 0 on success, 1 when the server answers an error or a request
-// fails, 2 on a usage error.
+// Every command that prints records prints a table on a terminal and
+// tab-separated values off one, and takes --json [fields], --jq and
+// --template; lists take --limit and --paginate.
+//
+// Exit status (collab help exit-codes): 0 on success, an empty list
+// included; 1 when the server answers an error or a request fails; 2 on a
+// usage error; 4 when not signed in or not allowed; 8 when still pending
+// (build view --exit-status).
 //
 // Install it with
 //
@@ -66,7 +78,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 // run executes the command line args and returns the exit status.
 func run(ctx context.Context, args []string, std stdio) int {
-	root := newRootCmd(std)
+	root := buildRootCmd(std, len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd))
 	root.SetArgs(joinJSONFields(root, args))
 	err := root.ExecuteContext(ctx)
 	code := exitStatus(err)
@@ -74,7 +86,7 @@ func run(ctx context.Context, args []string, std stdio) int {
 	switch {
 	case err == nil, errors.As(err, &ee):
 	case code == exitUsage:
-		fmt.Fprintf(std.err, "collab: %v\nRun 'collab help' for usage.\n", err)
+		fmt.Fprintf(std.err, "collab: %v (collab help shows the usage)\n", err)
 	default:
 		msg := strings.TrimPrefix(err.Error(), "collab: ")
 		if h := hint(err); h != "" {
@@ -85,8 +97,15 @@ func run(ctx context.Context, args []string, std stdio) int {
 	return code
 }
 
-// newRootCmd builds the command tree.
-func newRootCmd(std stdio) *cobra.Command {
+// newRootCmd builds the command tree, without the completion of flag
+// values.
+func newRootCmd(std stdio) *cobra.Command { return buildRootCmd(std, false) }
+
+// buildRootCmd builds the command tree; completing registers the
+// completion of flag values, which only a completion request needs (cobra
+// keeps what is registered for good, so a tree built in a test or a
+// benchmark would never be freed).
+func buildRootCmd(std stdio, completing bool) *cobra.Command {
 	var cfg config
 	hook := newHookCmd(std)
 	root := groupCmd(cmdText{
@@ -109,7 +128,7 @@ func newRootCmd(std stdio) *cobra.Command {
 		newQueueCmd(std),
 		newVersionCmd(std),
 	)
-	root.AddCommand(typedCmds(&cfg, std, map[string]*cobra.Command{"hook": hook})...)
+	root.AddCommand(typedCmds(&cfg, std, map[string]*cobra.Command{"hook": hook}, completing)...)
 	root.AddCommand(&cobra.Command{Use: "exit-codes", Short: "What each exit status means", Long: exitCodesHelp})
 	root.SilenceErrors = true
 	root.SilenceUsage = true

@@ -86,10 +86,7 @@ func cmdRedisServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: redis-server VAR")
 	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		ts.Fatalf("redis-server not found: install the Debian package redis-server (.ci/run does)")
-	}
+	bin := needTool(scriptTest(ts), "redis-server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	ts.Check(err)
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 // recordCmd holds the flags of collab record.
@@ -27,15 +27,18 @@ func newRecordCmd(std stdio) *cobra.Command {
 		use:   "record --upstream URL -o FILE",
 		short: "Record a session with a server, through a proxy, into a cassette",
 		long: `Serve a reverse proxy to --upstream and record every exchange that passes through it
-into the cassette FILE, which collab fake --replay, collab conform and collabtest read.
+into the cassette FILE, which collab fake --replay, collab conform and the Go
+package collabtest/cassette read.
 The first line of output is the proxy's base URL: point a client, or the server's
 webhooks, at it.
 
 Secrets are never written: the values of the credential headers (PRIVATE-TOKEN,
 Authorization, SUDO, BUILD-TOKEN, JOB-TOKEN, Cookie) and of X-Gitlab-Token, and of
 private_token, access_token, token, runners_token, password and the other token
-keys in queries, forms and JSON bodies, become placeholders such as <secret-1>,
-the same one for the same secret. docs/record-replay.md lists every rule.
+keys of the SDK's records in queries, forms and JSON bodies (requests and answers),
+become placeholders such as <secret-1>, the same one for the same secret; so does
+each of those credentials wherever later text repeats it (a build token inside a
+clone URL). docs/record-replay.md lists every rule.
 
 Placed in front of a webhook receiver (--upstream the receiver's URL), it records
 the deliveries the server sends; collab hook replay plays them back.
@@ -59,7 +62,7 @@ func (r *recordCmd) run(ctx context.Context) error {
 	if err := checkURL("--upstream", r.upstream); err != nil {
 		return err
 	}
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	proxy, err := rec.Handler(r.upstream)
 	if err != nil {
 		return usagef("--upstream: %v", err)

@@ -31,3 +31,19 @@ func TestIncludeRedactsEscapedToken(t *testing.T) {
 		t.Errorf("no token, nothing redacted:\n%s", out.String())
 	}
 }
+
+// TestIncludeKeepsWordsAroundAShortToken: a token of one character is
+// hidden where it stands whole, and the words that hold its letter are
+// printed as they came.
+func TestIncludeKeepsWordsAroundAShortToken(t *testing.T) {
+	var out strings.Builder
+	resp := &http.Response{Proto: "HTTP/1.1", Status: "501 Not Implemented", Header: http.Header{
+		"X-Message": {"no recorded exchange"}, "X-Token": {"x"}, "Link": {"<https://h.example/p?private_token=x&page=2>; rel=\"next\""},
+	}}
+	includePrinter(&out, "x")(resp)
+	for _, want := range []string{"X-Message: no recorded exchange", "X-Token: [redacted]", "private_token=[redacted]&page=2>; rel=\"next\""} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+}

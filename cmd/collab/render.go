@@ -8,8 +8,10 @@ import (
 	"io"
 	"iter"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"text/template"
@@ -17,6 +19,7 @@ import (
 	"github.com/itchyny/gojq"
 	"github.com/spf13/pflag"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/cmd/collab/internal/ops"
 )
 
@@ -225,10 +228,43 @@ func (o *outputFlags) generic(rec any) (any, error) {
 // field and every key kept from the server, with "<" and "&" as they are
 // (json.Marshal would escape them for HTML, and check the bytes again).
 func encodeRecord(rec any) ([]byte, error) {
+	var b []byte
+	var err error
 	if m, ok := rec.(json.Marshaler); ok {
-		return m.MarshalJSON()
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(rec)
 	}
-	return json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return redactSecrets(b, reflect.TypeOf(rec))
+}
+
+// redactSecrets replaces the values of the record's secret fields (see
+// ops.SecretFields) with collab.Redacted: a token the server handed out
+// never reaches standard output.
+func redactSecrets(b []byte, t reflect.Type) ([]byte, error) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return b, nil
+	}
+	secrets := ops.SecretFields(t)
+	if len(secrets) == 0 {
+		return b, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range secrets {
+		if v, ok := m[k]; ok && string(v) != "null" && string(v) != `""` {
+			m[k] = json.RawMessage(strconv.Quote(collab.Redacted))
+		}
+	}
+	return json.Marshal(m)
 }
 
 // emit prints v as --json, --jq or --template ask.

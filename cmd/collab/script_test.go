@@ -49,6 +49,7 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Values[serverKey{}] = srv
+			env.Values[scriptTestKey{}] = env.T()
 			env.Values[blockedKey{}] = &blockedListener{}
 			env.Setenv("COLLAB_URL", srv.URL)
 			env.Setenv("COLLAB_TOKEN", srv.AdminToken)

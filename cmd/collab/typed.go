@@ -36,7 +36,7 @@ var nounHelp = map[string]string{
 // typedCmds are the typed commands, one group per noun of the registry.
 // existing holds the commands of the same name already built by hand (hook
 // has listen and replay), which receive the operations as subcommands.
-func typedCmds(cfg *config, std stdio, existing map[string]*cobra.Command) []*cobra.Command {
+func typedCmds(cfg *config, std stdio, existing map[string]*cobra.Command, completing bool) []*cobra.Command {
 	var out []*cobra.Command
 	for _, noun := range ops.Nouns() {
 		group := existing[noun]
@@ -46,7 +46,7 @@ func typedCmds(cfg *config, std stdio, existing map[string]*cobra.Command) []*co
 		}
 		for _, op := range ops.All() {
 			if op.Noun == noun {
-				group.AddCommand(newOpCmd(op, cfg, std))
+				group.AddCommand(newOpCmd(op, cfg, std, completing))
 			}
 		}
 	}
@@ -72,7 +72,7 @@ const projectFlag = "repo"
 // newOpCmd derives the command of op: its usage line from the positional
 // arguments, a flag for each other argument, the output flags for a
 // record, and completion from the server.
-func newOpCmd(op *ops.Op, cfg *config, std stdio) *cobra.Command {
+func newOpCmd(op *ops.Op, cfg *config, std stdio, completing bool) *cobra.Command {
 	c := &opCmd{op: op, cfg: cfg, std: std}
 	use := []string{op.Verb}
 	var positional []*ops.Arg
@@ -113,7 +113,7 @@ func newOpCmd(op *ops.Op, cfg *config, std stdio) *cobra.Command {
 	if op.Noun == "build" && op.Verb == "trace" {
 		f.BoolVar(&c.follow, "follow", false, "keep printing what the build appends until it finishes")
 	}
-	c.complete(positional)
+	c.complete(positional, completing)
 	return c.cmd
 }
 
@@ -150,12 +150,13 @@ func addArgFlag(f *pflag.FlagSet, a *ops.Arg) {
 	if len(a.Enum) > 0 && !strings.Contains(help, strings.Join(a.Enum[:2], ", ")) {
 		help += " (" + strings.Join(a.Enum, ", ") + ")"
 	}
-	if a.Required {
-		help += " (required)"
-	}
 	name, short := flagName(a), ""
-	if name == projectFlag {
+	switch {
+	case name == projectFlag:
 		short = "R"
+		help += " (default $COLLAB_REPO, else the git remote)"
+	case a.Required:
+		help += " (required)"
 	}
 	switch a.Kind {
 	case ops.KindBool:
@@ -268,7 +269,7 @@ func (c *opCmd) run(ctx context.Context, args []string) error {
 	}
 	res, err := c.op.Run(ctx, client, in)
 	if err != nil {
-		return err
+		return numberHint(c.op, err)
 	}
 	return c.show(res)
 }

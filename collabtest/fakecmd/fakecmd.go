@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 // tokenEnv names the environment variable that sets the admin token when
@@ -139,13 +140,13 @@ func serve(ctx context.Context, name string, o options, out, logOut io.Writer) e
 	if o.log {
 		opts = append(opts, collabtest.WithLog(slog.New(slog.NewTextHandler(logOut, nil))))
 	}
-	var replay *collabtest.Replayer
+	var replay *cassette.Replayer
 	if o.replay != "" {
-		c, err := collabtest.LoadCassette(o.replay)
+		c, err := cassette.Load(o.replay)
 		if err != nil {
 			return err
 		}
-		replay = collabtest.NewReplayer(c)
+		replay = cassette.NewReplayer(c)
 		opts = append(opts, collabtest.WithReplay(replay))
 	}
 	srv, err := collabtest.NewServer(opts...)
@@ -155,7 +156,7 @@ func serve(ctx context.Context, name string, o options, out, logOut io.Writer) e
 	defer srv.Close()
 	srv.SetWebhookTimeout(o.webhookTimeout)
 	if o.seed {
-		if err := seed(srv, out); err != nil {
+		if err := Seed(srv, out); err != nil {
 			return err
 		}
 	}

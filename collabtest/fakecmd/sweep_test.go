@@ -19,6 +19,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 	"github.com/collabsvc/collab/internal/suite"
 	"github.com/collabsvc/collab/runner"
 )
@@ -70,7 +71,7 @@ func scripted(t *testing.T, c *collab.Client, rc *runner.Client) []string {
 	note("close", err)
 	again, _, err := c.Issues.Get(ctx, p.ID, issue.ID)
 	note("read again: "+string(again.State), err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, p.ID, issue.ID, "a note")
+	_, _, err = c.Notes.CreateIssueNote(ctx, p.ID, issue.ID, &collab.CreateNoteOptions{Body: "a note"})
 	note("note", err)
 	_, _, err = c.Labels.Create(ctx, p.ID, &collab.CreateLabelOptions{Name: "bug", Color: "#d9534f"})
 	note("label", err)
@@ -107,7 +108,7 @@ var placeholders = regexp.MustCompile(`(<|%3C)secret-[0-9]+(>|%3E)`)
 // cassetteText is c as written, for comparing two recordings. Placeholders
 // are numbered by the order secrets are met, and the replaying client's
 // token is another secret than the recorded one, so they are left out.
-func cassetteText(t *testing.T, c *collabtest.Cassette) string {
+func cassetteText(t *testing.T, c *cassette.Cassette) string {
 	t.Helper()
 	var b bytes.Buffer
 	_, err := c.WriteTo(&b)
@@ -120,7 +121,7 @@ func cassetteText(t *testing.T, c *collabtest.Cassette) string {
 // -replay, and measures fakes against it.
 func TestRecordReplayConform(t *testing.T) {
 	srv := collabtest.NewTestServer(t, collabtest.WithAdminToken(canary))
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	recorded := session(t, &http.Client{Transport: rec.Transport(nil)}, srv.URL, canary)
 	file := filepath.Join(t.TempDir(), "session.json")
 	require.NoError(t, rec.Cassette().WriteFile(file))
@@ -129,7 +130,7 @@ func TestRecordReplayConform(t *testing.T) {
 	for _, secret := range []string{canary, srv.AdminOAuthToken, "rtok-", "runner-", "ptok-"} {
 		assert.NotContains(t, string(data), secret)
 	}
-	cas, err := collabtest.LoadCassette(file)
+	cas, err := cassette.Load(file)
 	require.NoError(t, err)
 	want := cassetteText(t, cas)
 	for _, route := range collabtest.Routes() {
@@ -139,8 +140,8 @@ func TestRecordReplayConform(t *testing.T) {
 	}
 
 	t.Run("transport", func(t *testing.T) {
-		p := collabtest.NewReplayer(cas)
-		again := collabtest.NewRecorder()
+		p := cassette.NewReplayer(cas)
+		again := cassette.NewRecorder()
 		got := session(t, &http.Client{Transport: again.Transport(p)}, "http://replay.invalid", "any-token")
 		assert.Equal(t, recorded, got)
 		assert.Equal(t, want, cassetteText(t, again.Cassette()), "every request got the recorded answer")
@@ -149,7 +150,7 @@ func TestRecordReplayConform(t *testing.T) {
 	})
 	t.Run("fake -replay", func(t *testing.T) {
 		base, stop := startFake(t, "-addr", "127.0.0.1:0", "-replay", file)
-		again := collabtest.NewRecorder()
+		again := cassette.NewRecorder()
 		got := session(t, &http.Client{Transport: again.Transport(nil)}, base, "another-token")
 		assert.Equal(t, recorded, got)
 		assert.Equal(t, want, cassetteText(t, again.Cassette()))
@@ -158,7 +159,7 @@ func TestRecordReplayConform(t *testing.T) {
 		assert.Empty(t, errOut, "no exchange went unused")
 	})
 	t.Run("changed parameter", func(t *testing.T) {
-		hc := &http.Client{Transport: collabtest.NewReplayer(cas)}
+		hc := &http.Client{Transport: cassette.NewReplayer(cas)}
 		e := findExchange(t, cas, "POST /api/v3/projects/:id/issues")
 		body := strings.Replace(string(e.Request.Body()), "first", "second", 1)
 		req, err := http.NewRequest(e.Method, "http://replay.invalid"+e.URL(), strings.NewReader(body))
@@ -177,9 +178,9 @@ func TestRecordReplayConform(t *testing.T) {
 // testConform measures a fresh fake against cas (no difference), then a
 // fake with one behaviour changed (exactly that difference, wherever the
 // session read a project).
-func testConform(t *testing.T, cas *collabtest.Cassette) {
+func testConform(t *testing.T, cas *cassette.Cassette) {
 	fresh := collabtest.NewTestServer(t)
-	diffs, err := collabtest.Conform(context.Background(), cas, fresh.URL, collabtest.ConformOptions{Token: fresh.AdminToken})
+	diffs, err := cassette.Conform(context.Background(), cas, fresh.URL, cassette.ConformOptions{Token: fresh.AdminToken})
 	require.NoError(t, err)
 	assert.Empty(t, diffs)
 
@@ -189,18 +190,18 @@ func testConform(t *testing.T, cas *collabtest.Cassette) {
 	for _, name := range []string{"u1", "u2", "u3", "u4", "u5"} {
 		shifted.AddUser(name, false)
 	}
-	diffs, err = collabtest.Conform(context.Background(), cas, shifted.URL, collabtest.ConformOptions{Token: shifted.AdminToken})
+	diffs, err = cassette.Conform(context.Background(), cas, shifted.URL, cassette.ConformOptions{Token: shifted.AdminToken})
 	require.NoError(t, err)
 	assert.Empty(t, diffs)
 
 	changed := collabtest.NewTestServer(t)
-	diffs, err = collabtest.Conform(context.Background(), cas, changed.URL,
-		collabtest.ConformOptions{Token: changed.AdminToken, Client: &http.Client{Transport: trunkProjects{}}})
+	diffs, err = cassette.Conform(context.Background(), cas, changed.URL,
+		cassette.ConformOptions{Token: changed.AdminToken, Client: &http.Client{Transport: trunkProjects{}}})
 	require.NoError(t, err)
-	var injected []collabtest.Difference
+	var injected []cassette.Difference
 	for i, e := range cas.Exchanges {
 		if e.Route == "GET /api/v3/projects/:id" && e.Status == http.StatusOK {
-			injected = append(injected, collabtest.Difference{Exchange: i, Route: e.Route, Part: "body /default_branch",
+			injected = append(injected, cassette.Difference{Exchange: i, Route: e.Route, Part: "body /default_branch",
 				Recorded: `"master"`, Got: `"trunk"`})
 		}
 	}
@@ -229,7 +230,7 @@ func (trunkProjects) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func findExchange(t *testing.T, c *collabtest.Cassette, route string) collabtest.Exchange {
+func findExchange(t *testing.T, c *cassette.Cassette, route string) cassette.Exchange {
 	t.Helper()
 	for _, e := range c.Exchanges {
 		if e.Route == route {
@@ -237,7 +238,7 @@ func findExchange(t *testing.T, c *collabtest.Cassette, route string) collabtest
 		}
 	}
 	t.Fatalf("no exchange on %s", route)
-	return collabtest.Exchange{}
+	return cassette.Exchange{}
 }
 
 // startFake runs the command with args until stop, which returns its

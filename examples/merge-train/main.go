@@ -89,7 +89,7 @@ func buildsSucceeded(ctx context.Context, c *collab.Client, pid any, sha string)
 // seed makes a project with three merge requests: one green, one whose
 // build failed, and one green but in conflict with its target.
 func seed(srv *collabtest.Server) int {
-	pid := srv.AddProject(srv.AdminID, "Train", 10)
+	p := srv.Seed.Project(srv.Admin, "Train", collab.InternalVisibility)
 	for _, mr := range []struct {
 		branch, title, status string
 		conflict              bool
@@ -98,10 +98,10 @@ func seed(srv *collabtest.Server) int {
 		{"feature/search", "Faster search", "failed", false},
 		{"feature/theme", "New theme", "success", true},
 	} {
-		sha := srv.AddBranch(pid, mr.branch, "")
-		srv.AddBuild(pid, collabtest.BuildSpec{Ref: mr.branch, Commit: sha, Status: mr.status})
-		id := srv.AddMergeRequest(pid, srv.AdminID, mr.branch, "master", mr.title)
-		srv.SetMergeConflict(id, mr.conflict)
+		b := srv.Seed.Branch(p, mr.branch)
+		srv.Seed.Build(p, collabtest.BuildSpec{Ref: mr.branch, Commit: b.Commit.ID, Status: mr.status})
+		m := srv.Seed.MergeRequest(p, srv.Admin, mr.branch, "master", mr.title)
+		srv.SetMergeConflict(m.ID, mr.conflict)
 	}
-	return pid
+	return p.ID
 }

@@ -23,7 +23,7 @@ func main() { exampleenv.Main("quickstart", run) }
 func run(ctx context.Context) error {
 	memberID := 0 // someone to add to the project; the fake has alice
 	env, err := exampleenv.Open(func(srv *collabtest.Server) {
-		memberID = srv.AddUser("alice", false).ID
+		memberID = srv.Seed.User("alice").ID
 	})
 	if err != nil {
 		return err

@@ -68,8 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer srv.Close()
-		pid := srv.AddProject(srv.AdminID, "widget", 0)
-		srv.AddBuild(pid, collabtest.BuildSpec{Name: "build", Commands: demoCommands})
+		p := srv.Seed.Project(srv.Admin, "widget", collab.PrivateVisibility)
+		srv.Seed.Build(p, collabtest.BuildSpec{Name: "build", Commands: demoCommands})
 		base, token, regToken = srv.URL, "", srv.RunnersRegistrationToken()
 		fmt.Fprintln(stdout, "using the embedded fake server")
 	}

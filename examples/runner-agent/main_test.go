@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
 	"go.uber.org/goleak"
 )
@@ -33,8 +34,9 @@ func TestRunnerAgent(t *testing.T) {
 // own: it registers, takes the build, and leaves no runner behind.
 func TestRunnerAgentRegisters(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	pid := srv.AddProject(srv.AdminID, "app", 0)
-	bid := srv.AddBuild(pid, collabtest.BuildSpec{Commands: "echo hi"})
+	project := srv.Seed.Project(srv.Admin, "app", collab.PrivateVisibility)
+	pid := project.ID
+	bid := srv.Seed.Build(project, collabtest.BuildSpec{Commands: "echo hi"}).ID
 	t.Setenv("COLLAB_URL", srv.URL)
 	t.Setenv("COLLAB_RUNNER_TOKEN", "")
 

@@ -14,8 +14,8 @@ import (
 // TestStoppedAfterReply: stopped between a reply and its ack, the bot replies once.
 func TestStoppedAfterReply(t *testing.T) {
 	srv, dir := collabtest.NewTestServer(t), t.TempDir()
-	pid, bob := srv.AddProject(srv.AdminID, "app", 20), srv.AddUser("bob", false).ID
-	hook, issue := srv.AddReceiver(pid), srv.AddIssue(pid, bob, "Crash")
+	p, bob := srv.Seed.Project(srv.Admin, "app", collab.PublicVisibility), srv.Seed.User("bob")
+	hook, issue := srv.AddReceiver(p.ID), srv.Seed.Issue(p, bob, "Crash")
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
 	for run := range 2 {
@@ -30,11 +30,11 @@ func TestStoppedAfterReply(t *testing.T) {
 			return context.Canceled
 		})
 		hook.Set(b)
-		srv.AddNote(pid, "Issue", issue, bob, "/label bug")
+		srv.Seed.IssueNote(issue, bob, "/label bug")
 		go func() { assert.True(t, srv.Settle(ctx, b) == nil || run == 0); stop() }()
 		require.NoError(t, b.Run(ctx))
 	}
-	notes, _, err := c.Notes.ListIssueNotes(t.Context(), pid, issue, nil)
+	notes, _, err := c.Notes.ListIssueNotes(t.Context(), p.ID, issue.ID, nil)
 	require.NoError(t, err)
 	assert.Len(t, notes, 4, "two commands, one reply each")
 }

@@ -27,12 +27,12 @@ func main() { exampleenv.Main("triage-bot", run) }
 
 func run(ctx context.Context) error {
 	env, err := exampleenv.OpenProject(func(srv *collabtest.Server) int {
-		pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+		p := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
 		for _, title := range []string{"Crash when the cart is empty", "Checkout is slow", "Add dark mode", "Typo on the about page"} {
-			srv.AddIssue(pid, srv.AdminID, title)
+			srv.Seed.Issue(p, srv.Admin, title)
 		}
-		srv.AddIssue(pid, srv.AdminID, "Error page shows a stack trace", "bug")
-		return pid
+		srv.Seed.Issue(p, srv.Admin, "Error page shows a stack trace", srv.Seed.Label(p, "bug", "#d9534f"))
+		return p.ID
 	})
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (t *triager) triage(issue *collab.Issue) (bool, error) {
 		return false, fmt.Errorf("labelling %s: %w", name, err)
 	}
 	note := fmt.Sprintf("Labelled ~%s because the title mentions %q.", rule.label, rule.keyword)
-	if _, _, err := t.c.Notes.CreateIssueNote(t.ctx, t.pid, issue.ID, note); err != nil {
+	if _, _, err := t.c.Notes.CreateIssueNote(t.ctx, t.pid, issue.ID, &collab.CreateNoteOptions{Body: note}); err != nil {
 		return false, fmt.Errorf("commenting on %s: %w", name, err)
 	}
 	if _, _, err := t.c.AwardEmoji.CreateIssueAward(t.ctx, t.pid, issue.ID, "eyes"); err != nil {

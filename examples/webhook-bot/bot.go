@@ -72,7 +72,7 @@ func (b *bot) onIssue(ctx context.Context, e *webhook.IssueEvent) error {
 		opener = issue.Author.Username
 	}
 	note := fmt.Sprintf("Thanks @%s! Labelled ~%s; comment `/close` to close it.", opener, b.label)
-	if _, _, err := b.c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, note); err != nil {
+	if _, _, err := b.c.Notes.CreateIssueNote(ctx, a.ProjectID, a.ID, &collab.CreateNoteOptions{Body: note}); err != nil {
 		return fmt.Errorf("commenting on #%d: %w", a.IID, err)
 	}
 	b.report(fmt.Sprintf("#%d %q: labelled ~%s and commented", a.IID, a.Title, b.label))
@@ -113,7 +113,7 @@ func (b *bot) onBuild(ctx context.Context, e *webhook.BuildEvent) error {
 			continue
 		}
 		note := fmt.Sprintf("Build %s (#%d) failed in stage %s at %.7s.", e.BuildName, e.BuildID, e.BuildStage, e.SHA)
-		if _, _, err := b.c.Notes.CreateMergeRequestNote(ctx, e.ProjectID, mr.ID, note); err != nil {
+		if _, _, err := b.c.Notes.CreateMergeRequestNote(ctx, e.ProjectID, mr.ID, &collab.CreateNoteOptions{Body: note}); err != nil {
 			return fmt.Errorf("noting on !%d: %w", mr.IID, err)
 		}
 		b.report(fmt.Sprintf("!%d: build %s (#%d) failed; noted on the merge request", mr.IID, e.BuildName, e.BuildID))

@@ -23,10 +23,12 @@ func TestBotReactions(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
-	bare := srv.AddIssue(pid, srv.AdminID, "Crash on save")
-	labelled := srv.AddIssue(pid, srv.AdminID, "Slow search", "performance")
-	mr := srv.AddMergeRequest(pid, srv.AdminID, "fix-save", "master", "Fix save")
+	p := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
+	pid := p.ID
+	bare := srv.Seed.Issue(p, srv.Admin, "Crash on save").ID
+	labelled := srv.Seed.Issue(p, srv.Admin, "Slow search", srv.Seed.Label(p, "performance", "#f0ad4e")).ID
+	srv.Seed.Branch(p, "fix-save")
+	mr := srv.Seed.MergeRequest(p, srv.Admin, "fix-save", "master", "Fix save").ID
 
 	reports := make(chan string, 10)
 	b := &bot{c: c, self: "root", label: "needs-triage", report: func(s string) { reports <- s }}
@@ -104,8 +106,9 @@ func TestBotCloseFromUnknownUser(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
-	id := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	p := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
+	pid := p.ID
+	id := srv.Seed.Issue(p, srv.Admin, "Crash on save").ID
 	var reports []string
 	b := &bot{c: c, self: "root", label: "needs-triage", report: func(s string) { reports = append(reports, s) }}
 	ev := &webhook.NoteEvent{ObjectKind: "note", ProjectID: pid,

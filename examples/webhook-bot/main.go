@@ -136,7 +136,8 @@ type scene struct {
 	out         io.Writer
 	srv         *collabtest.Server
 	admin, user *collab.Client
-	pid         int
+	project     *collab.Project
+	pid         int // project.ID
 	dir         string
 	b           *bot
 	reports     chan string
@@ -175,9 +176,10 @@ func newScene(ctx context.Context, w io.Writer) (*scene, func(), error) {
 		return nil, nil, err
 	}
 	fmt.Fprintln(out, "using the embedded fake server at", srv.URL)
-	alice := srv.AddUser("alice", false)
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
-	srv.AddMember(pid, alice.ID, 30)
+	alice := srv.Seed.User("alice")
+	project := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
+	srv.Seed.Member(project, alice, collab.DeveloperAccess)
+	pid := project.ID
 	admin, err1 := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	user, err2 := collab.NewClient(srv.URL, collab.WithPrivateToken(alice.Token))
 	dir, err3 := os.MkdirTemp("", "webhook-bot-queue-")
@@ -185,7 +187,7 @@ func newScene(ctx context.Context, w io.Writer) (*scene, func(), error) {
 		srv.Close()
 		return nil, nil, err
 	}
-	s := &scene{ctx: ctx, out: out, srv: srv, admin: admin, user: user, pid: pid, dir: dir,
+	s := &scene{ctx: ctx, out: out, srv: srv, admin: admin, user: user, project: project, pid: pid, dir: dir,
 		reports: make(chan string, 16), catchUp: catchup.Options{Projects: catchup.IDs(pid)}}
 	s.b = &bot{c: admin, self: "root", label: "needs-triage", report: func(r string) {
 		fmt.Fprintln(out, "bot:", r)
@@ -275,14 +277,14 @@ func (s *scene) whileDown() (login, slow int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if _, _, err := s.user.Notes.CreateIssueNote(s.ctx, s.pid, sl.ID, "/close"); err != nil {
+	if _, _, err := s.user.Notes.CreateIssueNote(s.ctx, s.pid, sl.ID, &collab.CreateNoteOptions{Body: "/close"}); err != nil {
 		return 0, 0, err
 	}
 	fmt.Fprintf(s.out, "while the bot is down: alice commented /close on #%d\n", sl.IID)
-	build := s.srv.AddBuild(s.pid, collabtest.BuildSpec{Name: "rspec", Stage: "test", Ref: "fix-save"})
-	s.srv.SetBuildStatus(build, "running")
-	s.srv.SetBuildStatus(build, "failed")
-	fmt.Fprintf(s.out, "while the bot is down: build rspec (#%d) on fix-save failed\n", build)
+	build := s.srv.Seed.Build(s.project, collabtest.BuildSpec{Name: "rspec", Stage: "test", Ref: "fix-save"})
+	s.srv.SetBuildStatus(build.ID, "running")
+	s.srv.SetBuildStatus(build.ID, "failed")
+	fmt.Fprintf(s.out, "while the bot is down: build rspec (#%d) on fix-save failed\n", build.ID)
 	return is.ID, sl.ID, s.srv.WaitIdle(s.ctx)
 }
 
@@ -338,7 +340,7 @@ func firstAct(ctx context.Context, out io.Writer, srv *collabtest.Server, user *
 	if err := waitReports(1, "a labelled issue"); err != nil {
 		return 0, err
 	}
-	if _, _, err := user.Notes.CreateIssueNote(ctx, pid, crash.ID, "/close"); err != nil {
+	if _, _, err := user.Notes.CreateIssueNote(ctx, pid, crash.ID, &collab.CreateNoteOptions{Body: "/close"}); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(out, "alice commented /close on #%d\n", crash.IID)

@@ -47,7 +47,7 @@ func TestScenario(t *testing.T) {
 // until its context ends; it must then remove its hook.
 func TestLiveMode(t *testing.T) {
 	srv := collabtest.NewTestServer(t)
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+	pid := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility).ID
 	t.Setenv("COLLAB_URL", srv.URL)
 	t.Setenv("COLLAB_TOKEN", srv.AdminToken)
 	t.Setenv("COLLAB_PROJECT", strconv.Itoa(pid))

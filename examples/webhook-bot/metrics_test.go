@@ -29,7 +29,7 @@ func TestMetricsPage(t *testing.T) {
 	srv, err := collabtest.NewServer()
 	require.NoError(t, err)
 	defer srv.Close()
-	pid := srv.AddProject(srv.AdminID, "metrics", 0)
+	pid := srv.Seed.Project(srv.Admin, "metrics", collab.PrivateVisibility).ID
 	require.NoError(t, srv.Err())
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithObserver(m.Observer))
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestMetricsPage(t *testing.T) {
 			if calls.Add(1) == 1 {
 				return errors.New("busy")
 			}
-			_, _, err := c.Notes.CreateIssueNote(ctx, pid, e.ObjectAttributes.ID, "seen")
+			_, _, err := c.Notes.CreateIssueNote(ctx, pid, e.ObjectAttributes.ID, &collab.CreateNoteOptions{Body: "seen"})
 			handled <- struct{}{}
 			return err
 		}})

@@ -14,7 +14,7 @@ func TestOpenStartsTheSeededFakeWithoutURLAndToken(t *testing.T) {
 	var seeded *collabtest.Server
 	pid := 0
 	env, err := Open(func(srv *collabtest.Server) {
-		seeded, pid = srv, srv.AddProject(srv.AdminID, "Demo", 0)
+		seeded, pid = srv, srv.Seed.Project(srv.Admin, "Demo", collab.PrivateVisibility).ID
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,9 @@ func TestOpenProjectNeedsAllThreeForARealServer(t *testing.T) {
 	t.Setenv("COLLAB_URL", "http://127.0.0.1:1")
 	t.Setenv("COLLAB_TOKEN", "secret")
 	t.Setenv("COLLAB_PROJECT", "")
-	env, err := OpenProject(func(srv *collabtest.Server) int { return srv.AddProject(srv.AdminID, "Demo", 10) })
+	env, err := OpenProject(func(srv *collabtest.Server) int {
+		return srv.Seed.Project(srv.Admin, "Demo", collab.InternalVisibility).ID
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

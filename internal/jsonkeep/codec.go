@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -15,6 +16,10 @@ type codec struct {
 	fields []field
 	byName map[string]*field
 	extra  int // index of the Extra field, or -1
+
+	// pointees is a struct with a field for the value of each pointer
+	// field (see field.slot), nil when there are none.
+	pointees reflect.Type
 }
 
 type field struct {
@@ -25,6 +30,12 @@ type field struct {
 	nilable bool   // null is a value of the field (pointer, slice, map), or its zero value encodes as null
 	scalar  bool   // a number or a bool, for which a blank string is no value
 	dec     decodeFunc
+
+	// A pointer field's value is decoded into field slot of the object's
+	// pointees, with elem; slot is -1 for other fields.
+	slot       int
+	elem       decodeFunc
+	blankIsNil bool
 }
 
 var (
@@ -59,6 +70,31 @@ func (c *codec) build() {
 		if _, taken := c.byName[f.alias]; f.alias != "" && !taken {
 			c.byName[f.alias] = f
 		}
+	}
+	c.addPointees()
+}
+
+// addPointees gives each pointer field a slot in one struct, pointees, so
+// that the values an object's pointer fields point to are allocated
+// together, once per object, instead of one by one: a record's dates,
+// optional strings and nested records. They are the record's own values,
+// so sharing one allocation keeps nothing alive that the record does not.
+func (c *codec) addPointees() {
+	var slots []reflect.StructField
+	for i := range c.fields {
+		f := &c.fields[i]
+		f.slot = -1
+		t := c.typ.FieldByIndex(f.index).Type
+		if t.Kind() != reflect.Pointer {
+			continue
+		}
+		f.slot, f.elem = len(slots), decoderOf(t.Elem())
+		k := t.Elem().Kind()
+		f.blankIsNil = k == reflect.Bool || numberKind(k)
+		slots = append(slots, reflect.StructField{Name: "F" + strconv.Itoa(f.slot), Type: t.Elem()})
+	}
+	if len(slots) > 0 {
+		c.pointees = reflect.StructOf(slots)
 	}
 }
 

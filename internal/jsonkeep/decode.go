@@ -97,7 +97,7 @@ func decodeString(s *scanner, v reflect.Value, _ *Errors) error {
 	case raw[0] != '"':
 		return errors.New("expected a string")
 	}
-	v.SetString(string(unquote(raw)))
+	v.SetString(s.text(raw))
 	return nil
 }
 

@@ -95,7 +95,7 @@ func Decode(data []byte, v any) error {
 }
 
 // Unmarshal decodes data into v. A record (a struct with an Extra field),
-// or a slice of records or of pointers to them, is decoded as Decode does,
+// a pointer to one, or a slice of records or of pointers to them, is decoded as Decode does,
 // in one pass over the whole of data; anything else is handed to
 // json.Unmarshal.
 func Unmarshal(data []byte, v any) error {
@@ -107,8 +107,10 @@ func Unmarshal(data []byte, v any) error {
 	switch {
 	case isKept(t):
 		return run(data, rv.Elem(), nil)
+	case t.Kind() == reflect.Pointer && isKept(t.Elem()):
+		return run(data, rv.Elem(), topDecoder(t))
 	case t.Kind() == reflect.Slice && (isKept(t.Elem()) || t.Elem().Kind() == reflect.Pointer && isKept(t.Elem().Elem())):
-		return run(data, rv.Elem(), listDecoder(t))
+		return run(data, rv.Elem(), topDecoder(t))
 	}
 	return json.Unmarshal(data, v)
 }
@@ -155,21 +157,25 @@ func Public[L fieldList[E], E fieldErrorType](err error) error {
 	return out
 }
 
-var lists sync.Map // reflect.Type -> decodeFunc
+var tops sync.Map // reflect.Type -> decodeFunc
 
-func listDecoder(t reflect.Type) decodeFunc {
-	if d, ok := lists.Load(t); ok {
+// topDecoder returns the decodeFunc of t, a pointer to a record or a list
+// of records, built once.
+func topDecoder(t reflect.Type) decodeFunc {
+	if d, ok := tops.Load(t); ok {
 		return d.(decodeFunc)
 	}
-	d, _ := lists.LoadOrStore(t, sliceDecoder(t))
+	d, _ := tops.LoadOrStore(t, decoderOf(t))
 	return d.(decodeFunc)
 }
 
 // state is one decoding's scanner and errors, pooled so that decoding a
 // record costs no allocation of its own.
 type state struct {
-	s    scanner
-	errs Errors
+	s       scanner
+	errs    Errors
+	scratch []byte
+	strs    map[string]string
 }
 
 var states = sync.Pool{New: func() any { return new(state) }}
@@ -181,13 +187,20 @@ const maxPooledErrs = 64
 // reset forgets the last decoding: its body and its errors, which the
 // caller may hold (they are returned) but the pool must not.
 func (st *state) reset() {
+	if cap(st.s.scratch) <= maxPooledScratch {
+		st.scratch = st.s.scratch[:0]
+	}
 	st.s = scanner{}
 	clear(st.errs)
 	st.errs = st.errs[:0]
 	if cap(st.errs) > maxPooledErrs {
 		st.errs = nil
 	}
+	clear(st.strs)
 }
+
+// maxPooledScratch bounds the buffer of escaped text a pooled state keeps.
+const maxPooledScratch = 4 << 10
 
 // run decodes data into v: an object into a struct when dec is nil, or with
 // dec.
@@ -197,7 +210,10 @@ func run(data []byte, v reflect.Value, dec decodeFunc) error {
 		st.reset()
 		states.Put(st)
 	}()
-	st.s = scanner{data: data}
+	if st.strs == nil {
+		st.strs = make(map[string]string, 32)
+	}
+	st.s = scanner{data: data, scratch: st.scratch, strs: st.strs}
 	s := &st.s
 	s.ws()
 	var raw []byte

@@ -16,6 +16,7 @@ type object struct {
 	errs     *Errors
 	errStart int // errors from here on have paths relative to v
 	extra    map[string]json.RawMessage
+	pointees reflect.Value // of c.pointees, allocated on first use
 }
 
 // decode reads an object into v, which is zeroed first. Values that do not
@@ -101,7 +102,12 @@ func (o *object) field(f *field, key []byte) bool {
 	s, errs := o.s, o.errs
 	start, mark := s.pos, len(*errs)
 	fv := o.v.FieldByIndex(f.index)
-	err := f.dec(s, fv, errs)
+	var err error
+	if f.slot >= 0 {
+		err = o.pointer(f, fv)
+	} else {
+		err = f.dec(s, fv, errs)
+	}
 	if s.err != nil {
 		return false
 	}
@@ -127,6 +133,27 @@ func (o *object) field(f *field, key []byte) bool {
 		delete(o.extra, string(key)) // a duplicate key: the last value wins
 	}
 	return true
+}
+
+// pointer decodes the value of pointer field f, fv, as pointerDecoder
+// does, into its slot of the object's pointees.
+func (o *object) pointer(f *field, fv reflect.Value) error {
+	s := o.s
+	if s.isNull() || f.blankIsNil && s.isBlank() {
+		s.value()
+		fv.SetZero()
+		return nil
+	}
+	if !o.pointees.IsValid() {
+		o.pointees = reflect.New(o.c.pointees).Elem()
+	}
+	p := o.pointees.Field(f.slot)
+	p.SetZero() // a duplicate key's earlier value
+	if err := f.elem(s, p, o.errs); err != nil {
+		return err
+	}
+	fv.Set(p.Addr())
+	return nil
 }
 
 // keep stores a copy of raw under key, when the struct has an Extra: the

@@ -2,10 +2,10 @@ package jsonkeep
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -20,6 +20,9 @@ type scanner struct {
 	pos   int
 	depth int
 	err   error
+
+	scratch []byte            // the text of the last escaped string, reused
+	strs    map[string]string // the strings made so far, for text to share; nil to share none
 }
 
 // SyntaxError is malformed JSON, at a byte offset.
@@ -305,20 +308,125 @@ func (s *scanner) digits(i int) int {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// unquote returns the text of a checked JSON string. A string without
-// escapes and with valid UTF-8 is returned in place; the rest goes through
-// encoding/json, which replaces invalid UTF-8 as it always does.
+// unquote returns the text of a checked JSON string: in place when it has
+// no escape and its UTF-8 is valid, else in a new slice.
 func unquote(raw []byte) []byte {
 	in := raw[1 : len(raw)-1]
-	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+	if plainText(in) {
 		return in
 	}
-	var str string
-	if json.Unmarshal(raw, &str) != nil {
-		return in // unreachable: the scanner checked the string
-	}
-	return []byte(str)
+	return appendText(nil, in)
 }
+
+// plainText reports whether the content of a checked string is its text:
+// no escape, and valid UTF-8.
+func plainText(in []byte) bool { return bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) }
+
+// appendText appends the text of in, the content of a checked string, as
+// encoding/json reads it: escapes resolved, and each byte of invalid UTF-8
+// and each lone surrogate replaced by U+FFFD.
+func appendText(dst, in []byte) []byte {
+	for i := 0; i < len(in); {
+		switch c := in[i]; {
+		case c == '\\':
+			var n int
+			dst, n = appendEscape(dst, in[i:])
+			i += n
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = utf8.AppendRune(dst, r)
+			} else {
+				dst = append(dst, in[i:i+n]...)
+			}
+			i += n
+		}
+	}
+	return dst
+}
+
+// appendEscape appends what the checked escape at the start of in stands
+// for, and returns how many bytes of in it took: a \u escape of a high
+// surrogate takes the low one after it too.
+func appendEscape(dst, in []byte) ([]byte, int) {
+	switch c := in[1]; c {
+	case 'b':
+		return append(dst, '\b'), 2
+	case 'f':
+		return append(dst, '\f'), 2
+	case 'n':
+		return append(dst, '\n'), 2
+	case 'r':
+		return append(dst, '\r'), 2
+	case 't':
+		return append(dst, '\t'), 2
+	case 'u':
+	default: // " \ /
+		return append(dst, c), 2
+	}
+	r := hex4(in[2:6])
+	if !utf16.IsSurrogate(r) {
+		return utf8.AppendRune(dst, r), 6
+	}
+	if len(in) >= 12 && in[6] == '\\' && in[7] == 'u' {
+		if pair := utf16.DecodeRune(r, hex4(in[8:12])); pair != utf8.RuneError {
+			return utf8.AppendRune(dst, pair), 12
+		}
+	}
+	return utf8.AppendRune(dst, utf8.RuneError), 6
+}
+
+// hex4 reads four checked hex digits.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// text returns the text of the checked string raw: a string shared with an
+// equal one this decoding made before, when it is short, and a new one
+// otherwise. Strings repeat within a payload (a project's name and URLs in
+// both a source and a target, an author across a page of issues); sharing
+// them saves an allocation each, and retains nothing beyond the text.
+func (s *scanner) text(raw []byte) string {
+	in := raw[1 : len(raw)-1]
+	if !plainText(in) {
+		s.scratch = appendText(s.scratch[:0], in)
+		in = s.scratch
+	}
+	if len(in) <= 1 || len(in) > maxShared || s.strs == nil {
+		return string(in) // a string of one byte costs no allocation
+	}
+	if str, ok := s.strs[string(in)]; ok {
+		return str
+	}
+	str := string(in)
+	if len(s.strs) < maxSharedStrings {
+		s.strs[str] = str
+	}
+	return str
+}
+
+// maxShared is the length of the longest string text shares, and
+// maxSharedStrings how many it remembers in one decoding: longer strings
+// (descriptions, messages) seldom repeat.
+const (
+	maxShared        = 96
+	maxSharedStrings = 512
+)
 
 // scalarText is the text of a scalar: a string's content with surrounding
 // white space removed, or a literal as it is.

@@ -214,12 +214,19 @@ func RedactURL(u *url.URL) string {
 	return cp.String()
 }
 
+// ShortSecret is the length under which a secret is replaced only where it
+// stands whole: a token of a few characters occurs inside ordinary words
+// ("x" in "exchange"), while a longer one does not occur in text by chance.
+const ShortSecret = 8
+
 // Redact replaces every secret in s, also in the URL-, form- and
-// HTML-escaped forms a server may echo it in. It reads s once, left to
-// right, replacing the longest secret that starts at each position, so a
-// short secret never matches inside a Marker it wrote, and a Marker already
-// in s is kept whole unless a secret runs on past its end. Redact of its own
-// output changes nothing.
+// HTML-escaped forms a server may echo it in; a secret shorter than
+// ShortSecret only where it stands whole, neither preceded nor followed by a
+// letter, a digit, '-' or '_'. It reads s once, left to right, replacing the
+// longest secret that starts at each position, so a short secret never
+// matches inside a Marker it wrote, and a Marker already in s is kept whole
+// unless a secret runs on past its end. Redact of its own output changes
+// nothing.
 func Redact(s string, secrets []string) string {
 	forms := secretForms(s, secrets)
 	if len(forms) == 0 {
@@ -244,6 +251,32 @@ func Redact(s string, secrets []string) string {
 	return b.String()
 }
 
+// Replace replaces each occurrence of secret in s by with, where Redact
+// would find it: anywhere for a secret of ShortSecret bytes or more, and
+// where it stands whole for a shorter one.
+func Replace(s, secret, with string) string {
+	if secret == "" || !strings.Contains(s, secret) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], secret)
+		if j < 0 {
+			b.WriteString(s[i:])
+			break
+		}
+		j += i
+		b.WriteString(s[i:j])
+		if standsAt(s, j, secret) {
+			b.WriteString(with)
+		} else {
+			b.WriteString(secret)
+		}
+		i = j + len(secret)
+	}
+	return b.String()
+}
+
 // secretForms lists the forms of the secrets that occur in s.
 func secretForms(s string, secrets []string) []string {
 	var forms []string
@@ -264,11 +297,27 @@ func secretForms(s string, secrets []string) []string {
 func longestAt(s string, i int, forms []string) int {
 	n := 0
 	for _, f := range forms {
-		if len(f) > n && strings.HasPrefix(s[i:], f) {
+		if len(f) > n && standsAt(s, i, f) {
 			n = len(f)
 		}
 	}
 	return n
+}
+
+// standsAt reports whether form f is at s[i:] as a secret: anywhere when it
+// is long, and as a whole token when it is short.
+func standsAt(s string, i int, f string) bool {
+	if !strings.HasPrefix(s[i:], f) {
+		return false
+	}
+	end := i + len(f)
+	return len(f) >= ShortSecret || (i == 0 || !tokenByte(s[i-1])) && (end == len(s) || !tokenByte(s[end]))
+}
+
+// tokenByte reports whether c can continue a token: a short secret next to
+// one is part of a longer word.
+func tokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }
 
 // spillsPast reports whether a secret starts inside the Marker at s[i:]
@@ -277,7 +326,7 @@ func spillsPast(s string, i int, forms []string) bool {
 	end := i + len(Marker)
 	for j := i + 1; j < end; j++ {
 		for _, f := range forms {
-			if j+len(f) > end && strings.HasPrefix(s[j:], f) {
+			if j+len(f) > end && standsAt(s, j, f) {
 				return true
 			}
 		}

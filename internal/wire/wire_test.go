@@ -75,16 +75,21 @@ func TestRequestSecretsAndRedaction(t *testing.T) {
 }
 
 // TestRedactShortAndOverlappingSecrets: one pass, whatever the secrets'
-// lengths; a secret inside the marker never makes the marker grow.
+// lengths; a secret inside the marker never makes the marker grow; a short
+// secret is replaced only where it stands whole, a long one anywhere.
 func TestRedactShortAndOverlappingSecrets(t *testing.T) {
 	for _, tc := range []struct {
 		s       string
 		secrets []string
 		want    string
 	}{
-		{"404 Project Not Found", []string{"ct"}, "404 Proje[redacted] Not Found"},
-		{"abc", []string{"a"}, "[redacted]bc"},
-		{"aaa", []string{"a"}, "[redacted][redacted][redacted]"},
+		{"404 Project Not Found", []string{"ct"}, "404 Project Not Found"},
+		{"no recorded exchange", []string{"x"}, "no recorded exchange"},
+		{"abc", []string{"a"}, "abc"},
+		{"aaa", []string{"a"}, "aaa"},
+		{"a=a&b=a-1", []string{"a"}, "[redacted]=[redacted]&b=a-1"},
+		{"token x.", []string{"x"}, "token [redacted]."},
+		{"glued abcdefgh12", []string{"abcdefgh"}, "glued [redacted]12"},
 		{"a re b", []string{"re"}, "a [redacted] b"},
 		{"x dact y", []string{"dact", "e"}, "x [redacted] y"},
 		{"[redacted] x", []string{"[redacted]"}, "[redacted] x"},
@@ -92,7 +97,8 @@ func TestRedactShortAndOverlappingSecrets(t *testing.T) {
 		{"abcd bcd cd", []string{"cd", "bcd", "abcd"}, "[redacted] [redacted] [redacted]"},
 		{"tok-1 tok-12 tok-123", []string{"tok-1", "tok-12", "tok-123"}, "[redacted] [redacted] [redacted]"},
 		{"a%2Fb a/b", []string{"a/b"}, "[redacted] [redacted]"},
-		{"[redacte" + "d]x!", []string{"d]x"}, "[redacte[redacted]!"},
+		{"[redacte" + "d]x!", []string{"d]x"}, "[redacted]x!"},
+		{"[redacte" + "d]xyzabcdefgh!", []string{"d]xyzabcdefgh"}, "[redacte[redacted]!"},
 		{"nothing here", []string{"zz", ""}, "nothing here"},
 	} {
 		got := Redact(tc.s, tc.secrets)
@@ -104,6 +110,21 @@ func TestRedactShortAndOverlappingSecrets(t *testing.T) {
 		}
 		if safe := SafeText(tc.s, tc.secrets, MaxMessage); safe != tc.want {
 			t.Errorf("SafeText(%q, %q) = %q, want %q", tc.s, tc.secrets, safe, tc.want)
+		}
+	}
+}
+
+// TestReplace: a long secret is replaced anywhere, a short one only where
+// it stands whole.
+func TestReplace(t *testing.T) {
+	for _, tc := range []struct{ s, secret, want string }{
+		{"no recorded exchange x", "x", "no recorded exchange <s>"},
+		{"a=x&b=xx&c=x", "x", "a=<s>&b=xx&c=<s>"},
+		{"glued abcdefgh12 abcdefgh", "abcdefgh", "glued <s>12 <s>"},
+		{"nothing", "", "nothing"},
+	} {
+		if got := Replace(tc.s, tc.secret, "<s>"); got != tc.want {
+			t.Errorf("Replace(%q, %q) = %q, want %q", tc.s, tc.secret, got, tc.want)
 		}
 	}
 }

@@ -87,7 +87,7 @@ func runWorker(raw string) int {
 			for i := g; ctx.Err() == nil; i++ {
 				var err error
 				if i%4 == 3 {
-					_, _, err = c.Notes.CreateIssueNote(ctx, o.Project, o.Issue, "fleet note")
+					_, _, err = c.Notes.CreateIssueNote(ctx, o.Project, o.Issue, &collab.CreateNoteOptions{Body: "fleet note"})
 					if err == nil {
 						notes.Add(1)
 					}
@@ -124,8 +124,9 @@ type fleetResult struct {
 // budget in Redis; without, each limits itself to limit.
 func runFleet(tb testing.TB, processes, goroutines int, limit float64, d time.Duration, sharedRate float64) fleetResult {
 	fake := collabtest.NewTestServer(tb, collabtest.WithRateLimit(limit, 10))
-	pid := fake.AddProject(fake.AdminID, "fleet", 0)
-	issue := fake.AddIssue(pid, fake.AdminID, "notes go here")
+	project := fake.Seed.Project(fake.Admin, "fleet", collab.PrivateVisibility)
+	pid := project.ID
+	issue := fake.Seed.Issue(project, fake.Admin, "notes go here").ID
 	o := orders{URL: fake.URL, Token: fake.AdminToken, Rate: limit, Goroutines: goroutines, Project: pid, Issue: issue,
 		Start: time.Now().Add(2 * time.Second), Duration: d}
 	if sharedRate > 0 {

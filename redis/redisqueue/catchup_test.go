@@ -26,11 +26,12 @@ func TestCatchUpTwoReceivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := srv.AddProject(srv.AdminID, "Webshop", 10)
+	project := srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
+	pid := project.ID
 	const changes = 20
 	for i := range changes / 2 {
-		issue := srv.AddIssue(pid, srv.AdminID, "Issue "+string(rune('a'+i)))
-		srv.AddNote(pid, "Issue", issue, srv.AdminID, "A comment")
+		issue := srv.Seed.Issue(project, srv.Admin, "Issue "+string(rune('a'+i)))
+		srv.Seed.IssueNote(issue, srv.Admin, "A comment")
 	}
 
 	handled := &counter{n: map[string]int{}}

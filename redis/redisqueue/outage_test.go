@@ -70,14 +70,14 @@ func TestOutageRestartEmpty(t *testing.T) {
 // rig is the fake server, the balancer, two receivers and what they
 // handled.
 type rig struct {
-	t      *testing.T
-	redis  *redistest.Server
-	api    *collabtest.Server
-	client *collab.Client
-	pids   []int // the projects, each with a hook: the server delivers one event per hook at a time
-	queues []*redisqueue.Queue
-	hs     []*webhook.Handler
-	gate   sync.RWMutex // held from a while before the fault to its end: callbacks wait, so work is pending
+	t        *testing.T
+	redis    *redistest.Server
+	api      *collabtest.Server
+	client   *collab.Client
+	projects []*collab.Project // each with a hook: the server delivers one event per hook at a time
+	queues   []*redisqueue.Queue
+	hs       []*webhook.Handler
+	gate     sync.RWMutex // held from a while before the fault to its end: callbacks wait, so work is pending
 
 	mu        sync.Mutex
 	handled   map[int]int // issue id: handlings
@@ -102,8 +102,8 @@ func runOutage(t *testing.T, loss bool, fault func(*rig)) {
 				fault(r)
 			}()
 		}
-		pid := r.pids[i%len(r.pids)]
-		created = append(created, r.api.AddIssue(pid, r.api.AdminID, fmt.Sprintf("Issue %d", i)))
+		p := r.projects[i%len(r.projects)]
+		created = append(created, r.api.Seed.Issue(p, r.api.Admin, fmt.Sprintf("Issue %d", i)).ID)
 		time.Sleep(eventEvery)
 	}
 	<-faulted
@@ -128,13 +128,13 @@ func newRig(ctx context.Context, t *testing.T) *rig {
 	}
 	lb := balance(t, backends)
 	for i := range outageProjects {
-		pid := r.api.AddProject(r.api.AdminID, fmt.Sprintf("Shop %d", i), 10)
-		_, _, err = r.client.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: "http://" + lb + "/",
+		p := r.api.Seed.Project(r.api.Admin, fmt.Sprintf("Shop %d", i), collab.InternalVisibility)
+		_, _, err = r.client.Hooks.Add(ctx, p.ID, &collab.AddHookOptions{URL: "http://" + lb + "/",
 			IssuesEvents: collab.Ptr(true), PushEvents: collab.Ptr(false)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.pids = append(r.pids, pid)
+		r.projects = append(r.projects, p)
 	}
 	r.api.SetWebhookTimeout(senderWait)
 	return r
@@ -154,8 +154,12 @@ func (r *rig) receiver(ctx context.Context, name string) string {
 	var h *webhook.Handler
 	h, err = webhook.NewHandler(webhook.Options{Queue: q, Workers: 4, StoreTimeout: storeDeadline,
 		RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond, OnIssue: r.handle,
-		OnLoss: func(ctx context.Context, h *webhook.Handler, since time.Time) error { // r.pids is filled after the receivers start
-			return catchup.OnLoss(r.client, catchup.Options{Projects: catchup.IDs(r.pids...)})(ctx, h, since)
+		OnLoss: func(ctx context.Context, h *webhook.Handler, since time.Time) error { // r.projects is filled after the receivers start
+			ids := make([]int, len(r.projects))
+			for i, p := range r.projects {
+				ids[i] = p.ID
+			}
+			return catchup.OnLoss(r.client, catchup.Options{Projects: catchup.IDs(ids...)})(ctx, h, since)
 		}})
 	if err != nil {
 		t.Fatal(err)

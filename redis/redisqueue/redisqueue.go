@@ -33,7 +33,7 @@
 // restart keeps what the receivers answered 200. With appendfsync everysec
 // a crash of a busy Redis can drop its last writes, and with snapshots
 // alone everything since the last snapshot: the receivers then detect a
-// loss (see Losses) and catch up.
+// loss (see Loss detection) and catch up.
 //
 // Faults of the engine:
 //   - A stream or consumer group found missing is created again on the spot
@@ -46,16 +46,66 @@
 //     ContextTimeoutEnabled), so that the write cut short does not hold a
 //     connection for long.
 //   - A loss of the engine's state (Redis restarted with an empty data set,
-//     or a failover to a replica that lagged) is detected by each receiver
-//     within CheckInterval, logged at error level, counted, and reported on
-//     Losses with the last time the engine was known to hold every pending
-//     delivery. The Handler answers it with a catch-up from that time. That
-//     time is kept in memory: a loss that happens while no receiver runs is
-//     not detected.
+//     from an older snapshot or from an append-only file cut short, or a
+//     failover to a replica that lagged) is detected within CheckInterval,
+//     logged at error level, counted, and reported on Losses with a time
+//     from which a catch-up recovers what was lost; the Handler answers it
+//     with that catch-up. See Loss detection below.
 //   - Each stored delivery carries CRC-32C checksums of its metadata, body
 //     and record. One that fails is never handed to a callback: it is
 //     dead-lettered with a reason naming the damaged part, logged and
 //     counted. A damaged dedup key counts as absent.
+//
+// # Loss detection
+//
+// Every CheckInterval, and at once when a Put sees a sign of loss, each
+// receiver checks the data set. It reports a loss when:
+//   - the epoch, a random marker the first receiver writes, is gone or
+//     changed: the data set is not the one written to (restarted empty).
+//     Every running receiver reports it;
+//   - a dedup key it looks for is missing. A Put writes its delivery's
+//     dedup key in the same atomic step as the delivery, and the key lasts
+//     DedupWindow, so a missing key means the data set went back to before
+//     that delivery was stored. Nothing written later brings the key back,
+//     but the same delivery stored again. A receiver looks for the keys of
+//     the deliveries it stored since its last check; of the newest one (in
+//     the order of writes) its last good check found, which a data set that
+//     went back before any older one lacks too; and of the newest delivery
+//     pending at its last good check, whoever stored it. So each receiver
+//     that stored a lost delivery reports the loss, whatever any receiver,
+//     old or new, stored after it;
+//   - the delivery sequence is below the highest id it has seen. Later
+//     Puts can hide this sign; the keys cannot be hidden.
+//
+// Its report starts from the last good check whose keys the data set
+// still holds, and whose sequence it is not below (the last one at all,
+// for an empty data set): the earliest
+// of the arrival of the oldest delivery then pending (or the check's
+// start, if none was) and of the arrivals of the deliveries this receiver
+// stored after that check, less DeliveryLag, rounded down to the second.
+// It covers every delivery this receiver stored after that check. It
+// covers the other lost deliveries (pending at that check, or stored after
+// it by other receivers) when each was stored within DeliveryLag of its
+// arrival, by clocks that agree within that.
+//
+// Limits:
+//   - A key is looked for only while younger than half of DedupWindow,
+//     less 30 s (3.5 days, by default): a data set that went back further
+//     than that past a receiver's last stored delivery is not detected by
+//     that receiver's keys. A delivery with no dedup key (DedupWindow
+//     negative, or an empty Key) is seen only through the epoch and the
+//     sequence, which later Puts can hide.
+//   - Redis must keep the keys until they expire: a key evicted
+//     (maxmemory-policy other than noeviction) or deleted by hand is
+//     reported as a loss.
+//   - What a receiver knows is kept in memory. A receiver started again
+//     knows nothing of what it stored before: when the data set goes back
+//     while it is down, the loss is reported by the receivers that run
+//     through it if it went back before the newest delivery pending at
+//     their last check, or before one of their own; the deliveries the
+//     stopped receiver stored after the last check of every running
+//     receiver are lost unreported. A loss while no receiver runs is not
+//     detected: run webhook/catchup with a Since at start to cover it.
 //
 // All keys share one hash tag (the Prefix), so the queue lives on one Redis
 // Cluster shard and its scripts stay atomic.
@@ -113,13 +163,14 @@ type Options struct {
 	// deliveries and for partitions freed by other receivers. Default 100 ms.
 	PollInterval time.Duration
 	// CheckInterval is how often a receiver checks that Redis still holds
-	// the queue's state (see Losses). Default 1 s.
+	// the queue's state (see Loss detection). Default 1 s.
 	CheckInterval time.Duration
 	// DeliveryLag is how long after a change the server may deliver its
-	// webhook, plus the clock skew between receivers and server. A loss is
-	// reported that much before the last known-good time, so that the
-	// catch-up also finds the changes delivered late, just before the loss.
-	// Default 1 min.
+	// webhook, plus the clock skew between receivers and server, and the
+	// time a receiver takes to store a delivery. A loss is reported that
+	// much before the last known-good time, so that the catch-up also
+	// finds the changes delivered late, just before the loss. Default 1
+	// min.
 	DeliveryLag time.Duration
 	// Logger, when set, receives a record for each loss of the engine's
 	// state, each consumer group created again and each damaged entry.
@@ -260,12 +311,16 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if q.o.DedupWindow < 0 {
 		key, stateKey = "", ""
 	}
-	seen, recoveries := q.maxSeq.Load(), q.recoveries.Load()
+	seen, recoveries, arrived := q.maxSeq.Load(), q.recoveries.Load(), d.ReceivedAt
+	if arrived.IsZero() {
+		arrived = time.Now()
+	}
 	res, err := bounded(ctx, func(ctx context.Context) ([]any, error) {
 		return putScript.Run(ctx, q.rdb, q.keys, q.o.Prefix, key, q.o.DedupWindow.Milliseconds(), q.o.MaxPending,
-			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c, q.o.NoCreate).Slice()
+			d.Partition, stateKey, dedupMark(key), dedupMark(stateKey), s.m, s.b, s.r, s.c, q.o.NoCreate,
+			*q.anchorKey.Load()).Slice()
 	})
-	if err == nil && len(res) != 3 {
+	if err == nil && len(res) != 4 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
 	if err != nil {
@@ -277,7 +332,8 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 	if n, _ := res[2].(int64); n == 1 {
 		q.damagedEntry("dedup key", "its value is not a mark; it was written again", "key", key)
 	}
-	q.observe(epoch, seen, recoveries, id)
+	gone, _ := res[3].(int64)
+	q.observe(epoch, seen, recoveries, id, gone == 1)
 	switch id {
 	case -1:
 		return webhook.ErrQueueFull
@@ -287,6 +343,7 @@ func (q *Queue) Put(ctx context.Context, d *webhook.Delivery) error {
 		return q.missing(state{})
 	}
 	d.ID = uint64(id)
+	q.stored(key, id, arrived)
 	q.signal()
 	return nil
 }

@@ -17,7 +17,9 @@ import "github.com/redis/go-redis/v9"
 //	P ps:<partition>  the last place given out in the partition
 //	P ph:<partition>  the last place settled (acked or dead-lettered)
 //	P k:<key>         a dedup key, expiring after the dedup window; its
-//	                  value is a mark (see dedupMark)
+//	                  value is a mark (see dedupMark). Written with its
+//	                  delivery, it also tells the watch (watch.go) that
+//	                  the data set still holds that delivery
 //	P dead            sorted set of dead-lettered ids
 //	P cp              hash of checkpoints
 //	P epoch           the engine's marker: a random value written once; its
@@ -57,26 +59,30 @@ end
 
 // putScript: ARGV prefix, dedup key, window ms, max pending, partition,
 // state key (remembered beside the dedup key, never checked), the two keys'
-// marks, the fields m, b, r and c, then "1" when the stream must exist
-// already (NoCreate). The dedup key, then the bound, are checked in the same
-// atomic step as the write, so concurrent Puts cannot overshoot either, and a
-// repeat is a duplicate even at the bound. Returns {id, epoch, damaged}: id
-// is -1 when full, -2 for a duplicate and -3 when the stream is missing;
-// epoch is the engine's marker (empty when missing); damaged is 1 when the
-// dedup key held a value that is not a mark, which is then overwritten.
+// marks, the fields m, b, r and c, "1" when the stream must exist already
+// (NoCreate), then the dedup key the receiver's last good check found (its
+// anchor, see watch.go; empty for none). The dedup key, then the bound, are
+// checked in the same atomic step as the write, so concurrent Puts cannot
+// overshoot either, and a repeat is a duplicate even at the bound. Returns
+// {id, epoch, damaged, gone}: id is -1 when full, -2 for a duplicate and -3
+// when the stream is missing; epoch is the engine's marker (empty when
+// missing); damaged is 1 when the dedup key held a value that is not a mark,
+// which is then overwritten; gone is 1 when the anchor is missing.
 var putScript = redis.NewScript(`
 local p = ARGV[1]
 local max = tonumber(ARGV[4])
 local epoch = redis.call('GET', p..'epoch') or ''
-if ARGV[13] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return {-3, epoch, 0} end
+local gone = 0
+if ARGV[14] ~= '' and redis.call('EXISTS', p..'k:'..ARGV[14]) == 0 then gone = 1 end
+if ARGV[13] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return {-3, epoch, 0, gone} end
 local damaged = 0
 local k = p..'k:'..ARGV[2]
 if ARGV[2] ~= '' then
   local v = redis.call('GET', k)
-  if v == ARGV[7] or v == '1' then return {-2, epoch, 0} end
+  if v == ARGV[7] or v == '1' then return {-2, epoch, 0, gone} end
   if v then damaged = 1 end
 end
-if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return {-1, epoch, 0} end
+if max > 0 and redis.call('XLEN', KEYS[1]) >= max then return {-1, epoch, 0, gone} end
 if ARGV[2] ~= '' then
   redis.call('SET', k, ARGV[7], 'PX', ARGV[3])
   if ARGV[6] ~= '' and ARGV[6] ~= ARGV[2] then redis.call('SET', p..'k:'..ARGV[6], ARGV[8], 'PX', ARGV[3]) end
@@ -87,7 +93,7 @@ if ARGV[5] ~= '' then ps = redis.call('INCR', p..'ps:'..ARGV[5]) end
 local sid = redis.call('XADD', KEYS[1], '*', 'id', id)
 redis.call('HSET', p..'d:'..id, 'm', ARGV[9], 'b', ARGV[10], 'r', ARGV[11], 'c', ARGV[12],
   'p', ARGV[5], 'ps', ps, 'n', 0, 'at', 0, 'sid', sid)
-return {id, epoch, damaged}
+return {id, epoch, damaged, gone}
 `)
 
 // leaseScript: ARGV prefix, now ms, then pairs of id and stream entry id, in
@@ -197,13 +203,24 @@ end
 return lost
 `)
 
-// checkScript: ARGV prefix, group. Returns {epoch, seq, oldest stream entry id,
-// stream present, group present}, for the watch on the engine's state.
+// checkScript: ARGV prefix, group, then dedup keys to look for. Returns
+// {epoch, seq, oldest stream entry id, stream present, group present, dedup
+// keys missing, m of the oldest pending delivery, m of the newest}, for the
+// watch on the engine's state.
 var checkScript = redis.NewScript(`
 local p = ARGV[1]
+local missing = 0
+for i = 3, #ARGV do
+  if redis.call('EXISTS', p..'k:'..ARGV[i]) == 0 then missing = missing + 1 end
+end
+local function meta(e)
+  if #e ~= 1 or e[1][2][1] ~= 'id' then return '' end
+  return redis.call('HGET', p..'d:'..e[1][2][2], 'm') or ''
+end
 local epoch = redis.call('GET', p..'epoch') or ''
 local seq = redis.call('GET', p..'seq') or '0'
 local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local oldest = ''
 if #first == 1 then oldest = first[1][1] end
 local stream, group = 0, 0
@@ -216,7 +233,7 @@ if ok then
     end
   end
 end
-return {epoch, seq, oldest, stream, group}
+return {epoch, seq, oldest, stream, group, missing, meta(first), meta(last)}
 `)
 
 // recoverScript: ARGV prefix, group, a new epoch, the least seq. It writes the

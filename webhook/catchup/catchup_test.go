@@ -20,12 +20,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, int) {
+func newWebshop(t *testing.T) (*collabtest.Server, *collab.Client, *collab.Project) {
 	t.Helper()
 	srv := collabtest.NewTestServer(t)
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken))
 	require.NoError(t, err)
-	return srv, c, srv.AddProject(srv.AdminID, "Webshop", 10)
+	return srv, c, srv.Seed.Project(srv.Admin, "Webshop", collab.InternalVisibility)
 }
 
 // handledEvent is what a callback saw.
@@ -131,7 +131,8 @@ func runHandler(t *testing.T, opts webhook.Options) (*webhook.Handler, string, f
 func TestCatchUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}) // outlives the receiver, as a disk queue would
 	t.Cleanup(func() { q.Close() })
 	opts := catchup.Options{Projects: catchup.IDs(pid)}
@@ -139,7 +140,7 @@ func TestCatchUp(t *testing.T) {
 	// Up: the first catch-up only records where the project stands.
 	before := &recorder{}
 	h, url, stop := receiverUp(t, before, q)
-	old := srv.AddIssue(pid, srv.AdminID, "Old issue")
+	old := srv.Seed.Issue(project, srv.Admin, "Old issue").ID
 	stats, err := catchup.Run(ctx, h, c, opts)
 	require.NoError(t, err)
 	assert.Empty(t, stats.Admitted, "a first catch-up without Since hands nothing over")
@@ -153,9 +154,9 @@ func TestCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	mr, _, err := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, "Seen it too.")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, &collab.CreateNoteOptions{Body: "Seen it too."})
 	require.NoError(t, err)
-	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec"})
+	build := srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec"}).ID
 	require.NoError(t, srv.WaitIdle(ctx))
 	require.NoError(t, h.WaitIdle(ctx))
 	stop()
@@ -173,14 +174,14 @@ func TestCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = c.MergeRequests.Update(ctx, pid, mr.ID, &collab.UpdateMergeRequestOptions{StateEvent: collab.Ptr(collab.MergeRequestClose)})
 	require.NoError(t, err)
-	mrNote, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, "Closing for now.")
+	mrNote, _, err := c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, &collab.CreateNoteOptions{Body: "Closing for now."})
 	require.NoError(t, err)
 	// A comment on an issue untouched since before the first catch-up is
 	// found among the project's events.
-	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, "Still happens.")
+	oldNote, _, err := c.Notes.CreateIssueNote(ctx, pid, old, &collab.CreateNoteOptions{Body: "Still happens."})
 	require.NoError(t, err)
 	srv.SetBuildStatus(build, string(collab.BuildSuccess))
-	build2 := srv.AddBuild(pid, collabtest.BuildSpec{Name: "lint"})
+	build2 := srv.Seed.Build(project, collabtest.BuildSpec{Name: "lint"}).ID
 	head, err := srv.Push(pid, "master", collabtest.PushCommit{Message: "Hotfix"})
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitIdle(ctx))
@@ -230,23 +231,25 @@ func TestCatchUp(t *testing.T) {
 func TestCatchUpSince(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	// The fake keeps times to the millisecond: a pause between changes
 	// gives each its own time, so that the order below is the order of
 	// the changes and not that of the reading.
 	tick := func() { time.Sleep(3 * time.Millisecond) }
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	issueRecord := srv.Seed.Issue(project, srv.Admin, "Crash on save")
+	issue := issueRecord.ID
 	tick()
-	srv.AddNote(pid, "Issue", issue, srv.AdminID, "Me too")
+	srv.Seed.IssueNote(issueRecord, srv.Admin, "Me too")
 	tick()
-	srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Status: string(collab.BuildFailed)})
+	srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Status: string(collab.BuildFailed)})
 	tick()
 	_, err := srv.Push(pid, "fix", collabtest.PushCommit{Message: "Fix"})
 	require.NoError(t, err)
 	tick()
-	mr := srv.AddMergeRequest(pid, srv.AdminID, "fix", "master", "Fix")
+	mrRecord := srv.Seed.MergeRequest(project, srv.Admin, "fix", "master", "Fix")
 	tick()
-	srv.AddNote(pid, "MergeRequest", mr, srv.AdminID, "LGTM")
+	srv.Seed.MergeRequestNote(mrRecord, srv.Admin, "LGTM")
 	require.NoError(t, srv.Err())
 
 	r := &recorder{workers: 1}
@@ -274,9 +277,11 @@ func TestCatchUpSince(t *testing.T) {
 func TestCatchUpErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
-	good := srv.AddProject(srv.AdminID, "Other", 10)
-	srv.AddIssue(good, srv.AdminID, "Still read")
+	srv, c, project := newWebshop(t)
+	pid := project.ID
+	goodProject := srv.Seed.Project(srv.Admin, "Other", collab.InternalVisibility)
+	good := goodProject.ID
+	srv.Seed.Issue(goodProject, srv.Admin, "Still read")
 	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
 	t.Cleanup(func() { q.Close() })
 	h, _, _ := receiverUp(t, &recorder{}, q)
@@ -325,10 +330,11 @@ func TestProjectNames(t *testing.T) {
 func TestCatchUpByPath(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	p, _, err := c.Projects.Get(ctx, pid)
 	require.NoError(t, err)
-	srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	srv.Seed.Issue(project, srv.Admin, "Crash on save")
 	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
 	t.Cleanup(func() { q.Close() })
 	r := &recorder{}
@@ -348,9 +354,10 @@ func TestCatchUpByPath(t *testing.T) {
 func TestOnLoss(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	lost := time.Now().Add(-time.Minute)
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash on save").ID
 
 	q := webhook.NewMemoryQueue(webhook.MemoryQueueOptions{})
 	t.Cleanup(func() { q.Close() })
@@ -406,10 +413,11 @@ func (o *reports) CatchUpEnded(_ context.Context, r webhook.CatchUpReport) {
 func TestCatchUpReports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	since := time.Now().Add(-time.Hour)
-	srv.AddIssue(pid, srv.AdminID, "Crash on save")
-	srv.AddIssue(pid, srv.AdminID, "Slow search")
+	srv.Seed.Issue(project, srv.Admin, "Crash on save")
+	srv.Seed.Issue(project, srv.Admin, "Slow search")
 	obs := &reports{admitted: map[webhook.Outcome]int{}}
 	h, err := webhook.NewHandler(webhook.Options{Observer: obs, OnIssue: func(context.Context, *webhook.IssueEvent) error { return nil }})
 	require.NoError(t, err)
@@ -444,9 +452,10 @@ func (q *lossyQueue) Losses() <-chan time.Time { return q.losses }
 // TestOnLossWithHandler: OnLoss set in the handler's options catches up
 // when the queue reports a loss.
 func TestOnLossWithHandler(t *testing.T) {
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 	lost := time.Now().Add(-time.Minute)
-	issue := srv.AddIssue(pid, srv.AdminID, "Crash on save")
+	issue := srv.Seed.Issue(project, srv.Admin, "Crash on save").ID
 	q := &lossyQueue{webhook.NewMemoryQueue(webhook.MemoryQueueOptions{}), make(chan time.Time, 1)}
 	t.Cleanup(func() { q.Close() })
 

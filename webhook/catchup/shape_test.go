@@ -229,7 +229,8 @@ func (b *bodies) all() map[string][][]byte {
 // everyKind makes the fake server send every kind it delivers: pushes,
 // issues, merge requests, notes on both, and builds; each change is made
 // in its own second, so that catch-up sees each.
-func everyKind(t *testing.T, ctx context.Context, srv *collabtest.Server, c *collab.Client, pid int) {
+func everyKind(t *testing.T, ctx context.Context, srv *collabtest.Server, c *collab.Client, project *collab.Project) {
+	pid := project.ID
 	t.Helper()
 	issue, _, err := c.Issues.Create(ctx, pid, &collab.CreateIssueOptions{Title: "Crash <on> save", AssigneeID: collab.Ptr(srv.AdminID)})
 	require.NoError(t, err)
@@ -237,11 +238,11 @@ func everyKind(t *testing.T, ctx context.Context, srv *collabtest.Server, c *col
 	require.NoError(t, err)
 	mr, _, err := c.MergeRequests.Create(ctx, pid, &collab.CreateMergeRequestOptions{SourceBranch: "feature", TargetBranch: "master", Title: "Feature"})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, "Seen it too.")
+	_, _, err = c.Notes.CreateIssueNote(ctx, pid, issue.ID, &collab.CreateNoteOptions{Body: "Seen it too."})
 	require.NoError(t, err)
-	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, "LGTM")
+	_, _, err = c.Notes.CreateMergeRequestNote(ctx, pid, mr.ID, &collab.CreateNoteOptions{Body: "LGTM"})
 	require.NoError(t, err)
-	build := srv.AddBuild(pid, collabtest.BuildSpec{Name: "rspec", Ref: "feature"})
+	build := srv.Seed.Build(project, collabtest.BuildSpec{Name: "rspec", Ref: "feature"}).ID
 	srv.SetBuildStatus(build, string(collab.BuildRunning))
 	srv.SetBuildStatus(build, string(collab.BuildSuccess))
 	_, _, err = c.Issues.Update(ctx, pid, issue.ID, &collab.UpdateIssueOptions{StateEvent: collab.Ptr(collab.IssueClose)})
@@ -258,14 +259,15 @@ func TestPayloadShapes(t *testing.T) {
 	defer cancel()
 	refs := loadReferences(t)
 	names := byName(refs)
-	srv, c, pid := newWebshop(t)
+	srv, c, project := newWebshop(t)
+	pid := project.ID
 
 	var delivered bodies
 	url := receiveInto(t, &delivered)
 	_, _, err := c.Hooks.Add(ctx, pid, &collab.AddHookOptions{URL: url, PushEvents: collab.Ptr(true), IssuesEvents: collab.Ptr(true),
 		MergeRequestsEvents: collab.Ptr(true), NoteEvents: collab.Ptr(true), BuildEvents: collab.Ptr(true)})
 	require.NoError(t, err)
-	everyKind(t, ctx, srv, c, pid)
+	everyKind(t, ctx, srv, c, project)
 
 	var synthesized bodies
 	h, _, _ := runHandler(t, webhook.Options{OnDelivery: func(_ context.Context, d *webhook.Delivery) error {

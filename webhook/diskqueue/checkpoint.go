@@ -48,20 +48,14 @@ func (q *Queue) saveCheckpoints(cps map[string][]byte) error {
 	}
 	path := filepath.Join(q.dir, checkpointFile)
 	data := binary.LittleEndian.AppendUint32(nil, checksum(js))
-	if err := writeDurably(path+".new", append(data, js...)); err != nil {
-		return err
-	}
-	if err := os.Rename(path+".new", path); err != nil {
-		return err
-	}
-	return syncDir(q.dir)
+	return q.replaceFile(path, append(data, js...))
 }
 
 // loadCheckpoints reads the checkpoint file. A damaged one is counted,
 // logged and read as empty: catch-up then starts over, which repeats
 // nothing a queue's dedup keys do not catch.
 func (q *Queue) loadCheckpoints() error {
-	data, err := os.ReadFile(filepath.Join(q.dir, checkpointFile))
+	data, err := q.disk.ReadFile(filepath.Join(q.dir, checkpointFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

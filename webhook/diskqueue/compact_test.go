@@ -341,7 +341,7 @@ func TestAckOfAMovingDelivery(t *testing.T) {
 	require.Eventually(t, func() bool { // the ack is recorded, to be written
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		return len(q.cur.ops) > copies || len(q.later) > 0
+		return len(q.cur.ops) > copies || len(q.acksKept) > 0
 	}, time.Minute, time.Millisecond)
 	release()
 	require.NoError(t, <-ackDone)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/queuetest"
@@ -251,12 +249,12 @@ func TestDamagedKeyFile(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(logs.String(), "damaged dedup entry ignored"))
 }
 
-// TestDamagedHeaderIsSkipped: a record header changed on disk in the middle
-// of a segment (a byte flipped, or zeros where a block was lost) is skipped
-// up to the next record, counted and logged; the records after it still
-// come back. Zeros followed by records are damage, not the end of the log:
-// the records after them were written later.
-func TestDamagedHeaderIsSkipped(t *testing.T) {
+// TestDamagedHeaderCutsTheLog: a record header changed on disk in the
+// middle of a segment (a byte flipped, or zeros where a block was lost)
+// ends what can be read of the segment: nothing after it is looked for, as
+// a body could hold what reads as a record. The records before it come
+// back, and the cut is logged with where it is and how many bytes went.
+func TestDamagedHeaderCutsTheLog(t *testing.T) {
 	rots := map[string]func(path string, off, size int64){
 		"byte flipped":  func(path string, off, _ int64) { flip(t, path, off+8) },
 		"header zeroed": func(path string, off, _ int64) { zeroFile(t, path, off, off+headerSize) },
@@ -271,22 +269,19 @@ func TestDamagedHeaderIsSkipped(t *testing.T) {
 				ids = append(ids, queuetest.Put(t, q, fmt.Sprint("k", i), "issue/1"))
 			}
 			path, off, _, size := putRecord(t, q, ids[1])
+			_, end := logEnd(q)
 			require.NoError(t, q.Close())
 			rot(path, off, size)
 
 			o, logs := logged()
 			q = openDisk(t, dir, o)
 			defer q.Close()
-			require.Equal(t, 2, q.Len(), "the record after the damage is read")
-			for _, id := range []uint64{ids[0], ids[2]} {
-				d := queuetest.Take(t, q)
-				assert.Equal(t, id, d.ID)
-				assert.Equal(t, fmt.Sprintf(`{"k":"k%d"}`, id-ids[0]), string(d.Body))
-				require.NoError(t, q.Ack(context.Background(), d.ID))
-			}
-			assert.Equal(t, int64(1), damaged(t, q))
-			assert.Contains(t, logs.String(), "damaged bytes skipped in the log")
-			assert.Contains(t, logs.String(), fmt.Sprintf("offset=%d bytes=%d", off, size))
+			require.Equal(t, 1, q.Len(), "nothing after the damage is read")
+			d := queuetest.Take(t, q)
+			assert.Equal(t, ids[0], d.ID)
+			assert.Equal(t, `{"k":"k0"}`, string(d.Body))
+			assert.Contains(t, logs.String(), "level=WARN msg=\"diskqueue: cut off the end of a segment")
+			assert.Contains(t, logs.String(), fmt.Sprintf("offset=%d bytes=%d", off, end-off), "the bytes up to the zeros the segment was filled with")
 		})
 	}
 }
@@ -390,7 +385,7 @@ func TestDecodeRecordErrors(t *testing.T) {
 	for _, bad := range []struct {
 		typ        byte
 		meta, body uint32
-	}{{0, 1, 1}, {tDrop + 1, 1, 1}, {tPut, maxMeta + 1, 1}, {tPut, 1, maxBody + 1}} {
+	}{{0, 1, 1}, {tMark + 1, 1, 1}, {tPut, maxMeta + 1, 1}, {tPut, 1, maxBody + 1}} {
 		b := binary.LittleEndian.AppendUint32(nil, bad.meta)
 		b = binary.LittleEndian.AppendUint32(b, bad.body)
 		b = append(b, make([]byte, 16)...)
@@ -421,219 +416,4 @@ func TestDecodeRecordErrors(t *testing.T) {
 			assert.True(t, isDamage(err), "%x: %v", b, err)
 		}
 	}
-}
-
-// legacyRecord encodes d as an earlier version kept it in queue.db: a
-// format byte, a CRC-32C of the JSON, and d as JSON, without its body but
-// with the body's CRC-32C.
-func legacyRecord(t *testing.T, d *webhook.Delivery, body []byte) []byte {
-	t.Helper()
-	m := *d
-	m.Body = nil
-	sum := checksum(body)
-	js, err := json.Marshal(struct {
-		*webhook.Delivery
-		BodySum *uint32 `json:"body_crc32c"`
-	}{&m, &sum})
-	require.NoError(t, err)
-	return append(binary.BigEndian.AppendUint32([]byte{1}, checksum(js)), js...)
-}
-
-// legacyKey encodes a dedup entry as an earlier version kept it: the end
-// of its window (unix ns), then a CRC-32C of the key and that.
-func legacyKey(key string, until time.Time) []byte {
-	v := binary.BigEndian.AppendUint64(nil, uint64(until.UnixNano()))
-	return binary.BigEndian.AppendUint32(v, crc32Update(crc32Update(0, []byte(key)), v))
-}
-
-// rot changes the last byte of an entry, its checksum's.
-func rot(v []byte) []byte {
-	v[len(v)-1] ^= 0xff
-	return v
-}
-
-func legacyID(id uint64) string { return string(binary.BigEndian.AppendUint64(nil, id)) }
-
-// writeLegacy writes a queue.db in dir as an earlier version laid it out,
-// holding the given entries of its buckets.
-func writeLegacy(t *testing.T, dir string, buckets map[string]map[string][]byte) {
-	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, legacyFile), 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{"pending", "dead", "bodies", "keys", "checkpoints"} {
-			b, err := tx.CreateBucket([]byte(name))
-			if err != nil {
-				return err
-			}
-			for k, v := range buckets[name] {
-				if err := b.Put([]byte(k), v); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}))
-	require.NoError(t, db.Close())
-}
-
-// TestLegacyRecordsStillRead: a queue.db of an earlier version is carried
-// over at open, durably, and removed: its deliveries with their ids,
-// attempts, errors and bodies, in their order (records with checksums and
-// plain JSON ones written before them), its dead letters, its dedup keys
-// still within their window (checked, or plain ones written before
-// checksums) and its checkpoints.
-func TestLegacyRecordsStillRead(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a := &webhook.Delivery{ID: 3, Key: "a", Partition: "issue/1", Kind: webhook.KindIssue, ReceivedAt: at,
-		Header: http.Header{"X-A": {"1"}}, Attempt: 2, LastError: "boom"}
-	c := &webhook.Delivery{ID: 9, Key: "c", Partition: "issue/1", Kind: webhook.KindIssue, ReceivedAt: at}
-	dead := &webhook.Delivery{ID: 4, Key: "d", Kind: webhook.KindNote, ReceivedAt: at, Attempt: 5, LastError: "gave up"}
-	later := time.Now().Add(time.Hour)
-	writeLegacy(t, dir, map[string]map[string][]byte{
-		"pending": {
-			legacyID(3): legacyRecord(t, a, []byte(`{"a":1}`)),
-			legacyID(5): []byte(`{"id":5,"key":"old","kind":"Issue Hook","received_at":"2026-01-02T03:04:05Z","headers":null,"body":null,"attempt":0}`),
-			legacyID(9): legacyRecord(t, c, []byte(`{"c":1}`)),
-		},
-		"dead":   {legacyID(4): legacyRecord(t, dead, []byte(`{"d":1}`))},
-		"bodies": {legacyID(3): []byte(`{"a":1}`), legacyID(4): []byte(`{"d":1}`), legacyID(5): []byte(`{"legacy":true}`), legacyID(9): []byte(`{"c":1}`)},
-		"keys": {
-			"a":    legacyKey("a", later),
-			"d":    legacyKey("d", later),
-			"old":  legacyKey("old", later)[:8],
-			"gone": legacyKey("gone", time.Now().Add(-time.Second)),
-			"rot":  rot(legacyKey("rot", later)),
-		},
-		"checkpoints": {"issues": []byte(`{"since":"x"}`)},
-	})
-
-	q := openDisk(t, dir, Options{})
-	assert.NoFileExists(t, filepath.Join(dir, legacyFile))
-	checkCarried(t, q)
-	require.NoError(t, q.Close())
-
-	q = openDisk(t, dir, Options{}) // what was carried over is in the log
-	defer q.Close()
-	checkCarried(t, q)
-	want := []struct {
-		id      uint64
-		attempt int
-		last    string
-		body    string
-	}{{3, 3, "boom", `{"a":1}`}, {5, 1, "", `{"legacy":true}`}, {9, 1, "", `{"c":1}`}}
-	for _, w := range want {
-		d := queuetest.Take(t, q)
-		assert.Equal(t, w.id, d.ID)
-		assert.Equal(t, w.attempt, d.Attempt)
-		assert.Equal(t, w.last, d.LastError)
-		assert.Equal(t, w.body, string(d.Body))
-		if w.id == 3 {
-			assert.Equal(t, "a", d.Key)
-			assert.Equal(t, "issue/1", d.Partition)
-			assert.Equal(t, webhook.KindIssue, d.Kind)
-			assert.True(t, at.Equal(d.ReceivedAt))
-			assert.Equal(t, http.Header{"X-A": {"1"}}, d.Header)
-		}
-		require.NoError(t, q.Ack(ctx, d.ID))
-	}
-	assert.Greater(t, queuetest.Put(t, q, "new", ""), uint64(9), "ids keep growing")
-}
-
-// checkCarried checks what TestLegacyRecordsStillRead carried over, but for
-// the pending deliveries, which it takes.
-func checkCarried(t *testing.T, q *Queue) {
-	t.Helper()
-	ctx := context.Background()
-	assert.Equal(t, 3, q.Len())
-	dead, err := q.DeadLetters(ctx)
-	require.NoError(t, err)
-	require.Len(t, dead, 1)
-	assert.Equal(t, uint64(4), dead[0].ID)
-	assert.Equal(t, "d", dead[0].Key)
-	assert.Equal(t, "gave up", dead[0].LastError)
-	assert.Equal(t, 5, dead[0].Attempt)
-	assert.Equal(t, `{"d":1}`, string(dead[0].Body))
-	for key, want := range map[string]bool{"a": true, "d": true, "old": true, "gone": false, "rot": false} {
-		seen, err := q.Seen(ctx, key)
-		require.NoError(t, err)
-		assert.Equal(t, want, seen, "key %q", key)
-	}
-	v, err := q.Checkpoint(ctx, "issues")
-	require.NoError(t, err)
-	assert.Equal(t, `{"since":"x"}`, string(v))
-}
-
-// TestDamagedLegacyRecord: a record of a queue.db that fails its checksum,
-// or does not decode, becomes a dead letter naming the damage, with its
-// body; so does one whose body fails its checksum, at its Take. None is
-// handed out; each is counted and logged.
-func TestDamagedLegacyRecord(t *testing.T) {
-	dir := t.TempDir()
-	rotten := legacyRecord(t, &webhook.Delivery{ID: 2, Key: "r"}, []byte(`{"r":1}`))
-	rotten[len(rotten)-3] ^= 0x20
-	writeLegacy(t, dir, map[string]map[string][]byte{
-		"pending": {
-			legacyID(1): legacyRecord(t, &webhook.Delivery{ID: 1, Key: "g"}, []byte("{}")),
-			legacyID(2): rotten,
-			legacyID(3): legacyRecord(t, &webhook.Delivery{ID: 30, Key: "x"}, nil), // the id is not its key's
-			legacyID(4): legacyRecord(t, &webhook.Delivery{ID: 4, Key: "b"}, []byte(`{"b":1}`)),
-		},
-		"bodies": {legacyID(1): []byte("{}"), legacyID(2): []byte(`{"r":1}`), legacyID(4): []byte(`{"b":2}`)},
-	})
-	o, logs := logged()
-	q := openDisk(t, dir, o)
-	defer q.Close()
-	assert.Equal(t, uint64(1), queuetest.Take(t, q).ID)
-	queuetest.NoneReady(t, q)
-	dead, err := q.DeadLetters(context.Background())
-	require.NoError(t, err)
-	require.Len(t, dead, 3)
-	for i, want := range []struct{ reason, body string }{
-		{"record 0000000000000002 damaged: checksum mismatch", `{"r":1}`},
-		{"record 0000000000000003 damaged: does not decode", ""},
-		{"body of delivery 4 damaged: checksum mismatch", `{"b":2}`},
-	} {
-		assert.Equal(t, uint64(i+2), dead[i].ID)
-		assert.Equal(t, want.reason, dead[i].LastError)
-		assert.Equal(t, want.body, string(dead[i].Body), "the body is kept for inspection")
-	}
-	assert.Equal(t, int64(3), damaged(t, q), "counted as any damage found")
-	assert.Equal(t, 3, strings.Count(logs.String(), "damaged delivery dead-lettered"), "logged as any damage found")
-}
-
-// TestLegacyCarryOverRepeated: a carry-over cut short by a crash, after the
-// log was written but before queue.db was removed, is done again at the
-// next open, alike: nothing is doubled.
-func TestLegacyCarryOverRepeated(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	writeLegacy(t, dir, map[string]map[string][]byte{
-		"pending": {legacyID(1): legacyRecord(t, &webhook.Delivery{ID: 1, Key: "a"}, []byte("{}"))},
-		"dead":    {legacyID(2): legacyRecord(t, &webhook.Delivery{ID: 2, Key: "d", LastError: "x"}, []byte("{}"))},
-		"bodies":  {legacyID(1): []byte("{}"), legacyID(2): []byte("{}")},
-		"keys":    {"a": legacyKey("a", time.Now().Add(time.Hour))},
-	})
-	legacy, err := os.ReadFile(filepath.Join(dir, legacyFile))
-	require.NoError(t, err)
-	openDisk(t, dir, Options{}).Close()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, legacyFile), legacy, 0o600)) // as if not yet removed
-
-	q := openDisk(t, dir, Options{})
-	defer q.Close()
-	assert.NoFileExists(t, filepath.Join(dir, legacyFile))
-	assert.Equal(t, 1, q.Len())
-	d := queuetest.Take(t, q)
-	assert.Equal(t, uint64(1), d.ID)
-	assert.Equal(t, 1, d.Attempt)
-	require.NoError(t, q.Ack(ctx, d.ID))
-	queuetest.NoneReady(t, q)
-	dead, err := q.DeadLetters(ctx)
-	require.NoError(t, err)
-	require.Len(t, dead, 1)
-	assert.Equal(t, uint64(2), dead[0].ID)
-	assert.ErrorIs(t, q.Put(ctx, &webhook.Delivery{Key: "a"}), webhook.ErrDuplicate)
-	assert.Zero(t, damaged(t, q))
 }

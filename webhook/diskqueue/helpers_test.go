@@ -95,5 +95,5 @@ func logEnd(q *Queue) (num uint64, size int64) {
 	q.mu.Lock()
 	head := q.head()
 	q.mu.Unlock()
-	return head.num, q.end(head)
+	return head.num, q.written(head)
 }

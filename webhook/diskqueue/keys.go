@@ -141,7 +141,7 @@ func (q *Queue) keepKeys(old *segment, now time.Time) error {
 		return nil
 	}
 	path := filepath.Join(q.dir, keyFileName(old.num))
-	if err := writeDurably(path, buf); err != nil {
+	if err := q.replaceFile(path, buf); err != nil {
 		return fmt.Errorf("diskqueue: keeping dedup keys: %w", err)
 	}
 	q.mu.Lock()
@@ -161,18 +161,26 @@ func appendKey(b []byte, r keyRef) []byte {
 	return binary.LittleEndian.AppendUint32(b, checksum(b[at:]))
 }
 
-// writeDurably writes a new file at path and syncs it.
-func writeDurably(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// replaceFile puts a file holding data at path, durably: written and
+// synced under a new name, renamed, and the rename synced, so that a crash
+// leaves the old file or the new one whole.
+func (q *Queue) replaceFile(path string, data []byte) error {
+	f, err := q.disk.Create(path + ".new")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	_, err = f.WriteAt(data, 0)
 	if err == nil {
-		err = datasync(f)
+		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = q.disk.Rename(path+".new", path)
+	}
+	if err == nil {
+		err = q.disk.SyncDir(q.dir)
 	}
 	return err
 }
@@ -192,7 +200,7 @@ func (q *Queue) expireKeyFiles(now time.Time) {
 	q.keyFiles = kept
 	q.mu.Unlock()
 	for _, path := range gone {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := q.disk.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			q.log(slog.LevelError, "diskqueue: removing an expired key file failed", "error", err)
 		}
 	}
@@ -202,7 +210,7 @@ func (q *Queue) expireKeyFiles(now time.Time) {
 // A damaged entry is counted, logged and read as absent: a repeat of its
 // delivery is then stored again rather than lost. q.mu is held.
 func (q *Queue) loadKeyFile(path string, now int64) error {
-	data, err := os.ReadFile(path)
+	data, err := q.disk.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("diskqueue: reading dedup keys: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,34 +15,24 @@ import (
 	"time"
 )
 
-// prepare makes dir, owner only (with noCreate, checks that it holds a
-// queue), and locks it.
-func prepare(dir string, noCreate bool) (*os.File, error) {
+// openDir makes dir, owner only and durable in its parent (with noCreate,
+// checks that it holds a queue), and locks it.
+func openDir(disk fileSystem, dir string, noCreate bool) (io.Closer, error) {
 	if noCreate {
-		segs, _ := filepath.Glob(filepath.Join(dir, "log-*.seg"))
+		segs, _ := disk.Glob(dir, "log-*.seg")
 		if len(segs) == 0 {
-			if fi, err := os.Stat(filepath.Join(dir, legacyFile)); err == nil && fi.Size() > 0 {
-				return nil, fmt.Errorf("%w: %s was written by an earlier version; open the queue once without NoCreate to carry it over", ErrNoQueue, filepath.Join(dir, legacyFile))
-			}
 			return nil, fmt.Errorf("%w: %s holds no log-*.seg file", ErrNoQueue, dir)
 		}
-	} else {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("diskqueue: queue directory: %w", err)
-		}
-		// Bodies can hold private data: owner only, also for a directory
-		// that existed.
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("diskqueue: queue directory: %w", err)
-		}
+	} else if err := disk.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("diskqueue: queue directory: %w", err)
 	}
-	return takeLock(dir)
+	return disk.Lock(dir)
 }
 
 // takeLock locks dir itself, so that a queue opened with NoCreate, which
 // creates no file, is held alike. It waits a second for another process to
 // let go.
-func takeLock(dir string) (*os.File, error) {
+func takeLock(dir string) (io.Closer, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("diskqueue: queue directory: %w", err)
@@ -63,35 +54,45 @@ func takeLock(dir string) (*os.File, error) {
 }
 
 // load reads the queue's files: it replays the log, remembers the kept
-// dedup keys, reads the checkpoints, carries over a queue of an earlier
-// version, and schedules the pending deliveries in arrival order.
+// dedup keys, reads the checkpoints, and schedules the pending deliveries
+// in arrival order. What it keeps of the log it makes durable, since a
+// process that crashed may have left it in the page cache only.
 func (q *Queue) load() error {
-	names, _ := filepath.Glob(filepath.Join(q.dir, "log-*.seg"))
-	slices.Sort(names)
+	names, _ := q.disk.Glob(q.dir, "log-*.seg")
 	for _, name := range names {
 		if err := q.replay(name); err != nil {
 			return err
 		}
 	}
 	if !q.opts.NoCreate {
-		// Segments being made ahead of time when a crash came.
-		stale, _ := filepath.Glob(filepath.Join(q.dir, "log-*.seg.new"))
-		for _, name := range stale {
-			_ = os.Remove(name)
+		// Files being made under a temporary name when a crash came.
+		for _, pattern := range []string{"log-*.seg.new", "keys-*.seg.new"} {
+			stale, _ := q.disk.Glob(q.dir, pattern)
+			for _, name := range stale {
+				_ = q.disk.Remove(name)
+			}
+		}
+		for _, seg := range q.segs {
+			if err := seg.f.Sync(); err != nil {
+				return fmt.Errorf("diskqueue: syncing %s: %w", seg.path, err)
+			}
+		}
+		if err := q.disk.SyncDir(q.dir); err != nil {
+			return fmt.Errorf("diskqueue: syncing %s: %w", q.dir, err)
 		}
 	}
 	if len(q.segs) == 0 {
-		seg, err := createSegment(q.dir, 1, 0)
+		seg, err := q.createSegment(1, 0)
 		if err != nil {
 			return err
 		}
 		q.segs = append(q.segs, seg)
 	}
 	if !q.opts.NoCreate {
-		q.prepare(q.head().num + 1)
+		q.makeAhead(q.head().num + 1)
 	}
 	now := time.Now().UnixNano()
-	keyNames, _ := filepath.Glob(filepath.Join(q.dir, "keys-*.seg"))
+	keyNames, _ := q.disk.Glob(q.dir, "keys-*.seg")
 	for _, name := range keyNames {
 		if err := q.loadKeyFile(name, now); err != nil {
 			return err
@@ -100,29 +101,22 @@ func (q *Queue) load() error {
 	if err := q.loadCheckpoints(); err != nil {
 		return err
 	}
-	if !q.opts.NoCreate {
-		if err := q.carryOver(); err != nil {
-			return err
-		}
-	}
 	q.schedule()
 	return nil
 }
 
-// replay reads a segment and applies its records. A record that does not
-// read is skipped up to the next one that does, and counted as damage;
-// at the end of a segment it is a write cut short, and cut off (but for
-// NoCreate).
+// replay reads a segment and applies its records, then cuts off what
+// follows the last one kept (but for NoCreate; see keptRecords).
 func (q *Queue) replay(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := q.disk.Open(path, true)
 	if err != nil && q.opts.NoCreate {
-		f, err = os.Open(path)
+		f, err = q.disk.Open(path, false)
 	}
 	if err != nil {
 		return fmt.Errorf("diskqueue: opening %s: %w", path, err)
 	}
-	data, err := os.ReadFile(path)
-	if err == nil && (len(data) < segHeaderSize || !strings.HasPrefix(string(data), segMagic)) {
+	data, err := q.disk.ReadFile(path)
+	if err == nil && (len(data) < segHeaderSize || !isSegment(data)) {
 		err = errors.New("not a queue segment")
 	}
 	if err != nil {
@@ -137,71 +131,84 @@ func (q *Queue) replay(path string) error {
 	seg := &segment{num: num, path: path, f: f}
 	q.segs = append(q.segs, seg)
 	q.nextID = max(q.nextID, binary.LittleEndian.Uint64(data[len(segMagic):]))
-	off := q.replayRecords(seg, data)
-	seg.size = off
-	if !q.opts.NoCreate && !allZero(data[off:]) {
-		if err := f.Truncate(off); err != nil {
-			return fmt.Errorf("diskqueue: cutting a torn record off %s: %w", path, err)
-		}
+	end, why := q.keptRecords(seg, data)
+	seg.size = end
+	seg.synced.Store(end)
+	if why == "" || q.opts.NoCreate {
+		return nil
+	}
+	q.log(slog.LevelWarn, "diskqueue: cut off the end of a segment: it holds records whose write a crash cut short",
+		"segment", filepath.Base(path), "offset", end, "bytes", len(bytes.TrimRight(data[end:], "\x00")), "reason", why)
+	err = f.Truncate(end)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("diskqueue: cutting the end off %s: %w", path, err)
 	}
 	return nil
 }
 
-// replayRecords applies the records of a segment and returns where they
-// end: at the zeros it was filled with, or at a write cut short. Only the
-// segment written to when a crash came can end so, but the segments made
-// ahead of time may follow it.
-func (q *Queue) replayRecords(seg *segment, data []byte) int64 {
-	off := int64(segHeaderSize)
-	for off < int64(len(data)) {
-		h, err := decodeHeader(data[off:])
-		if err == nil && off+h.size() <= int64(len(data)) {
-			if torn(data, off, h) {
-				return off
+// isSegment reports whether data begins as a segment does, of this format
+// or of the one before it, whose records read alike.
+func isSegment(data []byte) bool {
+	return strings.HasPrefix(string(data), segMagic) || strings.HasPrefix(string(data), segMagicV1)
+}
+
+// keptRecords applies the records of a segment that are kept, and returns
+// where they end, with why the bytes after it are cut off ("" when they
+// are the zeros the segment was filled with, or nothing).
+//
+// The records are read in order, each where the one before ends: never
+// inside a body, so that no body, whatever a sender put in it, is read as
+// a record. The first header that does not read ends the log. Past it,
+// nothing is where a record could be found: the bytes go, as a write cut
+// short. A record whose header reads but whose fields or body do not is
+// damage on the disk when a mark after it vouches that a sync covered it
+// (see tMark): it is dead-lettered and the records after it read.
+// Otherwise no sync covered it, its Put never returned, and it goes with
+// all that follows it, its id and dedup keys with it.
+func (q *Queue) keptRecords(seg *segment, data []byte) (int64, string) {
+	type rec struct {
+		off   int64
+		h     header
+		whole bool
+	}
+	var recs []rec
+	var synced int64 // how far a mark vouches that this segment was synced
+	end, why := int64(segHeaderSize), ""
+	for end < int64(len(data)) {
+		h, err := decodeHeader(data[end:])
+		if err != nil || end+h.size() > int64(len(data)) {
+			if !allZero(data[end:]) {
+				why = "a record header does not read"
+				if err == nil {
+					why = "a record runs past the end of the file"
+				}
 			}
-			q.apply(seg, off, h, data[off+headerSize:off+headerSize+int64(h.metaLen)])
-			off += h.size()
-			continue
+			break
 		}
-		if err == nil || allZero(data[off:]) {
-			// A whole header whose record runs past the end is a write cut
-			// short; zeros are what the segment was filled with.
-			return off
+		if h.typ == tMark {
+			synced = max(synced, int64(h.id))
+		} else {
+			recs = append(recs, rec{end, h, wholeRecord(data[end:end+h.size()], h)})
 		}
-		next := nextRecord(data, off+1)
-		if next < 0 {
-			q.cutOff(seg, data, off)
-			return off
-		}
-		q.damaged.Add(1)
-		q.log(slog.LevelError, "diskqueue: damaged bytes skipped in the log", "segment", filepath.Base(seg.path), "offset", off, "bytes", next-off)
-		off = next
+		end += h.size()
 	}
-	return off
+	for _, r := range recs {
+		if !r.whole && r.off >= synced {
+			return r.off, "a record no sync covered fails its checksum"
+		}
+		q.apply(seg, r.off, r.h, data[r.off+headerSize:r.off+headerSize+int64(r.h.metaLen)], r.whole)
+	}
+	return end, why
 }
 
-// cutOff reports the bytes past the last record that reads, which are cut
-// off. Less than a header is a write cut short by a crash; more is damage
-// as far as anyone can tell, since a write cut short leaves whole headers.
-func (q *Queue) cutOff(seg *segment, data []byte, off int64) {
-	end := int64(len(bytes.TrimRight(data[off:], "\x00"))) + off
-	if end-off < headerSize {
-		return
-	}
-	q.damaged.Add(1)
-	q.log(slog.LevelError, "diskqueue: bytes that do not read cut off the end of the log", "segment", filepath.Base(seg.path), "offset", off, "bytes", end-off)
-}
-
-// torn reports whether the record at off, whose header reads, is the last
-// of the log and was cut short: a part of it fails its checksum and only
-// zeros follow.
-func torn(data []byte, off int64, h header) bool {
-	meta, end := off+headerSize+int64(h.metaLen), off+h.size()
-	if !allZero(data[end:]) { // stops at the next record's first byte: cheap
-		return false
-	}
-	whole := checksum(data[off+headerSize:meta]) == h.metaSum && (h.typ != tPut || checksum(data[meta:end]) == h.bodySum)
-	return !whole
+// wholeRecord reports whether the meta and body of rec match its header's
+// checksums.
+func wholeRecord(rec []byte, h header) bool {
+	meta := rec[headerSize : headerSize+int64(h.metaLen)]
+	return checksum(meta) == h.metaSum && (h.typ != tPut || checksum(rec[headerSize+int64(h.metaLen):]) == h.bodySum)
 }
 
 func allZero(b []byte) bool {
@@ -219,44 +226,32 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// nextRecord returns the offset of the first whole record at or after from,
-// or -1.
-func nextRecord(data []byte, from int64) int64 {
-	for p := from; p+headerSize <= int64(len(data)); p++ {
-		h, err := decodeHeader(data[p:])
-		if err == nil && p+h.size() <= int64(len(data)) && checksum(data[p+headerSize:p+headerSize+int64(h.metaLen)]) == h.metaSum {
-			return p
-		}
-	}
-	return -1
-}
-
-// apply applies a record read back from the log.
-func (q *Queue) apply(seg *segment, off int64, h header, meta []byte) {
+// apply applies a record read back from the log; one not whole is damage
+// on the disk, after it was synced.
+func (q *Queue) apply(seg *segment, off int64, h header, meta []byte, whole bool) {
 	q.nextID = max(q.nextID, h.id)
 	if h.typ == tPut {
-		q.applyPut(seg, off, h, meta)
+		q.applyPut(seg, off, h, meta, whole)
 		return
 	}
 	it := q.items[h.id]
 	if it == nil {
 		return // about a delivery whose put is in a segment removed since
 	}
-	intact := checksum(meta) == h.metaSum
-	if !intact {
+	if !whole {
 		q.damaged.Add(1)
 		q.log(slog.LevelError, "diskqueue: damaged state record; read as an attempt made", "id", h.id)
 	}
 	switch h.typ {
 	case tLease:
-		if n, k := binary.Uvarint(meta); intact && k > 0 {
+		if n, k := binary.Uvarint(meta); whole && k > 0 {
 			it.attempt = int(n)
 		} else {
 			it.attempt++
 		}
 	case tRetry, tDead:
 		it.lastError = string(meta)
-		if !intact {
+		if !whole {
 			it.lastError = recordDamage(h.id).Error()
 		}
 		it.dead = it.dead || h.typ == tDead
@@ -267,16 +262,30 @@ func (q *Queue) apply(seg *segment, off int64, h header, meta []byte) {
 }
 
 // applyPut applies a put read back from the log: a delivery, or a later
-// copy of one.
-func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte) {
+// copy of one, which keeps the state of the earlier one. A damaged copy
+// leaves an intact earlier one in place. The
+// dedup keys of a damaged put are not remembered: a repeat brings the
+// delivery whole.
+func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte, whole bool) {
 	it := &item{id: h.id, seg: seg, off: off, size: h.size(), bodyLen: int64(h.bodyLen)}
-	if old := q.items[h.id]; old != nil {
+	old := q.items[h.id]
+	if !whole {
+		it.damage = bodyDamage(h.id)
+		if checksum(meta) != h.metaSum {
+			it.damage = recordDamage(h.id)
+		}
+		if old != nil && old.damage == nil {
+			q.damaged.Add(1)
+			q.log(slog.LevelError, "diskqueue: damaged copy of a delivery ignored; the earlier copy is kept", "id", h.id)
+			return
+		}
+	}
+	if old != nil {
 		old.seg.drop(old)
 	}
 	q.items[h.id] = it
 	seg.add(it)
 	if checksum(meta) != h.metaSum {
-		it.damage = recordDamage(h.id)
 		return
 	}
 	d, stored, err := decodeMeta(h.id, meta)
@@ -285,7 +294,12 @@ func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte) {
 		return
 	}
 	it.partition, it.received, it.attempt, it.lastError = d.Partition, d.ReceivedAt, d.Attempt, d.LastError
-	if q.keys.window > 0 && stored > 0 {
+	if old != nil {
+		// A copy forward: the records of its state that follow it may be
+		// cut off, while the earlier copy's state was synced.
+		it.attempt, it.lastError, it.dead = old.attempt, old.lastError, old.dead
+	}
+	if q.keys.window > 0 && stored > 0 && it.damage == nil {
 		for _, k := range d.DedupKeys() {
 			r := keyRef{k, stored + q.keys.window}
 			seg.keys = append(seg.keys, r)
@@ -297,8 +311,8 @@ func (q *Queue) applyPut(seg *segment, off int64, h header, meta []byte) {
 }
 
 // schedule counts what the log holds and schedules the pending deliveries
-// in arrival order. A delivery whose fields did not read is dead-lettered
-// (but for NoCreate, where Take does it).
+// in arrival order. A damaged delivery is dead-lettered (but for NoCreate,
+// where Take does it).
 func (q *Queue) schedule() {
 	ids := make([]uint64, 0, len(q.items))
 	for id := range q.items {
@@ -312,16 +326,13 @@ func (q *Queue) schedule() {
 		case it.dead:
 			q.dead++
 		case it.damage != nil && !q.opts.NoCreate:
-			q.damaged.Add(1)
-			q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
-				"id", id, "kind", "", "key", "", "attempt", it.attempt, "reason", it.damage.Error())
 			q.pending++ // killed counts it out
-			reason := it.damage.Error()
-			q.record(tDead, id, []byte(reason), nil, 0, nil, nil)
+			reason := q.logBurial(it, it.damage)
+			q.gather(tDead, id, []byte(reason), nil, 0, nil, nil)
 			q.killed(it, reason)
 		default:
 			q.pending++
-			q.s.Add(id, it.partition)
+			q.sched.Add(id, it.partition)
 		}
 	}
 }

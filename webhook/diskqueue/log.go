@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/collabsvc/collab/webhook"
@@ -18,19 +19,23 @@ import (
 type segment struct {
 	num       uint64
 	path      string
-	f         *os.File
-	size      int64 // bytes written; changed under Queue.wmu (see end)
-	live      int   // items whose latest put is here
+	f         file
+	size      int64        // bytes written; changed under Queue.wmu (see written)
+	synced    atomic.Int64 // bytes a sync is known to have covered
+	live      int          // items whose latest put is here
 	liveBytes int64
 	keys      []keyRef  // the dedup keys its puts remember, kept when it goes
 	copying   bool      // its live items are being copied forward
 	lastDrop  time.Time // when it last lost a live item
 }
 
-// A segment starts with segMagic and the last id given when it was made,
-// so that ids keep growing when every older segment is gone.
+// A segment starts with segMagic and the last id given when it became
+// the one written to (see roll), so that ids keep growing when every older
+// segment is gone. segMagicV1 began the segments of the format before
+// marks (see tMark), which read alike.
 const (
-	segMagic      = "collabq\x01"
+	segMagic      = "collabq\x02"
+	segMagicV1    = "collabq\x01"
 	segHeaderSize = 16
 )
 
@@ -42,10 +47,20 @@ const (
 	drainedRoll = 1 << 20
 )
 
+// sizes are the sizes and delays that shape the log; tests that build
+// crash images shrink them.
+type sizes struct {
+	segMax, drainedRoll int64
+	copyAfter           time.Duration
+}
+
+var defaultSizes = sizes{segMax: segMax, drainedRoll: drainedRoll, copyAfter: copyAfter}
+
 func segName(num uint64) string { return fmt.Sprintf("log-%016x.seg", num) }
 
 // group is the records gathered for one sync, and what to do once it is
-// done.
+// done. Its buffer begins with room for the mark written ahead of it (see
+// tMark).
 type group struct {
 	buf  []byte
 	ops  []op
@@ -62,11 +77,17 @@ type op struct {
 	undo  func()
 }
 
-func newGroup(buf []byte) *group { return &group{buf: buf[:0], done: make(chan struct{})} }
+func newGroup(buf []byte) *group {
+	buf = slices.Grow(buf[:0], headerSize)[:headerSize]
+	return &group{buf: buf, done: make(chan struct{})}
+}
 
-// record appends a record to the group being gathered and wakes the
+// empty reports whether g has no record to write.
+func (g *group) empty() bool { return len(g.buf) == headerSize }
+
+// gather appends a record to the group being gathered and wakes the
 // writer. q.mu is held.
-func (q *Queue) record(typ byte, id uint64, meta, body []byte, bodySum uint32, apply func(*segment, int64), undo func()) *group {
+func (q *Queue) gather(typ byte, id uint64, meta, body []byte, bodySum uint32, apply func(*segment, int64), undo func()) *group {
 	g := q.cur
 	g.puts = g.puts || typ == tPut
 	g.ops = append(g.ops, op{rel: int64(len(g.buf)), apply: apply, undo: undo})
@@ -78,12 +99,13 @@ func (q *Queue) record(typ byte, id uint64, meta, body []byte, bodySum uint32, a
 	return g
 }
 
-// about appends a record about it, a delivery already stored. While it is
+// gatherAbout appends a record about it, a delivery already stored, to the
+// group being gathered. While it is
 // being written, it is not copied forward: the copy would land after the
 // record in the log, and undo it at the next open.
-func (q *Queue) about(it *item, typ byte, meta []byte, apply func(), undo func()) *group {
+func (q *Queue) gatherAbout(it *item, typ byte, meta []byte, apply func(), undo func()) *group {
 	it.inflight++
-	return q.record(typ, it.id, meta, nil, 0, func(*segment, int64) {
+	return q.gather(typ, it.id, meta, nil, 0, func(*segment, int64) {
 		it.inflight--
 		if apply != nil {
 			apply()
@@ -122,7 +144,7 @@ func (q *Queue) writer() {
 	defer close(q.done)
 	for {
 		q.mu.Lock()
-		for len(q.cur.buf) == 0 && len(q.compacts) == 0 && len(q.flushes) == 0 && !q.tidyDue && !q.syncDue && !q.closed {
+		for q.cur.empty() && len(q.compacts) == 0 && len(q.flushes) == 0 && !q.tidyDue && !q.syncDue && !q.closed {
 			q.wake.Wait()
 		}
 		switch reqs, flushes := q.compacts, q.flushes; {
@@ -133,7 +155,7 @@ func (q *Queue) writer() {
 			for _, r := range reqs {
 				r <- err
 			}
-		case len(q.cur.buf) > 0:
+		case !q.cur.empty():
 			q.syncDue = false // the group's sync takes what is unsynced
 			q.commitNext()
 		case q.unsynced && (q.syncDue || q.closed) || len(flushes) > 0:
@@ -179,8 +201,8 @@ func (q *Queue) commitNext() {
 	}
 	head, broken := q.head(), q.broken
 	q.mu.Unlock()
-	size := q.end(head)
-	roll := broken == nil && size+int64(len(g.buf)) > segMax && size > segHeaderSize
+	size := q.written(head)
+	roll := broken == nil && size+int64(len(g.buf)) > q.sizes.segMax && size > segHeaderSize
 
 	q.committing.Store(time.Now().UnixNano())
 	var err error
@@ -219,8 +241,9 @@ func (q *Queue) linger() {
 	}
 }
 
-// writeGroup appends buf to head and syncs it, with the records written
-// at once before it (see writeNow), and returns where buf landed.
+// writeGroup appends buf, a group's, to head behind its mark, and syncs
+// it, with the records written at once before it (see writeNow), and
+// returns where buf landed.
 func (q *Queue) writeGroup(head *segment, buf []byte) (int64, error) {
 	if q.beforeWrite != nil {
 		if err := q.beforeWrite(); err != nil {
@@ -230,18 +253,19 @@ func (q *Queue) writeGroup(head *segment, buf []byte) (int64, error) {
 	q.mu.Lock()
 	q.unsynced = false // this sync takes them
 	q.mu.Unlock()
-	base, err := q.appendLog(head, buf)
+	base, err := q.appendLog(head, buf, true)
 	if err == nil {
-		err = q.sync(head)
+		err = q.sync(head, base+int64(len(buf)))
 	}
 	return base, err
 }
 
-// appendLog appends buf to head and returns where it landed.
-func (q *Queue) appendLog(head *segment, buf []byte) (int64, error) {
+// appendLog appends buf to head and returns where it landed; with mark,
+// buf begins with room for a mark.
+func (q *Queue) appendLog(head *segment, buf []byte, mark bool) (int64, error) {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
-	return q.appendLocked(head, buf)
+	return q.appendLocked(head, buf, mark)
 }
 
 // appendNow appends a record to the segment written to.
@@ -252,20 +276,22 @@ func (q *Queue) appendNow(typ byte, id uint64, meta []byte) error {
 		return webhook.ErrQueueClosed // closed since the caller looked
 	}
 	q.scratch = appendRecord(q.scratch[:0], typ, id, meta, nil, 0)
-	_, err := q.appendLocked(q.segs[len(q.segs)-1], q.scratch)
+	_, err := q.appendLocked(q.segs[len(q.segs)-1], q.scratch, false)
 	return err
 }
 
 // appendLocked appends buf to head, followed by the records kept for the
-// next write (see Ack), and returns where buf landed. After a failed write
-// the segment is cut back to where it was, so that no torn record sits
-// before the next one, and the kept records are kept for the write after;
-// when the cut fails too the log takes no more writes. q.wmu is held.
-func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
+// next write (see Ack), and returns where buf landed; with mark, it first
+// writes at the start of buf a mark of how far head is synced. After a
+// failed write the segment is cut back to where it was, durably, so that
+// no torn record sits before the next one, and the kept records are kept
+// for the write after; when the cut fails too the log takes no more
+// writes. q.wmu is held.
+func (q *Queue) appendLocked(head *segment, buf []byte, mark bool) (int64, error) {
 	q.mu.Lock()
-	later, broken := q.later, q.broken
+	later, broken := q.acksKept, q.broken
 	if broken == nil {
-		q.later = nil
+		q.acksKept = nil
 	}
 	q.mu.Unlock()
 	if broken != nil {
@@ -276,6 +302,9 @@ func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 	} else if len(later) > 0 {
 		buf = append(buf, later...)
 	}
+	if mark {
+		putMark(buf, head.synced.Load())
+	}
 	base := head.size
 	_, err := head.f.WriteAt(buf, base)
 	if err == nil {
@@ -284,8 +313,11 @@ func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 	}
 	err = fmt.Errorf("diskqueue: writing %s: %w", head.path, err)
 	terr := head.f.Truncate(base)
+	if terr == nil {
+		terr = head.f.Sync()
+	}
 	q.mu.Lock()
-	q.later = append(later, q.later...)
+	q.acksKept = append(later, q.acksKept...)
 	if terr != nil {
 		q.broken = fmt.Errorf("diskqueue: the log cannot be repaired after a failed write; reopen the queue: %w", terr)
 	}
@@ -293,19 +325,22 @@ func (q *Queue) appendLocked(head *segment, buf []byte) (int64, error) {
 	return 0, err
 }
 
-// end returns the bytes written to seg.
-func (q *Queue) end(seg *segment) int64 {
+// written returns the bytes written to seg.
+func (q *Queue) written(seg *segment) int64 {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
 	return seg.size
 }
 
-// sync makes what was written to seg durable. A failed sync leaves the log
-// taking no more writes: the kernel may have dropped what it could not
-// write, and a later sync would not say so.
-func (q *Queue) sync(seg *segment) error {
-	err := datasync(seg.f)
+// sync makes what was written to seg durable, its first covered bytes at
+// least. A failed sync leaves the log taking no more writes: the kernel may
+// have dropped what it could not write, and a later sync would not say so.
+func (q *Queue) sync(seg *segment, covered int64) error {
+	err := seg.f.Sync()
 	if err == nil {
+		if covered > seg.synced.Load() { // only the writer syncs
+			seg.synced.Store(covered)
+		}
 		return nil
 	}
 	err = fmt.Errorf("diskqueue: syncing %s: %w", seg.path, err)
@@ -356,7 +391,7 @@ func (q *Queue) writeNow(it *item, typ byte, meta []byte, apply func(), undo fun
 // once, it would land before the copy, which would undo it at the next
 // open. q.mu is held, and released.
 func (q *Queue) behindCopy(it *item, typ byte, meta []byte, apply func(), undo func()) error {
-	g := q.about(it, typ, meta, apply, undo)
+	g := q.gatherAbout(it, typ, meta, apply, undo)
 	q.mu.Unlock()
 	return wait(context.Background(), g)
 }
@@ -374,7 +409,8 @@ func (q *Queue) writtenNow() {
 // what was written at once.
 func (q *Queue) syncLazily(head *segment) {
 	q.wmu.Lock()
-	_, err := q.appendLocked(head, nil) // what Ack kept for the next write
+	_, err := q.appendLocked(head, nil, false) // what Ack kept for the next write
+	covered := head.size
 	q.wmu.Unlock()
 	if err != nil {
 		q.log(slog.LevelWarn, "diskqueue: writing acks failed; they are kept for the next write", "error", err)
@@ -385,7 +421,7 @@ func (q *Queue) syncLazily(head *segment) {
 		q.mu.Unlock()
 		return
 	}
-	_ = q.sync(head) // a failure is logged, and stops writes
+	_ = q.sync(head, covered) // a failure is logged, and stops writes
 }
 
 // flush has the writer sync the records written at once and tidy the log,
@@ -458,7 +494,7 @@ func (q *Queue) compact() error {
 	q.mu.Lock()
 	head := q.head()
 	q.mu.Unlock()
-	roll := q.end(head) > segHeaderSize
+	roll := q.written(head) > segHeaderSize
 	if roll {
 		if _, err := q.roll(); err != nil {
 			return err
@@ -478,7 +514,7 @@ func (q *Queue) compact() error {
 	q.mu.Unlock()
 	var err error
 	var base int64
-	if len(g.buf) > 0 {
+	if !g.empty() {
 		base, err = q.writeGroup(head, g.buf)
 	}
 	q.finish(g, head, base, err)
@@ -489,7 +525,8 @@ func (q *Queue) compact() error {
 func (q *Queue) head() *segment { return q.segs[len(q.segs)-1] }
 
 // roll makes the next segment the head: the one made ahead of time, or a
-// new one. Then it has the one after made ahead.
+// new one, its header naming the last id given, durably, before an older
+// segment may go. Then it has the one after made ahead.
 func (q *Queue) roll() (*segment, error) {
 	q.mu.Lock()
 	preparing := q.preparing
@@ -501,25 +538,30 @@ func (q *Queue) roll() (*segment, error) {
 	q.mu.Unlock()
 	if seg == nil || seg.num != num {
 		var err error
-		if seg, err = createSegment(q.dir, num, last); err != nil {
+		if seg, err = q.createSegment(num, last); err != nil {
 			return nil, err
 		}
+	} else if err := setLastID(seg, last); err != nil {
+		_ = seg.f.Close()
+		_ = q.disk.Remove(seg.path)
+		return nil, err
 	}
 	q.wmu.Lock()
 	q.mu.Lock()
 	old := q.head()
 	q.segs = append(q.segs, seg)
 	q.mu.Unlock()
+	covered := old.size // written to no more
 	q.wmu.Unlock()
-	_ = q.sync(old) // for the records written at once to it; a failure stops writes
-	q.prepare(num + 1)
+	_ = q.sync(old, covered) // for the records written at once to it; a failure stops writes
+	q.makeAhead(num + 1)
 	return seg, nil
 }
 
-// prepare makes segment num ahead of time, in the background: filling a
+// makeAhead makes segment num ahead of time, in the background: filling a
 // segment with zeros takes a while, and a sync of data written over them
 // is cheaper than one that also grows the file.
-func (q *Queue) prepare(num uint64) {
+func (q *Queue) makeAhead(num uint64) {
 	done := make(chan struct{})
 	q.mu.Lock()
 	last := q.nextID
@@ -529,7 +571,7 @@ func (q *Queue) prepare(num uint64) {
 	go func() {
 		defer q.bg.Done()
 		defer close(done)
-		seg, err := createSegment(q.dir, num, last)
+		seg, err := q.createSegment(num, last)
 		if err != nil {
 			return // roll tries again, and reports
 		}
@@ -537,7 +579,7 @@ func (q *Queue) prepare(num uint64) {
 		defer q.mu.Unlock()
 		if q.closed || q.ready != nil {
 			_ = seg.f.Close()
-			_ = os.Remove(seg.path)
+			_ = q.disk.Remove(seg.path)
 			return
 		}
 		q.ready = seg
@@ -546,33 +588,46 @@ func (q *Queue) prepare(num uint64) {
 
 // createSegment makes segment num, durably, its header naming last, and
 // fills it with zeros up to segMax.
-func createSegment(dir string, num, last uint64) (*segment, error) {
-	path := filepath.Join(dir, segName(num))
-	f, err := os.OpenFile(path+".new", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+func (q *Queue) createSegment(num, last uint64) (*segment, error) {
+	path := filepath.Join(q.dir, segName(num))
+	f, err := q.disk.Create(path + ".new")
 	if err != nil {
 		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
 	}
-	_, err = f.Write(binary.LittleEndian.AppendUint64([]byte(segMagic), last))
-	zeros := make([]byte, 256<<10)
-	for n := int64(segHeaderSize); err == nil && n < segMax; n += int64(len(zeros)) {
-		_, err = f.Write(zeros[:min(int64(len(zeros)), segMax-n)])
+	_, err = f.WriteAt(binary.LittleEndian.AppendUint64([]byte(segMagic), last), 0)
+	zeros := make([]byte, min(256<<10, q.sizes.segMax))
+	for n := int64(segHeaderSize); err == nil && n < q.sizes.segMax; n += int64(len(zeros)) {
+		_, err = f.WriteAt(zeros[:min(int64(len(zeros)), q.sizes.segMax-n)], n)
 	}
 	if err == nil {
-		err = datasync(f)
+		err = f.Sync()
 	}
 	if err == nil {
 		// Made whole under another name, so that a crash never leaves a
 		// segment cut short.
-		if err = os.Rename(path+".new", path); err == nil {
-			err = syncDir(dir)
+		if err = q.disk.Rename(path+".new", path); err == nil {
+			err = q.disk.SyncDir(q.dir)
 		}
 	}
 	if err != nil {
 		_ = f.Close()
-		_ = os.Remove(path + ".new")
+		_ = q.disk.Remove(path + ".new")
 		return nil, fmt.Errorf("diskqueue: new segment: %w", err)
 	}
 	return &segment{num: num, path: path, f: f, size: segHeaderSize}, nil
+}
+
+// setLastID writes last into the header of seg, made ahead of time, and
+// syncs it.
+func setLastID(seg *segment, last uint64) error {
+	_, err := seg.f.WriteAt(binary.LittleEndian.AppendUint64(nil, last), int64(len(segMagic)))
+	if err == nil {
+		err = seg.f.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("diskqueue: new segment: %w", err)
+	}
+	return nil
 }
 
 // tidy removes the segments that hold nothing live any more, oldest first,
@@ -585,11 +640,11 @@ func (q *Queue) tidy() {
 	q.mu.Lock()
 	head := q.head()
 	q.mu.Unlock()
-	written := q.end(head)
+	written := q.written(head)
 	q.mu.Lock()
-	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && written > drainedRoll
+	drained := q.pending == 0 && q.dead == 0 && len(q.segs) == 1 && written > q.sizes.drainedRoll
 	q.mu.Unlock()
-	if drained || written > segMax { // filled by records written at once, as a drain does
+	if drained || written > q.sizes.segMax { // filled by records written at once, as a drain does
 		if _, err := q.roll(); err != nil {
 			q.log(slog.LevelError, "diskqueue: beginning a segment failed", "error", err)
 		}
@@ -638,7 +693,7 @@ func (q *Queue) copyDue(old *segment, now time.Time) bool {
 	if old.copying || old.liveBytes*4 > old.size {
 		return false
 	}
-	wait := old.lastDrop.Add(copyAfter).Sub(now)
+	wait := old.lastDrop.Add(q.sizes.copyAfter).Sub(now)
 	if wait <= 0 {
 		return true
 	}
@@ -663,7 +718,7 @@ func (q *Queue) retire(old *segment, now time.Time) error {
 	q.filesMu.Lock()
 	_ = old.f.Close()
 	q.filesMu.Unlock()
-	if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := q.disk.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	q.wmu.Lock()
@@ -673,7 +728,7 @@ func (q *Queue) retire(old *segment, now time.Time) error {
 	q.mu.Unlock()
 	q.wmu.Unlock()
 	q.log(slog.LevelDebug, "diskqueue: handled segment removed", "segment", filepath.Base(old.path), "bytes", old.size)
-	return syncDir(q.dir)
+	return q.disk.SyncDir(q.dir)
 }
 
 // copyForward copies the live deliveries of old, the oldest segment, to the
@@ -753,24 +808,18 @@ func (s *segment) drop(it *item) {
 
 // readAt reads size bytes of seg at off.
 func (q *Queue) readAt(seg *segment, off, size int64) ([]byte, error) {
-	buf := make([]byte, size)
 	q.filesMu.RLock()
-	_, err := seg.f.ReadAt(buf, off)
-	q.filesMu.RUnlock()
-	if err != nil {
+	defer q.filesMu.RUnlock()
+	return readSegment(seg, off, size)
+}
+
+// readSegment is readAt with q.filesMu held.
+func readSegment(seg *segment, off, size int64) ([]byte, error) {
+	buf := make([]byte, size)
+	if _, err := seg.f.ReadAt(buf, off); err != nil {
 		return nil, fmt.Errorf("diskqueue: reading %s: %w", filepath.Base(seg.path), err)
 	}
 	return buf, nil
-}
-
-// syncDir makes a file's creation, rename or removal in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // closeFiles closes the segments and lets the lock go.

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/collabsvc/collab/webhook"
 	"github.com/collabsvc/collab/webhook/queuetest"
 )
 
@@ -37,8 +36,8 @@ func TestOpenHeld(t *testing.T) {
 }
 
 // TestNoCreateWithoutQueue: with NoCreate, a directory that is missing,
-// empty or holds an empty queue.db is ErrNoQueue, naming what was looked
-// for, and nothing is created.
+// empty or holds only a bbolt queue.db is ErrNoQueue, naming what was
+// looked for, and nothing is created.
 func TestNoCreateWithoutQueue(t *testing.T) {
 	base := t.TempDir()
 	missing := filepath.Join(base, "missing")
@@ -46,7 +45,7 @@ func TestNoCreateWithoutQueue(t *testing.T) {
 	require.NoError(t, os.Mkdir(empty, 0o755))
 	zero := filepath.Join(base, "zero")
 	require.NoError(t, os.Mkdir(zero, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(zero, legacyFile), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(zero, "queue.db"), nil, 0o644))
 	for _, dir := range []string{missing, empty, zero} {
 		_, err := Open(dir, Options{NoCreate: true})
 		require.ErrorIs(t, err, ErrNoQueue, dir)
@@ -64,31 +63,9 @@ func TestNoCreateWithoutQueue(t *testing.T) {
 	entries, err = os.ReadDir(zero)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no file made")
-	fi, err = os.Stat(filepath.Join(zero, legacyFile))
+	fi, err = os.Stat(filepath.Join(zero, "queue.db"))
 	require.NoError(t, err)
 	assert.Zero(t, fi.Size())
-}
-
-// TestNoCreateLegacyQueue: a directory holding only the queue.db of an
-// earlier version is ErrNoQueue with NoCreate, which carries nothing over:
-// the error says to open it once without NoCreate, which does.
-func TestNoCreateLegacyQueue(t *testing.T) {
-	dir := t.TempDir()
-	writeLegacy(t, dir, map[string]map[string][]byte{
-		"pending": {legacyID(1): legacyRecord(t, &webhook.Delivery{ID: 1, Key: "k"}, []byte("{}"))},
-		"bodies":  {legacyID(1): []byte("{}")},
-	})
-	before := dirState(t, dir)
-	_, err := Open(dir, Options{NoCreate: true})
-	require.ErrorIs(t, err, ErrNoQueue)
-	assert.ErrorContains(t, err, filepath.Join(dir, legacyFile))
-	assert.ErrorContains(t, err, "open the queue once without NoCreate")
-	assert.Equal(t, before, dirState(t, dir), "nothing carried over, nothing created")
-
-	openDisk(t, dir, Options{}).Close()
-	q := openDisk(t, dir, Options{NoCreate: true})
-	defer q.Close()
-	assert.Equal(t, uint64(1), queuetest.Take(t, q).ID)
 }
 
 // TestNoCreateWritesNothingAtOpen: a queue with a damaged record and a torn

@@ -70,12 +70,12 @@ func (q *Queue) store(d *webhook.Delivery, id uint64, now int64) *group {
 		it.cached = d
 		q.cached += it.bodyLen
 	}
-	return q.record(tPut, id, meta, d.Body, checksum(d.Body), func(seg *segment, off int64) {
+	return q.gather(tPut, id, meta, d.Body, checksum(d.Body), func(seg *segment, off int64) {
 		it.seg, it.off = seg, off
 		seg.add(it)
 		seg.keys = append(seg.keys, keys...)
 		q.items[id] = it
-		q.s.Add(id, it.partition)
+		q.sched.Add(id, it.partition)
 		stored()
 	}, func() {
 		stored()
@@ -99,7 +99,7 @@ func (q *Queue) uncache(it *item) {
 // delivery found damaged is dead-lettered instead, and the next one taken.
 func (q *Queue) Take(ctx context.Context) (*webhook.Delivery, error) {
 	for {
-		id, err := q.s.Take(ctx, q.mu.Lock, q.mu.Unlock)
+		id, err := q.sched.Take(ctx, q.mu.Lock, q.mu.Unlock)
 		if errors.Is(err, schedule.ErrClosed) {
 			return nil, webhook.ErrQueueClosed
 		} else if err != nil {
@@ -160,10 +160,14 @@ type stored struct {
 
 // fetch reads the put record of it whole and checks its header.
 func (q *Queue) fetch(it *item) (stored, error) {
+	// Held from where it is to its read: a copy forward may move it, and its
+	// old segment go, in between.
+	q.filesMu.RLock()
 	q.mu.Lock()
 	seg, off, size := it.seg, it.off, it.size
 	q.mu.Unlock()
-	raw, err := q.readAt(seg, off, size)
+	raw, err := readSegment(seg, off, size)
+	q.filesMu.RUnlock()
 	if err != nil {
 		return stored{}, err
 	}
@@ -207,20 +211,25 @@ func (q *Queue) read(it *item) (*webhook.Delivery, error) {
 }
 
 // bury dead-letters delivery id, found damaged, with why as its last error.
-// The log line has the stable keys kind, key and attempt: those of the
-// record when it reads, else empty.
 func (q *Queue) bury(id uint64, why error) error {
 	q.mu.Lock()
 	it := q.items[id]
 	q.mu.Unlock()
+	return q.kill(it, q.logBurial(it, why))
+}
+
+// logBurial counts and logs the dead-lettering of it, found damaged, and
+// returns the reason. The log line has the stable keys kind, key and
+// attempt: those of the record when its fields read, else empty.
+func (q *Queue) logBurial(it *item, why error) string {
 	d, _, err := q.readFields(it)
 	if err != nil {
-		d = &webhook.Delivery{ID: id}
+		d = &webhook.Delivery{ID: it.id}
 	}
 	q.damaged.Add(1)
 	q.log(slog.LevelError, "diskqueue: damaged delivery dead-lettered; it is not handed to a callback",
-		"id", id, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "reason", why.Error())
-	return q.kill(it, why.Error())
+		"id", it.id, "kind", d.Kind, "key", d.Key, "attempt", d.Attempt, "reason", why.Error())
+	return why.Error()
 }
 
 // kill appends the dead-lettering of it and waits for it.
@@ -230,7 +239,7 @@ func (q *Queue) kill(it *item, reason string) error {
 		q.mu.Unlock()
 		return err
 	}
-	g := q.about(it, tDead, []byte(reason), func() { q.killed(it, reason) }, nil)
+	g := q.gatherAbout(it, tDead, []byte(reason), func() { q.killed(it, reason) }, nil)
 	q.mu.Unlock()
 	return wait(context.Background(), g)
 }
@@ -243,7 +252,7 @@ func (q *Queue) killed(it *item, reason string) {
 		q.pending--
 		q.dead++
 		q.uncache(it)
-		q.s.Remove(it.id)
+		q.sched.Remove(it.id)
 	}
 }
 
@@ -273,7 +282,7 @@ func (q *Queue) release(id uint64) {
 }
 
 // released is release with q.mu held.
-func (q *Queue) released(id uint64) { q.s.Retry(id, time.Now().Add(time.Second)) }
+func (q *Queue) released(id uint64) { q.sched.Retry(id, time.Now().Add(time.Second)) }
 
 // leased appends a record about leased delivery id, at once. When the
 // write fails, the delivery is handed out again: its callback runs again,
@@ -293,7 +302,7 @@ func (q *Queue) leasedItem(id uint64) (*item, error) {
 	if err := q.usable(); err != nil {
 		return nil, err
 	}
-	if !q.s.Leased(id) {
+	if !q.sched.Leased(id) {
 		return nil, fmt.Errorf("%w: %d", webhook.ErrNotLeased, id)
 	}
 	return q.items[id], nil
@@ -312,7 +321,7 @@ func (q *Queue) Ack(_ context.Context, id uint64) error {
 	if it.moving {
 		return q.behindCopy(it, tAck, nil, func() { q.acked(it) }, func() { q.released(id) })
 	}
-	q.later = appendRecord(q.later, tAck, id, nil, nil, 0)
+	q.acksKept = appendRecord(q.acksKept, tAck, id, nil, nil, 0)
 	q.acked(it)
 	q.writtenNow()
 	q.mu.Unlock()
@@ -323,7 +332,7 @@ func (q *Queue) Ack(_ context.Context, id uint64) error {
 func (q *Queue) acked(it *item) {
 	q.pending--
 	q.forget(it)
-	q.s.Remove(it.id)
+	q.sched.Remove(it.id)
 }
 
 // forget drops it, handled or deleted. q.mu is held.
@@ -339,7 +348,7 @@ func (q *Queue) forget(it *item) {
 func (q *Queue) Retry(_ context.Context, id uint64, at time.Time, reason string) error {
 	return q.leased(id, tRetry, []byte(reason), func(it *item) {
 		it.lastError = reason
-		q.s.Retry(id, at)
+		q.sched.Retry(id, at)
 	})
 }
 
@@ -423,11 +432,11 @@ func (q *Queue) requeue(d *webhook.Delivery, id uint64, bodySum uint32) *group {
 	n := &item{id: id, size: headerSize + int64(len(meta)) + int64(len(d.Body)), bodyLen: int64(len(d.Body)), partition: d.Partition, received: d.ReceivedAt, lastError: d.LastError}
 	q.bytes += n.bodyLen
 	q.pending++
-	return q.record(tPut, id, meta, d.Body, bodySum, func(seg *segment, off int64) {
+	return q.gather(tPut, id, meta, d.Body, bodySum, func(seg *segment, off int64) {
 		n.seg, n.off = seg, off
 		seg.add(n)
 		q.items[id] = n
-		q.s.Add(id, n.partition)
+		q.sched.Add(id, n.partition)
 	}, func() {
 		q.bytes -= n.bodyLen
 		q.pending--
@@ -444,7 +453,7 @@ func (q *Queue) drop(id uint64, it *item) (*group, error) {
 		return nil, fmt.Errorf("%w: %d", webhook.ErrNotDeadLettered, id)
 	}
 	it.dropping = true
-	return q.about(it, tDrop, nil, func() {
+	return q.gatherAbout(it, tDrop, nil, func() {
 		q.dead--
 		q.forget(it)
 	}, func() { it.dropping = false }), nil

@@ -27,7 +27,17 @@ const (
 	tDead  = 4 // dead-lettered; meta: the error
 	tAck   = 5 // handled: forget the delivery
 	tDrop  = 6 // a dead letter deleted, or requeued under another id
+	tMark  = 7 // no meta; in place of an id, how far its segment was synced
 )
+
+// Each group the writer writes begins with a mark: the bytes of its
+// segment that a sync had covered by then. A record that does not read
+// before a mark's offset was synced and damaged on the disk since; one
+// past every mark may be a write that a power cut tore, whose Put never
+// returned (see keptRecords).
+func putMark(b []byte, synced int64) {
+	appendRecord(b[:0], tMark, uint64(synced), nil, nil, 0)
+}
 
 // Bounds that a header read from disk must respect; past them it is damage.
 const (
@@ -81,7 +91,7 @@ func decodeHeader(b []byte) (header, error) {
 		bodySum: binary.LittleEndian.Uint32(b[20:]),
 		typ:     b[24],
 	}
-	if h.typ < tPut || h.typ > tDrop || h.metaLen > maxMeta || h.bodyLen > maxBody {
+	if h.typ < tPut || h.typ > tMark || h.metaLen > maxMeta || h.bodyLen > maxBody {
 		return header{}, errTorn
 	}
 	return h, nil
@@ -231,5 +241,3 @@ func decodeMeta(id uint64, b []byte) (*webhook.Delivery, int64, error) {
 	}
 	return d, stored, nil
 }
-
-func crc32Update(sum uint32, p []byte) uint32 { return crc32.Update(sum, castagnoli, p) }

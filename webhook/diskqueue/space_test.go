@@ -185,6 +185,6 @@ func TestFullHeadRollsWithoutPuts(t *testing.T) {
 	q.mu.Lock()
 	oldest := q.segs[0]
 	q.mu.Unlock()
-	old := q.end(oldest)
+	old := q.written(oldest)
 	assert.Less(t, old, int64(segMax+len(reason)+headerSize+segHeaderSize), "the full one grew by one record at most past its size")
 }

@@ -111,6 +111,8 @@ func TestEveryTool(t *testing.T) {
 		{"branch_view", m("project", p, "branch", "feature"), "GET " + pe + "/repository/branches/feature", []string{"name=feature"}},
 		{"branch_protect", m("project", p, "branch", "feature"), "PUT " + pe + "/repository/branches/feature/protect", []string{"protected=true"}},
 		{"branch_unprotect", m("project", p, "branch", "feature"), "PUT " + pe + "/repository/branches/feature/unprotect", []string{"protected=false"}},
+		{"branch_create", m("project", p, "branch", "hotfix", "ref", "master"), "POST " + pe + "/repository/branches", []string{"name=hotfix"}},
+		{"branch_delete", m("project", p, "branch", "hotfix"), "DELETE " + pe + "/repository/branches/hotfix", []string{"done=true"}},
 
 		{"build_list", m("project", p), "GET " + pe + "/builds", []string{"name=lint", "status=running"}},
 		{"build_list", m("project", p, "status", []any{"failed", "running"}), "GET " + pe + "/builds?scope[0]=failed&scope[1]=running", []string{"name=lint"}},

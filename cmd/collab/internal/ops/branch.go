@@ -13,14 +13,27 @@ var branchFields = []string{"name", "protected", "commit.id"}
 var branchOps = []*Op{
 	{
 		Noun: "branch", Verb: "list", Summary: "List a project's branches",
-		Args: []Arg{ProjectArg}, Idempotent: true, SDK: []string{"Branches.List"},
+		Args: []Arg{ProjectArg}, Idempotent: true, SDK: []string{"Branches.All"},
 		Record: RecordOf[collab.Branch](), List: true, Fields: branchFields,
 		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			branches, _, err := c.Branches.List(ctx, in.Project(), nil)
-			if err != nil {
-				return Result{}, err
-			}
-			return Many(sliceSeq(branches))
+			return Many(c.Branches.All(ctx, in.Project(), nil, in.IterOptions()...))
+		},
+	},
+	{
+		Noun: "branch", Verb: "create", Summary: "Create a branch at a branch, tag or commit",
+		Args: []Arg{ProjectArg, branchArg,
+			{Name: "ref", Kind: KindString, Required: true, Complete: CompleteBranch, Help: "start it at this branch, tag or commit (`REF`)"}},
+		Writes: true, SDK: []string{"Branches.Create"},
+		Record: RecordOf[collab.Branch](), Fields: branchFields,
+		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
+			return One(c.Branches.Create(ctx, in.Project(), &collab.CreateBranchOptions{Branch: in.String("branch"), Ref: in.String("ref")}))
+		},
+	},
+	{
+		Noun: "branch", Verb: "delete", Summary: "Delete a branch",
+		Args: []Arg{ProjectArg, branchArg}, Writes: true, Idempotent: true, Destructive: true, SDK: []string{"Branches.Delete"},
+		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
+			return Done(c.Branches.Delete(ctx, in.Project(), in.String("branch")))
 		},
 	},
 	branchCall("view", "Show a branch", false, "Branches.Get", (*collab.BranchesService).Get),

@@ -42,68 +42,62 @@ type awards struct {
 // or "mr") with the global id, or for its note when the note argument is
 // given.
 func awardsOn(s *collab.AwardEmojiService, kind string, id int, in Input) awards {
-	note := in.Int("note")
 	switch {
 	case kind == "issue" && !in.Has("note"):
-		return awards{
-			list: func(ctx context.Context, pid any, it []collab.IterOption) iter.Seq2[*collab.AwardEmoji, error] {
-				return s.AllIssueAwards(ctx, pid, id, nil, it...)
-			},
-			get: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.GetIssueAward(ctx, pid, id, a)
-			},
-			create: func(ctx context.Context, pid any, n string) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.CreateIssueAward(ctx, pid, id, n)
-			},
-			del: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.DeleteIssueAward(ctx, pid, id, a)
-			},
-		}
+		return direct(id, s.AllIssueAwards, s.GetIssueAward, s.CreateIssueAward, s.DeleteIssueAward)
 	case kind == "issue":
-		return awards{
-			list: func(ctx context.Context, pid any, it []collab.IterOption) iter.Seq2[*collab.AwardEmoji, error] {
-				return s.AllIssueNoteAwards(ctx, pid, id, note, nil, it...)
-			},
-			get: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.GetIssueNoteAward(ctx, pid, id, note, a)
-			},
-			create: func(ctx context.Context, pid any, n string) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.CreateIssueNoteAward(ctx, pid, id, note, n)
-			},
-			del: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.DeleteIssueNoteAward(ctx, pid, id, note, a)
-			},
-		}
+		return onNote(id, in.Int("note"), s.AllIssueNoteAwards, s.GetIssueNoteAward, s.CreateIssueNoteAward, s.DeleteIssueNoteAward)
 	case !in.Has("note"):
-		return awards{
-			list: func(ctx context.Context, pid any, it []collab.IterOption) iter.Seq2[*collab.AwardEmoji, error] {
-				return s.AllMergeRequestAwards(ctx, pid, id, nil, it...)
-			},
-			get: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.GetMergeRequestAward(ctx, pid, id, a)
-			},
-			create: func(ctx context.Context, pid any, n string) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.CreateMergeRequestAward(ctx, pid, id, n)
-			},
-			del: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-				return s.DeleteMergeRequestAward(ctx, pid, id, a)
-			},
-		}
+		return direct(id, s.AllMergeRequestAwards, s.GetMergeRequestAward, s.CreateMergeRequestAward, s.DeleteMergeRequestAward)
 	}
+	return onNote(id, in.Int("note"), s.AllMergeRequestNoteAwards, s.GetMergeRequestNoteAward, s.CreateMergeRequestNoteAward, s.DeleteMergeRequestNoteAward)
+}
+
+// The signatures of the award emoji methods on an issue or a merge request
+// (the target's id) and on a note (the target's id, then the note's).
+type (
+	awardList   func(ctx context.Context, pid any, id int, opt *collab.ListOptions, iopts ...collab.IterOption) iter.Seq2[*collab.AwardEmoji, error]
+	awardCall   func(ctx context.Context, pid any, id, award int) (*collab.AwardEmoji, *collab.Response, error)
+	awardCreate func(ctx context.Context, pid any, id int, name string) (*collab.AwardEmoji, *collab.Response, error)
+
+	noteAwardList   func(ctx context.Context, pid any, id, note int, opt *collab.ListOptions, iopts ...collab.IterOption) iter.Seq2[*collab.AwardEmoji, error]
+	noteAwardCall   func(ctx context.Context, pid any, id, note, award int) (*collab.AwardEmoji, *collab.Response, error)
+	noteAwardCreate func(ctx context.Context, pid any, id, note int, name string) (*collab.AwardEmoji, *collab.Response, error)
+)
+
+// direct binds the calls on an issue or a merge request to its id.
+func direct(id int, list awardList, get awardCall, create awardCreate, del awardCall) awards {
 	return awards{
 		list: func(ctx context.Context, pid any, it []collab.IterOption) iter.Seq2[*collab.AwardEmoji, error] {
-			return s.AllMergeRequestNoteAwards(ctx, pid, id, note, nil, it...)
+			return list(ctx, pid, id, nil, it...)
 		},
 		get: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-			return s.GetMergeRequestNoteAward(ctx, pid, id, note, a)
+			return get(ctx, pid, id, a)
 		},
 		create: func(ctx context.Context, pid any, n string) (*collab.AwardEmoji, *collab.Response, error) {
-			return s.CreateMergeRequestNoteAward(ctx, pid, id, note, n)
+			return create(ctx, pid, id, n)
 		},
 		del: func(ctx context.Context, pid any, a int) (*collab.AwardEmoji, *collab.Response, error) {
-			return s.DeleteMergeRequestNoteAward(ctx, pid, id, note, a)
+			return del(ctx, pid, id, a)
 		},
 	}
+}
+
+// onNote binds the calls on a note to its target's id and its own.
+func onNote(id, note int, list noteAwardList, get noteAwardCall, create noteAwardCreate, del noteAwardCall) awards {
+	return direct(id,
+		func(ctx context.Context, pid any, id int, opt *collab.ListOptions, it ...collab.IterOption) iter.Seq2[*collab.AwardEmoji, error] {
+			return list(ctx, pid, id, note, opt, it...)
+		},
+		func(ctx context.Context, pid any, id, a int) (*collab.AwardEmoji, *collab.Response, error) {
+			return get(ctx, pid, id, note, a)
+		},
+		func(ctx context.Context, pid any, id int, n string) (*collab.AwardEmoji, *collab.Response, error) {
+			return create(ctx, pid, id, note, n)
+		},
+		func(ctx context.Context, pid any, id, a int) (*collab.AwardEmoji, *collab.Response, error) {
+			return del(ctx, pid, id, note, a)
+		})
 }
 
 // emojiSDK names the award emoji methods of one verb on every target.

@@ -3,6 +3,9 @@ package ops
 import (
 	"reflect"
 	"strings"
+	"sync"
+
+	"github.com/collabsvc/collab"
 )
 
 // FieldNames are the JSON names of the fields of the record type t (a
@@ -23,3 +26,26 @@ func FieldNames(t reflect.Type) []string {
 	}
 	return names
 }
+
+// SecretFields are the JSON names of the fields of the record type t that
+// hold a collab.Secret: a credential the server handed out (a user's
+// private token, a project's runners token). A front end shows them as
+// collab.Redacted, never as their value.
+func SecretFields(t reflect.Type) []string {
+	if names, ok := secretFields.Load(t); ok {
+		return names.([]string)
+	}
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if f.IsExported() && !f.Anonymous && f.Type == reflect.TypeFor[collab.Secret]() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, name)
+		}
+	}
+	secretFields.Store(t, names)
+	return names
+}
+
+// secretFields caches SecretFields by type: a front end asks for every
+// record it prints.
+var secretFields sync.Map

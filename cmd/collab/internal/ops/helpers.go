@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"iter"
 	"reflect"
@@ -14,12 +15,6 @@ import (
 // required is a with Required set.
 func required(a Arg) Arg {
 	a.Required = true
-	return a
-}
-
-// optional is a with Required unset.
-func optional(a Arg) Arg {
-	a.Required = false
 	return a
 }
 
@@ -211,4 +206,28 @@ func enum(args []Arg, name string, values ...string) []Arg {
 func positional(a Arg) Arg {
 	a.Positional = true
 	return a
+}
+
+// onIssue makes a Run of run, which gets the issue the "issue" argument
+// names.
+func onIssue(run func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error)) func(context.Context, *collab.Client, Input) (Result, error) {
+	return func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
+		is, err := in.Issue(ctx, c)
+		if err != nil {
+			return Result{}, err
+		}
+		return run(ctx, c, in, is)
+	}
+}
+
+// onMergeRequest makes a Run of run, which gets the merge request the
+// "merge_request" argument names.
+func onMergeRequest(run func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error)) func(context.Context, *collab.Client, Input) (Result, error) {
+	return func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
+		mr, err := in.MergeRequest(ctx, c)
+		if err != nil {
+			return Result{}, err
+		}
+		return run(ctx, c, in, mr)
+	}
 }

@@ -12,7 +12,7 @@ var (
 	issueArg = Arg{Name: "issue", Kind: KindIssue, Required: true, Positional: true,
 		Help: "the issue's `NUMBER` in the project (#iid)"}
 	titleArg       = Arg{Name: "title", Kind: KindString, Help: "the `TITLE`"}
-	descriptionArg = Arg{Name: "description", Kind: KindString, Help: "the description, in Markdown (`TEXT`)"}
+	descriptionArg = Arg{Name: "description", Kind: KindString, Help: "the description `TEXT`, in Markdown"}
 	assigneeArg    = Arg{Name: "assignee_id", Kind: KindInt, Help: "assign to the user with this `ID`"}
 	milestoneIDArg = Arg{Name: "milestone_id", Kind: KindInt, Help: "set the milestone by its `ID`"}
 	labelsArg      = Arg{Name: "labels", Kind: KindStrings, Complete: CompleteLabel, Help: "set these `LABELS` (comma-separated or repeated)"}
@@ -20,7 +20,7 @@ var (
 	rmLabelsArg    = Arg{Name: "remove_labels", Kind: KindStrings, Complete: CompleteLabel, Help: "remove these `LABELS`, keeping the others"}
 	orderByArg     = Arg{Name: "order_by", Kind: KindString, Enum: []string{"created_at", "updated_at"}, Help: "order by `FIELD` (default created_at)"}
 	sortArg        = Arg{Name: "sort", Kind: KindString, Enum: []string{"asc", "desc"}, Help: "sort `ORDER` (default desc)"}
-	bodyArg        = Arg{Name: "body", Kind: KindString, Required: true, Help: "the comment, in Markdown (`TEXT`)"}
+	bodyArg        = Arg{Name: "body", Kind: KindString, Required: true, Help: "the comment `TEXT`, in Markdown"}
 	issueStates    = []string{"opened", "closed"}
 )
 
@@ -85,11 +85,7 @@ var issueOps = []*Op{
 		Args:   []Arg{ProjectArg, issueArg, titleArg, descriptionArg, assigneeArg, milestoneIDArg, labelsArg, addLabelsArg, rmLabelsArg},
 		Writes: true, Idempotent: true, SDK: []string{"Issues.GetByIID", "Issues.Update", "Issues.AddLabels", "Issues.RemoveLabels"},
 		Record: RecordOf[collab.Issue](), Fields: issueFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			is, err := in.Issue(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
 			opt := &collab.UpdateIssueOptions{Title: Ptr[string](in, "title"), Description: Ptr[string](in, "description"),
 				AssigneeID: Ptr[int](in, "assignee_id"), MilestoneID: Ptr[int](in, "milestone_id"), Labels: Ptr[collab.LabelNames](in, "labels")}
 			return editLabels(in, is, func() (*collab.Issue, *collab.Response, error) {
@@ -100,7 +96,7 @@ var issueOps = []*Op{
 				}
 				return c.Issues.RemoveLabels(ctx, in.Project(), is.ID, names...)
 			})
-		},
+		}),
 	},
 	issueState("close", "Close an issue", collab.IssueClose),
 	issueState("reopen", "Reopen a closed issue", collab.IssueReopen),
@@ -109,13 +105,9 @@ var issueOps = []*Op{
 		Args:   []Arg{ProjectArg, issueArg, bodyArg},
 		Writes: true, Once: true, SDK: []string{"Issues.GetByIID", "Notes.CreateIssueNoteOnce"},
 		Record: RecordOf[collab.Note](), Fields: noteFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			is, err := in.Issue(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
-			return One(c.Notes.CreateIssueNoteOnce(ctx, in.Project(), is.ID, in.Once(), in.String("body")))
-		},
+		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
+			return One(c.Notes.CreateIssueNoteOnce(ctx, in.Project(), is.ID, in.Once(), &collab.CreateNoteOptions{Body: in.String("body")}))
+		}),
 	},
 	{
 		Noun: "issue", Verb: "move", Summary: "Move an issue to another project (it gets a new number there)",
@@ -123,17 +115,13 @@ var issueOps = []*Op{
 			{Name: "to", Kind: KindProject, Required: true, Help: "the project to move it to (`GROUP/PROJECT` or id)"}},
 		Writes: true, SDK: []string{"Issues.GetByIID", "Projects.Get", "Issues.Move"},
 		Record: RecordOf[collab.Issue](), Fields: append([]string{"project_id"}, issueFields...),
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			is, err := in.Issue(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
 			to, _, err := c.Projects.Get(ctx, idOrPath(in.String("to")))
 			if err != nil {
 				return Result{}, err
 			}
 			return One(c.Issues.Move(ctx, in.Project(), is.ID, to.ID))
-		},
+		}),
 	},
 	issueCall("subscribe", "Subscribe to an issue's notifications", "Issues.Subscribe", (*collab.IssuesService).Subscribe),
 	issueCall("unsubscribe", "Stop an issue's notifications", "Issues.Unsubscribe", (*collab.IssuesService).Unsubscribe),
@@ -141,13 +129,9 @@ var issueOps = []*Op{
 		Noun: "issue", Verb: "delete", Summary: "Delete an issue (administrators and project owners)",
 		Args:   []Arg{ProjectArg, issueArg},
 		Writes: true, Idempotent: true, Destructive: true, SDK: []string{"Issues.GetByIID", "Issues.Delete"},
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			is, err := in.Issue(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
 			return Done(c.Issues.Delete(ctx, in.Project(), is.ID))
-		},
+		}),
 	},
 }
 
@@ -157,13 +141,9 @@ func issueState(verb, summary string, event collab.IssueStateEvent) *Op {
 		Noun: "issue", Verb: verb, Summary: summary, Args: []Arg{ProjectArg, issueArg},
 		Writes: true, Idempotent: true, SDK: []string{"Issues.GetByIID", "Issues.Update"},
 		Record: RecordOf[collab.Issue](), Fields: issueFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			is, err := in.Issue(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
 			return One(c.Issues.Update(ctx, in.Project(), is.ID, &collab.UpdateIssueOptions{StateEvent: &event}))
-		},
+		}),
 	}
 }
 
@@ -174,12 +154,8 @@ func issueCall(verb, summary, sdk string, call func(*collab.IssuesService, conte
 		Noun: "issue", Verb: verb, Summary: summary, Args: []Arg{ProjectArg, issueArg},
 		Writes: true, Idempotent: true, SDK: []string{"Issues.GetByIID", sdk},
 		Record: RecordOf[collab.Issue](), Fields: issueFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			is, err := in.Issue(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onIssue(func(ctx context.Context, c *collab.Client, in Input, is *collab.Issue) (Result, error) {
 			return unchanged(is)(call(c.Issues, ctx, in.Project(), is.ID))
-		},
+		}),
 	}
 }

@@ -14,14 +14,10 @@ var labelFields = []string{"name", "color", "description", "open_issues_count", 
 var labelOps = []*Op{
 	{
 		Noun: "label", Verb: "list", Summary: "List a project's labels",
-		Args: []Arg{ProjectArg}, Idempotent: true, SDK: []string{"Labels.List"},
+		Args: []Arg{ProjectArg}, Idempotent: true, SDK: []string{"Labels.All"},
 		Record: RecordOf[collab.Label](), List: true, Fields: labelFields,
 		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			labels, _, err := c.Labels.List(ctx, in.Project(), nil)
-			if err != nil {
-				return Result{}, err
-			}
-			return Many(sliceSeq(labels))
+			return Many(c.Labels.All(ctx, in.Project(), nil, in.IterOptions()...))
 		},
 	},
 	{
@@ -61,7 +57,7 @@ var labelOps = []*Op{
 func labelCall(verb, summary, sdk string, call func(*collab.LabelsService, context.Context, any, string) (*collab.Label, *collab.Response, error)) *Op {
 	return &Op{
 		Noun: "label", Verb: verb, Summary: summary, Args: []Arg{ProjectArg, labelArg},
-		Writes: true, Idempotent: true, SDK: []string{sdk, "Labels.List"},
+		Writes: true, Idempotent: true, SDK: []string{sdk, "Labels.All"},
 		Record: RecordOf[collab.Label](), Fields: labelFields,
 		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
 			return orGet(func() (*collab.Label, *collab.Response, error) { return findLabel(ctx, c, in) })(call(c.Labels, ctx, in.Project(), in.String("name")))
@@ -72,14 +68,13 @@ func labelCall(verb, summary, sdk string, call func(*collab.LabelsService, conte
 // findLabel finds the label the "name" argument names; the server has no
 // endpoint for one label.
 func findLabel(ctx context.Context, c *collab.Client, in Input) (*collab.Label, *collab.Response, error) {
-	labels, resp, err := c.Labels.List(ctx, in.Project(), nil)
-	if err != nil {
-		return nil, resp, err
-	}
-	for _, l := range labels {
+	for l, err := range c.Labels.All(ctx, in.Project(), nil) {
+		if err != nil {
+			return nil, nil, err
+		}
 		if l.Name == in.String("name") {
-			return l, resp, nil
+			return l, nil, nil
 		}
 	}
-	return nil, resp, fmt.Errorf("no label %q: %w", in.String("name"), collab.ErrNotFound)
+	return nil, nil, fmt.Errorf("no label %q: %w", in.String("name"), collab.ErrNotFound)
 }

@@ -46,16 +46,12 @@ var (
 var memberOps = []*Op{
 	memberOp(&Op{Verb: "list", Summary: "List a project's or a group's members",
 		Args:       []Arg{{Name: "query", Kind: KindString, Help: "only members whose name matches `TEXT` (projects)"}},
-		Idempotent: true, List: true, SDK: []string{"ProjectMembers.All", "GroupMembers.List"}},
+		Idempotent: true, List: true, SDK: []string{"ProjectMembers.All", "GroupMembers.All"}},
 		func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
 			return Many(c.ProjectMembers.All(ctx, in.Project(), &collab.ListProjectMembersOptions{Query: Ptr[string](in, "query")}, in.IterOptions()...))
 		},
 		func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			members, _, err := c.GroupMembers.List(ctx, in.Group(), nil)
-			if err != nil {
-				return Result{}, err
-			}
-			return Many(sliceSeq(members))
+			return Many(c.GroupMembers.All(ctx, in.Group(), nil, in.IterOptions()...))
 		}),
 	memberOp(&Op{Verb: "view", Summary: "Show a project's member", Args: []Arg{userArg},
 		Idempotent: true, SDK: []string{"ProjectMembers.Get"}},

@@ -64,11 +64,7 @@ var mrOps = []*Op{
 		Writes: true, Idempotent: true,
 		SDK:    []string{"MergeRequests.GetByIID", "MergeRequests.Update", "MergeRequests.AddLabels", "MergeRequests.RemoveLabels"},
 		Record: RecordOf[collab.MergeRequest](), Fields: mrFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			opt := &collab.UpdateMergeRequestOptions{Title: Ptr[string](in, "title"), Description: Ptr[string](in, "description"),
 				TargetBranch: Ptr[string](in, "target_branch"), AssigneeID: Ptr[int](in, "assignee_id"),
 				MilestoneID: Ptr[int](in, "milestone_id"), Labels: Ptr[collab.LabelNames](in, "labels")}
@@ -80,7 +76,7 @@ var mrOps = []*Op{
 				}
 				return c.MergeRequests.RemoveLabels(ctx, in.Project(), mr.ID, names...)
 			})
-		},
+		}),
 	},
 	{
 		Noun: "mr", Verb: "merge", Summary: "Merge a merge request, now or when its build succeeds",
@@ -91,16 +87,12 @@ var mrOps = []*Op{
 			{Name: "sha", Kind: KindString, Help: "merge only if the source branch's head is `SHA`"}},
 		Writes: true, Idempotent: true, SDK: []string{"MergeRequests.GetByIID", "MergeRequests.Merge"},
 		Record: RecordOf[collab.MergeRequest](), Fields: mrFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			return One(c.MergeRequests.Merge(ctx, in.Project(), mr.ID, &collab.MergeMergeRequestOptions{
 				MergeCommitMessage: Ptr[string](in, "message"), ShouldRemoveSourceBranch: in.Bool("remove_source_branch"),
 				MergeWhenBuildSucceeds: Ptr[bool](in, "when_build_succeeds"), SHA: Ptr[string](in, "sha"),
 			}))
-		},
+		}),
 	},
 	mrCall("cancel-merge", "Cancel a merge set to happen when the build succeeds", "MergeRequests.CancelMergeWhenBuildSucceeds",
 		(*collab.MergeRequestsService).CancelMergeWhenBuildSucceeds),
@@ -111,56 +103,40 @@ var mrOps = []*Op{
 		Args:   []Arg{ProjectArg, mrArg, bodyArg},
 		Writes: true, Once: true, SDK: []string{"MergeRequests.GetByIID", "Notes.CreateMergeRequestNoteOnce"},
 		Record: RecordOf[collab.Note](), Fields: noteFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
-			return One(c.Notes.CreateMergeRequestNoteOnce(ctx, in.Project(), mr.ID, in.Once(), in.String("body")))
-		},
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
+			return One(c.Notes.CreateMergeRequestNoteOnce(ctx, in.Project(), mr.ID, in.Once(), &collab.CreateNoteOptions{Body: in.String("body")}))
+		}),
 	},
 	{
 		Noun: "mr", Verb: "diff", Summary: "Print a merge request's changes as a unified diff",
 		Args: []Arg{ProjectArg, mrArg}, Idempotent: true, SDK: []string{"MergeRequests.GetByIID", "MergeRequests.Changes"},
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			ch, _, err := c.MergeRequests.Changes(ctx, in.Project(), mr.ID)
 			if err != nil {
 				return Result{}, err
 			}
 			return Result{Write: func(w io.Writer) error { return writeDiff(w, ch.Changes) }}, nil
-		},
+		}),
 	},
 	{
 		Noun: "mr", Verb: "commits", Summary: "List a merge request's commits",
 		Args: []Arg{ProjectArg, mrArg}, Idempotent: true, SDK: []string{"MergeRequests.GetByIID", "MergeRequests.Commits"},
 		Record: RecordOf[collab.MergeRequestCommit](), List: true, Fields: []string{"short_id", "title", "author_name", "created_at"},
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			commits, _, err := c.MergeRequests.Commits(ctx, in.Project(), mr.ID)
 			if err != nil {
 				return Result{}, err
 			}
 			return Many(sliceSeq(commits))
-		},
+		}),
 	},
 	{
 		Noun: "mr", Verb: "closes", Summary: "List the issues a merge request closes when merged",
 		Args: []Arg{ProjectArg, mrArg}, Idempotent: true, SDK: []string{"MergeRequests.GetByIID", "MergeRequests.AllClosesIssues"},
 		Record: RecordOf[collab.ClosingIssue](), List: true, Fields: []string{"id", "title"},
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			return Many(c.MergeRequests.AllClosesIssues(ctx, in.Project(), mr.ID, nil, in.IterOptions()...))
-		},
+		}),
 	},
 	mrCall("subscribe", "Subscribe to a merge request's notifications", "MergeRequests.Subscribe", (*collab.MergeRequestsService).Subscribe),
 	mrCall("unsubscribe", "Stop a merge request's notifications", "MergeRequests.Unsubscribe", (*collab.MergeRequestsService).Unsubscribe),
@@ -168,13 +144,9 @@ var mrOps = []*Op{
 		Noun: "mr", Verb: "delete", Summary: "Delete a merge request (administrators and project owners)",
 		Args:   []Arg{ProjectArg, mrArg},
 		Writes: true, Idempotent: true, Destructive: true, SDK: []string{"MergeRequests.GetByIID", "MergeRequests.Delete"},
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			return Done(c.MergeRequests.Delete(ctx, in.Project(), mr.ID))
-		},
+		}),
 	},
 }
 
@@ -184,13 +156,9 @@ func mrState(verb, summary string, event collab.MergeRequestStateEvent) *Op {
 		Noun: "mr", Verb: verb, Summary: summary, Args: []Arg{ProjectArg, mrArg},
 		Writes: true, Idempotent: true, SDK: []string{"MergeRequests.GetByIID", "MergeRequests.Update"},
 		Record: RecordOf[collab.MergeRequest](), Fields: mrFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			return One(c.MergeRequests.Update(ctx, in.Project(), mr.ID, &collab.UpdateMergeRequestOptions{StateEvent: &event}))
-		},
+		}),
 	}
 }
 
@@ -201,13 +169,9 @@ func mrCall(verb, summary, sdk string, call func(*collab.MergeRequestsService, c
 		Noun: "mr", Verb: verb, Summary: summary, Args: []Arg{ProjectArg, mrArg},
 		Writes: true, Idempotent: true, SDK: []string{"MergeRequests.GetByIID", sdk},
 		Record: RecordOf[collab.MergeRequest](), Fields: mrFields,
-		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
-			mr, err := in.MergeRequest(ctx, c)
-			if err != nil {
-				return Result{}, err
-			}
+		Run: onMergeRequest(func(ctx context.Context, c *collab.Client, in Input, mr *collab.MergeRequest) (Result, error) {
 			return unchanged(mr)(call(c.MergeRequests, ctx, in.Project(), mr.ID))
-		},
+		}),
 	}
 }
 

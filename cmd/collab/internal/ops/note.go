@@ -79,9 +79,9 @@ var noteOps = []*Op{
 		Record: RecordOf[collab.Note](), Fields: noteFields,
 	}, func(ctx context.Context, c *collab.Client, in Input, kind string, id int) (Result, error) {
 		if kind == "issue" {
-			return One(c.Notes.UpdateIssueNote(ctx, in.Project(), id, in.Int("note"), in.String("body")))
+			return One(c.Notes.UpdateIssueNote(ctx, in.Project(), id, in.Int("note"), &collab.UpdateNoteOptions{Body: in.String("body")}))
 		}
-		return One(c.Notes.UpdateMergeRequestNote(ctx, in.Project(), id, in.Int("note"), in.String("body")))
+		return One(c.Notes.UpdateMergeRequestNote(ctx, in.Project(), id, in.Int("note"), &collab.UpdateNoteOptions{Body: in.String("body")}))
 	}),
 	noteOp(&Op{Verb: "delete", Summary: "Delete a note", Args: []Arg{noteArg},
 		Writes: true, Idempotent: true, Destructive: true, SDK: []string{"Notes.DeleteIssueNote", "Notes.DeleteMergeRequestNote"},
@@ -91,14 +91,16 @@ var noteOps = []*Op{
 		}
 		return Done(c.Notes.DeleteMergeRequestNote(ctx, in.Project(), id, in.Int("note")))
 	}),
+	// A plain create: it carries its own time, and comments that a
+	// retried script must not repeat go through issue comment and mr comment.
 	noteOp(&Op{Verb: "import", Summary: "Add a note dated in the past, for a migration (administrators and owners)",
 		Args:   []Arg{bodyArg, {Name: "created_at", Kind: KindTime, Required: true, Help: "the note's `TIME` (RFC 3339)"}},
-		Writes: true, SDK: []string{"Notes.ImportIssueNote", "Notes.ImportMergeRequestNote"},
+		Writes: true, SDK: []string{"Notes.CreateIssueNote", "Notes.CreateMergeRequestNote"},
 		Record: RecordOf[collab.Note](), Fields: noteFields,
 	}, func(ctx context.Context, c *collab.Client, in Input, kind string, id int) (Result, error) {
 		if kind == "issue" {
-			return One(c.Notes.ImportIssueNote(ctx, in.Project(), id, in.String("body"), in.Time("created_at")))
+			return One(c.Notes.CreateIssueNote(ctx, in.Project(), id, &collab.CreateNoteOptions{Body: in.String("body"), CreatedAt: collab.Ptr(in.Time("created_at"))}))
 		}
-		return One(c.Notes.ImportMergeRequestNote(ctx, in.Project(), id, in.String("body"), in.Time("created_at")))
+		return One(c.Notes.CreateMergeRequestNote(ctx, in.Project(), id, &collab.CreateNoteOptions{Body: in.String("body"), CreatedAt: collab.Ptr(in.Time("created_at"))}))
 	}),
 }

@@ -6,10 +6,8 @@ package ops
 // endpoint, and one that opens a download (OpenTrace) reaches the endpoint
 // of the method that writes it (Trace).
 var Omitted = map[string]string{
-	"Issues.Create":                "creates go through Issues.CreateOnce, so that a retried script does not open a second issue",
-	"MergeRequests.Create":         "creates go through MergeRequests.CreateOnce, so that a retried script does not open a second merge request",
-	"Notes.CreateIssueNote":        "comments go through Notes.CreateIssueNoteOnce (issue comment), so that a retry does not comment twice",
-	"Notes.CreateMergeRequestNote": "comments go through Notes.CreateMergeRequestNoteOnce (mr comment), so that a retry does not comment twice",
-	"Issues.Get":                   "issues are addressed by the number people see: Issues.GetByIID",
-	"MergeRequests.Get":            "merge requests are addressed by the number people see: MergeRequests.GetByIID",
+	"Issues.Create":        "creates go through Issues.CreateOnce, so that a retried script does not open a second issue",
+	"MergeRequests.Create": "creates go through MergeRequests.CreateOnce, so that a retried script does not open a second merge request",
+	"Issues.Get":           "issues are addressed by the number people see: Issues.GetByIID",
+	"MergeRequests.Get":    "merge requests are addressed by the number people see: MergeRequests.GetByIID",
 }

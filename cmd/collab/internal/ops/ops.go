@@ -18,9 +18,14 @@
 //
 // Deriving a schema: each Arg's Kind has a JSON type (Kind.JSONType) and a
 // closed set of values in Enum; Op.Record is the Go type of the record (its
-// JSON names are its fields' json tags, see Fields), an array of it when
-// Op.List is set; Op.Fields are the record's fields worth showing in a
-// table or a trimmed answer, first the ones that identify it.
+// JSON names are its fields' json tags, see FieldNames; a record encodes
+// itself with MarshalJSON), an array of it when Op.List is set; Op.Fields
+// are the record's fields worth showing in a table or a trimmed answer,
+// first the ones that identify it. Writes, Idempotent and Destructive are
+// the hints a tool carries; an Op with Once takes OnceArg, the idempotency
+// key. An *InputError from Input or Run is the caller's mistake (a usage
+// error, an invalid parameter); SecretFields are the fields to redact
+// before a record is shown.
 //
 // # Adding an operation
 //

@@ -1,8 +1,9 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/collabsvc/collab/internal/secretkeys"
 	"github.com/collabsvc/collab/internal/wire"
 )
 
@@ -18,14 +20,40 @@ import (
 // headers, URLs in bodies). A replay puts its own origin back.
 const RecordedOrigin = "http://recorded.invalid"
 
+// recordedHost is RecordedOrigin's host, which also stands for the host of a
+// URL with user info ("http://gitlab-ci-token:<secret-1>@recorded.invalid").
+const recordedHost = "recorded.invalid"
+
+// toRecorded writes the origin of s, a server's scheme and host, as the
+// cassette does: RecordedOrigin, or recordedHost after user info.
+func toRecorded(s, origin string) string {
+	_, host, _ := strings.Cut(origin, "://")
+	return strings.ReplaceAll(strings.ReplaceAll(s, origin, RecordedOrigin), "@"+host, "@"+recordedHost)
+}
+
+// fromRecorded puts origin back where toRecorded wrote it.
+func fromRecorded(s, origin string) string {
+	_, host, _ := strings.Cut(origin, "://")
+	return strings.ReplaceAll(strings.ReplaceAll(s, RecordedOrigin, origin), "@"+recordedHost, "@"+host)
+}
+
 // secretHeaders carry credentials, or act as a user, as the SDK knows them,
 // and the webhook's secret token; their values are never recorded.
 var secretHeaders = append(slices.Clone(wire.CredentialHeaders), "X-Gitlab-Token")
 
+// secretKeys are the query, form and JSON keys that hold a secret: the
+// credential parameters the SDK sends (the runner's tokens among them) and
+// the key of every Secret field of the SDK's records, found by reflection,
+// so that a record that gains a credential is hidden with no edit here.
+var secretKeys = sync.OnceValue(func() []string {
+	keys := slices.Concat(wire.SecretParams, secretkeys.Keys())
+	slices.Sort(keys)
+	return slices.Compact(keys)
+})
+
 // isSecretKey reports whether a query, form or JSON key (at any depth)
-// holds a secret: a credential parameter the SDK knows, or runners_token,
-// a project's runner registration token in its answers.
-func isSecretKey(key string) bool { return wire.IsSecretParam(key) || key == "runners_token" }
+// holds a secret.
+func isSecretKey(key string) bool { return containsFold(secretKeys(), key) }
 
 // keptRequestHeaders are recorded besides the secret ones.
 var keptRequestHeaders = []string{"Content-Type", "Accept", "X-Gitlab-Event"}
@@ -43,14 +71,21 @@ func isPlaceholder(s string) bool {
 
 // A redactor replaces each secret by a placeholder, the same one wherever
 // the same secret appears, so that a reader still sees which token a
-// request used.
+// request used. The credentials it has hidden (not a SUDO user's name) are
+// then hidden wherever any later text repeats them.
 type redactor struct {
 	mu    sync.Mutex
 	names map[string]string // secret -> its placeholder
 	taken map[string]bool   // placeholders given
+	known []string          // credentials hidden so far, to hide everywhere
 }
 
-func (r *redactor) hide(secret string) string {
+// hide returns the placeholder of a credential, and hides it in the text
+// recorded from then on.
+func (r *redactor) hide(secret string) string { return r.name(secret, true) }
+
+// name returns secret's placeholder; a credential is also kept in known.
+func (r *redactor) name(secret string, credential bool) string {
 	if secret == "" {
 		return secret
 	}
@@ -60,17 +95,55 @@ func (r *redactor) hide(secret string) string {
 		r.names, r.taken = map[string]string{}, map[string]bool{}
 	}
 	p, ok := r.names[secret]
-	if ok {
-		return p
+	if !ok {
+		// A placeholder that comes back (a replayed answer's token, sent
+		// again) stands for itself, and its number is not given to another
+		// secret.
+		p = secret
+		for n := len(r.names) + 1; !isPlaceholder(p) || r.taken[p]; n++ {
+			p = placeholderPrefix + strconv.Itoa(n) + ">"
+		}
+		r.names[secret], r.taken[p] = p, true
 	}
-	// A placeholder that comes back (a replayed answer's token, sent again)
-	// stands for itself, and its number is not given to another secret.
-	p = secret
-	for n := len(r.names) + 1; !isPlaceholder(p) || r.taken[p]; n++ {
-		p = placeholderPrefix + strconv.Itoa(n) + ">"
+	if credential && !isPlaceholder(secret) && !slices.Contains(r.known, secret) {
+		r.known = append(r.known, secret)
 	}
-	r.names[secret], r.taken[p] = p, true
 	return p
+}
+
+// everywhere replaces each credential hidden so far, as written, query-
+// and path-escaped, wherever b holds it (a build token inside a clone
+// URL, a token an error quotes), by its placeholder in the same form. A
+// short credential is replaced only where it stands whole.
+func (r *redactor) everywhere(b []byte) []byte {
+	s := string(b)
+	for _, sec := range r.credentials() {
+		p := r.hide(sec)
+		s = wire.Replace(s, sec, p)
+		for _, esc := range [...]func(string) string{url.QueryEscape, url.PathEscape} {
+			if e := esc(sec); e != sec {
+				s = wire.Replace(s, e, esc(p))
+			}
+		}
+	}
+	return []byte(s)
+}
+
+// inHeader replaces each credential hidden so far in v, an answer's
+// header, by its query-escaped placeholder, which the URL of a Link or a
+// Location header can hold.
+func (r *redactor) inHeader(v string) string {
+	for _, sec := range r.credentials() {
+		v = hideInURL(v, sec, r.hide(sec))
+	}
+	return v
+}
+
+// credentials returns the credentials hidden so far.
+func (r *redactor) credentials() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.known)
 }
 
 // header returns the headers of h worth recording, secrets hidden. An
@@ -90,7 +163,7 @@ func (r *redactor) header(h http.Header, kept []string, allX bool) http.Header {
 			} else {
 				scheme += " "
 			}
-			out.Add(k, scheme+r.hide(secret))
+			out.Add(k, scheme+r.name(secret, !strings.EqualFold(k, "SUDO")))
 		}
 	}
 	if len(out) == 0 {
@@ -99,39 +172,12 @@ func (r *redactor) header(h http.Header, kept []string, allX bool) http.Header {
 	return out
 }
 
-// text replaces each of secrets in s, a header of an answer, by its
-// placeholder: a server echoes a query's token in the Link and Location
-// URLs it answers with.
-func (r *redactor) text(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if sec != "" && (strings.Contains(s, sec) || strings.Contains(s, url.QueryEscape(sec))) {
-			s = hideInURL(s, sec, r.hide(sec))
-		}
-	}
-	return s
-}
-
-// minEchoed is the shortest credential echoes looks for: replacing a
-// shorter string wherever it appears would change unrelated text.
-const minEchoed = 8
-
-// echoes replaces each of secrets, the request's credentials, wherever an
-// answer's body repeats it, under whatever key (an error message quoting
-// the token, say), by its placeholder.
-func (r *redactor) echoes(b []byte, secrets []string) []byte {
-	for _, sec := range secrets {
-		if len(sec) >= minEchoed && bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte(r.hide(sec)))
-		}
-	}
-	return b
-}
-
 // hideInURL replaces secret in s, as written and query-escaped, by the
-// query-escaped placeholder, which a URL in a header can hold.
+// query-escaped placeholder, as the recorder hides a query's token that a
+// Link URL repeats.
 func hideInURL(s, secret, placeholder string) string {
 	p := url.QueryEscape(placeholder)
-	return strings.ReplaceAll(strings.ReplaceAll(s, secret, p), url.QueryEscape(secret), p)
+	return wire.Replace(wire.Replace(s, secret, p), url.QueryEscape(secret), p)
 }
 
 func containsFold(list []string, s string) bool {
@@ -155,9 +201,19 @@ func (r *redactor) values(v url.Values) {
 }
 
 // body returns b with its secrets hidden: JSON values under a secret key at
-// any depth, and secret fields of a form. Other bodies are kept as they are.
-func (r *redactor) body(mediaType string, b []byte) []byte {
+// any depth, and secret fields of a form; those of a multipart form are
+// learned, for everywhere to hide. Other bodies are kept as they are.
+func (r *redactor) body(contentType string, b []byte) []byte {
+	mediaType, _, _ := mime.ParseMediaType(contentType)
 	switch {
+	case mediaType == "multipart/form-data":
+		fields, _ := multipartObject(contentType, b) // what parsed, even if the end did not
+		for k, v := range fields {
+			if s, ok := v.(string); ok && isSecretKey(k) {
+				r.hide(s)
+			}
+		}
+		return b
 	case mediaType == "application/x-www-form-urlencoded":
 		v, err := url.ParseQuery(string(b))
 		if err != nil {

@@ -1,4 +1,4 @@
-package collabtest_test
+package cassette_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 const secret = "canary-2c9f4e7a1b"
@@ -48,7 +49,7 @@ func send(t *testing.T, hc *http.Client, method, rawURL, contentType, body strin
 	return resp.StatusCode, string(b)
 }
 
-func written(t *testing.T, c *collabtest.Cassette) string {
+func written(t *testing.T, c *cassette.Cassette) string {
 	t.Helper()
 	var b bytes.Buffer
 	_, err := c.WriteTo(&b)
@@ -63,7 +64,7 @@ func TestRecorderHidesEverySecret(t *testing.T) {
 		w.Header().Set("X-Gitlab-Token", secret)
 		_, _ = io.WriteString(w, `{"private_token":"`+secret+`","runners":[{"token":"`+secret+`","id":3}],"name":"x"}`)
 	})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	send(t, hc, "GET", base+"/api/v3/user?private_token="+secret+"&page=2", "", "", "Sudo", secret, "Cookie", secret)
 	send(t, hc, "POST", base+"/ci/api/v1/builds/register", "application/x-www-form-urlencoded", "token="+secret+"&x=1",
@@ -87,7 +88,7 @@ func TestRecorderHidesATokenEchoedInLinks(t *testing.T) {
 		w.Header().Set("Link", `<http://`+r.Host+`/api/v3/projects?`+q.Encode()+`>; rel="next"`)
 		w.Header().Set("Location", `http://`+r.Host+`/api/v3/projects?`+q.Encode())
 	})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	send(t, hc, "GET", base+"/api/v3/projects?private_token="+url.QueryEscape(secret+"+/"), "", "")
 	text := written(t, rec.Cassette())
@@ -103,7 +104,7 @@ func TestRecorderHidesATokenEchoedInABody(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, `{"message":"401 Unauthorized: token `+r.Header.Get("PRIVATE-TOKEN")+` is revoked"}`)
 	})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	send(t, hc, "GET", base+"/api/v3/projects", "", "", "PRIVATE-TOKEN", secret)
 	text := written(t, rec.Cassette())
@@ -118,14 +119,14 @@ func TestReplayAnswersInRecordedOrder(t *testing.T) {
 		w.Header().Set("Link", `<http://`+r.Host+`/api/v3/projects?page=2>; rel="next"`)
 		_, _ = io.WriteString(w, strings.Repeat("x", n))
 	})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	for range 2 {
 		send(t, hc, "GET", base+"/api/v3/projects", "", "")
 	}
 	c := rec.Cassette()
 	assert.Equal(t, `<http://recorded.invalid/api/v3/projects?page=2>; rel="next"`, c.Exchanges[0].Response.Header.Get("Link"))
-	p := collabtest.NewReplayer(c)
+	p := cassette.NewReplayer(c)
 	replay := &http.Client{Transport: p}
 	_, first := send(t, replay, "GET", "http://replay.invalid/api/v3/projects", "", "")
 	assert.Error(t, p.Verify(), "one exchange is left")
@@ -141,12 +142,12 @@ func TestReplayAnswersInRecordedOrder(t *testing.T) {
 
 func TestReplayNamesWhatDiffers(t *testing.T) {
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) })
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	send(t, hc, "POST", base+"/api/v3/projects/1/issues?private_token="+secret, "application/json",
 		`{"title":"a","labels":["x","y"],"token":"`+secret+`"}`)
 	send(t, hc, "GET", base+"/api/v3/projects/1/issues?state=opened", "", "")
-	p := collabtest.NewReplayer(rec.Cassette())
+	p := cassette.NewReplayer(rec.Cassette())
 	replay := &http.Client{Transport: p}
 
 	// Another token, sent as a form: still the recorded request.
@@ -166,7 +167,7 @@ func TestReplayNamesWhatDiffers(t *testing.T) {
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		_, err = replay.Do(req)
-		var mismatch *collabtest.MismatchError
+		var mismatch *cassette.MismatchError
 		require.True(t, errors.As(err, &mismatch), "%s %s: %v", tc.method, tc.url, err)
 		assert.Contains(t, err.Error(), tc.want)
 	}
@@ -185,13 +186,13 @@ func TestReplayNamesWhatDiffers(t *testing.T) {
 }
 
 func TestReplayRefusesAnInvalidStatus(t *testing.T) {
-	p := collabtest.NewReplayer(&collabtest.Cassette{Exchanges: []collabtest.Exchange{{Method: "GET", Path: "/x"}}})
+	p := cassette.NewReplayer(&cassette.Cassette{Exchanges: []cassette.Exchange{{Method: "GET", Path: "/x"}}})
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	status, body := send(t, srv.Client(), "GET", srv.URL+"/x", "", "")
 	assert.Equal(t, http.StatusNotImplemented, status)
 	assert.Contains(t, body, "exchange #0 has no valid status (0)")
-	_, err := (&http.Client{Transport: collabtest.NewReplayer(nil)}).Get("http://r.invalid/x")
+	_, err := (&http.Client{Transport: cassette.NewReplayer(nil)}).Get("http://r.invalid/x")
 	assert.ErrorContains(t, err, "none recorded with that method")
 }
 
@@ -199,7 +200,7 @@ func TestReplayRefusesAnInvalidStatus(t *testing.T) {
 // keeps its number, and a new secret does not take it.
 func TestPlaceholdersComingBack(t *testing.T) {
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	send(t, hc, "GET", base+"/a", "", "", "PRIVATE-TOKEN", "<secret-2>")
 	send(t, hc, "GET", base+"/b", "", "", "PRIVATE-TOKEN", secret)
@@ -209,15 +210,15 @@ func TestPlaceholdersComingBack(t *testing.T) {
 }
 
 func TestVerifyListsUnused(t *testing.T) {
-	c := &collabtest.Cassette{Exchanges: []collabtest.Exchange{
+	c := &cassette.Cassette{Exchanges: []cassette.Exchange{
 		{Route: "GET /api/v3/user", Method: "GET", Path: "/api/v3/user", Status: 200},
-		{Kind: collabtest.DeliveryKind, Route: "DELIVERY Push Hook", Method: "POST", Path: "/hook", Status: 200},
+		{Kind: cassette.DeliveryKind, Route: "DELIVERY Push Hook", Method: "POST", Path: "/hook", Status: 200},
 		{Route: "GET /api/v3/projects", Method: "GET", Path: "/api/v3/projects", Query: url.Values{"page": {"2"}}, Status: 200},
 	}}
-	p := collabtest.NewReplayer(c)
+	p := cassette.NewReplayer(c)
 	err := p.Verify()
 	require.Error(t, err)
-	assert.Equal(t, "collabtest: replay: 2 recorded exchanges were not used: #0 GET /api/v3/user; #2 GET /api/v3/projects?page=2", err.Error())
+	assert.Equal(t, "cassette: replay: 2 recorded exchanges were not used: #0 GET /api/v3/user; #2 GET /api/v3/projects?page=2", err.Error())
 	_, err = (&http.Client{Transport: p}).Post("http://r.invalid/hook", "application/json", strings.NewReader("{}"))
 	assert.ErrorContains(t, err, "none recorded with that method", "deliveries are not served")
 }
@@ -236,7 +237,7 @@ func TestMultipartAndBinaryBodies(t *testing.T) {
 		require.NoError(t, mw.Close())
 		return send(t, hc, "POST", base+"/api/v3/projects/1/uploads", mw.FormDataContentType(), body.String())
 	}
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	upload(&http.Client{Transport: rec.Transport(nil)}, "hello")
 	c := rec.Cassette()
 	assert.Equal(t, "multipart/form-data; boundary=collab-cassette-boundary", c.Exchanges[0].Request.Header.Get("Content-Type"))
@@ -244,9 +245,9 @@ func TestMultipartAndBinaryBodies(t *testing.T) {
 	var b bytes.Buffer
 	_, err := c.WriteTo(&b)
 	require.NoError(t, err)
-	again, err := collabtest.ReadCassette(&b)
+	again, err := cassette.Read(&b)
 	require.NoError(t, err)
-	replay := &http.Client{Transport: collabtest.NewReplayer(again)}
+	replay := &http.Client{Transport: cassette.NewReplayer(again)}
 	_, body := upload(replay, "hello")
 	assert.Equal(t, "\xff\x00\x01", body, "another boundary, the same form")
 	_, err = replay.Post(base+"/api/v3/projects/1/uploads", "text/plain", strings.NewReader("hello"))
@@ -263,16 +264,16 @@ func TestReadCassetteRefusesBadInput(t *testing.T) {
 		`{"format":"collab-cassette","version":1,"exchanges":[{"method":"GET","path":"/x"}]}`:                         "status",
 		`{"format":"collab-cassette","version":1,"exchanges":[{"kind":"x","method":"GET","path":"/x","status":200}]}`: `unknown kind "x"`,
 	} {
-		_, err := collabtest.ReadCassette(strings.NewReader(in))
+		_, err := cassette.Read(strings.NewReader(in))
 		assert.ErrorContains(t, err, want, in)
 	}
-	_, err := collabtest.LoadCassette("testdata/no-such-cassette.json")
+	_, err := cassette.Load("testdata/no-such-cassette.json")
 	assert.Error(t, err)
-	assert.Error(t, (&collabtest.Cassette{}).WriteFile(t.TempDir()+"/no/dir/c.json"))
+	assert.Error(t, (&cassette.Cassette{}).WriteFile(t.TempDir()+"/no/dir/c.json"))
 }
 
 func TestRecorderHandler(t *testing.T) {
-	_, err := collabtest.NewRecorder().Handler("ftp://x")
+	_, err := cassette.NewRecorder().Handler("ftp://x")
 	assert.ErrorContains(t, err, "want an http:// or https:// URL")
 	base := upstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -285,7 +286,7 @@ func TestRecorderHandler(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"web_url":"http://`+r.Host+`/root"}`)
 	})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	h, err := rec.Handler(base)
 	require.NoError(t, err)
 	proxy := httptest.NewServer(h)
@@ -302,14 +303,16 @@ func TestRecorderHandler(t *testing.T) {
 }
 
 func TestConformRules(t *testing.T) {
-	answer := `{"id":7,"created_at":"2026-01-02T03:04:05Z","commit":"0123456789abcdef0123","web_url":"http://recorded.invalid/x","token":"<secret-1>","title":"a"}`
-	c := &collabtest.Cassette{Exchanges: []collabtest.Exchange{{
+	answer := `{"id":7,"created_at":"2026-01-02T03:04:05Z","commit":"0123456789abcdef0123","web_url":"http://recorded.invalid/x","token":"<secret-1>","title":"a",` +
+		`"repo_url":"http://gitlab-ci-token:<secret-1>@recorded.invalid/x.git"}`
+	c := &cassette.Cassette{Exchanges: []cassette.Exchange{{
 		Route: "GET /api/v3/user", Method: "GET", Path: "/api/v3/user", Status: 200,
-		Request:  collabtest.Message{Header: http.Header{"Private-Token": {"<secret-2>"}}},
-		Response: collabtest.Message{Header: http.Header{"Content-Type": {"application/json"}, "X-Total": {"1"}}, JSON: json.RawMessage(answer)},
+		Request:  cassette.Message{Header: http.Header{"Private-Token": {"<secret-2>"}}},
+		Response: cassette.Message{Header: http.Header{"Content-Type": {"application/json"}, "X-Total": {"1"}}, JSON: json.RawMessage(answer)},
 	}}}
 	var gotToken string
-	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a"}`
+	body := `{"id":9,"created_at":"2027-05-06T07:08:09.5Z","commit":"fedcba9876543210fedc","web_url":"http://HOST/x","token":"t","title":"a",` +
+		`"repo_url":"http://gitlab-ci-token:t@HOST/x.git"}`
 	status := http.StatusOK
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotToken = r.Header.Get("PRIVATE-TOKEN") + r.URL.Query().Get("private_token")
@@ -320,22 +323,22 @@ func TestConformRules(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	diffs, err := collabtest.Conform(ctx, c, srv.URL, collabtest.ConformOptions{Token: "mine"})
+	diffs, err := cassette.Conform(ctx, c, srv.URL, cassette.ConformOptions{Token: "mine"})
 	require.NoError(t, err)
-	assert.Empty(t, diffs, "ids, times, hex runs, secrets and the origin match by rule")
+	assert.Empty(t, diffs, "ids, times, hex runs, secrets (alone and inside a URL) and the origin match by rule")
 	assert.Equal(t, "mine", gotToken)
 
 	byQuery := *c
-	byQuery.Exchanges = []collabtest.Exchange{c.Exchanges[0]}
+	byQuery.Exchanges = []cassette.Exchange{c.Exchanges[0]}
 	byQuery.Exchanges[0].Request.Header = nil
 	byQuery.Exchanges[0].Query = url.Values{"private_token": {"<secret-2>"}}
-	diffs, err = collabtest.Conform(ctx, &byQuery, srv.URL, collabtest.ConformOptions{Token: "mine"})
+	diffs, err = cassette.Conform(ctx, &byQuery, srv.URL, cassette.ConformOptions{Token: "mine"})
 	require.NoError(t, err)
 	assert.Empty(t, diffs)
 	assert.Equal(t, "mine", gotToken, "the token sent as a parameter")
 
 	status, body = http.StatusAccepted, `{"id":"9","created_at":null,"title":"b","extra":1}`
-	diffs, err = collabtest.Conform(ctx, c, srv.URL, collabtest.ConformOptions{})
+	diffs, err = cassette.Conform(ctx, c, srv.URL, cassette.ConformOptions{})
 	require.NoError(t, err)
 	var parts []string
 	for _, d := range diffs {
@@ -347,27 +350,28 @@ func TestConformRules(t *testing.T) {
 		`#0 GET /api/v3/user: body /created_at: recorded "2026-01-02T03:04:05Z", got null`,
 		"#0 GET /api/v3/user: body /extra: recorded (missing), got 1",
 		`#0 GET /api/v3/user: body /id: recorded 7, got "9"`,
+		`#0 GET /api/v3/user: body /repo_url: recorded "http://gitlab-ci-token:<secret-1>@recorded.invalid/x.git", got (missing)`,
 		`#0 GET /api/v3/user: body /title: recorded "a", got "b"`,
 		`#0 GET /api/v3/user: body /token: recorded "<secret-1>", got (missing)`,
 		`#0 GET /api/v3/user: body /web_url: recorded "http://recorded.invalid/x", got (missing)`,
 	}, parts)
 
-	_, err = collabtest.Conform(ctx, c, "not a url", collabtest.ConformOptions{})
+	_, err = cassette.Conform(ctx, c, "not a url", cassette.ConformOptions{})
 	assert.ErrorContains(t, err, "not an absolute URL")
 	srv.Close()
-	_, err = collabtest.Conform(ctx, c, srv.URL, collabtest.ConformOptions{})
+	_, err = cassette.Conform(ctx, c, srv.URL, cassette.ConformOptions{})
 	assert.ErrorContains(t, err, "#0 GET /api/v3/user")
 }
 
 // A redirect is recorded hop by hop, and Conform compares it hop by hop.
 func TestConformQueryTokenEchoedInLinks(t *testing.T) {
 	fake := collabtest.NewTestServer(t)
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	send(t, &http.Client{Transport: rec.Transport(nil)}, "GET", fake.URL+"/api/v3/projects?per_page=1&private_token="+fake.AdminToken, "", "")
 	c := rec.Cassette()
 	assert.NotContains(t, written(t, c), fake.AdminToken)
 	assert.Contains(t, c.Exchanges[0].Response.Header.Get("Link"), "private_token=%3Csecret-1%3E")
-	diffs, err := collabtest.Conform(context.Background(), c, fake.URL, collabtest.ConformOptions{Token: fake.AdminToken})
+	diffs, err := cassette.Conform(context.Background(), c, fake.URL, cassette.ConformOptions{Token: fake.AdminToken})
 	require.NoError(t, err)
 	assert.Empty(t, diffs, "the token the target echoes stands for its placeholder")
 }
@@ -380,13 +384,13 @@ func TestConformRedirectHops(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "new")
 	})
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	status, body := send(t, &http.Client{Transport: rec.Transport(nil)}, "GET", base+"/api/v3/old", "", "")
 	require.Equal(t, []any{http.StatusOK, "new"}, []any{status, body})
 	c := rec.Cassette()
 	require.Len(t, c.Exchanges, 2)
 	assert.Equal(t, "/api/v3/new", c.Exchanges[0].Response.Header.Get("Location"))
-	diffs, err := collabtest.Conform(context.Background(), c, base, collabtest.ConformOptions{})
+	diffs, err := cassette.Conform(context.Background(), c, base, cassette.ConformOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, diffs)
 }

@@ -1,7 +1,8 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,8 @@ import (
 )
 
 // A Replayer answers requests from a Cassette, as an in-process transport
-// (RoundTrip) or as a handler (ServeHTTP; see WithReplay for a server).
+// (RoundTrip) or as a handler (ServeHTTP; collabtest.WithReplay serves one
+// on the fake's address, with its tokens).
 //
 // A request gets the answer of the recorded exchange with the same method,
 // path, query and body; a JSON body and a form body with the same fields
@@ -48,18 +50,6 @@ func NewReplayer(c *Cassette) *Replayer {
 	return p
 }
 
-// WithReplay makes the server answer every request from p instead of its
-// model of the service: a server that replays a recorded session, with the
-// fake's URL and tokens. The seeding helpers then change nothing it
-// serves.
-func WithReplay(p *Replayer) Option {
-	return func(c *config) {
-		if p != nil {
-			c.replay = p
-		}
-	}
-}
-
 // A MismatchError is the answer to a request that matches no recorded
 // exchange. It names the closest exchange and what differs from it.
 type MismatchError struct {
@@ -74,7 +64,7 @@ type MismatchError struct {
 // Error names the request, the closest exchange and what differs; it holds
 // no secret, since secret values are never compared.
 func (e *MismatchError) Error() string {
-	msg := "collabtest: replay: no recorded exchange for " + e.Method + " " + e.Path
+	msg := "cassette: replay: no recorded exchange for " + e.Method + " " + e.Path
 	if e.Closest < 0 {
 		return msg + "; none recorded with that method"
 	}
@@ -99,7 +89,7 @@ func (p *Replayer) Verify() error {
 	if len(unused) == 0 {
 		return nil
 	}
-	return fmt.Errorf("collabtest: replay: %d recorded exchanges were not used: %s", len(unused), strings.Join(unused, "; "))
+	return fmt.Errorf("cassette: replay: %d recorded exchanges were not used: %s", len(unused), strings.Join(unused, "; "))
 }
 
 // RoundTrip answers req from the cassette.
@@ -125,12 +115,12 @@ func (p *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 func (p *Replayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeError(w, errStatus(http.StatusBadRequest, "400 Bad Request: "+err.Error()))
+		writeMessage(w, http.StatusBadRequest, "400 Bad Request: "+err.Error())
 		return
 	}
 	e, err := p.find(r, body)
 	if err != nil {
-		writeError(w, errStatus(http.StatusNotImplemented, err.Error()))
+		writeMessage(w, http.StatusNotImplemented, err.Error())
 		return
 	}
 	scheme := "http"
@@ -140,15 +130,26 @@ func (p *Replayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeRecorded(w, e, scheme+"://"+r.Host)
 }
 
+// maxBody bounds a request body the replayer reads, as the fake bounds it.
+const maxBody = 1 << 20
+
+// writeMessage answers with status and a JSON message, as the API does.
+func writeMessage(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]string{"message": msg}) // a string map always encodes
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
 // writeRecorded writes e's answer, with the recorded origin made origin.
 func writeRecorded(w http.ResponseWriter, e *Exchange, origin string) {
 	for k, vs := range e.Response.Header {
 		for _, v := range vs {
-			w.Header().Add(k, strings.ReplaceAll(v, RecordedOrigin, origin))
+			w.Header().Add(k, fromRecorded(v, origin))
 		}
 	}
 	w.WriteHeader(e.Status)
-	_, _ = w.Write(bytes.ReplaceAll(e.Response.Body(), []byte(RecordedOrigin), []byte(origin)))
+	_, _ = w.Write([]byte(fromRecorded(string(e.Response.Body()), origin)))
 }
 
 // find returns the exchange that answers r, and counts it as used.
@@ -180,7 +181,7 @@ func (p *Replayer) find(r *http.Request, body []byte) (*Exchange, error) {
 		p.used[match]++
 		e := &p.c.Exchanges[match]
 		if e.Status < 100 || e.Status > 999 {
-			return nil, fmt.Errorf("collabtest: replay: exchange #%d has no valid status (%d)", match, e.Status)
+			return nil, fmt.Errorf("cassette: replay: exchange #%d has no valid status (%d)", match, e.Status)
 		}
 		return e, nil
 	}
@@ -291,7 +292,8 @@ func valuesObject(v url.Values) map[string]any {
 
 // multipartObject reads a multipart form into an object of its parts: a
 // field as its value, a file as {"filename", "content"}. The boundary, which
-// changes with every request, is left out.
+// changes with every request, is left out. With an error, it returns the
+// parts read before it.
 func multipartObject(contentType string, b []byte) (map[string]any, error) {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
@@ -305,11 +307,11 @@ func multipartObject(contentType string, b []byte) (map[string]any, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		content, err := io.ReadAll(part)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		if part.FileName() != "" {
 			out[part.FormName()] = map[string]any{"filename": part.FileName(), "content": string(content)}

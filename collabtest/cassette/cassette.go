@@ -1,4 +1,4 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
@@ -15,11 +15,11 @@ import (
 	"unicode/utf8"
 )
 
-// CassetteFormat and CassetteVersion mark a cassette file. A reader refuses
+// Format and Version mark a cassette file. A reader refuses
 // another format, and a version newer than the one it knows.
 const (
-	CassetteFormat  = "collab-cassette"
-	CassetteVersion = 1
+	Format  = "collab-cassette"
+	Version = 1
 )
 
 // DeliveryKind is the Kind of an exchange that is a webhook delivery, made
@@ -110,45 +110,45 @@ func (e *Exchange) URL() string {
 	return e.Path + "?" + e.Query.Encode()
 }
 
-// ReadCassette decodes a cassette from r.
-func ReadCassette(r io.Reader) (*Cassette, error) {
+// Read decodes a cassette from r.
+func Read(r io.Reader) (*Cassette, error) {
 	var c Cassette
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("collabtest: reading a cassette: %w", err)
+		return nil, fmt.Errorf("cassette: reading a cassette: %w", err)
 	}
-	if c.Format != CassetteFormat {
-		return nil, fmt.Errorf("collabtest: not a cassette: format %q, want %q", c.Format, CassetteFormat)
+	if c.Format != Format {
+		return nil, fmt.Errorf("cassette: not a cassette: format %q, want %q", c.Format, Format)
 	}
-	if c.Version < 1 || c.Version > CassetteVersion {
-		return nil, fmt.Errorf("collabtest: cassette version %d; this reader knows 1 to %d", c.Version, CassetteVersion)
+	if c.Version < 1 || c.Version > Version {
+		return nil, fmt.Errorf("cassette: cassette version %d; this reader knows 1 to %d", c.Version, Version)
 	}
 	for i, e := range c.Exchanges {
 		if e.Method == "" || !strings.HasPrefix(e.Path, "/") || e.Status < 100 || e.Status > 999 {
-			return nil, fmt.Errorf("collabtest: cassette exchange %d: a method, a path from / and a status are required", i)
+			return nil, fmt.Errorf("cassette: cassette exchange %d: a method, a path from / and a status are required", i)
 		}
 		if e.Kind != "" && e.Kind != DeliveryKind {
-			return nil, fmt.Errorf("collabtest: cassette exchange %d: unknown kind %q", i, e.Kind)
+			return nil, fmt.Errorf("cassette: cassette exchange %d: unknown kind %q", i, e.Kind)
 		}
 	}
 	return &c, nil
 }
 
-// LoadCassette reads the cassette in file.
-func LoadCassette(file string) (*Cassette, error) {
+// Load reads the cassette in file.
+func Load(file string) (*Cassette, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadCassette(f)
+	return Read(f)
 }
 
 // WriteTo encodes c as indented JSON, with Format and Version set.
 func (c *Cassette) WriteTo(w io.Writer) (int64, error) {
 	out := *c
-	out.Format, out.Version = CassetteFormat, CassetteVersion
+	out.Format, out.Version = Format, Version
 	if out.Exchanges == nil {
 		out.Exchanges = []Exchange{}
 	}
@@ -157,7 +157,7 @@ func (c *Cassette) WriteTo(w io.Writer) (int64, error) {
 	enc.SetEscapeHTML(false) // bodies stay readable: <, > and & as they came
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		return 0, fmt.Errorf("collabtest: encoding a cassette: %w", err)
+		return 0, fmt.Errorf("cassette: encoding a cassette: %w", err)
 	}
 	n, err := w.Write(buf.Bytes())
 	return int64(n), err

@@ -1,7 +1,8 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"mime"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/collabsvc/collab/collabtest"
 	"github.com/collabsvc/collab/internal/wire"
 )
 
@@ -22,16 +24,22 @@ import (
 //   - the values of the credential headers (PRIVATE-TOKEN, Authorization
 //     and Proxy-Authorization after their scheme, SUDO, BUILD-TOKEN,
 //     JOB-TOKEN, Cookie) and of the webhook's X-Gitlab-Token, and of the
-//     keys private_token, access_token, token, build_token, runner_token,
-//     job_token, password and runners_token in queries, forms and JSON
-//     bodies (at any depth, in requests and answers), become placeholders
-//     "<secret-N>", the same N for the same secret;
-//   - a credential of the request that the answer's headers repeat (a
-//     query's private_token in the Link URLs) becomes its placeholder,
-//     query-escaped, and so does one that the answer's body repeats under
-//     any key (an error quoting the token), when it is 8 bytes or longer;
+//     credential keys in queries, forms and JSON bodies (at any depth, in
+//     requests and answers), become placeholders "<secret-N>", the same N
+//     for the same secret. The keys are the SDK's credential parameters
+//     (private_token, access_token, token, build_token, runner_token,
+//     job_token, password) and the key of every credential field of its
+//     records (private_token, runners_token, a runner's and a build's
+//     token), so that a record that gains one is covered;
+//   - each credential hidden so far (not a SUDO user's name) becomes its
+//     placeholder wherever later text repeats it, as written, query- or
+//     path-escaped: a build token inside a clone URL, a token an error
+//     quotes, a query's token in the Link URLs (there query-escaped). One
+//     shorter than 8 bytes is replaced only where it stands whole;
+//   - an answer sent with gzip Content-Encoding is stored decompressed;
 //   - a JSON body that held a secret is written with its keys sorted;
-//   - the recorded server's scheme and host become RecordedOrigin;
+//   - the recorded server's scheme and host become RecordedOrigin, and its
+//     host after user info ("user:token@host") becomes RecordedOrigin's;
 //   - of the request headers, only Content-Type, Accept, X-Gitlab-Event and
 //     the authentication headers are kept; of the answer's, Content-Type,
 //     Content-Disposition, Link, Location, Retry-After and every X- header.
@@ -52,7 +60,7 @@ func NewRecorder() *Recorder { return &Recorder{} }
 func (rec *Recorder) Cassette() *Cassette {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	return &Cassette{Format: CassetteFormat, Version: CassetteVersion, Exchanges: append([]Exchange(nil), rec.exchanges...)}
+	return &Cassette{Format: Format, Version: Version, Exchanges: append([]Exchange(nil), rec.exchanges...)}
 }
 
 // Transport returns a RoundTripper that sends each request through next
@@ -71,7 +79,7 @@ func (rec *Recorder) Transport(next http.RoundTripper) http.RoundTripper {
 func (rec *Recorder) Handler(upstream string) (http.Handler, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("collabtest: upstream %q: want an http:// or https:// URL", upstream)
+		return nil, fmt.Errorf("cassette: upstream %q: want an http:// or https:// URL", upstream)
 	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -114,6 +122,15 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return resp, nil
 }
 
+// routeName names r by its route template (see Exchange.Route), or by its
+// method and path when no route of the API serves it.
+func routeName(r *http.Request) string {
+	if route := collabtest.Route(r); route != "" {
+		return route
+	}
+	return r.Method + " " + r.URL.EscapedPath()
+}
+
 // readBody reads body whole, if there is one, and closes it.
 func readBody(body io.ReadCloser) ([]byte, error) {
 	if body == nil || body == http.NoBody {
@@ -143,32 +160,55 @@ func stableBoundary(h http.Header, body []byte) []byte {
 
 // add records one exchange, normalized.
 func (rec *Recorder) add(req *http.Request, reqBody []byte, resp *http.Response, respBody []byte) {
-	origin := []byte(req.URL.Scheme + "://" + req.URL.Host)
+	red := &rec.red
+	origin := req.URL.Scheme + "://" + req.URL.Host
 	e := Exchange{Route: routeName(req), Method: req.Method, Path: req.URL.EscapedPath(), Status: resp.StatusCode}
 	if ev := req.Header.Get("X-Gitlab-Event"); ev != "" {
 		e.Kind, e.Route = DeliveryKind, "DELIVERY "+ev
 	}
-	if q := req.URL.Query(); len(q) > 0 {
-		rec.red.values(q)
-		e.Query = q
-	}
-	e.Request.Header = rec.red.header(req.Header, keptRequestHeaders, false)
-	e.Request.setBody(rec.red.body(e.Request.mediaType(), stableBoundary(e.Request.Header, reqBody)))
-	e.Response.Header = rec.red.header(resp.Header, keptResponseHeaders, true)
 	// The request's credentials, not its SUDO user, as the SDK lists them;
-	// the body is not read again (its secrets are hidden by key above).
+	// the body is not read again (its secrets are hidden by key below).
 	noBody := *req
 	noBody.GetBody = nil
-	secrets := wire.RequestSecrets(&noBody)
+	for _, sec := range wire.RequestSecrets(&noBody) {
+		red.hide(sec)
+	}
+	if q := req.URL.Query(); len(q) > 0 {
+		red.values(q)
+		e.Query = q
+	}
+	e.Request.Header = red.header(req.Header, keptRequestHeaders, false)
+	body := red.body(req.Header.Get("Content-Type"), stableBoundary(e.Request.Header, reqBody))
+	e.Request.setBody(red.everywhere(body))
+
+	e.Response.Header = red.header(resp.Header, keptResponseHeaders, true)
+	body = red.body(resp.Header.Get("Content-Type"), []byte(toRecorded(string(decoded(resp.Header, respBody)), origin)))
+	e.Response.setBody(red.everywhere(body))
 	for k, vs := range e.Response.Header {
 		for i, v := range vs {
-			v = strings.ReplaceAll(v, string(origin), RecordedOrigin)
-			e.Response.Header[k][i] = rec.red.text(v, secrets)
+			e.Response.Header[k][i] = red.inHeader(toRecorded(v, origin))
 		}
 	}
-	body := rec.red.body(e.Response.mediaType(), bytes.ReplaceAll(respBody, origin, []byte(RecordedOrigin)))
-	e.Response.setBody(rec.red.echoes(body, secrets))
 	rec.mu.Lock()
 	rec.exchanges = append(rec.exchanges, e)
 	rec.mu.Unlock()
+}
+
+// decoded returns an answer's body without its gzip Content-Encoding (a
+// client that asks for gzip itself gets the body compressed), so that the
+// cassette holds what the server said, secrets hidden; a body that does not
+// decompress is kept out.
+func decoded(h http.Header, body []byte) []byte {
+	switch strings.ToLower(h.Get("Content-Encoding")) {
+	case "":
+		return body
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err == nil {
+			if plain, err := io.ReadAll(zr); err == nil {
+				return plain
+			}
+		}
+	}
+	return nil
 }

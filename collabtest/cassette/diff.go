@@ -1,4 +1,4 @@
-package collabtest
+package cassette
 
 import (
 	"fmt"
@@ -35,6 +35,7 @@ const missing = "(missing)"
 // on Conform.
 type differ struct {
 	loose bool
+	subst func(string) string // puts learned secrets in place of placeholders
 	found []Difference
 }
 
@@ -119,6 +120,9 @@ func (d *differ) same(key string, a, b any) bool {
 		return fmt.Sprintf("%T", a) == fmt.Sprintf("%T", b)
 	}
 	if d.loose && aStr && bStr {
+		if d.subst != nil { // a placeholder inside a string: a clone URL's token
+			as = d.subst(as)
+		}
 		return isTime(as) && isTime(bs) || hexRun.ReplaceAllString(as, "<hex>") == hexRun.ReplaceAllString(bs, "<hex>")
 	}
 	switch a.(type) {

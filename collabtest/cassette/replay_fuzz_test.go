@@ -1,4 +1,4 @@
-package collabtest_test
+package cassette_test
 
 import (
 	"net/http"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 // FuzzReplay reads any cassette and answers any request from it: a bad
@@ -21,8 +21,8 @@ func FuzzReplay(f *testing.F) {
 		`"response":{"text":"ok"}}]}`, "POST", "/u", "multipart/form-data; boundary=", "--\r\n")
 	f.Add(`{"format":"collab-cassette","version":1,"exchanges":[{"route":"GET /q","method":"GET","path":"/q",`+
 		`"query":{"a":["1","2"]},"request":{},"status":200,"response":{"base64":"/wA="}}]}`, "GET", "/q?a=1&a=3&token=x", "", "")
-	f.Fuzz(func(t *testing.T, cassette, method, target, contentType, body string) {
-		c, err := collabtest.ReadCassette(strings.NewReader(cassette))
+	f.Fuzz(func(t *testing.T, text, method, target, contentType, body string) {
+		c, err := cassette.Read(strings.NewReader(text))
 		if err != nil {
 			return
 		}
@@ -37,7 +37,7 @@ func FuzzReplay(f *testing.F) {
 		if !strings.HasPrefix(target, "/") || newReq() == nil {
 			return
 		}
-		p := collabtest.NewReplayer(c)
+		p := cassette.NewReplayer(c)
 		p.ServeHTTP(httptest.NewRecorder(), newReq())
 		if resp, err := p.RoundTrip(newReq()); err == nil {
 			resp.Body.Close()

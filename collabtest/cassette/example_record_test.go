@@ -1,4 +1,4 @@
-package collabtest_test
+package cassette_test
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
+	"github.com/collabsvc/collab/collabtest/cassette"
 )
 
 // recorded records one call against a fresh fake and returns the
 // cassette, as a file would give it back.
-func recorded() (*collabtest.Cassette, error) {
+func recorded() (*cassette.Cassette, error) {
 	dir, err := os.MkdirTemp("", "cassette")
 	if err != nil {
 		return nil, err
@@ -24,7 +25,7 @@ func recorded() (*collabtest.Cassette, error) {
 	if err := recordOne(file); err != nil {
 		return nil, err
 	}
-	return collabtest.LoadCassette(file)
+	return cassette.Load(file)
 }
 
 // recordOne records one call against a fresh fake into file.
@@ -34,7 +35,7 @@ func recordOne(file string) error {
 		return err
 	}
 	defer srv.Close()
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithHTTPClient(hc))
 	if err != nil {
@@ -55,7 +56,7 @@ func ExampleRecorder() {
 	}
 	defer srv.Close()
 
-	rec := collabtest.NewRecorder()
+	rec := cassette.NewRecorder()
 	hc := &http.Client{Transport: rec.Transport(nil)}
 	c, err := collab.NewClient(srv.URL, collab.WithPrivateToken(srv.AdminToken), collab.WithHTTPClient(hc))
 	if err != nil {
@@ -82,11 +83,11 @@ func ExampleReplayer() {
 		panic(err)
 	}
 
-	cas, err := collabtest.LoadCassette(filepath.Join(dir, "session.json"))
+	cas, err := cassette.Load(filepath.Join(dir, "session.json"))
 	if err != nil {
 		panic(err)
 	}
-	replay := collabtest.NewReplayer(cas)
+	replay := cassette.NewReplayer(cas)
 	hc := &http.Client{Transport: replay}
 	c, err := collab.NewClient("http://collab.invalid", collab.WithPrivateToken("any"), collab.WithHTTPClient(hc))
 	if err != nil {
@@ -100,7 +101,7 @@ func ExampleReplayer() {
 	fmt.Println(replay.Verify())
 
 	_, _, err = c.Users.Get(context.Background(), 42)
-	var mismatch *collabtest.MismatchError
+	var mismatch *cassette.MismatchError
 	fmt.Println(errors.As(err, &mismatch))
 	// Output:
 	// root
@@ -120,7 +121,7 @@ func ExampleConform() {
 		panic(err)
 	}
 	defer target.Close()
-	diffs, err := collabtest.Conform(context.Background(), cas, target.URL, collabtest.ConformOptions{Token: target.AdminToken})
+	diffs, err := cassette.Conform(context.Background(), cas, target.URL, cassette.ConformOptions{Token: target.AdminToken})
 	if err != nil {
 		panic(err)
 	}
@@ -131,14 +132,15 @@ func ExampleConform() {
 	// Output: 0 differences
 }
 
-// WithReplay makes a server that answers from a cassette, for a client that
-// needs a URL (another process, another language).
-func ExampleWithReplay() {
+// A Replayer is a handler too: collabtest.WithReplay serves it on the
+// fake's address, for a client that needs a URL (another process, another
+// language).
+func ExampleReplayer_ServeHTTP() {
 	cas, err := recorded()
 	if err != nil {
 		panic(err)
 	}
-	srv, err := collabtest.NewServer(collabtest.WithReplay(collabtest.NewReplayer(cas)))
+	srv, err := collabtest.NewServer(collabtest.WithReplay(cassette.NewReplayer(cas)))
 	if err != nil {
 		panic(err)
 	}

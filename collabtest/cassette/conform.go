@@ -1,4 +1,4 @@
-package collabtest
+package cassette
 
 import (
 	"bytes"
@@ -43,7 +43,8 @@ var conformHeaders = []string{"Content-Type", "Link", "X-Total", "X-Total-Pages"
 //     directory) match any such run;
 //   - a secret (see Recorder) matches any string, and each value it takes
 //     in an answer is sent where the recorded requests used its placeholder,
-//     so that a runner registered during the session can work;
+//     so that a runner registered during the session can work; inside a
+//     longer string (a clone URL), a placeholder stands for that value;
 //   - the target's origin in the answer stands for RecordedOrigin, and a
 //     secret sent in a query stands for its placeholder in the answer's
 //     headers, as the recorder writes them.
@@ -53,7 +54,7 @@ var conformHeaders = []string{"Content-Type", "Link", "X-Total", "X-Total-Pages"
 func Conform(ctx context.Context, c *Cassette, target string, opts ConformOptions) ([]Difference, error) {
 	base, err := url.Parse(strings.TrimSuffix(target, "/"))
 	if err != nil || base.Scheme == "" || base.Host == "" {
-		return nil, fmt.Errorf("collabtest: conform: target %q is not an absolute URL", target)
+		return nil, fmt.Errorf("cassette: conform: target %q is not an absolute URL", target)
 	}
 	cf := conformer{opts: opts, base: base, learned: map[string]string{}, sent: map[string]string{}, ids: map[string]string{}}
 	if cf.opts.Client == nil {
@@ -71,7 +72,7 @@ func Conform(ctx context.Context, c *Cassette, target string, opts ConformOption
 			all = append(all, d)
 		}
 		if err != nil {
-			return all, fmt.Errorf("collabtest: conform: #%d %s: %w", i, e.Route, err)
+			return all, fmt.Errorf("cassette: conform: #%d %s: %w", i, e.Route, err)
 		}
 	}
 	return all, nil
@@ -101,11 +102,11 @@ func (cf *conformer) exchange(ctx context.Context, e *Exchange) ([]Difference, e
 	if err != nil {
 		return nil, err
 	}
-	origin := []byte(cf.base.Scheme + "://" + cf.base.Host)
+	origin := cf.base.Scheme + "://" + cf.base.Host
 	var got Message
 	got.Header = resp.Header
-	got.setBody(bytes.ReplaceAll(body, origin, []byte(RecordedOrigin)))
-	return cf.compare(e, resp.StatusCode, got, string(origin)), nil
+	got.setBody([]byte(toRecorded(string(body), origin)))
+	return cf.compare(e, resp.StatusCode, got, origin), nil
 }
 
 // request rebuilds e's request for the target: secrets put back, and the
@@ -239,7 +240,7 @@ func (cf *conformer) compare(e *Exchange, status int, got Message, origin string
 	}
 	for _, k := range conformHeaders {
 		a := cf.linkIDs(e.Response.Header.Get(k))
-		b := strings.ReplaceAll(got.Header.Get(k), origin, RecordedOrigin)
+		b := toRecorded(got.Header.Get(k), origin)
 		for p, v := range cf.sent { // as the recorder hid them
 			b = hideInURL(b, v, p)
 		}
@@ -250,7 +251,7 @@ func (cf *conformer) compare(e *Exchange, status int, got Message, origin string
 	recorded := bodyValue(e.Response.mediaType(), "", e.Response.Body())
 	answer := bodyValue(got.mediaType(), "", got.Body())
 	cf.learn("", recorded, answer)
-	d := differ{loose: true}
+	d := differ{loose: true, subst: cf.subst}
 	d.value("", "", recorded, answer)
 	return append(diffs, d.found...)
 }

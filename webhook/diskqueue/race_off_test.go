@@ -1,0 +1,5 @@
+//go:build !race
+
+package diskqueue
+
+const raceOn = false
