@@ -62,10 +62,18 @@ func checkValue(p *jsonschema.Schema, v any) string {
 			return fmt.Sprintf("want a list of strings, not %s", show(v))
 		}
 		for _, e := range list {
-			if _, ok := e.(string); !ok {
-				return fmt.Sprintf("want a list of strings, not one holding %s", show(e))
+			if p.Items != nil && checkValue(p.Items, e) != "" {
+				return fmt.Sprintf("want a list of strings %s, not one holding %s", itemsText(p.Items), show(e))
 			}
 		}
+	}
+	return ""
+}
+
+// itemsText says what a list's items may be.
+func itemsText(items *jsonschema.Schema) string {
+	if len(items.Enum) > 0 {
+		return "each one of " + enumText(items.Enum)
 	}
 	return ""
 }

@@ -27,19 +27,20 @@ func TestBadArgumentsNameTheArgument(t *testing.T) {
 		args map[string]any
 		arg  string // the argument the error must name
 	}{
-		{"issue_view", m("project", p), "issue"},                               // missing
-		{"issue_view", m("project", p, "issue", "one"), "issue"},               // not a number
-		{"issue_view", m("project", p, "issue", 1, "color", "red"), "color"},   // unknown
-		{"issue_list", m("project", p, "state", "open"), "state"},              // not in the enum
-		{"issue_list", m("project", p, "page", 0), "page"},                     // below the bounds
-		{"issue_list", m("project", p, "per_page", 101), "per_page"},           // above
-		{"issue_list", m("project", p, "per_page", 2.5), "per_page"},           // not whole
-		{"issue_list", m("project", p, "fields", []any{"colour"}), "fields"},   // unknown field
-		{"issue_list", m("project", p, "fields", "title"), "fields"},           // not a list
-		{"issue_create", m("project", p), "title"},                             // required
-		{"issue_create", m("project", p, "title", 7), "title"},                 // not a string
-		{"issue_create", m("project", p, "title", "x", "labels", 3), "labels"}, // not a list
-		{"issue_list", m("project", ""), "project"},                            // empty
+		{"issue_view", m("project", p), "issue"},                                       // missing
+		{"issue_view", m("project", p, "issue", "one"), "issue"},                       // not a number
+		{"issue_view", m("project", p, "issue", 1, "color", "red"), "color"},           // unknown
+		{"issue_list", m("project", p, "state", "open"), "state"},                      // not in the enum
+		{"issue_list", m("project", p, "page", 0), "page"},                             // below the bounds
+		{"issue_list", m("project", p, "per_page", 101), "per_page"},                   // above
+		{"issue_list", m("project", p, "per_page", 2.5), "per_page"},                   // not whole
+		{"issue_list", m("project", p, "fields", []any{"colour"}), "fields"},           // unknown field
+		{"issue_list", m("project", p, "fields", "title"), "fields"},                   // not a list
+		{"issue_create", m("project", p), "title"},                                     // required
+		{"issue_create", m("project", p, "title", 7), "title"},                         // not a string
+		{"issue_create", m("project", p, "title", "x", "labels", 3), "labels"},         // not a list
+		{"issue_list", m("project", ""), "project"},                                    // empty
+		{"build_list", m("project", p, "status", []any{"failed", "broken"}), "status"}, // an item not in the enum
 		{"build_trace", m("project", p, "build", 1, "max_bytes", 10), "max_bytes"},
 		{"issue_view", m("project", p, "issue", 1, "page", 2), "page"}, // a record takes no page
 	} {

@@ -62,8 +62,9 @@ func argsSchema(op *ops.Op) *jsonschema.Schema {
 		if a.Kind == ops.KindTime {
 			p.Format = "date-time"
 		}
-		if p.Type == "array" {
-			p.Items = &jsonschema.Schema{Type: "string"}
+		if p.Type == "array" { // a list's enum is its items'
+			p.Items = &jsonschema.Schema{Type: "string", Enum: p.Enum}
+			p.Enum = nil
 		}
 		s.Properties[a.Name] = p
 		s.PropertyOrder = append(s.PropertyOrder, a.Name)

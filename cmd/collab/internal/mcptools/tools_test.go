@@ -115,6 +115,7 @@ func TestEveryTool(t *testing.T) {
 		{"branch_delete", m("project", p, "branch", "hotfix"), "DELETE " + pe + "/repository/branches/hotfix", []string{"done=true"}},
 
 		{"build_list", m("project", p), "GET " + pe + "/builds", []string{"name=lint", "status=running"}},
+		{"build_list", m("project", p, "status", []any{"failed", "running"}), "GET " + pe + "/builds?scope[0]=failed&scope[1]=running", []string{"name=lint"}},
 		{"build_view", m("project", p, "build", s.build), "GET " + pe + "/builds/" + id(s.build), []string{"name=test"}},
 		{"build_trace", m("project", p, "build", s.build), "GET " + pe + "/builds/" + id(s.build) + "/trace", []string{"FAIL: TestSave"}},
 		{"build_artifacts", m("project", p, "build", s.build), "GET " + pe + "/builds/" + id(s.build) + "/artifacts", []string{"not shown"}},
