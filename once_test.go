@@ -86,8 +86,10 @@ func TestCreateNoteOnceWalksPages(t *testing.T) {
 	for range 150 {
 		srv.AddNote(pid, "Issue", issue, srv.AdminID, "+1")
 	}
-	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k", Fresh: true}, &CreateNoteOptions{Body: "Done"})
+	opt := &CreateNoteOptions{Body: "Done"}
+	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k", Fresh: true}, opt)
 	require.NoError(t, err)
+	assert.Equal(t, &CreateNoteOptions{Body: "Done"}, opt, "the marker goes on a copy of the caller's options")
 	srv.ClearRequests()
 	again, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, Once{Key: "k"}, &CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
