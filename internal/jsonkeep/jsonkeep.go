@@ -247,15 +247,6 @@ func run(data []byte, v reflect.Value, dec decodeFunc) error {
 	return nil
 }
 
-func appendKey(buf []byte, k string) []byte {
-	if len(buf) > 1 {
-		buf = append(buf, ',')
-	}
-	b, _ := json.Marshal(k) // a string always marshals
-	buf = append(buf, b...)
-	return append(buf, ':')
-}
-
 func join(name, rest string) string {
 	switch {
 	case rest == "":
