@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/jsonkeep"
 	"github.com/collabsvc/collab/internal/jsonkeep/jsonkeeptest"
+	"github.com/collabsvc/collab/webhook"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,6 +102,62 @@ func TestEncodeIsTheReference(t *testing.T) {
 	for name := range rootRecords {
 		assert.True(t, covered[name], "no test body for %s", name)
 	}
+}
+
+// TestEncodeIsTheReferenceForEvents does the same for the webhook events of
+// the webhook package's test payloads.
+func TestEncodeIsTheReferenceForEvents(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "webhook", "testdata", "payloads", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	compared := 0
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		require.NoError(t, err)
+		ev, _ := webhook.ParsePayload(http.Header{}, body) // a value that does not fit is kept in Extra
+		if ev == nil || reflect.TypeOf(ev).Kind() != reflect.Pointer || reflect.TypeOf(ev).Elem().Kind() != reflect.Struct {
+			continue
+		}
+		assertSameEncoding(t, f, ev)
+		compared++
+	}
+	assert.Greater(t, compared, 50, "events compared")
+}
+
+// secretRecord writes itself with its value redacted: the tag on its Extra
+// has the records holding it call its MarshalJSON.
+type secretRecord struct {
+	Value string                     `json:"value"`
+	Extra map[string]json.RawMessage `json:"-" jsonkeep:"marshal"`
+}
+
+func (s secretRecord) MarshalJSON() ([]byte, error) {
+	s.Value = "[redacted]"
+	return jsonkeep.Encode(&s)
+}
+
+// plainRecord writes itself as genrecords has records write themselves.
+type plainRecord struct {
+	Value string                     `json:"value"`
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+func (p plainRecord) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&p) }
+
+func TestNestedRecordTaggedMarshalWritesItself(t *testing.T) {
+	type holder struct {
+		One   secretRecord               `json:"one"`
+		Ptr   *secretRecord              `json:"ptr"`
+		List  []secretRecord             `json:"list"`
+		Plain []*plainRecord             `json:"plain"`
+		Extra map[string]json.RawMessage `json:"-"`
+	}
+	v := &holder{One: secretRecord{Value: "s1"}, Ptr: &secretRecord{Value: "s2"}, List: []secretRecord{{Value: "s3"}},
+		Plain: []*plainRecord{{Value: "p"}, nil}}
+	b, err := jsonkeep.Encode(v)
+	require.NoError(t, err)
+	assert.Equal(t, `{"one":{"value":"[redacted]"},"ptr":{"value":"[redacted]"},"list":[{"value":"[redacted]"}],"plain":[{"value":"p"},null]}`, string(b))
+	assertSameEncoding(t, "holder", v)
 }
 
 func assertSameEncoding(t *testing.T, what string, v any) {
