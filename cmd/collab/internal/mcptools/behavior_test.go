@@ -203,10 +203,19 @@ func TestSelection(t *testing.T) {
 			t.Errorf("%+v: %v, want an error listing the known names", bad, err)
 		}
 	}
+	served := map[string]bool{}
 	for _, s := range all {
-		if s.Name == "project_upload" {
-			t.Error("project_upload reads a local file: no tool serves it")
+		served[s.Name] = true
+	}
+	for _, op := range ops.All() {
+		if op.LocalFiles || op.Binary {
+			if served[op.ID()] {
+				t.Errorf("%s touches local files or writes binary content: no tool serves it", op.ID())
+			}
 		}
+	}
+	if served["project_upload"] || served["build_artifacts"] {
+		t.Error("project_upload reads a local file and build_artifacts writes an archive: no tool serves them")
 	}
 }
 

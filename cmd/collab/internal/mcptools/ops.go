@@ -15,17 +15,19 @@ import (
 func FromOps(all []*ops.Op) []Spec {
 	specs := make([]Spec, 0, len(all))
 	for _, op := range all {
-		if !localFiles[op.ID()] {
+		if served(op) {
 			specs = append(specs, fromOp(op))
 		}
 	}
 	return specs
 }
 
-// localFiles are the operations that take a path on this machine. An agent
-// steered by what it read could upload any file the user can read, so no
-// tool serves them.
-var localFiles = map[string]bool{"project_upload": true}
+// served reports whether a tool serves op. Not one that touches local
+// files: an agent steered by what it read could upload any file the user
+// can read. Nor one that writes binary content: an agent cannot read an
+// archive, and the build's record (build_view) already gives the
+// artifacts' name and size without downloading them.
+func served(op *ops.Op) bool { return !op.LocalFiles && !op.Binary }
 
 func fromOp(op *ops.Op) Spec {
 	return Spec{

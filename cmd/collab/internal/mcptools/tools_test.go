@@ -118,7 +118,6 @@ func TestEveryTool(t *testing.T) {
 		{"build_list", m("project", p, "status", []any{"failed", "running"}), "GET " + pe + "/builds?scope[0]=failed&scope[1]=running", []string{"name=lint"}},
 		{"build_view", m("project", p, "build", s.build), "GET " + pe + "/builds/" + id(s.build), []string{"name=test"}},
 		{"build_trace", m("project", p, "build", s.build), "GET " + pe + "/builds/" + id(s.build) + "/trace", []string{"FAIL: TestSave"}},
-		{"build_artifacts", m("project", p, "build", s.build), "GET " + pe + "/builds/" + id(s.build) + "/artifacts", []string{"not shown"}},
 		{"build_retry", m("project", p, "build", s.build), "POST " + pe + "/builds/" + id(s.build) + "/retry", []string{"status=pending"}},
 		{"build_cancel", m("project", p, "build", s.running), "POST " + pe + "/builds/" + id(s.running) + "/cancel", []string{"status=canceled"}},
 		{"build_keep", m("project", p, "build", s.build), "POST " + pe + "/builds/" + id(s.build) + "/artifacts/keep", []string{"name=test"}},

@@ -58,7 +58,7 @@ var buildOps = []*Op{
 	},
 	{
 		Noun: "build", Verb: "artifacts", Summary: "Write a build's artifacts archive to standard output",
-		Args: []Arg{ProjectArg, buildArg}, Idempotent: true, SDK: []string{"Builds.OpenArtifacts"},
+		Args: []Arg{ProjectArg, buildArg}, Idempotent: true, Binary: true, SDK: []string{"Builds.OpenArtifacts"},
 		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
 			return Result{Write: func(w io.Writer) error {
 				return copyDownload(w)(c.Builds.OpenArtifacts(ctx, in.Project(), in.Int("build")))

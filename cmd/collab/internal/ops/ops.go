@@ -91,6 +91,12 @@ type Op struct {
 	// an "idempotency_key" argument, and a repeat with the same key returns
 	// what the first run made instead of making another.
 	Once bool
+	// LocalFiles says that it reads or writes a file on this machine named
+	// by an argument (an upload).
+	LocalFiles bool
+	// Binary says that Result.Write writes bytes that are not text (an
+	// archive).
+	Binary bool
 
 	// SDK names the methods of *collab.Client's services that Run calls,
 	// as "Service.Method".

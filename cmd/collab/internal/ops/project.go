@@ -115,7 +115,7 @@ var projectOps = []*Op{
 	{
 		Noun: "project", Verb: "upload", Summary: "Upload a file to a project, for a link in Markdown",
 		Args:   []Arg{ProjectArg, {Name: "file", Kind: KindString, Required: true, Positional: true, Help: "the `FILE` to upload"}},
-		Writes: true, SDK: []string{"Projects.UploadFile"},
+		Writes: true, LocalFiles: true, SDK: []string{"Projects.UploadFile"},
 		Record: RecordOf[collab.ProjectFile](), Fields: []string{"url", "markdown"},
 		Run: func(ctx context.Context, c *collab.Client, in Input) (Result, error) {
 			f, err := os.Open(in.String("file"))
