@@ -91,8 +91,10 @@ func TestCreateNoteOnceWalksPages(t *testing.T) {
 	for range 150 {
 		srv.Seed.IssueNote(issueRecord, srv.Admin, "+1")
 	}
-	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k", Fresh: true}, &collab.CreateNoteOptions{Body: "Done"})
+	opt := &collab.CreateNoteOptions{Body: "Done"}
+	first, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k", Fresh: true}, opt)
 	require.NoError(t, err)
+	assert.Equal(t, &collab.CreateNoteOptions{Body: "Done"}, opt, "the marker goes on a copy of the caller's options")
 	srv.ClearRequests()
 	again, _, err := c.Notes.CreateIssueNoteOnce(ctx, pid, issue, collab.Once{Key: "k"}, &collab.CreateNoteOptions{Body: "Done"})
 	require.NoError(t, err)
