@@ -79,8 +79,10 @@ type Variable struct {
 	Value  string `json:"value"`
 	Public bool   `json:"public"`
 
-	// Extra holds the keys this package does not know, verbatim.
-	Extra map[string]json.RawMessage `json:"-"`
+	// Extra holds the keys this package does not know, verbatim. The tag
+	// has the records holding a variable write it with its own MarshalJSON,
+	// which redacts.
+	Extra map[string]json.RawMessage `json:"-" jsonkeep:"marshal"`
 }
 
 // Format prints the variable with its value redacted unless it is public.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +80,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"freeport":        cmdFreePort,
 		"wait-listening":  cmdWaitListening,
 		"wait-deliveries": cmdWaitDeliveries,
+		"wait-drained":    cmdWaitDrained,
 		"lines":           cmdLines,
 		"capture":         cmdCapture,
 		"hook-token":      cmdHookToken,
@@ -189,6 +191,34 @@ func cmdWaitDeliveries(ts *testscript.TestScript, neg bool, args []string) {
 			if strconv.Itoa(d.Status) != args[1] {
 				ts.Fatalf("a delivery was answered %d %s, not %s", d.Status, d.Err, args[1])
 			}
+		}
+	}
+}
+
+// wait-drained QUEUE [FLAG...] waits until collab queue stats QUEUE reports
+// depth 0: every delivery stored there is handled (a listener's line is
+// written). A listener stopped before then leaves the rest in the queue,
+// for its next start, as it promises; a script that expects the lines from
+// this run waits for them first.
+func cmdWaitDrained(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: wait-drained QUEUE [FLAG...]")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	stats := append(append([]string{"queue", "stats"}, args...), "--json")
+	for {
+		var out, errOut bytes.Buffer
+		if code := run(ctx, stats, stdio{in: strings.NewReader(""), out: &out, err: &errOut}); code != 0 {
+			ts.Fatalf("collab queue stats: exit %d: %s", code, errOut.String())
+		}
+		if strings.Contains(out.String(), `"depth":0,`) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			ts.Fatalf("the queue still holds deliveries after %v: %s", waitLimit, out.String())
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -33,7 +33,11 @@
 // A record is always read this way, nested or through Unmarshal, without
 // calling its UnmarshalJSON, unless its Extra field is tagged
 // jsonkeep:"self": a type whose UnmarshalJSON does more (choosing between
-// two shapes, say).
+// two shapes, say). Likewise a record nested in another is written in the
+// same pass as the one holding it, without calling its MarshalJSON, unless
+// its Extra is tagged jsonkeep:"self" or jsonkeep:"marshal": a type whose
+// MarshalJSON does more (redacting a secret, say). genrecords refuses a
+// record with a MarshalJSON written by hand and neither tag.
 package jsonkeep
 
 import (
@@ -245,15 +249,6 @@ func run(data []byte, v reflect.Value, dec decodeFunc) error {
 		return errs
 	}
 	return nil
-}
-
-func appendKey(buf []byte, k string) []byte {
-	if len(buf) > 1 {
-		buf = append(buf, ',')
-	}
-	b, _ := json.Marshal(k) // a string always marshals
-	buf = append(buf, b...)
-	return append(buf, ':')
 }
 
 func join(name, rest string) string {

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -72,7 +74,11 @@ func generate(dir string) ([]byte, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	return render(files[0].Name.Name, scan(files))
+	recs, err := scan(files)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return render(files[0].Name.Name, recs)
 }
 
 // record is a struct with an Extra field, and which of the JSON methods the
@@ -80,10 +86,14 @@ func generate(dir string) ([]byte, error) {
 type record struct {
 	name                   string
 	hasUnmarshal, hasMarsh bool
+	extraTag               string // the jsonkeep tag of its Extra field
 }
 
-// scan finds the records of a package's files.
-func scan(files []*ast.File) []record {
+// scan finds the records of a package's files. A record with a MarshalJSON
+// written by hand must tag its Extra jsonkeep:"marshal" (or "self"): the
+// records holding it are written in one pass that calls only such methods,
+// and would otherwise skip what its method does (a redaction, say).
+func scan(files []*ast.File) ([]record, error) {
 	var recs []record
 	methods := map[string]bool{} // "Type.Method"
 	for _, f := range files {
@@ -101,9 +111,12 @@ func scan(files []*ast.File) []record {
 	for i := range recs {
 		recs[i].hasUnmarshal = methods[recs[i].name+".UnmarshalJSON"]
 		recs[i].hasMarsh = methods[recs[i].name+".MarshalJSON"]
+		if tag := recs[i].extraTag; recs[i].hasMarsh && tag != "marshal" && tag != "self" {
+			return nil, fmt.Errorf("%s has its own MarshalJSON: tag its Extra field jsonkeep:\"marshal\"", recs[i].name)
+		}
 	}
 	slices.SortFunc(recs, func(a, b record) int { return strings.Compare(a.name, b.name) })
-	return recs
+	return recs, nil
 }
 
 // records returns the structs of a type declaration that have an Extra
@@ -119,8 +132,8 @@ func records(d *ast.GenDecl) []record {
 		if !ok {
 			continue
 		}
-		if slices.ContainsFunc(st.Fields.List, isExtra) {
-			recs = append(recs, record{name: ts.Name.Name})
+		if i := slices.IndexFunc(st.Fields.List, isExtra); i >= 0 {
+			recs = append(recs, record{name: ts.Name.Name, extraTag: jsonkeepTag(st.Fields.List[i])})
 		}
 	}
 	return recs
@@ -129,6 +142,15 @@ func records(d *ast.GenDecl) []record {
 // isExtra reports whether f is a record's Extra field.
 func isExtra(f *ast.Field) bool {
 	return len(f.Names) == 1 && f.Names[0].Name == "Extra" && types.ExprString(f.Type) == extraType
+}
+
+// jsonkeepTag returns the jsonkeep tag of field f.
+func jsonkeepTag(f *ast.Field) string {
+	if f.Tag == nil {
+		return ""
+	}
+	tag, _ := strconv.Unquote(f.Tag.Value)
+	return reflect.StructTag(tag).Get("jsonkeep")
 }
 
 func receiverType(e ast.Expr) string {

@@ -46,6 +46,17 @@ func TestGenerateLeavesHandWrittenMethods(t *testing.T) {
 	assert.Contains(t, out, "func (c Custom) MarshalJSON() ([]byte, error) { return jsonkeep.Encode(&c) }")
 	assert.NotContains(t, out, "(c *Custom) UnmarshalJSON", "declared by hand")
 	assert.NotContains(t, out, "NotARecord")
+	assert.Contains(t, out, "func (r *Redacting) UnmarshalJSON(data []byte) error {")
+	assert.NotContains(t, out, "(r Redacting) MarshalJSON", "declared by hand")
+}
+
+func TestGenerateRejectsAnUntaggedMarshalJSON(t *testing.T) {
+	dir := t.TempDir()
+	src := "package a\nimport \"encoding/json\"\ntype R struct {\n\tExtra map[string]json.RawMessage `json:\"-\"`\n}\n" +
+		"func (r R) MarshalJSON() ([]byte, error) { return nil, nil }\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.go"), []byte(src), 0o644))
+	_, err := generate(dir)
+	assert.ErrorContains(t, err, `R has its own MarshalJSON: tag its Extra field jsonkeep:"marshal"`)
 }
 
 func TestRunWritesAndRemoves(t *testing.T) {

@@ -22,6 +22,8 @@ var heavy = []string{
 	"github.com/redis/go-redis",
 	"gitlab.com/gitlab-org/api/client-go",
 	"go.opentelemetry.io",
+	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/google/jsonschema-go",
 }
 
 // A trial is a program a user of one library module writes: it is built

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/collabsvc/collab"
 )
@@ -178,7 +179,17 @@ func mrCall(verb, summary, sdk string, call func(*collab.MergeRequestsService, c
 // writeDiff writes changes as a unified diff, as git prints one.
 func writeDiff(w io.Writer, changes []*collab.Change) error {
 	for _, ch := range changes {
-		if _, err := fmt.Fprintf(w, "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n%s", ch.OldPath, ch.NewPath, ch.OldPath, ch.NewPath, ch.Diff); err != nil {
+		if _, err := fmt.Fprintf(w, "diff --git a/%s b/%s\n", ch.OldPath, ch.NewPath); err != nil {
+			return err
+		}
+		// The server's diff starts with its own ---/+++ lines; one without
+		// them gets them here.
+		if !strings.HasPrefix(ch.Diff, "--- ") {
+			if _, err := fmt.Fprintf(w, "--- a/%s\n+++ b/%s\n", ch.OldPath, ch.NewPath); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, ch.Diff); err != nil {
 			return err
 		}
 		if n := len(ch.Diff); n > 0 && ch.Diff[n-1] != '\n' {

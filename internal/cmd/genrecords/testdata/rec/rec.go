@@ -20,3 +20,11 @@ func (c *Custom) UnmarshalJSON(b []byte) error { return nil }
 type NotARecord struct {
 	Extra map[string]any
 }
+
+// Redacting writes itself: only UnmarshalJSON is generated.
+type Redacting struct {
+	Secret string                     `json:"secret"`
+	Extra  map[string]json.RawMessage `json:"-" jsonkeep:"marshal"`
+}
+
+func (r Redacting) MarshalJSON() ([]byte, error) { return nil, nil }
