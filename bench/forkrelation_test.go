@@ -8,7 +8,6 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/collabtest"
-	"github.com/collabsvc/collab/internal/testtool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	gitlab "github.com/xanzy/go-gitlab"
@@ -40,7 +39,7 @@ func TestGoGitlabForkRelation(t *testing.T) {
 
 // TestCurlForkRelation: the same call from curl, as a script would make it.
 func TestCurlForkRelation(t *testing.T) {
-	curl := testtool.Path(t, "curl")
+	curl := needTool(t, "curl")
 	srv := collabtest.NewTestServer(t)
 	from := srv.Seed.Project(srv.Admin, "upstream", collab.PrivateVisibility).ID
 	to := srv.Seed.Project(srv.Admin, "downstream", collab.PrivateVisibility).ID

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"os/exec"
+	"runtime"
+	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -55,4 +57,38 @@ func cmdNeed(ts *testscript.TestScript, neg bool, args []string) {
 
 func scriptTest(ts *testscript.TestScript) testscript.T {
 	return ts.Value(scriptTestKey{}).(testscript.T)
+}
+
+// enderRecorder notes how needTool ended a test instead of ending it.
+type enderRecorder struct {
+	skipped bool
+	msg     string
+}
+
+func (r *enderRecorder) Skip(args ...any) {
+	r.skipped, r.msg = true, args[0].(string)
+	runtime.Goexit()
+}
+func (r *enderRecorder) Fatal(args ...any) { r.msg = args[0].(string); runtime.Goexit() }
+
+// TestNeedTool: a program the machine lacks skips the test, naming its
+// Debian package, or fails it where CI is set.
+func TestNeedTool(t *testing.T) {
+	const name = "no-such-program-collab"
+	t.Setenv("PATH", t.TempDir())
+	want := name + " not found: install the Debian package " + name + " (apt-get install redis-server jq curl)"
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		var got enderRecorder
+		done := make(chan struct{})
+		go func() { defer close(done); needTool(&got, name) }()
+		<-done
+		expect := enderRecorder{skipped: true, msg: want}
+		if ci != "" {
+			expect = enderRecorder{msg: want + "; CI is set, so a missing program fails the test"}
+		}
+		if got != expect {
+			t.Errorf("needTool with CI=%q: %+v; want %+v", ci, got, expect)
+		}
+	}
 }

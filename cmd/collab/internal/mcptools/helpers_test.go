@@ -68,8 +68,9 @@ type world struct {
 	token   string
 
 	alice, bob collabtest.User
-	project    int    // alice's project, where bob reports
-	path       string // its path
+	p          *collab.Project // alice's project, where bob reports
+	project    int             // its id
+	path       string          // its path
 }
 
 // newWorld starts the fake and a server with sel and the options that
@@ -79,9 +80,10 @@ func newWorld(t *testing.T, sel Selection, opts func(*Options)) *world {
 	w := &world{t: t, fake: collabtest.NewTestServer(t)}
 	w.alice = w.fake.AddUser("alice", false)
 	w.bob = w.fake.AddUser("bob", false)
-	w.project = w.fake.AddProject(w.alice.ID, "webshop", 20)
+	w.p = w.fake.Seed.Project(w.alice, "webshop", collab.PublicVisibility)
+	w.project = w.p.ID
 	w.path = "alice/webshop"
-	w.fake.AddMember(w.project, w.bob.ID, 20)
+	w.fake.Seed.Member(w.p, w.bob, collab.ReporterAccess)
 	w.token = w.alice.Token
 	w.rec = &recorder{base: http.DefaultTransport}
 	c, err := collab.NewClient(w.fake.URL, collab.WithPrivateToken(w.token), collab.WithHTTPClient(HTTPClient(w.rec)))

@@ -48,18 +48,19 @@ func (w *world) seed() seeded {
 			t.Fatal(err)
 		}
 	}
-	s.issue = f.AddIssue(w.project, w.bob.ID, "Crash on save", "bug")
-	s.issue2 = f.AddIssue(w.project, w.alice.ID, "Old idea")
-	s.note = f.AddNote(w.project, "Issue", s.issue, w.bob.ID, "Same here")
-	s.note2 = f.AddNote(w.project, "Issue", s.issue, w.bob.ID, "+1")
-	f.AddBranch(w.project, "feature", "")
-	f.AddBranch(w.project, "feature2", "")
-	f.AddBranch(w.project, "feature3", "")
-	mr := f.AddMergeRequest(w.project, w.alice.ID, "feature", "master", "Add search")
-	f.AddMergeRequest(w.project, w.alice.ID, "feature2", "master", "Drop me")
-	s.mrNote = f.AddNote(w.project, "MergeRequest", mr, w.bob.ID, "Looks good")
-	s.build = f.AddBuild(w.project, collabtest.BuildSpec{Name: "test", Status: "failed", Trace: "compiling\nFAIL: TestSave\n", Artifacts: []byte("PK\x03\x04\x00\x00binary")})
-	s.running = f.AddBuild(w.project, collabtest.BuildSpec{Name: "lint", Status: "running"})
+	issue := f.Seed.Issue(w.p, w.bob, "Crash on save", f.Seed.Label(w.p, "bug", "#d9534f"))
+	s.issue = issue.ID
+	s.issue2 = f.Seed.Issue(w.p, w.alice, "Old idea").ID
+	s.note = f.Seed.IssueNote(issue, w.bob, "Same here").ID
+	s.note2 = f.Seed.IssueNote(issue, w.bob, "+1").ID
+	f.Seed.Branch(w.p, "feature")
+	f.Seed.Branch(w.p, "feature2")
+	f.Seed.Branch(w.p, "feature3")
+	mr := f.Seed.MergeRequest(w.p, w.alice, "feature", "master", "Add search")
+	f.Seed.MergeRequest(w.p, w.alice, "feature2", "master", "Drop me")
+	s.mrNote = f.Seed.MergeRequestNote(mr, w.bob, "Looks good").ID
+	s.build = f.Seed.Build(w.p, collabtest.BuildSpec{Name: "test", Status: "failed", Trace: "compiling\nFAIL: TestSave\n", Artifacts: []byte("PK\x03\x04\x00\x00binary")}).ID
+	s.running = f.Seed.Build(w.p, collabtest.BuildSpec{Name: "lint", Status: "running"}).ID
 	h, _, err := admin.Hooks.Add(ctx, w.project, &collab.AddHookOptions{URL: "https://example.com/hook"})
 	if err != nil {
 		t.Fatal(err)
@@ -79,12 +80,13 @@ func (w *world) seed() seeded {
 		t.Fatal(err)
 	}
 	s.award = a.ID
-	s.group = f.AddGroup(w.alice.ID, "Acme", "acme", 20)
-	s.group2 = f.AddGroup(w.alice.ID, "Spare", "spare-group", 20)
-	s.groupProject = f.AddGroupProject(s.group, w.alice.ID, "tools", 20)
-	s.other = f.AddProject(w.alice.ID, "other", 20)
-	s.forkable = f.AddProject(w.bob.ID, "forkable", 20)
-	s.forkOf = f.AddProject(w.alice.ID, "fork-me", 20)
+	acme := f.Seed.Group(w.alice, "Acme", "acme", collab.PublicVisibility)
+	s.group = acme.ID
+	s.group2 = f.Seed.Group(w.alice, "Spare", "spare-group", collab.PublicVisibility).ID
+	s.groupProject = f.Seed.GroupProject(acme, w.alice, "tools", collab.PublicVisibility).ID
+	s.other = f.Seed.Project(w.alice, "other", collab.PublicVisibility).ID
+	s.forkable = f.Seed.Project(w.bob, "forkable", collab.PublicVisibility).ID
+	s.forkOf = f.Seed.Project(w.alice, "fork-me", collab.PublicVisibility).ID
 	return s
 }
 
@@ -278,7 +280,7 @@ func TestEveryTool(t *testing.T) {
 }
 
 // issue3 seeds issue #3, for issue_delete.
-func (s seeded) issue3(w *world) { w.fake.AddIssue(w.project, w.alice.ID, "Spam") }
+func (s seeded) issue3(w *world) { w.fake.Seed.Issue(w.p, w.alice, "Spam") }
 
 // useAdmin makes the world's client act as the fake's administrator.
 func (w *world) useAdmin() {
