@@ -3,7 +3,7 @@ package collabtest
 import (
 	"time"
 
-	"github.com/collabsvc/collab/internal/hookpayload"
+	"github.com/collabsvc/collab"
 )
 
 // db is the whole in-memory state. Every field is guarded by Server.mu.
@@ -115,8 +115,8 @@ type event struct {
 	targetType              string // Issue, MergeRequest, Note, Milestone or ""
 	targetID                int
 	targetTitle             string
-	noteID                  int               // for comment events
-	data                    *hookpayload.Push // push events: the push data
+	noteID                  int              // for comment events
+	data                    *collab.PushData // push events: the push data
 	createdAt               time.Time
 }
 
