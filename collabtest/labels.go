@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type label struct {
@@ -51,7 +54,7 @@ func (s *Server) findLabel(projectID int, name string) *label {
 }
 
 // labelJSON renders a label with counts computed from live issues and merge requests.
-func (s *Server) labelJSON(l *label, u *user) map[string]any {
+func (s *Server) labelJSON(l *label, u *user) any {
 	openIssues, closedIssues, openMRs := 0, 0, 0
 	for _, is := range s.issues {
 		if is.projectID == l.projectID && !is.deleted && slices.Contains(is.labels, l.name) {
@@ -67,11 +70,11 @@ func (s *Server) labelJSON(l *label, u *user) map[string]any {
 			openMRs++
 		}
 	}
-	return map[string]any{
-		"name": l.name, "color": l.color, "description": orNil(l.description),
-		"open_issues_count": openIssues, "closed_issues_count": closedIssues, "open_merge_requests_count": openMRs,
-		"subscribed": u != nil && l.subscribers[u.id],
-	}
+	return answer{&collab.Label{
+		Name: l.name, Color: l.color, Description: serverform.Str(l.description),
+		OpenIssuesCount: openIssues, ClosedIssuesCount: closedIssues, OpenMergeRequestsCount: openMRs,
+		Subscribed: u != nil && l.subscribers[u.id],
+	}, nil}
 }
 
 func (s *Server) listLabels(c *call) error {

@@ -93,7 +93,7 @@ func (u *user) full(baseURL string) map[string]any {
 // userJSON renders the brief form of user id, or null.
 func (s *Server) userJSON(id int) any {
 	if u := s.users[id]; u != nil {
-		return u.brief(s.URL)
+		return answer{u.record(s.URL), briefUserOmit}
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/hookform"
+	"github.com/collabsvc/collab/internal/serverform"
 	"github.com/collabsvc/collab/webhook"
 )
 
@@ -51,7 +51,7 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []ho
 		}
 		if body == nil {
 			var err error
-			if body, err = hookform.Encode(payload()); err != nil {
+			if body, err = serverform.Encode(payload()); err != nil {
 				// Payloads are plain values; should one ever fail to
 				// encode, the fake sends nothing rather than stop.
 				if s.log != nil {
@@ -93,20 +93,20 @@ func (s *Server) hookProject(p *project) *webhook.Project {
 	}
 	web := s.projectWebURL(p)
 	info := webhook.Project{
-		Name: p.name, Description: hookform.Str(p.description), WebURL: web, GitSSHURL: s.projectSSHURL(p),
+		Name: p.name, Description: serverform.Str(p.description), WebURL: web, GitSSHURL: s.projectSSHURL(p),
 		GitHTTPURL: web + ".git", Namespace: s.namespaceName(p), PathWithNamespace: s.projectFullPath(p),
 		VisibilityLevel: collab.VisibilityLevel(p.visibility),
 	}
 	if len(p.branches) > 0 {
 		info.DefaultBranch = &p.defaultBranch
 	}
-	return hookform.Project(info)
+	return serverform.Project(info)
 }
 
 // hookCommit is a commit object without file lists.
 func (s *Server) hookCommit(p *project, id, message, authorName, authorEmail string, at time.Time) *webhook.PushCommit {
 	return &webhook.PushCommit{
-		ID: id, Message: message, Timestamp: hookform.Time(at.In(commitZone).Truncate(time.Second)), URL: s.projectWebURL(p) + "/commit/" + id,
+		ID: id, Message: message, Timestamp: serverform.Time(at.In(commitZone).Truncate(time.Second)), URL: s.projectWebURL(p) + "/commit/" + id,
 		Author: &collab.CommitAuthor{Name: authorName, Email: authorEmail},
 	}
 }
@@ -118,10 +118,10 @@ func (s *Server) issueColumns(is *issue) *webhook.IssueAttributes {
 		due = &collab.Time{Time: d, DateOnly: true}
 	}
 	return &webhook.IssueAttributes{
-		ID: is.id, IID: is.iid, Title: is.title, Description: hookform.Str(is.description), State: collab.IssueState(is.state),
-		ProjectID: is.projectID, AuthorID: is.authorID, AssigneeID: hookform.ID(is.assigneeID),
-		MilestoneID: hookform.ID(is.milestoneID), DueDate: due,
-		CreatedAt: hookform.Time(is.createdAt), UpdatedAt: hookform.Time(is.updatedAt),
+		ID: is.id, IID: is.iid, Title: is.title, Description: serverform.Str(is.description), State: collab.IssueState(is.state),
+		ProjectID: is.projectID, AuthorID: is.authorID, AssigneeID: serverform.ID(is.assigneeID),
+		MilestoneID: serverform.ID(is.milestoneID), DueDate: due,
+		CreatedAt: serverform.Time(is.createdAt), UpdatedAt: serverform.Time(is.updatedAt),
 	}
 }
 
@@ -129,9 +129,9 @@ func (s *Server) issueColumns(is *issue) *webhook.IssueAttributes {
 func (s *Server) ticketURL(t *ticket) string {
 	web := s.projectWebURL(s.projects[t.projectID])
 	if t.kind == "Issue" {
-		return hookform.IssueURL(web, t.iid)
+		return serverform.IssueURL(web, t.iid)
 	}
-	return hookform.MergeRequestURL(web, t.iid)
+	return serverform.MergeRequestURL(web, t.iid)
 }
 
 // issuePayload is an Issue Hook body; action is open, update, close or reopen.
@@ -140,7 +140,7 @@ func (s *Server) issuePayload(is *issue, actorID int, action string) any {
 	attrs.URL, attrs.Action = s.ticketURL(&is.ticket), webhook.IssueAction(action)
 	project := s.hookProject(s.projects[is.projectID])
 	return &webhook.IssueEvent{
-		ObjectKind: "issue", User: hookUser(s.users[actorID]), Project: project, Repository: hookform.Repository(project),
+		ObjectKind: "issue", User: hookUser(s.users[actorID]), Project: project, Repository: serverform.Repository(project),
 		ObjectAttributes: attrs, Assignee: s.assignee(is.assigneeID),
 	}
 }
@@ -173,12 +173,12 @@ func (s *Server) mergeRequestColumns(mr *mergeRequest) *webhook.MergeRequestAttr
 		}
 	}
 	return &webhook.MergeRequestAttributes{
-		ID: mr.id, IID: mr.iid, Title: mr.title, Description: hookform.Str(mr.description),
+		ID: mr.id, IID: mr.iid, Title: mr.title, Description: serverform.Str(mr.description),
 		State: collab.MergeRequestState(mr.state), MergeStatus: status, SourceBranch: mr.sourceBranch,
 		TargetBranch: mr.targetBranch, SourceProjectID: mr.sourceProjectID, TargetProjectID: mr.targetProjectID,
-		AuthorID: mr.authorID, AssigneeID: hookform.ID(mr.assigneeID), MilestoneID: hookform.ID(mr.milestoneID),
-		MergeParams: params, MergeWhenBuildSucceeds: mr.mergeWhenBuildSucceeds, CreatedAt: hookform.Time(mr.createdAt),
-		UpdatedAt: hookform.Time(mr.updatedAt), Source: s.hookProject(src), Target: s.hookProject(dst),
+		AuthorID: mr.authorID, AssigneeID: serverform.ID(mr.assigneeID), MilestoneID: serverform.ID(mr.milestoneID),
+		MergeParams: params, MergeWhenBuildSucceeds: mr.mergeWhenBuildSucceeds, CreatedAt: serverform.Time(mr.createdAt),
+		UpdatedAt: serverform.Time(mr.updatedAt), Source: s.hookProject(src), Target: s.hookProject(dst),
 		LastCommit: lastCommit, WorkInProgress: mr.workInProgress(),
 	}
 }
@@ -191,7 +191,7 @@ func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action strin
 	project := s.hookProject(s.projects[mr.targetProjectID])
 	return &webhook.MergeRequestEvent{
 		ObjectKind: "merge_request", User: hookUser(s.users[actorID]), Project: project,
-		Repository: hookform.Repository(project), ObjectAttributes: attrs, Assignee: s.assignee(mr.assigneeID),
+		Repository: serverform.Repository(project), ObjectAttributes: attrs, Assignee: s.assignee(mr.assigneeID),
 	}
 }
 
@@ -200,22 +200,22 @@ func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action strin
 func (s *Server) notePayload(n *note) any {
 	project := s.hookProject(s.projects[n.projectID])
 	attrs := &webhook.NoteAttributes{
-		ID: n.id, Note: n.body, NoteableType: n.noteableType, NoteableID: hookform.ID(n.noteableID),
-		AuthorID: n.authorID, ProjectID: n.projectID, Attachment: hookform.Str(n.attachment),
-		CreatedAt: hookform.Time(n.createdAt), UpdatedAt: hookform.Time(n.updatedAt),
+		ID: n.id, Note: n.body, NoteableType: n.noteableType, NoteableID: serverform.ID(n.noteableID),
+		AuthorID: n.authorID, ProjectID: n.projectID, Attachment: serverform.Str(n.attachment),
+		CreatedAt: serverform.Time(n.createdAt), UpdatedAt: serverform.Time(n.updatedAt),
 	}
 	m := &webhook.NoteEvent{
 		ObjectKind: "note", User: hookUser(s.users[n.authorID]), ProjectID: n.projectID,
-		Project: project, Repository: hookform.Repository(project), ObjectAttributes: attrs,
+		Project: project, Repository: serverform.Repository(project), ObjectAttributes: attrs,
 	}
 	switch n.noteableType {
 	case webhook.NoteableIssue:
 		if is := s.issues[n.noteableID]; is != nil {
-			m.Issue, attrs.URL = s.issueColumns(is), hookform.NoteURL(s.ticketURL(&is.ticket), n.id)
+			m.Issue, attrs.URL = s.issueColumns(is), serverform.NoteURL(s.ticketURL(&is.ticket), n.id)
 		}
 	case webhook.NoteableMergeRequest:
 		if mr := s.mergeRequests[n.noteableID]; mr != nil {
-			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), hookform.NoteURL(s.ticketURL(&mr.ticket), n.id)
+			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), serverform.NoteURL(s.ticketURL(&mr.ticket), n.id)
 		}
 	}
 	return m
@@ -239,11 +239,11 @@ func (s *Server) buildPayload(b *build) any {
 		u = &webhook.BuildEventUser{ID: &usr.id, Name: &usr.name, Email: &usr.email}
 	}
 	return &webhook.BuildEvent{
-		ObjectKind: "build", Ref: b.ref, Tag: b.tag, BeforeSHA: cmp.Or(b.beforeSHA, hookform.ZeroSHA), SHA: b.commitID,
+		ObjectKind: "build", Ref: b.ref, Tag: b.tag, BeforeSHA: cmp.Or(b.beforeSHA, serverform.ZeroSHA), SHA: b.commitID,
 		BuildID: b.id, BuildName: b.name, BuildStage: b.stage, BuildStatus: collab.BuildStatus(b.status),
-		BuildStartedAt: hookform.Time(b.startedAt), BuildFinishedAt: hookform.Time(b.finishedAt), BuildDuration: duration,
+		BuildStartedAt: serverform.Time(b.startedAt), BuildFinishedAt: serverform.Time(b.finishedAt), BuildDuration: duration,
 		ProjectID: b.projectID, ProjectName: s.namespaceName(p) + " / " + p.name,
-		User: u, Pipeline: s.pipelinePayload(b), Repository: hookform.Repository(s.hookProject(p)),
+		User: u, Pipeline: s.pipelinePayload(b), Repository: serverform.Repository(s.hookProject(p)),
 	}
 }
 
@@ -286,9 +286,9 @@ func (s *Server) pipelinePayload(b *build) *webhook.Pipeline {
 		name, email = u.name, u.email
 	}
 	return &webhook.Pipeline{
-		ID: id, SHA: b.commitID, Message: hookform.Str(b.commitMessage), AuthorName: hookform.Str(name),
-		AuthorEmail: hookform.Str(email), Status: &status, Duration: duration,
-		StartedAt: hookform.Time(started), FinishedAt: hookform.Time(finished),
+		ID: id, SHA: b.commitID, Message: serverform.Str(b.commitMessage), AuthorName: serverform.Str(name),
+		AuthorEmail: serverform.Str(email), Status: &status, Duration: duration,
+		StartedAt: serverform.Time(started), FinishedAt: serverform.Time(finished),
 	}
 }
 
@@ -330,9 +330,9 @@ func (s *Server) pushData(p *project, pusher *user, branch, before, after string
 		ObjectKind: "push", EventName: "push", Before: before, After: after, Ref: "refs/heads/" + branch,
 		UserID: pusher.id, UserName: pusher.name, UserEmail: pusher.email,
 		ProjectID: p.id, Project: project, Commits: list, TotalCommitsCount: len(commits),
-		Repository: hookform.Repository(project),
+		Repository: serverform.Repository(project),
 	}
-	if after != hookform.ZeroSHA {
+	if after != serverform.ZeroSHA {
 		m.CheckoutSHA = &after
 	}
 	return m

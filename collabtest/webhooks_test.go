@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/collabsvc/collab/internal/hookform"
+	"github.com/collabsvc/collab/internal/serverform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -630,7 +630,7 @@ func marshalLocked(t *testing.T, s *Server, build func() any) []byte {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, err := hookform.Encode(build())
+	b, err := serverform.Encode(build())
 	require.NoError(t, err)
 	return b
 }
@@ -676,7 +676,7 @@ func TestPayloadBuildersMatchTheDocumentedShapes(t *testing.T) {
 		p := s.projects[pid]
 		commits := []pushedCommit{{PushCommit: PushCommit{Message: "m", AuthorName: "a", AuthorEmail: "a@x", Added: []string{"f"}},
 			id: strings.Repeat("a", 40), at: s.now()}}
-		return s.pushData(p, s.users[dev.ID], "master", hookform.ZeroSHA, commits[0].id, commits)
+		return s.pushData(p, s.users[dev.ID], "master", serverform.ZeroSHA, commits[0].id, commits)
 	}))
 	assert.Equal(t, "refs/heads/master", push["ref"])
 }
@@ -823,7 +823,7 @@ func TestWebhooksFireForEveryKind(t *testing.T) {
 	assert.Equal(t, "closed", attrs(2)["state"])
 	assert.Equal(t, "Rounding", attrs(4)["description"])
 	assert.Contains(t, bodies[0], "assignee")
-	assert.Equal(t, hookform.ZeroSHA, bodies[5]["before"], "a new branch")
+	assert.Equal(t, serverform.ZeroSHA, bodies[5]["before"], "a new branch")
 	assert.Equal(t, first, bodies[5]["after"])
 	assert.Equal(t, json.Number("2"), bodies[5]["total_commits_count"])
 	assert.Equal(t, first, bodies[12]["before"])

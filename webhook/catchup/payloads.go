@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/hookform"
+	"github.com/collabsvc/collab/internal/serverform"
 	"github.com/collabsvc/collab/webhook"
 )
 
 // The payloads below are webhook's own event types filled from API records,
-// encoded as the fake server encodes its deliveries (package hookform), so
+// encoded as the fake server encodes its deliveries (package serverform), so
 // that a synthesized event has the keys of the webhook of its kind, and its
 // times are written as the server writes them: a synthesized event and the
 // webhook of the same change then share a dedup key.
@@ -21,19 +21,19 @@ func hookProject(p *collab.Project) *webhook.Project {
 	info := webhook.Project{
 		Name: p.Name, Description: p.Description, WebURL: p.WebURL, AvatarURL: p.AvatarURL,
 		GitSSHURL: p.SSHURLToRepo, GitHTTPURL: p.HTTPURLToRepo, PathWithNamespace: p.PathWithNamespace,
-		DefaultBranch: hookform.Str(p.DefaultBranch), VisibilityLevel: p.VisibilityLevel,
+		DefaultBranch: serverform.Str(p.DefaultBranch), VisibilityLevel: p.VisibilityLevel,
 	}
 	if p.Namespace != nil {
 		info.Namespace = p.Namespace.Name
 	}
-	return hookform.Project(info)
+	return serverform.Project(info)
 }
 
 func (s *scan) issuePayload(is *collab.Issue) any {
 	attrs := s.issueColumns(is)
-	attrs.URL, attrs.Action = hookform.IssueURL(s.project.WebURL, is.IID), s.issueAction(is)
+	attrs.URL, attrs.Action = serverform.IssueURL(s.project.WebURL, is.IID), s.issueAction(is)
 	// Who acted is unknown, so user is null.
-	return &webhook.IssueEvent{ObjectKind: "issue", Project: s.info, Repository: hookform.Repository(s.info),
+	return &webhook.IssueEvent{ObjectKind: "issue", Project: s.info, Repository: serverform.Repository(s.info),
 		ObjectAttributes: attrs, Assignee: hookUser(is.Assignee)}
 }
 
@@ -42,15 +42,15 @@ func (s *scan) issuePayload(is *collab.Issue) any {
 func (s *scan) issueColumns(is *collab.Issue) *webhook.IssueAttributes {
 	return &webhook.IssueAttributes{
 		ID: is.ID, IID: is.IID, Title: is.Title, Description: is.Description, State: is.State,
-		ProjectID: is.ProjectID, AuthorID: userID(is.Author), AssigneeID: hookform.ID(userID(is.Assignee)),
+		ProjectID: is.ProjectID, AuthorID: userID(is.Author), AssigneeID: serverform.ID(userID(is.Assignee)),
 		MilestoneID: milestoneID(is.Milestone), DueDate: is.DueDate, CreatedAt: is.CreatedAt, UpdatedAt: is.UpdatedAt,
 	}
 }
 
 func (s *scan) mergeRequestPayload(mr *collab.MergeRequest) any {
 	attrs := s.mergeRequestColumns(mr)
-	attrs.URL, attrs.Action = hookform.MergeRequestURL(s.project.WebURL, mr.IID), s.mergeRequestAction(mr)
-	return &webhook.MergeRequestEvent{ObjectKind: "merge_request", Project: s.info, Repository: hookform.Repository(s.info),
+	attrs.URL, attrs.Action = serverform.MergeRequestURL(s.project.WebURL, mr.IID), s.mergeRequestAction(mr)
+	return &webhook.MergeRequestEvent{ObjectKind: "merge_request", Project: s.info, Repository: serverform.Repository(s.info),
 		ObjectAttributes: attrs, Assignee: hookUser(mr.Assignee)}
 }
 
@@ -66,7 +66,7 @@ func (s *scan) mergeRequestColumns(mr *collab.MergeRequest) *webhook.MergeReques
 		ID: mr.ID, IID: mr.IID, Title: mr.Title, Description: mr.Description, State: mr.State,
 		MergeStatus: mr.MergeStatus, SourceBranch: mr.SourceBranch, TargetBranch: mr.TargetBranch,
 		SourceProjectID: mr.SourceProjectID, TargetProjectID: mr.TargetProjectID, AuthorID: userID(mr.Author),
-		AssigneeID: hookform.ID(userID(mr.Assignee)), MilestoneID: milestoneID(mr.Milestone),
+		AssigneeID: serverform.ID(userID(mr.Assignee)), MilestoneID: milestoneID(mr.Milestone),
 		MergeWhenBuildSucceeds: mr.MergeWhenBuildSucceeds, CreatedAt: mr.CreatedAt, UpdatedAt: mr.UpdatedAt,
 		Source: source, Target: s.info, WorkInProgress: mr.WorkInProgress,
 	}
@@ -117,11 +117,11 @@ type noteable struct {
 }
 
 func (s *scan) issueNoteable(is *collab.Issue) noteable {
-	return noteable{typ: webhook.NoteableIssue, url: hookform.IssueURL(s.project.WebURL, is.IID), issue: s.issueColumns(is)}
+	return noteable{typ: webhook.NoteableIssue, url: serverform.IssueURL(s.project.WebURL, is.IID), issue: s.issueColumns(is)}
 }
 
 func (s *scan) mergeRequestNoteable(mr *collab.MergeRequest) noteable {
-	return noteable{typ: webhook.NoteableMergeRequest, url: hookform.MergeRequestURL(s.project.WebURL, mr.IID),
+	return noteable{typ: webhook.NoteableMergeRequest, url: serverform.MergeRequestURL(s.project.WebURL, mr.IID),
 		mergeRequest: s.mergeRequestColumns(mr)}
 }
 
@@ -134,11 +134,11 @@ func (s *scan) addNote(n *collab.Note, on noteable) {
 	s.notes[n.ID] = true
 	s.add(at, webhook.KindNote, &webhook.NoteEvent{
 		ObjectKind: "note", User: hookUser(n.Author), ProjectID: s.project.ID, Project: s.info,
-		Repository: hookform.Repository(s.info),
+		Repository: serverform.Repository(s.info),
 		ObjectAttributes: &webhook.NoteAttributes{
-			ID: n.ID, Note: n.Body, NoteableType: on.typ, NoteableID: hookform.ID(n.NoteableID),
+			ID: n.ID, Note: n.Body, NoteableType: on.typ, NoteableID: serverform.ID(n.NoteableID),
 			AuthorID: userID(n.Author), ProjectID: s.project.ID, Attachment: n.Attachment,
-			CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, URL: hookform.NoteURL(on.url, n.ID),
+			CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, URL: serverform.NoteURL(on.url, n.ID),
 		},
 		Issue: on.issue, MergeRequest: on.mergeRequest,
 	}, n)
@@ -153,7 +153,7 @@ func (s *scan) addPush(e *collab.ProjectEvent, at time.Time) {
 		kind, objectKind = webhook.KindTagPush, "tag_push"
 	}
 	d.ObjectKind, d.EventName = objectKind, objectKind
-	d.ProjectID, d.Project, d.Repository = cmp.Or(d.ProjectID, s.project.ID), s.info, hookform.Repository(s.info)
+	d.ProjectID, d.Project, d.Repository = cmp.Or(d.ProjectID, s.project.ID), s.info, serverform.Repository(s.info)
 	s.add(at, kind, &webhook.PushEvent{PushData: d}, e)
 }
 
@@ -161,10 +161,10 @@ func (s *scan) addPush(e *collab.ProjectEvent, at time.Time) {
 // pipeline but its commit, nor of the commit before.
 func (s *scan) buildPayload(b *collab.Build) any {
 	body := &webhook.BuildEvent{
-		ObjectKind: "build", Ref: b.Ref, Tag: b.Tag, BeforeSHA: hookform.ZeroSHA, BuildID: b.ID, BuildName: b.Name,
+		ObjectKind: "build", Ref: b.Ref, Tag: b.Tag, BeforeSHA: serverform.ZeroSHA, BuildID: b.ID, BuildName: b.Name,
 		BuildStage: b.Stage, BuildStatus: b.Status, BuildStartedAt: b.StartedAt, BuildFinishedAt: b.FinishedAt,
 		ProjectID: s.project.ID, ProjectName: s.project.NameWithNamespace, User: &webhook.BuildEventUser{},
-		Pipeline: &webhook.Pipeline{}, Repository: hookform.Repository(s.info),
+		Pipeline: &webhook.Pipeline{}, Repository: serverform.Repository(s.info),
 	}
 	if b.StartedAt != nil && b.FinishedAt != nil {
 		d := b.FinishedAt.Sub(b.StartedAt.Time).Seconds()
@@ -199,7 +199,7 @@ func milestoneID(m *collab.Milestone) *int {
 	if m == nil {
 		return nil
 	}
-	return hookform.ID(m.ID)
+	return serverform.ID(m.ID)
 }
 
 func unfinished(status collab.BuildStatus) bool {

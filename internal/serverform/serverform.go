@@ -1,12 +1,14 @@
-// Package hookform writes webhook events as deployed 8.9 servers send them.
-// The fields of an event are those of package webhook's event types (and the
-// root package's records they embed); this package only applies the servers'
-// format to their encoding: database times as "2016-06-21 09:14:07 UTC",
-// keys the servers leave out when empty, null for an unknown user's names,
-// and [] or {} for empty lists and merge params. The fake server
-// (collabtest) and catch-up (webhook/catchup) both encode with it, so that a
-// field added to an event type reaches both.
-package hookform
+// Package serverform writes webhook events and API records as deployed 8.9
+// servers send them. The fields are those of package webhook's event types
+// and the root package's records; this package only applies the servers'
+// format to their encoding. In webhook events: database times as
+// "2016-06-21 09:14:07 UTC", keys the servers leave out when empty, null for
+// an unknown user's names, and [] or {} for empty lists and merge params. In
+// API answers: times as "2016-06-21T09:14:07.000Z", and the keys a variant of
+// a record does not carry left out. The fake server (collabtest) and
+// catch-up (webhook/catchup) both encode with it, so that a field added to an
+// event type or a record reaches both.
+package serverform
 
 import (
 	"bytes"
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/collabsvc/collab"
@@ -25,24 +28,75 @@ const ZeroSHA = "0000000000000000000000000000000000000000"
 // Encode writes event, a value of one of package webhook's event types, in
 // the servers' format.
 func Encode(event any) ([]byte, error) {
-	b, err := json.Marshal(event)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	v, err := parse(dec)
+	v, err := tree(event)
 	if err != nil {
 		return nil, err
 	}
 	root, ok := v.(object)
 	if !ok {
-		return nil, fmt.Errorf("hookform: an event encodes as an object, not %s", b)
+		return nil, fmt.Errorf("serverform: an event encodes as an object, not %T", event)
 	}
 	kind, _ := root.get("object_kind").(string)
 	var out bytes.Buffer
 	write(&out, format(kind, "", root))
 	return out.Bytes(), nil
+}
+
+// Answer writes record, a value of one of the root package's records, as the
+// API answers with it, without the keys at the paths omit lists (object
+// keys joined by ".", array elements as "[]").
+func Answer(record any, omit ...string) (json.RawMessage, error) {
+	v, err := tree(record)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	write(&out, answer("", v, omit))
+	return out.Bytes(), nil
+}
+
+func answer(path string, v any, omit []string) any {
+	switch v := v.(type) {
+	case object:
+		out := make(object, 0, len(v))
+		for _, f := range v {
+			if p := join(path, f.key); !slices.Contains(omit, p) {
+				out = append(out, field{f.key, answer(p, f.value, omit)})
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = answer(path+"[]", e, omit)
+		}
+		return out
+	case string:
+		if strings.HasSuffix(lastKey(path), "_at") {
+			return reformat(v, "2006-01-02T15:04:05.000Z")
+		}
+	}
+	return v
+}
+
+// Under is each of keys under prefix, for Answer's omit.
+func Under(prefix string, keys ...string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = join(prefix, k)
+	}
+	return out
+}
+
+// tree encodes v and reads it back as a tree that keeps the order of keys.
+func tree(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return parse(dec)
 }
 
 // The servers' format, by key path (object keys joined by ".", array
@@ -106,7 +160,7 @@ func format(kind, path string, v any) any {
 			return nil
 		}
 		if slices.Contains(dbTimes, lastKey(path)) {
-			return dbTime(v)
+			return reformat(v, "2006-01-02 15:04:05 MST")
 		}
 	}
 	return v
@@ -133,14 +187,14 @@ func empty(v any) bool {
 	return false
 }
 
-// dbTime rewrites an RFC 3339 time as the servers write database times, in
-// UTC to the second.
-func dbTime(s string) string {
+// reformat rewrites an RFC 3339 time in UTC with layout; any other text,
+// such as a date, stays as it is.
+func reformat(s, layout string) string {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return s
 	}
-	return t.UTC().Format("2006-01-02 15:04:05 MST")
+	return t.UTC().Format(layout)
 }
 
 func join(path, key string) string {

@@ -1,4 +1,4 @@
-package hookform
+package serverform
 
 import (
 	"bytes"
