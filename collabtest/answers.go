@@ -1,6 +1,10 @@
 package collabtest
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/collabsvc/collab"
@@ -16,10 +20,36 @@ import (
 type answer struct {
 	rec  any
 	omit []string
+	// clear are top-level keys written after the record's own in place of
+	// its fields, such as a private token, which a collab.Secret field
+	// would write redacted.
+	clear map[string]any
 }
 
+// reply is rec as the API answers with it, without the keys at the omit
+// paths.
+func reply(rec any, omit ...string) answer { return answer{rec: rec, omit: omit} }
+
 // MarshalJSON writes the answer in the server's format.
-func (a answer) MarshalJSON() ([]byte, error) { return serverform.Answer(a.rec, a.omit...) }
+func (a answer) MarshalJSON() ([]byte, error) {
+	omit := a.omit
+	for _, k := range slices.Sorted(maps.Keys(a.clear)) {
+		omit = append(omit[:len(omit):len(omit)], k)
+	}
+	b, err := serverform.Answer(a.rec, omit...)
+	if err != nil || len(a.clear) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // the closing brace
+	for _, k := range slices.Sorted(maps.Keys(a.clear)) {
+		v, err := json.Marshal(a.clear[k])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(append(b, ','), strconv.Quote(k)...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
 
 // briefUserOmit are the keys of a collab.User that the brief user embedded
 // in records leaves out: those of the merge request variant.
@@ -27,7 +57,8 @@ var briefUserOmit = []string{"email", "created_at"}
 
 // ticketOmit are the keys an issue or merge request answer leaves out of
 // its embedded users.
-var ticketOmit = append(serverform.Under("author", briefUserOmit...), serverform.Under("assignee", briefUserOmit...)...)
+// Clipped, so that appending to it copies.
+var ticketOmit = slices.Clip(append(serverform.Under("author", briefUserOmit...), serverform.Under("assignee", briefUserOmit...)...))
 
 // record is u as embedded in most records, nil for a missing user.
 func (u *user) record(baseURL string) *collab.User {
@@ -36,6 +67,32 @@ func (u *user) record(baseURL string) *collab.User {
 	}
 	return &collab.User{ID: u.id, Name: u.name, Username: u.username, State: collab.UserState(u.state),
 		WebURL: baseURL + "/" + u.username}
+}
+
+// profileRecord is u with its profile, as build records embed it and as a
+// user who is not an administrator reads another (without email).
+func (u *user) profileRecord(baseURL string) *collab.BuildUser {
+	if u == nil {
+		return nil
+	}
+	rec := &collab.BuildUser{User: *u.record(baseURL), UserProfile: collab.UserProfile{
+		IsAdmin: u.admin, Bio: serverform.Str(u.bio), Skype: u.skype, LinkedIn: u.linkedin, Twitter: u.twitter,
+		WebsiteURL: u.website,
+	}}
+	rec.CreatedAt = apiTime(u.createdAt)
+	return rec
+}
+
+// accountRecord is the full user record, which administrators see
+// everywhere and every user sees of themselves; Current adds the private
+// token.
+func (u *user) accountRecord(baseURL string) *collab.UserDetails {
+	p := u.profileRecord(baseURL)
+	rec := &collab.UserDetails{User: p.User, UserProfile: p.UserProfile, ConfirmedAt: apiTime(u.createdAt),
+		ThemeID: 1, ColorSchemeID: 1, ProjectsLimit: 10, Identities: []*collab.Identity{},
+		CanCreateGroup: u.canCreateGroup, CanCreateProject: true}
+	rec.Email = u.email
+	return rec
 }
 
 // userRecord is user id as embedded in most records, or nil.
@@ -105,4 +162,36 @@ func (s *Server) noteRecord(n *note) *collab.Note {
 		CreatedAt: apiTime(n.createdAt), UpdatedAt: apiTime(n.updatedAt), System: n.system,
 		NoteableID: n.noteableID, NoteableType: n.noteableType, Upvote: n.upvote, Downvote: n.downvote,
 	}
+}
+
+// buildRecord is b as the consumer API returns it, with artifacts_file;
+// erase and keep answer download_url instead (see actionBuildJSON).
+func (s *Server) buildRecord(b *build) *collab.Build {
+	rec := &collab.Build{
+		ID: b.id, Name: b.name, Stage: b.stage, Ref: b.ref, Tag: b.tag, Status: collab.BuildStatus(b.status),
+		Coverage: b.coverage, CreatedAt: apiTime(b.createdAt), StartedAt: apiTime(b.startedAt),
+		FinishedAt: apiTime(b.finishedAt), Runner: s.runners[b.runnerID].record(),
+		Commit: &collab.BuildCommit{ID: b.commitID, ShortID: b.commitID[:min(8, len(b.commitID))], Title: b.commitMessage,
+			Message: b.commitMessage, CreatedAt: apiTime(b.createdAt)},
+	}
+	if b.artifacts != nil {
+		rec.ArtifactsFile = &collab.ArtifactsFile{Filename: b.artifactsName, Size: int64(len(b.artifacts))}
+	}
+	if u := s.users[b.userID]; u != nil {
+		rec.User = u.profileRecord(s.URL)
+		rec.Commit.AuthorName, rec.Commit.AuthorEmail = u.name, u.email
+	}
+	return rec
+}
+
+// buildOmit are the keys a build record leaves out of its user.
+var buildOmit = serverform.Under("user", "email", "location")
+
+// record is r as build records embed it, nil for none.
+func (r *runner) record() *collab.BuildRunner {
+	if r == nil {
+		return nil
+	}
+	return &collab.BuildRunner{ID: r.id, Description: &r.description, Active: r.active, IsShared: r.isShared,
+		Name: serverform.Str(r.name)}
 }

@@ -52,9 +52,9 @@ func (c *call) loadIssue() error { return loadTicket(c, "issue_id", "Issue", c.s
 func (s *Server) issueJSON(is *issue, u *user, withNotes bool) any {
 	omit := ticketOmit
 	if !withNotes {
-		omit = append(omit[:len(omit):len(omit)], "user_notes_count")
+		omit = append(omit, "user_notes_count")
 	}
-	return answer{s.issueRecord(is, u), omit}
+	return reply(s.issueRecord(is, u), omit...)
 }
 
 // filterIssues applies iid, state, labels, milestone, order_by and sort.

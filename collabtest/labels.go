@@ -70,11 +70,11 @@ func (s *Server) labelJSON(l *label, u *user) any {
 			openMRs++
 		}
 	}
-	return answer{&collab.Label{
+	return reply(&collab.Label{
 		Name: l.name, Color: l.color, Description: serverform.Str(l.description),
 		OpenIssuesCount: openIssues, ClosedIssuesCount: closedIssues, OpenMergeRequestsCount: openMRs,
 		Subscribed: u != nil && l.subscribers[u.id],
-	}, nil}
+	})
 }
 
 func (s *Server) listLabels(c *call) error {

@@ -126,7 +126,7 @@ func (mr *mergeRequest) workInProgress() bool {
 // mergeRequestJSON renders a merge request for caller u; only the changes
 // answer carries its changes.
 func (s *Server) mergeRequestJSON(mr *mergeRequest, u *user) any {
-	return answer{s.mergeRequestRecord(mr, u), append(ticketOmit[:len(ticketOmit):len(ticketOmit)], "changes")}
+	return reply(s.mergeRequestRecord(mr, u), append(ticketOmit, "changes")...)
 }
 
 func (s *Server) listMergeRequests(c *call) error {
@@ -263,7 +263,7 @@ func (s *Server) mergeRequestChanges(c *call) error {
 	file := slug(mr.sourceBranch) + ".md"
 	rec.Changes = []*collab.Change{{OldPath: file, NewPath: file, AMode: "100644", BMode: "100644",
 		Diff: "--- a/" + file + "\n+++ b/" + file + "\n@@ -1 +1 @@\n-old\n+" + mr.title + "\n"}}
-	return c.json(http.StatusOK, answer{rec, ticketOmit})
+	return c.json(http.StatusOK, reply(rec, ticketOmit...))
 }
 
 // acceptMergeRequest answers as deployed servers do: 401 without rights,

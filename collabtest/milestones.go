@@ -31,7 +31,7 @@ func (s *Server) milestoneJSON(ms *milestone) any {
 	if ms == nil {
 		return nil
 	}
-	return answer{s.milestoneRecord(ms), nil}
+	return reply(s.milestoneRecord(ms))
 }
 
 func (s *Server) listMilestones(c *call) error {

@@ -75,7 +75,7 @@ func (c *call) loadNote() error {
 
 // noteJSON renders a note with the vote flags under the server's literal keys.
 func (s *Server) noteJSON(n *note) any {
-	return answer{s.noteRecord(n), serverform.Under("author", briefUserOmit...)}
+	return reply(s.noteRecord(n), serverform.Under("author", briefUserOmit...)...)
 }
 
 // ticketNotes lists the notes on an issue or merge request, oldest first.
