@@ -173,6 +173,12 @@ func omitted(kind, path string, v any) bool {
 	return slices.Contains(omitEmpty, path) && empty(v)
 }
 
+// LeftOut reports whether Encode may leave out the key at path of an event
+// of kind (its object_kind): always, or when the value is empty.
+func LeftOut(kind, path string) bool {
+	return slices.Contains(longRepository, path) && slices.Contains(shortKinds, kind) || slices.Contains(omitEmpty, path)
+}
+
 func empty(v any) bool {
 	switch v := v.(type) {
 	case nil:
