@@ -122,7 +122,11 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 	s.issues[issueID].assigneeID, s.issues[issueID].milestoneID, s.issues[issueID].dueDate = dev.ID, ms.id, "2016-07-01"
 	s.mergeRequests[mrID].assigneeID, s.mergeRequests[mrID].milestoneID = s.AdminID, ms.id
 	s.projects[fork].forkedFromID = pid
+	aw := &award{id: s.newID(), name: "thumbsup", userID: dev.ID, awardableType: "Issue", awardableID: issueID,
+		createdAt: s.now(), updatedAt: s.now()}
+	s.awards[aw.id] = aw
 	s.mu.Unlock()
+	s.AddMember(pid, dev.ID, 30)
 	admin := s.users[s.AdminID]
 
 	omits := func(omit ...string) func(string) bool {
@@ -142,6 +146,8 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"label", collab.Label{}, func() any { return s.labelJSON(s.findLabel(pid, "bug"), admin) }, nil},
 		{"user", collab.User{}, func() any { return s.userJSON(dev.ID) }, briefUserOmit},
 		{"account", collab.UserDetails{}, func() any { return s.account(s.users[dev.ID]) }, []string{"private_token"}},
+		{"award", collab.AwardEmoji{}, func() any { return s.awardJSON(aw) }, serverform.Under("user", briefUserOmit...)},
+		{"member", collab.Member{}, func() any { return s.memberJSON(s.users[dev.ID], 30, true) }, memberOmit},
 		{"build", collab.Build{}, func() any { return s.buildJSON(s.builds[buildID]) }, append(buildOmit, "download_url")},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
