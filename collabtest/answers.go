@@ -21,8 +21,8 @@ type answer struct {
 	rec  any
 	omit []string
 	// clear are top-level keys written after the record's own in place of
-	// its fields, such as a private token, which a collab.Secret field
-	// would write redacted.
+	// its fields: a private token, which a collab.Secret field would write
+	// redacted, or a list whose items are of different variants.
 	clear map[string]any
 }
 

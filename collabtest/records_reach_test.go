@@ -110,6 +110,7 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 	dev := s.AddUser("dana", false)
 	pid := s.AddProject(s.AdminID, "Route Planner", 10)
 	fork := s.AddProject(dev.ID, "Route Planner fork", 10)
+	gid := s.AddGroup(s.AdminID, "Tools", "tools", 10)
 	s.AddBranch(pid, "fix-eta", "")
 	issueID := s.AddIssue(pid, dev.ID, "ETA off", "bug")
 	mrID := s.AddMergeRequest(pid, dev.ID, "fix-eta", "master", "Fix ETA")
@@ -148,6 +149,7 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"account", collab.UserDetails{}, func() any { return s.account(s.users[dev.ID]) }, []string{"private_token"}},
 		{"award", collab.AwardEmoji{}, func() any { return s.awardJSON(aw) }, serverform.Under("user", briefUserOmit...)},
 		{"member", collab.Member{}, func() any { return s.memberJSON(s.users[dev.ID], 30, true) }, memberOmit},
+		{"group", collab.Group{}, func() any { return s.groupJSON(s.groups[gid], false, admin) }, groupOmit},
 		{"build", collab.Build{}, func() any { return s.buildJSON(s.builds[buildID]) }, append(buildOmit, "download_url")},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
