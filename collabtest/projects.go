@@ -661,26 +661,28 @@ func (s *Server) listEvents(c *call) error {
 	return page(c, out, s.eventJSON)
 }
 
+// eventNoteOmit are the keys of a collab.Note that the comment of a
+// project event leaves out, or spells otherwise (see eventJSON).
+var eventNoteOmit = append([]string{"updated_at", "upvote?", "downvote?"}, serverform.Under("author", briefUserOmit...)...)
+
 func (s *Server) eventJSON(e *event) any {
-	m := map[string]any{
-		"title": nil, "project_id": e.projectID, "action_name": e.action, "target_id": nil, "target_type": nil,
-		"target_title": nil, "author_id": e.authorID, "author": s.userJSON(e.authorID), "author_username": "",
-		"created_at": ts(e.createdAt), "data": e.data,
-	}
+	rec := &collab.ProjectEvent{ProjectID: e.projectID, ActionName: e.action, AuthorID: e.authorID,
+		Author: s.userRecord(e.authorID), CreatedAt: apiTime(e.createdAt), Data: e.data}
 	if u := s.users[e.authorID]; u != nil {
-		m["author_username"] = u.username
+		rec.AuthorUsername = u.username
 	}
 	if e.targetType != "" {
-		m["target_id"], m["target_type"], m["target_title"] = e.targetID, e.targetType, e.targetTitle
+		rec.TargetID, rec.TargetType, rec.TargetTitle = &e.targetID, &e.targetType, &e.targetTitle
 	}
+	a := reply(rec, append(serverform.Under("author", briefUserOmit...), "note")...)
 	if n := s.notes[e.noteID]; n != nil {
-		m["note"] = map[string]any{
-			"id": n.id, "body": n.body, "attachment": orNil(n.attachment), "author": s.userJSON(n.authorID),
-			"created_at": ts(n.createdAt), "system": n.system, "upvote": n.upvote, "downvote": n.downvote,
-			"noteable_id": n.noteableID, "noteable_type": n.noteableType,
-		}
+		// Events spell the votes "upvote" and "downvote", which collab.Note
+		// reads as aliases of the notes endpoints' "upvote?" and "downvote?".
+		note := reply(s.noteRecord(n), eventNoteOmit...)
+		note.clear = map[string]any{"upvote": n.upvote, "downvote": n.downvote}
+		a.clear = map[string]any{"note": note}
 	}
-	return m
+	return a
 }
 
 // maxUploadBytes is the attachment limit in bytes, from settings (megabytes)

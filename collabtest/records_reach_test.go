@@ -150,6 +150,10 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"award", collab.AwardEmoji{}, func() any { return s.awardJSON(aw) }, serverform.Under("user", briefUserOmit...)},
 		{"member", collab.Member{}, func() any { return s.memberJSON(s.users[dev.ID], 30, true) }, memberOmit},
 		{"group", collab.Group{}, func() any { return s.groupJSON(s.groups[gid], false, admin) }, groupOmit},
+		{"branch", collab.Branch{}, func() any { return s.branchJSON(s.projects[pid], s.projects[pid].branches["fix-eta"]) }, branchOmit},
+		// The last event is the comment's.
+		{"event", collab.ProjectEvent{}, func() any { return s.eventJSON(s.events[len(s.events)-1]) },
+			append(serverform.Under("author", briefUserOmit...), serverform.Under("note", eventNoteOmit...)...)},
 		{"build", collab.Build{}, func() any { return s.buildJSON(s.builds[buildID]) }, append(buildOmit, "download_url")},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
