@@ -74,8 +74,12 @@ func (c *call) loadNote() error {
 }
 
 // noteJSON renders a note with the vote flags under the server's literal keys.
+// noteOmit are the keys of a collab.Note that the notes endpoints leave
+// out: the event spelling of the votes, which the codec writes as aliases.
+var noteOmit = append([]string{"upvote", "downvote"}, serverform.Under("author", briefUserOmit...)...)
+
 func (s *Server) noteJSON(n *note) any {
-	return reply(s.noteRecord(n), serverform.Under("author", briefUserOmit...)...)
+	return reply(s.noteRecord(n), noteOmit...)
 }
 
 // ticketNotes lists the notes on an issue or merge request, oldest first.

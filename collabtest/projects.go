@@ -662,7 +662,8 @@ func (s *Server) listEvents(c *call) error {
 }
 
 // eventNoteOmit are the keys of a collab.Note that the comment of a
-// project event leaves out, or spells otherwise (see eventJSON).
+// project event leaves out: it spells the votes "upvote" and "downvote",
+// the aliases the codec writes beside "upvote?" and "downvote?".
 var eventNoteOmit = append([]string{"updated_at", "upvote?", "downvote?"}, serverform.Under("author", briefUserOmit...)...)
 
 func (s *Server) eventJSON(e *event) any {
@@ -676,11 +677,7 @@ func (s *Server) eventJSON(e *event) any {
 	}
 	a := reply(rec, append(serverform.Under("author", briefUserOmit...), "note")...)
 	if n := s.notes[e.noteID]; n != nil {
-		// Events spell the votes "upvote" and "downvote", which collab.Note
-		// reads as aliases of the notes endpoints' "upvote?" and "downvote?".
-		note := reply(s.noteRecord(n), eventNoteOmit...)
-		note.clear = map[string]any{"upvote": n.upvote, "downvote": n.downvote}
-		a.clear = map[string]any{"note": note}
+		a.clear = map[string]any{"note": reply(s.noteRecord(n), eventNoteOmit...)}
 	}
 	return a
 }

@@ -142,7 +142,7 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"issue", collab.Issue{}, func() any { return s.issueJSON(s.issues[issueID], admin, true) }, ticketOmit},
 		{"merge request", collab.MergeRequest{}, func() any { return s.mergeRequestJSON(s.mergeRequests[mrID], admin) },
 			append(ticketOmit, "changes")},
-		{"note", collab.Note{}, func() any { return s.noteJSON(s.notes[noteID]) }, serverform.Under("author", briefUserOmit...)},
+		{"note", collab.Note{}, func() any { return s.noteJSON(s.notes[noteID]) }, noteOmit},
 		{"milestone", collab.Milestone{}, func() any { return s.milestoneJSON(ms) }, nil},
 		{"label", collab.Label{}, func() any { return s.labelJSON(s.findLabel(pid, "bug"), admin) }, nil},
 		{"user", collab.User{}, func() any { return s.userJSON(dev.ID) }, briefUserOmit},
