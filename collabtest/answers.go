@@ -56,8 +56,7 @@ func (a answer) MarshalJSON() ([]byte, error) {
 var briefUserOmit = []string{"email", "created_at"}
 
 // ticketOmit are the keys an issue or merge request answer leaves out of
-// its embedded users.
-// Clipped, so that appending to it copies.
+// its embedded users; clipped, so that appending to it copies.
 var ticketOmit = slices.Clip(append(serverform.Under("author", briefUserOmit...), serverform.Under("assignee", briefUserOmit...)...))
 
 // record is u as embedded in most records, nil for a missing user.
