@@ -234,14 +234,6 @@ func ts(t time.Time) any {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// orNil renders "" as null.
-func orNil(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // toggleCaller adds (on) or removes the caller in a set of users, as
 // subscribing and starring do:
 // 201 or 200 with render's record, or 304 when nothing changes.
