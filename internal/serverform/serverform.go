@@ -22,6 +22,13 @@ import (
 	"github.com/collabsvc/collab"
 )
 
+// APITime is the layout of times in API answers, in UTC; hookTime that of
+// database times in webhook payloads.
+const (
+	APITime  = "2006-01-02T15:04:05.000Z"
+	hookTime = "2006-01-02 15:04:05 MST"
+)
+
 // ZeroSHA stands for "no commit" in push and build payloads.
 const ZeroSHA = "0000000000000000000000000000000000000000"
 
@@ -73,7 +80,7 @@ func answer(path string, v any, omit []string) any {
 		return out
 	case string:
 		if strings.HasSuffix(lastKey(path), "_at") {
-			return reformat(v, "2006-01-02T15:04:05.000Z")
+			return reformat(v, APITime)
 		}
 	}
 	return v
@@ -160,7 +167,7 @@ func format(kind, path string, v any) any {
 			return nil
 		}
 		if slices.Contains(dbTimes, lastKey(path)) {
-			return reformat(v, "2006-01-02 15:04:05 MST")
+			return reformat(v, hookTime)
 		}
 	}
 	return v
