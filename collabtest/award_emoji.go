@@ -3,6 +3,9 @@ package collabtest
 import (
 	"net/http"
 	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type award struct {
@@ -48,8 +51,9 @@ func (c *call) loadAward() error {
 }
 
 func (s *Server) awardJSON(a *award) any {
-	return map[string]any{"id": a.id, "name": a.name, "user": s.userJSON(a.userID), "created_at": ts(a.createdAt),
-		"updated_at": ts(a.updatedAt), "awardable_id": a.awardableID, "awardable_type": a.awardableType}
+	return reply(&collab.AwardEmoji{ID: a.id, Name: a.name, User: s.userRecord(a.userID), CreatedAt: apiTime(a.createdAt),
+		UpdatedAt: apiTime(a.updatedAt), AwardableID: a.awardableID, AwardableType: a.awardableType},
+		serverform.Under("user", briefUserOmit...)...)
 }
 
 func (s *Server) listAwards(c *call) error {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type branch struct {
@@ -52,19 +55,21 @@ func (s *Server) isProtected(p *project, b *branch) bool {
 }
 
 func (s *Server) branchJSON(p *project, b *branch) any {
-	parents := []any{}
+	parents := []*collab.CommitParent{}
 	if b.parentID != "" {
-		parents = append(parents, map[string]any{"id": b.parentID})
+		parents = append(parents, &collab.CommitParent{ID: b.parentID})
 	}
-	person := map[string]any{"name": b.authorName, "email": b.authorEmail}
-	return map[string]any{
-		"name": b.name, "protected": s.isProtected(p, b),
-		"commit": map[string]any{
-			"id": b.commitID, "parents": parents, "tree": b.tree, "message": b.message,
-			"author": person, "committer": person, "authored_date": ts(b.committedAt), "committed_date": ts(b.committedAt),
-		},
-	}
+	person := &collab.EventPerson{Name: b.authorName, Email: b.authorEmail}
+	return reply(&collab.Branch{Name: b.name, Protected: s.isProtected(p, b), Commit: &collab.BranchCommit{
+		ID: b.commitID, Parents: parents, Tree: b.tree, Message: b.message, Author: person, Committer: person,
+		AuthoredDate: apiTime(b.committedAt), CommittedDate: apiTime(b.committedAt),
+	}}, branchOmit...)
 }
+
+// branchOmit are the keys of a collab.Branch that branch answers leave out:
+// later servers' push rules, and the flat variant of the commit's people.
+var branchOmit = append([]string{"developers_can_push", "developers_can_merge"},
+	serverform.Under("commit", "parent_ids", "author_name", "author_email", "committer_name", "committer_email")...)
 
 func (s *Server) listBranches(c *call) error {
 	p := c.project

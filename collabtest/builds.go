@@ -303,11 +303,8 @@ func (s *Server) setBuildStatus(b *build, status string) {
 
 // actionBuildJSON is the record erase and keep return: download_url (null,
 // as the API documentation shows it) in place of artifacts_file.
-func (s *Server) actionBuildJSON(b *build) map[string]any {
-	m := s.buildJSON(b)
-	delete(m, "artifacts_file")
-	m["download_url"] = nil
-	return m
+func (s *Server) actionBuildJSON(b *build) any {
+	return reply(s.buildRecord(b), append(buildOmit, "artifacts_file")...)
 }
 
 // BuildSpec seeds a build with AddBuild. Zero fields get plausible defaults.
@@ -400,35 +397,6 @@ func or(v, def string) string {
 
 // buildJSON renders a build as the consumer API and the runner's artifacts
 // upload return it.
-func (s *Server) buildJSON(b *build) map[string]any {
-	var artifacts any
-	if b.artifacts != nil {
-		artifacts = map[string]any{"filename": b.artifactsName, "size": len(b.artifacts)}
-	}
-	var rn any
-	if r := s.runners[b.runnerID]; r != nil {
-		rn = r.brief()
-	}
-	var coverage any
-	if b.coverage != nil {
-		coverage = *b.coverage
-	}
-	var u any
-	if usr := s.users[b.userID]; usr != nil {
-		u = usr.full(s.URL)
-	}
-	author := s.users[b.userID]
-	authorName, authorEmail := "", ""
-	if author != nil {
-		authorName, authorEmail = author.name, author.email
-	}
-	return map[string]any{
-		"id": b.id, "name": b.name, "stage": b.stage, "ref": b.ref, "tag": b.tag, "status": b.status,
-		"coverage": coverage, "created_at": ts(b.createdAt), "started_at": ts(b.startedAt), "finished_at": ts(b.finishedAt),
-		"runner": rn, "artifacts_file": artifacts, "user": u,
-		"commit": map[string]any{
-			"id": b.commitID, "short_id": b.commitID[:min(8, len(b.commitID))], "title": b.commitMessage, "message": b.commitMessage,
-			"author_name": authorName, "author_email": authorEmail, "created_at": ts(b.createdAt),
-		},
-	}
+func (s *Server) buildJSON(b *build) any {
+	return reply(s.buildRecord(b), append(buildOmit, "download_url")...)
 }

@@ -379,8 +379,8 @@ func TestBuildsSeeding(t *testing.T) {
 	if b.artifactsName != "artifacts.zip" || b.artifacts == nil || b.commitID != "c0ffee" || !b.startedAt.IsZero() {
 		t.Errorf("seeded %+v", b)
 	}
-	if rec := s.buildJSON(b); rec["commit"].(map[string]any)["short_id"] != "c0ffee" {
-		t.Errorf("short id of a short commit: %v", rec["commit"])
+	if rec := s.buildRecord(b); rec.Commit.ShortID != "c0ffee" {
+		t.Errorf("short id of a short commit: %+v", rec.Commit)
 	}
 }
 

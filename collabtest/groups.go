@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type group struct {
@@ -98,11 +101,12 @@ func (s *Server) canSeeGroup(u *user, g *group) bool {
 	return u.admin || g.visibility >= 10 || g.members[u.id] > 0
 }
 
-func (s *Server) groupJSON(g *group, withProjects bool, u *user) map[string]any {
-	m := map[string]any{
-		"id": g.id, "name": g.name, "path": g.path, "description": g.description, "visibility_level": g.visibility,
-		"avatar_url": orNil(g.avatarURL), "web_url": s.URL + "/groups/" + g.path,
-	}
+// groupJSON renders g, with the projects u may see when withProjects. Each
+// project is rendered for its own variant (see projectJSON).
+func (s *Server) groupJSON(g *group, withProjects bool, u *user) any {
+	a := reply(&collab.Group{ID: g.id, Name: g.name, Path: g.path, Description: &g.description,
+		VisibilityLevel: collab.VisibilityLevel(g.visibility), AvatarURL: serverform.Str(g.avatarURL),
+		WebURL: s.URL + "/groups/" + g.path}, groupOmit...)
 	if withProjects {
 		projects := []any{}
 		for _, p := range s.groupProjects(g) {
@@ -110,10 +114,15 @@ func (s *Server) groupJSON(g *group, withProjects bool, u *user) map[string]any 
 				projects = append(projects, s.projectJSON(p, u))
 			}
 		}
-		m["projects"] = projects
+		a.clear = map[string]any{"projects": projects}
 	}
-	return m
+	return a
 }
+
+// groupOmit are the keys of a collab.Group that group answers leave out:
+// those of the namespace variant, and the projects (see groupJSON).
+var groupOmit = []string{"owner_id", "created_at", "updated_at", "avatar", "share_with_group_lock",
+	"request_access_enabled", "projects", "shared_projects"}
 
 func (s *Server) groupProjects(g *group) []*project {
 	var out []*project

@@ -49,13 +49,12 @@ func (c *call) loadIssue() error { return loadTicket(c, "issue_id", "Issue", c.s
 
 // issueJSON renders an issue for caller u. Move and subscribe answers
 // leave out user_notes_count.
-func (s *Server) issueJSON(is *issue, u *user, withNotes bool) map[string]any {
-	m := s.ticketJSON(&is.ticket, u)
-	m["description"], m["due_date"] = orNil(is.description), orNil(is.dueDate)
-	if withNotes {
-		m["user_notes_count"] = s.countNotes("Issue", is.id)
+func (s *Server) issueJSON(is *issue, u *user, withNotes bool) any {
+	omit := ticketOmit
+	if !withNotes {
+		omit = append(omit, "user_notes_count")
 	}
-	return m
+	return reply(s.issueRecord(is, u), omit...)
 }
 
 // filterIssues applies iid, state, labels, milestone, order_by and sort.

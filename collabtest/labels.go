@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type label struct {
@@ -51,7 +54,7 @@ func (s *Server) findLabel(projectID int, name string) *label {
 }
 
 // labelJSON renders a label with counts computed from live issues and merge requests.
-func (s *Server) labelJSON(l *label, u *user) map[string]any {
+func (s *Server) labelJSON(l *label, u *user, omit ...string) any {
 	openIssues, closedIssues, openMRs := 0, 0, 0
 	for _, is := range s.issues {
 		if is.projectID == l.projectID && !is.deleted && slices.Contains(is.labels, l.name) {
@@ -67,12 +70,15 @@ func (s *Server) labelJSON(l *label, u *user) map[string]any {
 			openMRs++
 		}
 	}
-	return map[string]any{
-		"name": l.name, "color": l.color, "description": orNil(l.description),
-		"open_issues_count": openIssues, "closed_issues_count": closedIssues, "open_merge_requests_count": openMRs,
-		"subscribed": u != nil && l.subscribers[u.id],
-	}
+	return reply(&collab.Label{
+		Name: l.name, Color: l.color, Description: serverform.Str(l.description),
+		OpenIssuesCount: openIssues, ClosedIssuesCount: closedIssues, OpenMergeRequestsCount: openMRs,
+		Subscribed: u != nil && l.subscribers[u.id],
+	}, omit...)
 }
+
+// labelCountsOmit are the keys create and update answers leave out.
+var labelCountsOmit = []string{"open_issues_count", "closed_issues_count", "open_merge_requests_count", "subscribed"}
 
 func (s *Server) listLabels(c *call) error {
 	var out []*label
@@ -114,7 +120,7 @@ func (s *Server) createLabel(c *call) error {
 	l := &label{id: s.newID(), projectID: p.id, name: name, color: color, subscribers: map[int]bool{}, createdAt: now, updatedAt: now}
 	c.setStr("description", &l.description)
 	s.labels[l.id] = l
-	return c.json(http.StatusCreated, map[string]any{"name": l.name, "color": l.color, "description": orNil(l.description)})
+	return c.json(http.StatusCreated, s.labelJSON(l, nil, labelCountsOmit...))
 }
 
 // namedLabel resolves the name parameter, answering 400 or 404.
@@ -170,7 +176,7 @@ func (s *Server) updateLabel(c *call) error {
 	}
 	c.setStr("description", &l.description)
 	l.updatedAt = s.now()
-	return c.json(http.StatusOK, map[string]any{"name": l.name, "color": l.color, "description": orNil(l.description)})
+	return c.json(http.StatusOK, s.labelJSON(l, nil, labelCountsOmit...))
 }
 
 // deleteLabel answers with the label's other record shape.
@@ -180,8 +186,9 @@ func (s *Server) deleteLabel(c *call) error {
 		return err
 	}
 	delete(s.labels, l.id)
-	return c.json(http.StatusOK, map[string]any{"id": l.id, "title": l.name, "color": l.color, "description": orNil(l.description),
-		"project_id": l.projectID, "template": false, "created_at": ts(l.createdAt), "updated_at": ts(l.updatedAt)})
+	return c.json(http.StatusOK, reply(&collab.DeletedLabel{ID: l.id, Title: l.name, Color: l.color,
+		Description: serverform.Str(l.description), ProjectID: l.projectID, CreatedAt: apiTime(l.createdAt),
+		UpdatedAt: apiTime(l.updatedAt)}, "priority"))
 }
 
 // subscribeLabel addresses the label by name or by id.

@@ -3,6 +3,8 @@ package collabtest
 import (
 	"net/http"
 	"strings"
+
+	"github.com/collabsvc/collab"
 )
 
 func (s *Server) memberRoutes() {
@@ -18,14 +20,18 @@ func (s *Server) memberRoutes() {
 }
 
 // memberJSON renders a member; group members carry no email.
-func (s *Server) memberJSON(u *user, level int, withEmail bool) map[string]any {
-	m := map[string]any{"id": u.id, "username": u.username, "name": u.name, "state": u.state,
-		"created_at": ts(u.createdAt), "access_level": level}
-	if withEmail {
-		m["email"] = u.email
+func (s *Server) memberJSON(u *user, level int, withEmail bool) any {
+	omit := memberOmit
+	if !withEmail {
+		omit = append(omit, "email")
 	}
-	return m
+	return reply(&collab.Member{User: collab.User{ID: u.id, Username: u.username, Name: u.name,
+		State: collab.UserState(u.state), CreatedAt: apiTime(u.createdAt), Email: u.email},
+		AccessLevel: collab.AccessLevel(level)}, omit...)
 }
+
+// memberOmit are the keys of a brief user a member does not carry.
+var memberOmit = []string{"avatar_url", "web_url"}
 
 // memberUser reads user_id (from the path or the parameters): a user id,
 // "404 User Not Found" otherwise.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
 )
 
 // mergeRequest is a merge request: the common ticket (state opened,
@@ -121,19 +123,10 @@ func (mr *mergeRequest) workInProgress() bool {
 	return strings.HasPrefix(t, "wip:") || strings.HasPrefix(t, "[wip]")
 }
 
-func (s *Server) mergeRequestJSON(mr *mergeRequest, u *user) map[string]any {
-	status := "can_be_merged"
-	if mr.conflicts {
-		status = "cannot_be_merged"
-	}
-	m := s.ticketJSON(&mr.ticket, u)
-	m["source_branch"], m["target_branch"] = mr.sourceBranch, mr.targetBranch
-	m["source_project_id"], m["target_project_id"] = mr.sourceProjectID, mr.targetProjectID
-	m["description"], m["work_in_progress"] = mr.description, mr.workInProgress()
-	m["merge_when_build_succeeds"], m["merge_status"] = mr.mergeWhenBuildSucceeds, status
-	m["user_notes_count"] = s.countNotes("MergeRequest", mr.id)
-	m["should_remove_source_branch"], m["force_remove_source_branch"] = mr.shouldRemoveSourceBranch, false
-	return m
+// mergeRequestJSON renders a merge request for caller u; only the changes
+// answer carries its changes.
+func (s *Server) mergeRequestJSON(mr *mergeRequest, u *user) any {
+	return reply(s.mergeRequestRecord(mr, u), append(ticketOmit, "changes")...)
 }
 
 func (s *Server) listMergeRequests(c *call) error {
@@ -266,12 +259,11 @@ func (s *Server) mergeRequestCommits(c *call) error {
 
 func (s *Server) mergeRequestChanges(c *call) error {
 	mr := c.mr
-	m := s.mergeRequestJSON(mr, c.user)
+	rec := s.mergeRequestRecord(mr, c.user)
 	file := slug(mr.sourceBranch) + ".md"
-	m["changes"] = []any{map[string]any{"old_path": file, "new_path": file, "a_mode": "100644", "b_mode": "100644",
-		"diff": "--- a/" + file + "\n+++ b/" + file + "\n@@ -1 +1 @@\n-old\n+" + mr.title + "\n", "new_file": false,
-		"renamed_file": false, "deleted_file": false}}
-	return c.json(http.StatusOK, m)
+	rec.Changes = []*collab.Change{{OldPath: file, NewPath: file, AMode: "100644", BMode: "100644",
+		Diff: "--- a/" + file + "\n+++ b/" + file + "\n@@ -1 +1 @@\n-old\n+" + mr.title + "\n"}}
+	return c.json(http.StatusOK, reply(rec, ticketOmit...))
 }
 
 // acceptMergeRequest answers as deployed servers do: 401 without rights,

@@ -31,10 +31,7 @@ func (s *Server) milestoneJSON(ms *milestone) any {
 	if ms == nil {
 		return nil
 	}
-	return map[string]any{
-		"id": ms.id, "iid": ms.iid, "project_id": ms.projectID, "title": ms.title, "description": ms.description,
-		"state": ms.state, "due_date": orNil(ms.dueDate), "created_at": ts(ms.createdAt), "updated_at": ts(ms.updatedAt),
-	}
+	return reply(s.milestoneRecord(ms))
 }
 
 func (s *Server) listMilestones(c *call) error {

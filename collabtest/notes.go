@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type note struct {
@@ -72,12 +74,12 @@ func (c *call) loadNote() error {
 }
 
 // noteJSON renders a note with the vote flags under the server's literal keys.
-func (s *Server) noteJSON(n *note) map[string]any {
-	return map[string]any{
-		"id": n.id, "body": n.body, "attachment": orNil(n.attachment), "author": s.userJSON(n.authorID),
-		"created_at": ts(n.createdAt), "updated_at": ts(n.updatedAt), "system": n.system,
-		"noteable_id": n.noteableID, "noteable_type": n.noteableType, "upvote?": n.upvote, "downvote?": n.downvote,
-	}
+// noteOmit are the keys of a collab.Note that the notes endpoints leave
+// out: the event spelling of the votes, which the codec writes as aliases.
+var noteOmit = append([]string{"upvote", "downvote"}, serverform.Under("author", briefUserOmit...)...)
+
+func (s *Server) noteJSON(n *note) any {
+	return reply(s.noteRecord(n), noteOmit...)
 }
 
 // ticketNotes lists the notes on an issue or merge request, oldest first.

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 type project struct {
@@ -226,40 +229,61 @@ func (s *Server) ProjectRunnersToken(projectID int) string {
 	return ""
 }
 
-// projectJSON renders a project for caller u.
-func (s *Server) projectJSON(p *project, u *user) map[string]any {
-	web := s.URL + "/" + s.projectFullPath(p)
-	m := map[string]any{
-		"id": p.id, "name": p.name, "path": p.path, "description": orNil(p.description), "default_branch": p.defaultBranch,
-		"name_with_namespace": s.namespaceName(p) + " / " + p.name, "path_with_namespace": s.projectFullPath(p),
-		"public": p.visibility == 20, "visibility_level": p.visibility,
-		"ssh_url_to_repo":  "git@" + s.host() + ":" + s.projectFullPath(p) + ".git",
-		"http_url_to_repo": web + ".git", "web_url": web, "tag_list": p.tagList,
-		"issues_enabled": p.issuesEnabled, "merge_requests_enabled": p.mergeRequestsEnabled, "builds_enabled": p.buildsEnabled,
-		"wiki_enabled": p.wikiEnabled, "snippets_enabled": p.snippetsEnabled, "container_registry_enabled": p.containerRegistry,
-		"public_builds": p.publicBuilds, "shared_runners_enabled": p.sharedRunnersEnabled, "archived": p.archived,
-		"open_issues_count": s.openIssues(p.id), "forks_count": s.forksOf(p.id), "star_count": len(p.starredBy),
-		"creator_id": p.creatorID, "created_at": ts(p.createdAt), "last_activity_at": ts(p.lastActivityAt),
-		"namespace": s.namespaceJSON(p), "avatar_url": nil, "permissions": s.permissionsJSON(p, u),
+// projectJSON renders p for caller u: the owner of a user's project, the
+// runners token for owners, the source of a fork.
+func (s *Server) projectJSON(p *project, u *user) any {
+	a := reply(s.projectRecord(p, u), "runners_token")
+	if s.users[p.ownerID] == nil || p.groupID != 0 {
+		a.omit = append(a.omit, "owner")
 	}
-	if o := s.users[p.ownerID]; o != nil && p.groupID == 0 {
-		m["owner"] = map[string]any{"id": o.id, "name": o.name, "created_at": ts(o.createdAt)}
+	a.omit = append(a.omit, serverform.Under("owner", "username", "state", "avatar_url", "web_url", "email")...)
+	if p.groupID != 0 {
+		a.omit = append(a.omit, "namespace.request_access_enabled")
+	} else {
+		a.omit = append(a.omit, serverform.Under("namespace", "avatar", "share_with_group_lock", "visibility_level",
+			"request_access_enabled")...)
+	}
+	if s.projects[p.forkedFromID] == nil {
+		a.omit = append(a.omit, "forked_from_project")
 	}
 	if s.isOwner(u, p) {
-		m["runners_token"] = p.runnersToken
+		a.clear = map[string]any{"runners_token": p.runnersToken}
+	}
+	return a
+}
+
+// projectRecord is p as a record for caller u, with every variant's keys.
+func (s *Server) projectRecord(p *project, u *user) *collab.Project {
+	web := s.URL + "/" + s.projectFullPath(p)
+	rec := &collab.Project{
+		ID: p.id, Name: p.name, Path: p.path, NameWithNamespace: s.namespaceName(p) + " / " + p.name,
+		PathWithNamespace: s.projectFullPath(p), Description: serverform.Str(p.description),
+		DefaultBranch: p.defaultBranch, Public: p.visibility == 20, VisibilityLevel: collab.VisibilityLevel(p.visibility),
+		SSHURLToRepo: "git@" + s.host() + ":" + s.projectFullPath(p) + ".git", HTTPURLToRepo: web + ".git",
+		WebURL: web, TagList: p.tagList, IssuesEnabled: p.issuesEnabled, MergeRequestsEnabled: p.mergeRequestsEnabled,
+		BuildsEnabled: p.buildsEnabled, WikiEnabled: p.wikiEnabled, SnippetsEnabled: p.snippetsEnabled,
+		ContainerRegistryEnabled: p.containerRegistry, PublicBuilds: p.publicBuilds,
+		SharedRunnersEnabled: p.sharedRunnersEnabled, Archived: p.archived, OpenIssuesCount: s.openIssues(p.id),
+		ForksCount: s.forksOf(p.id), StarCount: len(p.starredBy), CreatorID: p.creatorID,
+		CreatedAt: apiTime(p.createdAt), LastActivityAt: apiTime(p.lastActivityAt), Namespace: s.namespaceRecord(p),
+		Permissions: s.permissionsRecord(p, u), SharedWithGroups: []*collab.SharedGroup{},
+	}
+	if o := s.users[p.ownerID]; o != nil {
+		rec.Owner = &collab.User{ID: o.id, Name: o.name, CreatedAt: apiTime(o.createdAt)}
 	}
 	if f := s.projects[p.forkedFromID]; f != nil {
-		m["forked_from_project"] = map[string]any{"id": f.id, "name": f.name, "path": f.path,
-			"name_with_namespace": s.namespaceName(f) + " / " + f.name, "path_with_namespace": s.projectFullPath(f)}
+		fweb := s.URL + "/" + s.projectFullPath(f)
+		rec.ForkedFromProject = &collab.ForkedFromProject{ID: f.id, Name: f.name, Path: f.path,
+			NameWithNamespace: s.namespaceName(f) + " / " + f.name, PathWithNamespace: s.projectFullPath(f),
+			HTTPURLToRepo: fweb + ".git", WebURL: fweb}
 	}
-	shared := []any{}
 	for _, gid := range sortedKeys(p.sharedWith) {
 		if g := s.groups[gid]; g != nil {
-			shared = append(shared, map[string]any{"group_id": g.id, "group_name": g.name, "group_access_level": p.sharedWith[gid]})
+			rec.SharedWithGroups = append(rec.SharedWithGroups, &collab.SharedGroup{GroupID: g.id, GroupName: g.name,
+				GroupAccessLevel: collab.AccessLevel(p.sharedWith[gid])})
 		}
 	}
-	m["shared_with_groups"] = shared
-	return m
+	return rec
 }
 
 // host is the server's host name without the port, as in SSH clone URLs.
@@ -276,26 +300,28 @@ func (s *Server) namespaceName(p *project) string {
 	return name
 }
 
-func (s *Server) namespaceJSON(p *project) map[string]any {
+// namespaceRecord is the namespace p lives in, with the keys of both
+// variants (projectJSON leaves out those of the other).
+func (s *Server) namespaceRecord(p *project) *collab.ProjectNamespace {
 	if g := s.groups[p.groupID]; g != nil {
-		return map[string]any{"id": g.id, "name": g.name, "path": g.path, "description": g.description, "owner_id": nil,
-			"created_at": ts(g.createdAt), "updated_at": ts(g.createdAt), "avatar": map[string]any{"url": orNil(g.avatarURL)},
-			"share_with_group_lock": false, "visibility_level": g.visibility}
+		return &collab.ProjectNamespace{ID: g.id, Name: g.name, Path: g.path, Description: &g.description,
+			CreatedAt: apiTime(g.createdAt), UpdatedAt: apiTime(g.createdAt),
+			Avatar: &collab.NamespaceAvatar{URL: serverform.Str(g.avatarURL)}, VisibilityLevel: collab.VisibilityLevel(g.visibility)}
 	}
 	u := s.users[p.ownerID]
 	if u == nil {
 		return nil
 	}
-	return map[string]any{"id": u.namespaceID, "name": u.username, "path": u.username, "description": "", "owner_id": u.id,
-		"created_at": ts(u.createdAt), "updated_at": ts(u.createdAt)}
+	return &collab.ProjectNamespace{ID: u.namespaceID, Name: u.username, Path: u.username, Description: new(string),
+		OwnerID: &u.id, CreatedAt: apiTime(u.createdAt), UpdatedAt: apiTime(u.createdAt)}
 }
 
-func (s *Server) permissionsJSON(p *project, u *user) map[string]any {
-	access := func(level int) any {
+func (s *Server) permissionsRecord(p *project, u *user) *collab.Permissions {
+	access := func(level int) *collab.AccessInfo {
 		if level == 0 {
 			return nil
 		}
-		return map[string]any{"access_level": level, "notification_level": 3}
+		return &collab.AccessInfo{AccessLevel: collab.AccessLevel(level), NotificationLevel: 3}
 	}
 	var groupLevel int
 	if g := s.groups[p.groupID]; g != nil && u != nil {
@@ -305,7 +331,7 @@ func (s *Server) permissionsJSON(p *project, u *user) map[string]any {
 	if u != nil {
 		projectLevel = p.members[u.id]
 	}
-	return map[string]any{"project_access": access(projectLevel), "group_access": access(groupLevel)}
+	return &collab.Permissions{ProjectAccess: access(projectLevel), GroupAccess: access(groupLevel)}
 }
 
 func (s *Server) openIssues(projectID int) int {
@@ -635,26 +661,25 @@ func (s *Server) listEvents(c *call) error {
 	return page(c, out, s.eventJSON)
 }
 
+// eventNoteOmit are the keys of a collab.Note that the comment of a
+// project event leaves out: it spells the votes "upvote" and "downvote",
+// the aliases the codec writes beside "upvote?" and "downvote?".
+var eventNoteOmit = append([]string{"updated_at", "upvote?", "downvote?"}, serverform.Under("author", briefUserOmit...)...)
+
 func (s *Server) eventJSON(e *event) any {
-	m := map[string]any{
-		"title": nil, "project_id": e.projectID, "action_name": e.action, "target_id": nil, "target_type": nil,
-		"target_title": nil, "author_id": e.authorID, "author": s.userJSON(e.authorID), "author_username": "",
-		"created_at": ts(e.createdAt), "data": e.data,
-	}
+	rec := &collab.ProjectEvent{ProjectID: e.projectID, ActionName: e.action, AuthorID: e.authorID,
+		Author: s.userRecord(e.authorID), CreatedAt: apiTime(e.createdAt), Data: e.data}
 	if u := s.users[e.authorID]; u != nil {
-		m["author_username"] = u.username
+		rec.AuthorUsername = u.username
 	}
 	if e.targetType != "" {
-		m["target_id"], m["target_type"], m["target_title"] = e.targetID, e.targetType, e.targetTitle
+		rec.TargetID, rec.TargetType, rec.TargetTitle = &e.targetID, &e.targetType, &e.targetTitle
 	}
+	a := reply(rec, append(serverform.Under("author", briefUserOmit...), "note")...)
 	if n := s.notes[e.noteID]; n != nil {
-		m["note"] = map[string]any{
-			"id": n.id, "body": n.body, "attachment": orNil(n.attachment), "author": s.userJSON(n.authorID),
-			"created_at": ts(n.createdAt), "system": n.system, "upvote": n.upvote, "downvote": n.downvote,
-			"noteable_id": n.noteableID, "noteable_type": n.noteableType,
-		}
+		a.clear = map[string]any{"note": reply(s.noteRecord(n), eventNoteOmit...)}
 	}
-	return m
+	return a
 }
 
 // maxUploadBytes is the attachment limit in bytes, from settings (megabytes)

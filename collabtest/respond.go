@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 // apiError is a failure a handler returns: the status and the JSON body
@@ -231,15 +233,7 @@ func ts(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
-}
-
-// orNil renders "" as null.
-func orNil(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+	return t.UTC().Format(serverform.APITime)
 }
 
 // toggleCaller adds (on) or removes the caller in a set of users, as

@@ -49,11 +49,6 @@ type runner struct {
 	contactedAt                               time.Time
 }
 
-// brief renders the runner as build records embed it.
-func (r *runner) brief() map[string]any {
-	return map[string]any{"id": r.id, "description": r.description, "active": r.active, "is_shared": r.isShared, "name": orNil(r.name)}
-}
-
 // canPick reports whether r may run b, as deployed servers decide: a
 // shared runner builds projects with shared runners enabled, a project's
 // runner only its project; a build's tags must all be the runner's, and an
@@ -215,7 +210,7 @@ func (s *Server) deleteRunner(c *call) error {
 		return errForbidden
 	}
 	delete(s.runners, r.id)
-	return c.json(http.StatusOK, r.brief())
+	return c.json(http.StatusOK, reply(r.record()))
 }
 
 // readRunnerInfo copies the info[...] a runner sends about itself.

@@ -3,7 +3,7 @@ package collabtest
 import (
 	"time"
 
-	"github.com/collabsvc/collab/internal/hookpayload"
+	"github.com/collabsvc/collab"
 )
 
 // db is the whole in-memory state. Every field is guarded by Server.mu.
@@ -68,32 +68,10 @@ type user struct {
 	namespaceID                            int // the user's personal namespace
 }
 
-// brief renders the user as embedded in most records.
-func (u *user) brief(baseURL string) map[string]any {
-	if u == nil {
-		return nil
-	}
-	return map[string]any{
-		"id": u.id, "name": u.name, "username": u.username, "state": u.state,
-		"avatar_url": nil, "web_url": baseURL + "/" + u.username,
-	}
-}
-
-// full renders the user variant embedded in build records.
-func (u *user) full(baseURL string) map[string]any {
-	if u == nil {
-		return nil
-	}
-	m := u.brief(baseURL)
-	m["bio"], m["created_at"], m["is_admin"] = orNil(u.bio), ts(u.createdAt), u.admin
-	m["linkedin"], m["skype"], m["twitter"], m["website_url"] = u.linkedin, u.skype, u.twitter, u.website
-	return m
-}
-
 // userJSON renders the brief form of user id, or null.
 func (s *Server) userJSON(id int) any {
 	if u := s.users[id]; u != nil {
-		return u.brief(s.URL)
+		return reply(u.record(s.URL), briefUserOmit...)
 	}
 	return nil
 }
@@ -115,8 +93,8 @@ type event struct {
 	targetType              string // Issue, MergeRequest, Note, Milestone or ""
 	targetID                int
 	targetTitle             string
-	noteID                  int               // for comment events
-	data                    *hookpayload.Push // push events: the push data
+	noteID                  int              // for comment events
+	data                    *collab.PushData // push events: the push data
 	createdAt               time.Time
 }
 

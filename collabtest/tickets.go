@@ -119,18 +119,6 @@ func (s *Server) ticketParams(c *call, t *ticket) error {
 	return nil
 }
 
-// ticketJSON renders the fields issues and merge requests share, for caller u.
-func (s *Server) ticketJSON(t *ticket, u *user) map[string]any {
-	up, down := s.votes(t.kind, t.id)
-	return map[string]any{
-		"id": t.id, "iid": t.iid, "project_id": t.projectID, "title": t.title, "state": t.state,
-		"created_at": ts(t.createdAt), "updated_at": ts(t.updatedAt), "labels": t.labels,
-		"milestone": s.milestoneJSON(s.milestones[t.milestoneID]), "assignee": s.userJSON(t.assigneeID),
-		"author": s.userJSON(t.authorID), "subscribed": u != nil && t.subscribers[u.id],
-		"upvotes": up, "downvotes": down,
-	}
-}
-
 // setTicketState moves an issue or merge request to state ("closed",
 // "opened" or "reopened") and records the event. Merging is doMerge.
 func (s *Server) setTicketState(t *ticket, state string, by int) {

@@ -15,13 +15,8 @@ func (s *Server) userRoutes() {
 
 // account renders the full user record, which administrators see
 // everywhere and every user sees of themselves.
-func (s *Server) account(u *user) map[string]any {
-	m := u.full(s.URL)
-	m["email"], m["location"], m["theme_id"], m["color_scheme_id"] = u.email, nil, 1, 1
-	m["last_sign_in_at"], m["current_sign_in_at"], m["confirmed_at"] = nil, nil, ts(u.createdAt)
-	m["projects_limit"], m["identities"], m["can_create_group"] = 10, []any{}, u.canCreateGroup
-	m["can_create_project"], m["two_factor_enabled"], m["external"] = true, false, false
-	return m
+func (s *Server) account(u *user) any {
+	return reply(u.accountRecord(s.URL), "private_token")
 }
 
 // privateToken is the user's first private token, as GET /user answers it
@@ -37,9 +32,8 @@ func (s *Server) privateToken(userID int) any {
 }
 
 func (s *Server) getCurrentUser(c *call) error {
-	m := s.account(c.user)
-	m["private_token"] = s.privateToken(c.user.id)
-	return c.json(http.StatusOK, m)
+	return c.json(http.StatusOK, answer{rec: c.user.accountRecord(s.URL),
+		clear: map[string]any{"private_token": s.privateToken(c.user.id)}})
 }
 
 // listUsers filters by exact username (then the answer is one unpaginated
@@ -61,7 +55,7 @@ func (s *Server) listUsers(c *call) error {
 		if c.user.admin {
 			return s.account(u)
 		}
-		return u.brief(s.URL)
+		return reply(u.record(s.URL), briefUserOmit...)
 	}
 	if c.has("username") {
 		list := make([]any, 0, len(out))
@@ -86,9 +80,7 @@ func (s *Server) getUser(c *call) error {
 	if c.user.admin {
 		return c.json(http.StatusOK, s.account(u))
 	}
-	m := u.full(s.URL)
-	m["location"] = nil
-	return c.json(http.StatusOK, m)
+	return c.json(http.StatusOK, reply(u.profileRecord(s.URL), "email"))
 }
 
 // BlockUser sets a user's state to blocked: active filters leave them out,

@@ -2,11 +2,12 @@ package collabtest
 
 import (
 	"cmp"
-	"encoding/json"
 	"strings"
 	"time"
 
-	"github.com/collabsvc/collab/internal/hookpayload"
+	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
+	"github.com/collabsvc/collab/webhook"
 )
 
 // Webhook payloads, built from the fake's records with the keys and JSON
@@ -25,9 +26,9 @@ const (
 )
 
 // hookEventNames are the X-Gitlab-Event values, by kind.
-var hookEventNames = [...]string{
-	pushHook: hookpayload.EventPush, tagPushHook: hookpayload.EventTagPush, issueHook: hookpayload.EventIssue,
-	mergeRequestHook: hookpayload.EventMergeRequest, noteHook: hookpayload.EventNote, buildHook: hookpayload.EventBuild,
+var hookEventNames = [...]webhook.Kind{
+	pushHook: webhook.KindPush, tagPushHook: webhook.KindTagPush, issueHook: webhook.KindIssue,
+	mergeRequestHook: webhook.KindMergeRequest, noteHook: webhook.KindNote, buildHook: webhook.KindBuild,
 }
 
 // wants reports whether the hook's flags select kind.
@@ -50,7 +51,7 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []ho
 		}
 		if body == nil {
 			var err error
-			if body, err = json.Marshal(payload()); err != nil {
+			if body, err = serverform.Encode(payload()); err != nil {
 				// Payloads are plain values; should one ever fail to
 				// encode, the fake sends nothing rather than stop.
 				if s.log != nil {
@@ -59,7 +60,7 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []ho
 				return nil
 			}
 		}
-		jobs = append(jobs, hookJob{hookID: h.id, projectID: projectID, url: h.url, event: hookEventNames[kind], body: body,
+		jobs = append(jobs, hookJob{hookID: h.id, projectID: projectID, url: h.url, event: string(hookEventNames[kind]), body: body,
 			verifyTLS: h.enableSSLVerification})
 	}
 	return jobs
@@ -69,12 +70,13 @@ func (s *Server) hookJobs(projectID int, kind hookKind, payload func() any) []ho
 // timestamps carry a numeric offset as real committer dates usually do.
 var commitZone = time.FixedZone("", 2*60*60)
 
-// hookUser is the user object of payloads (actor, assignee).
-func hookUser(u *user) *hookpayload.User {
+// hookUser is the user object of payloads (actor, assignee); its names are
+// null for a missing user.
+func hookUser(u *user) *webhook.User {
 	if u == nil {
-		return &hookpayload.User{}
+		return &webhook.User{}
 	}
-	return &hookpayload.User{Name: hookpayload.Ptr(u.name), Username: hookpayload.Ptr(u.username)}
+	return &webhook.User{Name: u.name, Username: u.username}
 }
 
 func (s *Server) projectWebURL(p *project) string { return s.URL + "/" + s.projectFullPath(p) }
@@ -84,43 +86,42 @@ func (s *Server) projectSSHURL(p *project) string {
 	return "git@" + host + ":" + s.projectFullPath(p) + ".git"
 }
 
-// hookProjectInfo is what payloads tell of p.
-func (s *Server) hookProjectInfo(p *project) hookpayload.ProjectInfo {
-	web := s.projectWebURL(p)
-	info := hookpayload.ProjectInfo{
-		Name: p.name, Description: p.description, WebURL: web, SSHURL: s.projectSSHURL(p), HTTPURL: web + ".git",
-		Namespace: s.namespaceName(p), PathWithNamespace: s.projectFullPath(p), VisibilityLevel: p.visibility,
-	}
-	if len(p.branches) > 0 {
-		info.DefaultBranch = p.defaultBranch
-	}
-	return info
-}
-
 // hookProject is the project object of payloads, nil for a missing project.
-func (s *Server) hookProject(p *project) *hookpayload.Project {
+func (s *Server) hookProject(p *project) *webhook.Project {
 	if p == nil {
 		return nil
 	}
-	return s.hookProjectInfo(p).Project()
+	web := s.projectWebURL(p)
+	info := webhook.Project{
+		Name: p.name, Description: serverform.Str(p.description), WebURL: web, GitSSHURL: s.projectSSHURL(p),
+		GitHTTPURL: web + ".git", Namespace: s.namespaceName(p), PathWithNamespace: s.projectFullPath(p),
+		VisibilityLevel: collab.VisibilityLevel(p.visibility),
+	}
+	if len(p.branches) > 0 {
+		info.DefaultBranch = &p.defaultBranch
+	}
+	return serverform.Project(info)
 }
 
 // hookCommit is a commit object without file lists.
-func (s *Server) hookCommit(p *project, id, message, authorName, authorEmail string, at time.Time) hookpayload.Commit {
-	return hookpayload.Commit{
-		ID: id, Message: message, Timestamp: hookpayload.CommitTime(at.In(commitZone)), URL: s.projectWebURL(p) + "/commit/" + id,
-		Author: hookpayload.CommitAuthor{Name: authorName, Email: authorEmail},
+func (s *Server) hookCommit(p *project, id, message, authorName, authorEmail string, at time.Time) *webhook.PushCommit {
+	return &webhook.PushCommit{
+		ID: id, Message: message, Timestamp: serverform.Time(at.In(commitZone).Truncate(time.Second)), URL: s.projectWebURL(p) + "/commit/" + id,
+		Author: &collab.CommitAuthor{Name: authorName, Email: authorEmail},
 	}
 }
 
 // issueColumns is the issue row as payloads dump it.
-func (s *Server) issueColumns(is *issue) *hookpayload.Issue {
-	due, _ := time.Parse(time.DateOnly, is.dueDate) // validated on input; "" is null
-	return &hookpayload.Issue{
-		ID: is.id, IID: is.iid, Title: is.title, Description: hookpayload.Str(is.description), State: is.state,
-		ProjectID: is.projectID, AuthorID: is.authorID, AssigneeID: hookpayload.ID(is.assigneeID),
-		MilestoneID: hookpayload.ID(is.milestoneID), DueDate: hookpayload.Date(due),
-		CreatedAt: hookpayload.Time(is.createdAt), UpdatedAt: hookpayload.Time(is.updatedAt),
+func (s *Server) issueColumns(is *issue) *webhook.IssueAttributes {
+	var due *collab.Time
+	if d, err := time.Parse(time.DateOnly, is.dueDate); err == nil { // validated on input; "" is null
+		due = &collab.Time{Time: d, DateOnly: true}
+	}
+	return &webhook.IssueAttributes{
+		ID: is.id, IID: is.iid, Title: is.title, Description: serverform.Str(is.description), State: collab.IssueState(is.state),
+		ProjectID: is.projectID, AuthorID: is.authorID, AssigneeID: serverform.ID(is.assigneeID),
+		MilestoneID: serverform.ID(is.milestoneID), DueDate: due,
+		CreatedAt: serverform.Time(is.createdAt), UpdatedAt: serverform.Time(is.updatedAt),
 	}
 }
 
@@ -128,30 +129,25 @@ func (s *Server) issueColumns(is *issue) *hookpayload.Issue {
 func (s *Server) ticketURL(t *ticket) string {
 	web := s.projectWebURL(s.projects[t.projectID])
 	if t.kind == "Issue" {
-		return hookpayload.IssueURL(web, t.iid)
+		return serverform.IssueURL(web, t.iid)
 	}
-	return hookpayload.MergeRequestURL(web, t.iid)
+	return serverform.MergeRequestURL(web, t.iid)
 }
 
 // issuePayload is an Issue Hook body; action is open, update, close or reopen.
 func (s *Server) issuePayload(is *issue, actorID int, action string) any {
 	attrs := s.issueColumns(is)
-	attrs.URL, attrs.Action = s.ticketURL(&is.ticket), action
-	return issuable(s, "issue", s.projects[is.projectID], actorID, attrs, is.assigneeID)
-}
-
-// issuable is the body of an issue or merge request event in project p,
-// attrs its object_attributes.
-func issuable[A any](s *Server, kind string, p *project, actorID int, attrs A, assigneeID int) any {
-	return &hookpayload.Issuable[A]{
-		ObjectKind: kind, User: hookUser(s.users[actorID]), Project: s.hookProject(p),
-		Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs, Assignee: s.assignee(assigneeID),
+	attrs.URL, attrs.Action = s.ticketURL(&is.ticket), webhook.IssueAction(action)
+	project := s.hookProject(s.projects[is.projectID])
+	return &webhook.IssueEvent{
+		ObjectKind: "issue", User: hookUser(s.users[actorID]), Project: project, Repository: serverform.Repository(project),
+		ObjectAttributes: attrs, Assignee: s.assignee(is.assigneeID),
 	}
 }
 
 // assignee is the assignee object of an issue or merge request event: nil,
 // so absent, without one.
-func (s *Server) assignee(id int) *hookpayload.User {
+func (s *Server) assignee(id int) *webhook.User {
 	if a := s.users[id]; a != nil {
 		return hookUser(a)
 	}
@@ -160,30 +156,29 @@ func (s *Server) assignee(id int) *hookpayload.User {
 
 // mergeRequestColumns is the merge request row plus source, target,
 // last_commit and work_in_progress, as payloads carry it.
-func (s *Server) mergeRequestColumns(mr *mergeRequest) *hookpayload.MergeRequest {
+func (s *Server) mergeRequestColumns(mr *mergeRequest) *webhook.MergeRequestAttributes {
 	src, dst := s.projects[mr.sourceProjectID], s.projects[mr.targetProjectID]
-	status := "can_be_merged"
+	status := collab.MergeStatus("can_be_merged")
 	if mr.conflicts {
 		status = "cannot_be_merged"
 	}
-	params := map[string]string{}
+	params := webhook.MergeParams{}
 	if mr.shouldRemoveSourceBranch {
 		params["should_remove_source_branch"] = "1"
 	}
-	var lastCommit *hookpayload.Commit
+	var lastCommit *webhook.PushCommit
 	if src != nil {
 		if b := src.branches[mr.sourceBranch]; b != nil {
-			c := s.hookCommit(src, b.commitID, b.message, b.authorName, b.authorEmail, b.committedAt)
-			lastCommit = &c
+			lastCommit = s.hookCommit(src, b.commitID, b.message, b.authorName, b.authorEmail, b.committedAt)
 		}
 	}
-	return &hookpayload.MergeRequest{
-		ID: mr.id, IID: mr.iid, Title: mr.title, Description: hookpayload.Str(mr.description), State: mr.state,
-		MergeStatus: status, SourceBranch: mr.sourceBranch, TargetBranch: mr.targetBranch,
-		SourceProjectID: mr.sourceProjectID, TargetProjectID: mr.targetProjectID, AuthorID: mr.authorID,
-		AssigneeID: hookpayload.ID(mr.assigneeID), MilestoneID: hookpayload.ID(mr.milestoneID), MergeParams: params,
-		MergeWhenBuildSucceeds: mr.mergeWhenBuildSucceeds, CreatedAt: hookpayload.Time(mr.createdAt),
-		UpdatedAt: hookpayload.Time(mr.updatedAt), Source: s.hookProject(src), Target: s.hookProject(dst),
+	return &webhook.MergeRequestAttributes{
+		ID: mr.id, IID: mr.iid, Title: mr.title, Description: serverform.Str(mr.description),
+		State: collab.MergeRequestState(mr.state), MergeStatus: status, SourceBranch: mr.sourceBranch,
+		TargetBranch: mr.targetBranch, SourceProjectID: mr.sourceProjectID, TargetProjectID: mr.targetProjectID,
+		AuthorID: mr.authorID, AssigneeID: serverform.ID(mr.assigneeID), MilestoneID: serverform.ID(mr.milestoneID),
+		MergeParams: params, MergeWhenBuildSucceeds: mr.mergeWhenBuildSucceeds, CreatedAt: serverform.Time(mr.createdAt),
+		UpdatedAt: serverform.Time(mr.updatedAt), Source: s.hookProject(src), Target: s.hookProject(dst),
 		LastCommit: lastCommit, WorkInProgress: mr.workInProgress(),
 	}
 }
@@ -192,31 +187,35 @@ func (s *Server) mergeRequestColumns(mr *mergeRequest) *hookpayload.MergeRequest
 // update, close, reopen or merge.
 func (s *Server) mergeRequestPayload(mr *mergeRequest, actorID int, action string) any {
 	attrs := s.mergeRequestColumns(mr)
-	attrs.URL, attrs.Action = s.ticketURL(&mr.ticket), action
-	return issuable(s, "merge_request", s.projects[mr.targetProjectID], actorID, attrs, mr.assigneeID)
+	attrs.URL, attrs.Action = s.ticketURL(&mr.ticket), webhook.MergeRequestAction(action)
+	project := s.hookProject(s.projects[mr.targetProjectID])
+	return &webhook.MergeRequestEvent{
+		ObjectKind: "merge_request", User: hookUser(s.users[actorID]), Project: project,
+		Repository: serverform.Repository(project), ObjectAttributes: attrs, Assignee: s.assignee(mr.assigneeID),
+	}
 }
 
 // notePayload is a Note Hook body for a comment on an issue or a merge
 // request, with the noteable as the sibling object.
 func (s *Server) notePayload(n *note) any {
-	p := s.projects[n.projectID]
-	attrs := &hookpayload.NoteAttributes{
-		ID: n.id, Note: n.body, NoteableType: n.noteableType, NoteableID: hookpayload.ID(n.noteableID),
-		AuthorID: n.authorID, ProjectID: n.projectID, Attachment: hookpayload.Str(n.attachment),
-		CreatedAt: hookpayload.Time(n.createdAt), UpdatedAt: hookpayload.Time(n.updatedAt),
+	project := s.hookProject(s.projects[n.projectID])
+	attrs := &webhook.NoteAttributes{
+		ID: n.id, Note: n.body, NoteableType: n.noteableType, NoteableID: serverform.ID(n.noteableID),
+		AuthorID: n.authorID, ProjectID: n.projectID, Attachment: serverform.Str(n.attachment),
+		CreatedAt: serverform.Time(n.createdAt), UpdatedAt: serverform.Time(n.updatedAt),
 	}
-	m := &hookpayload.Note{
+	m := &webhook.NoteEvent{
 		ObjectKind: "note", User: hookUser(s.users[n.authorID]), ProjectID: n.projectID,
-		Project: s.hookProject(p), Repository: s.hookProjectInfo(p).Repository(), ObjectAttributes: attrs,
+		Project: project, Repository: serverform.Repository(project), ObjectAttributes: attrs,
 	}
 	switch n.noteableType {
-	case "Issue":
+	case webhook.NoteableIssue:
 		if is := s.issues[n.noteableID]; is != nil {
-			m.Issue, attrs.URL = s.issueColumns(is), hookpayload.NoteURL(s.ticketURL(&is.ticket), n.id)
+			m.Issue, attrs.URL = s.issueColumns(is), serverform.NoteURL(s.ticketURL(&is.ticket), n.id)
 		}
-	case "MergeRequest":
+	case webhook.NoteableMergeRequest:
 		if mr := s.mergeRequests[n.noteableID]; mr != nil {
-			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), hookpayload.NoteURL(s.ticketURL(&mr.ticket), n.id)
+			m.MergeRequest, attrs.URL = s.mergeRequestColumns(mr), serverform.NoteURL(s.ticketURL(&mr.ticket), n.id)
 		}
 	}
 	return m
@@ -235,16 +234,16 @@ func (s *Server) buildPayload(b *build) any {
 		d := end.Sub(b.startedAt).Seconds()
 		duration = &d
 	}
-	var u hookpayload.BuildUser
+	u := &webhook.BuildEventUser{}
 	if usr := s.users[b.userID]; usr != nil {
-		u = hookpayload.BuildUser{ID: hookpayload.Ptr(usr.id), Name: hookpayload.Ptr(usr.name), Email: hookpayload.Ptr(usr.email)}
+		u = &webhook.BuildEventUser{ID: &usr.id, Name: &usr.name, Email: &usr.email}
 	}
-	return &hookpayload.Build{
-		ObjectKind: "build", Ref: b.ref, Tag: b.tag, BeforeSHA: cmp.Or(b.beforeSHA, hookpayload.ZeroSHA), SHA: b.commitID,
-		BuildID: b.id, BuildName: b.name, BuildStage: b.stage, BuildStatus: b.status,
-		BuildStartedAt: hookpayload.Time(b.startedAt), BuildFinishedAt: hookpayload.Time(b.finishedAt), BuildDuration: duration,
+	return &webhook.BuildEvent{
+		ObjectKind: "build", Ref: b.ref, Tag: b.tag, BeforeSHA: cmp.Or(b.beforeSHA, serverform.ZeroSHA), SHA: b.commitID,
+		BuildID: b.id, BuildName: b.name, BuildStage: b.stage, BuildStatus: collab.BuildStatus(b.status),
+		BuildStartedAt: serverform.Time(b.startedAt), BuildFinishedAt: serverform.Time(b.finishedAt), BuildDuration: duration,
 		ProjectID: b.projectID, ProjectName: s.namespaceName(p) + " / " + p.name,
-		User: u, Commit: s.pipelinePayload(b), Repository: s.hookProjectInfo(p).LongRepository(),
+		User: u, Pipeline: s.pipelinePayload(b), Repository: serverform.Repository(s.hookProject(p)),
 	}
 }
 
@@ -252,7 +251,7 @@ func (s *Server) buildPayload(b *build) any {
 // pipelines, so the builds of the same project and commit form one, whose id
 // is the lowest of their build ids. As on deployed servers, a retried build
 // no longer counts: the status is that of the latest build of each name.
-func (s *Server) pipelinePayload(b *build) *hookpayload.Pipeline {
+func (s *Server) pipelinePayload(b *build) *webhook.Pipeline {
 	id := b.id
 	latest := map[string]*build{}
 	for _, o := range s.builds {
@@ -274,9 +273,9 @@ func (s *Server) pipelinePayload(b *build) *hookpayload.Pipeline {
 			finished = o.finishedAt
 		}
 	}
-	status := pipelineStatus(counts, len(latest))
+	status := collab.BuildStatus(pipelineStatus(counts, len(latest)))
 	var duration *int
-	if !buildFinished(status) {
+	if !buildFinished(string(status)) {
 		finished = time.Time{}
 	} else if !started.IsZero() {
 		d := int(finished.Sub(started).Seconds())
@@ -286,10 +285,10 @@ func (s *Server) pipelinePayload(b *build) *hookpayload.Pipeline {
 	if u := s.users[b.userID]; u != nil {
 		name, email = u.name, u.email
 	}
-	return &hookpayload.Pipeline{
-		ID: id, SHA: b.commitID, Message: hookpayload.Str(b.commitMessage), AuthorName: hookpayload.Str(name),
-		AuthorEmail: hookpayload.Str(email), Status: &status, Duration: duration,
-		StartedAt: hookpayload.Time(started), FinishedAt: hookpayload.Time(finished),
+	return &webhook.Pipeline{
+		ID: id, SHA: b.commitID, Message: serverform.Str(b.commitMessage), AuthorName: serverform.Str(name),
+		AuthorEmail: serverform.Str(email), Status: &status, Duration: duration,
+		StartedAt: serverform.Time(started), FinishedAt: serverform.Time(finished),
 	}
 }
 
@@ -319,25 +318,30 @@ type pushedCommit struct {
 
 // pushData is the push object of project events and Push Hook bodies:
 // at most the last 20 commits, oldest first, and the full count.
-func (s *Server) pushData(p *project, pusher *user, branch, before, after string, commits []pushedCommit) *hookpayload.Push {
-	list := []hookpayload.PushedCommit{}
+func (s *Server) pushData(p *project, pusher *user, branch, before, after string, commits []pushedCommit) *collab.PushData {
+	list := []*collab.PushCommit{}
 	for _, c := range commits[max(0, len(commits)-20):] {
-		list = append(list, hookpayload.PushedCommit{
-			Commit: s.hookCommit(p, c.id, c.Message, c.AuthorName, c.AuthorEmail, c.at),
-			Added:  c.Added, Modified: c.Modified, Removed: c.Removed,
-		})
+		pc := s.hookCommit(p, c.id, c.Message, c.AuthorName, c.AuthorEmail, c.at)
+		pc.Added, pc.Modified, pc.Removed = orEmpty(c.Added), orEmpty(c.Modified), orEmpty(c.Removed)
+		list = append(list, pc)
 	}
-	info := s.hookProjectInfo(p)
-	m := &hookpayload.Push{
+	project := s.hookProject(p)
+	m := &collab.PushData{
 		ObjectKind: "push", EventName: "push", Before: before, After: after, Ref: "refs/heads/" + branch,
-		ProjectID: p.id, Project: info.Project(), Commits: list, TotalCommitsCount: len(commits),
-		Repository: info.LongRepository(),
+		UserID: pusher.id, UserName: pusher.name, UserEmail: pusher.email,
+		ProjectID: p.id, Project: project, Commits: list, TotalCommitsCount: len(commits),
+		Repository: serverform.Repository(project),
 	}
-	if after != hookpayload.ZeroSHA {
+	if after != serverform.ZeroSHA {
 		m.CheckoutSHA = &after
 	}
-	if pusher != nil {
-		m.UserID, m.UserName, m.UserEmail = hookpayload.Ptr(pusher.id), hookpayload.Ptr(pusher.name), hookpayload.Ptr(pusher.email)
-	}
 	return m
+}
+
+// orEmpty is l, or an empty list for nil: the servers write [].
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/collabsvc/collab/internal/hookpayload"
+	"github.com/collabsvc/collab/internal/serverform"
 )
 
 // defaultWebhookTimeout is the deployed servers' webhook_timeout, used for
@@ -505,7 +505,7 @@ const (
 
 // zeroSHA is the commit id a push names for a branch that did not exist
 // before it, or does not after it.
-const zeroSHA = hookpayload.ZeroSHA
+const zeroSHA = serverform.ZeroSHA
 
 // pushed records a push of branch from before to after in the project's
 // events, with the push payload as its data, and fires the push hooks.

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/collabsvc/collab/internal/hookpayload"
+	"github.com/collabsvc/collab/internal/serverform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -625,12 +625,12 @@ func checkMergeRequestColumns(t *testing.T, where string, obj any, want shape) m
 	return m
 }
 
-// marshalLocked builds a payload with the state lock held and encodes it.
+// marshalLocked builds a payload with the state lock held and encodes it as deliveries are.
 func marshalLocked(t *testing.T, s *Server, build func() any) []byte {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, err := json.Marshal(build())
+	b, err := serverform.Encode(build())
 	require.NoError(t, err)
 	return b
 }
@@ -676,7 +676,7 @@ func TestPayloadBuildersMatchTheDocumentedShapes(t *testing.T) {
 		p := s.projects[pid]
 		commits := []pushedCommit{{PushCommit: PushCommit{Message: "m", AuthorName: "a", AuthorEmail: "a@x", Added: []string{"f"}},
 			id: strings.Repeat("a", 40), at: s.now()}}
-		return s.pushData(p, s.users[dev.ID], "master", hookpayload.ZeroSHA, commits[0].id, commits)
+		return s.pushData(p, s.users[dev.ID], "master", serverform.ZeroSHA, commits[0].id, commits)
 	}))
 	assert.Equal(t, "refs/heads/master", push["ref"])
 }
@@ -823,7 +823,7 @@ func TestWebhooksFireForEveryKind(t *testing.T) {
 	assert.Equal(t, "closed", attrs(2)["state"])
 	assert.Equal(t, "Rounding", attrs(4)["description"])
 	assert.Contains(t, bodies[0], "assignee")
-	assert.Equal(t, hookpayload.ZeroSHA, bodies[5]["before"], "a new branch")
+	assert.Equal(t, serverform.ZeroSHA, bodies[5]["before"], "a new branch")
 	assert.Equal(t, first, bodies[5]["after"])
 	assert.Equal(t, json.Number("2"), bodies[5]["total_commits_count"])
 	assert.Equal(t, first, bodies[12]["before"])

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
+	"github.com/collabsvc/collab/internal/serverform"
 	"github.com/collabsvc/collab/webhook"
 )
 
@@ -280,7 +281,7 @@ func (r *runner) save(ctx context.Context, name string, st checkpoint) error {
 
 // admit stores one change, marshalling its payload and its record once.
 func (r *runner) admit(ctx context.Context, ch change) error {
-	body, err := json.Marshal(ch.payload)
+	body, err := serverform.Encode(ch.payload)
 	if err != nil {
 		return err
 	}

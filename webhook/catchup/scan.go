@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/collabsvc/collab"
-	"github.com/collabsvc/collab/internal/hookpayload"
 	"github.com/collabsvc/collab/webhook"
 )
 
@@ -29,7 +28,7 @@ func (s *scan) run(ctx context.Context, st checkpoint) (checkpoint, error) {
 	if s.project, _, err = s.c.Projects.Get(ctx, s.pid); err != nil {
 		return checkpoint{}, err
 	}
-	s.info = projectInfo(s.project)
+	s.info = hookProject(s.project)
 	for _, read := range []func(context.Context) error{s.issues, s.mergeRequests, s.events} {
 		if err := read(ctx); err != nil {
 			return checkpoint{}, err
@@ -90,10 +89,10 @@ type scan struct {
 	c          *collab.Client
 	pid        any
 	project    *collab.Project
-	info       hookpayload.ProjectInfo
-	checkpoint time.Time // the time of the checkpoint
-	since      time.Time // read back to here
-	after      time.Time // but hand over only what is later than this
+	info       *webhook.Project // the project, as payloads describe it
+	checkpoint time.Time        // the time of the checkpoint
+	since      time.Time        // read back to here
+	after      time.Time        // but hand over only what is later than this
 	changes    []change
 	notes      map[int]bool // ids of the comments collected
 	// The issues and merge requests read, for the comments found in events.
