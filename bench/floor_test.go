@@ -107,7 +107,7 @@ func TestFloorDecodesWhatTheRecordsDo(t *testing.T) {
 		require.NoError(t, err)
 		stdJSON, err := json.Marshal(std.Interface())
 		require.NoError(t, err)
-		assert.JSONEq(t, string(stdJSON), string(againJSON), bc.name)
+		assert.JSONEq(t, redactSecrets(string(stdJSON), sdk.Elem()), string(againJSON), bc.name)
 	}
 }
 
@@ -129,4 +129,29 @@ func assertStandard(t *testing.T, typ reflect.Type) {
 	default:
 		require.NotEqual(t, sdkPkg, typ.PkgPath(), "%v is the SDK's", typ)
 	}
+}
+
+// redactSecrets replaces in text each credential that record holds, as the
+// records write them: a collab.Secret encodes as collab.Redacted.
+func redactSecrets(text string, record reflect.Value) string {
+	switch record.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !record.IsNil() {
+			return redactSecrets(text, record.Elem())
+		}
+	case reflect.Struct:
+		for i := range record.NumField() {
+			text = redactSecrets(text, record.Field(i))
+		}
+	case reflect.Slice:
+		for i := range record.Len() {
+			text = redactSecrets(text, record.Index(i))
+		}
+	case reflect.String:
+		if s := record.String(); record.Type() == reflect.TypeFor[collab.Secret]() && s != "" {
+			quoted, _ := json.Marshal(s)
+			return strings.ReplaceAll(text, string(quoted), `"`+collab.Redacted+`"`)
+		}
+	}
+	return text
 }
