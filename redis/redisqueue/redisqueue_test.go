@@ -357,7 +357,8 @@ func TestTakeover(t *testing.T) {
 // Receivers that stopped holding nothing leave the consumer group.
 func TestForgetsIdleReceivers(t *testing.T) {
 	rdb := startRedis(t)
-	opts := redisqueue.Options{LeaseTimeout: 150 * time.Millisecond}
+	// A lease long enough that a loaded machine still renews it in time.
+	opts := redisqueue.Options{LeaseTimeout: 600 * time.Millisecond}
 	gone := newQueue(t, rdb, opts)
 	put(t, gone, delivery("a", ""))
 	queuetest.Take(t, gone)
@@ -402,7 +403,7 @@ func TestRenewal(t *testing.T) {
 	id := put(t, slow, delivery("a", ""))
 	queuetest.Take(t, slow)
 	other := newQueue(t, rdb, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond) // four lease timeouts
+	ctx, cancel := context.WithTimeout(context.Background(), 4*opts.LeaseTimeout)
 	defer cancel()
 	if d, err := other.Take(ctx); err == nil {
 		t.Fatalf("a live receiver's lease was taken over: %d", d.ID)
