@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -129,7 +130,8 @@ func (b *Bot) WaitIdle(ctx context.Context) error {
 // bot's deliveries yourself (it is an http.Handler), or use ListenAndServe,
 // which also stops receiving in the order that loses nothing. Run closes
 // the queue New opened. A failed catch-up is logged to
-// Options.Webhook.Logger and returned when Run ends; the bot keeps running.
+// Options.Webhook.Logger (slog.Default() when nil) and returned when Run
+// ends; the bot keeps running.
 func (b *Bot) Run(ctx context.Context) error {
 	return b.run(ctx, b.handler.Run)
 }
@@ -178,10 +180,19 @@ func (b *Bot) catchUp(ctx context.Context) error {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil // stopped while catching up: the next start does it again
 	}
-	if err != nil && b.opts.Webhook.Logger != nil {
-		b.opts.Webhook.Logger.ErrorContext(ctx, "bot: catch-up failed", "error", err)
+	if err != nil {
+		b.logger().ErrorContext(ctx, "bot: catch-up failed", "error", err)
 	}
 	return err
+}
+
+// logger is the webhook handler's logger: slog.Default() when none is set,
+// so that a failure is never silent.
+func (b *Bot) logger() *slog.Logger {
+	if b.opts.Webhook.Logger != nil {
+		return b.opts.Webhook.Logger
+	}
+	return slog.Default()
 }
 
 func (b *Bot) closeQueue() {

@@ -131,8 +131,9 @@ type Options struct {
 	// DedupWindow is how long a key is remembered. Default
 	// webhook.DefaultDedupWindow; negative turns duplicate suppression off.
 	DedupWindow time.Duration
-	// Logger, when set, receives a record for each damaged delivery or dedup
-	// entry found, and for each segment removed.
+	// Logger receives a record for each damaged delivery or dedup entry
+	// found, each cut of a torn tail, each failed write or sync, and (at
+	// debug level) each segment removed. Nil logs through slog.Default().
 	Logger *slog.Logger
 	// NoCreate opens an existing queue without writing: Open creates no
 	// directory and no file, and leaves damaged records and a torn tail
@@ -281,6 +282,9 @@ func openOn(disk fileSystem, dir string, opts Options, sz sizes) (*Queue, error)
 	if opts.MaxPending < 0 || opts.MaxBytes < 0 {
 		return nil, errors.New("diskqueue: negative Options bound")
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	if opts.DedupWindow == 0 {
 		opts.DedupWindow = webhook.DefaultDedupWindow
 	}
@@ -411,7 +415,5 @@ func (q *Queue) Close() error {
 }
 
 func (q *Queue) log(level slog.Level, msg string, args ...any) {
-	if q.opts.Logger != nil {
-		q.opts.Logger.Log(context.Background(), level, msg, args...)
-	}
+	q.opts.Logger.Log(context.Background(), level, msg, args...)
 }
