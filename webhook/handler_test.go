@@ -766,3 +766,23 @@ func TestReadBodyOfAnyLength(t *testing.T) {
 	assert.ErrorIs(t, err, broken)
 	assert.Equal(t, body[:5], got)
 }
+
+// A handler with the queue it made itself handles, at a stop, what that
+// queue holds ready within DrainTimeout: Run closes the queue, so it would
+// be lost.
+func TestStopDrainsTheQueueItMade(t *testing.T) {
+	started, release := make(chan int, 5), make(chan struct{})
+	h := newHandler(t, Options{Workers: 1, DrainTimeout: 10 * time.Second, OnIssue: blockingIssues(started, release)})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error)
+	go func() { stopped <- h.Run(ctx) }()
+	for id := range 3 {
+		assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, id+1)).Code)
+	}
+	<-started
+	cancel()
+	close(release)
+	require.NoError(t, <-stopped)
+	assert.Equal(t, int64(3), h.Stats().Handled, "the two not started when the stop came are handled too")
+	goleak.VerifyNone(t)
+}

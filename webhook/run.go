@@ -99,9 +99,12 @@ func (s *runState) stop() {
 // Run starts the workers and blocks until ctx ends (or Shutdown is called)
 // and they have stopped, or until the queue is closed under them. When ctx
 // ends, no new delivery is taken from the queue; running callbacks get
-// DrainTimeout to finish before their context is cancelled. A delivery
-// whose callback did not succeed by then stays in the queue: a durable
-// queue hands it out again after a restart, a MemoryQueue loses it. Run
+// DrainTimeout to finish before their context is cancelled. A durable
+// queue keeps what is not handled by then and hands it out again after a
+// restart; a MemoryQueue given in Options keeps it while the process
+// lives. When NewHandler made the queue (Options.Queue nil), Run would
+// lose what it holds, so the workers go on handling what is ready within
+// DrainTimeout; what is left after that is lost. Run
 // returns nil on such a stop, and ErrQueueClosed when the queue was closed
 // before ctx ended. When NewHandler made the queue, Run closes it. While it
 // runs, Run answers the losses a LossReporter queue reports (see
@@ -203,6 +206,9 @@ func (h *Handler) work(stop, ctx context.Context) error {
 			h.handle(ctx, d)
 			continue
 		case stop.Err() != nil:
+			if h.ownQ { // Run closes it: what it holds would be lost
+				h.drain(ctx)
+			}
 			return nil
 		case errors.Is(err, ErrQueueClosed):
 			return err
@@ -218,6 +224,25 @@ func (h *Handler) work(stop, ctx context.Context) error {
 				return nil
 			}
 		}
+	}
+}
+
+// drainIdle is how long a drain waits for a delivery to become ready (the
+// next of a partition, once the one before it is acked) before it ends.
+const drainIdle = 20 * time.Millisecond
+
+// drain handles, after a stop, what the MemoryQueue the handler made holds
+// ready, until none has been ready for drainIdle or ctx (the stop's
+// DrainTimeout) ends: Run closes that queue, so what it leaves is lost.
+func (h *Handler) drain(ctx context.Context) {
+	for ctx.Err() == nil {
+		take, cancel := context.WithTimeout(ctx, drainIdle)
+		d, err := h.queue.Take(take)
+		cancel()
+		if err != nil {
+			return
+		}
+		h.handle(ctx, d)
 	}
 }
 
