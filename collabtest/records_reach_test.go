@@ -126,6 +126,8 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 	aw := &award{id: s.newID(), name: "thumbsup", userID: dev.ID, awardableType: "Issue", awardableID: issueID,
 		createdAt: s.now(), updatedAt: s.now()}
 	s.awards[aw.id] = aw
+	hk := &hook{id: s.newID(), projectID: pid, url: "https://hooks.example/ci", pushEvents: true, createdAt: s.now()}
+	s.hooks[hk.id] = hk
 	s.mu.Unlock()
 	s.AddMember(pid, dev.ID, 30)
 	admin := s.users[s.AdminID]
@@ -155,6 +157,7 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"event", collab.ProjectEvent{}, func() any { return s.eventJSON(s.events[len(s.events)-1]) },
 			append(serverform.Under("author", briefUserOmit...), serverform.Under("note", eventNoteOmit...)...)},
 		{"build", collab.Build{}, func() any { return s.buildJSON(s.builds[buildID]) }, append(buildOmit, "download_url")},
+		{"hook", collab.ProjectHook{}, func() any { return hookJSON(hk) }, nil},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
 			append(serverform.Under("owner", "username", "state", "avatar_url", "web_url", "email"),
