@@ -157,6 +157,9 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"event", collab.ProjectEvent{}, func() any { return s.eventJSON(s.events[len(s.events)-1]) },
 			append(serverform.Under("author", briefUserOmit...), serverform.Under("note", eventNoteOmit...)...)},
 		{"build", collab.Build{}, func() any { return s.buildJSON(s.builds[buildID]) }, append(buildOmit, "download_url")},
+		{"merge request commit", collab.MergeRequestCommit{}, func() any {
+			return reply(s.mergeRequestCommitRecords(s.projects[pid], s.mergeRequests[mrID])[0])
+		}, nil},
 		{"hook", collab.ProjectHook{}, func() any { return hookJSON(hk) }, nil},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
