@@ -160,6 +160,11 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 		{"merge request commit", collab.MergeRequestCommit{}, func() any {
 			return reply(s.mergeRequestCommitRecords(s.projects[pid], s.mergeRequests[mrID])[0])
 		}, nil},
+		{"settings", collab.ApplicationSettings{}, func() any {
+			rec, err := s.settingsJSON()
+			require.NoError(t, err)
+			return rec
+		}, nil},
 		{"hook", collab.ProjectHook{}, func() any { return hookJSON(hk) }, nil},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
