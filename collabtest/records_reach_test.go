@@ -165,6 +165,7 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 			require.NoError(t, err)
 			return rec
 		}, nil},
+		{"job queue metrics", collab.CompoundMetrics{}, func() any { return reply(s.jobMetricsRecord()) }, nil},
 		{"hook", collab.ProjectHook{}, func() any { return hookJSON(hk) }, nil},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
