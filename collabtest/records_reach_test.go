@@ -9,6 +9,7 @@ import (
 
 	"github.com/collabsvc/collab"
 	"github.com/collabsvc/collab/internal/serverform"
+	runnerapi "github.com/collabsvc/collab/runner"
 	"github.com/collabsvc/collab/webhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,6 +174,28 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 				serverform.Under("namespace", "avatar", "share_with_group_lock", "visibility_level", "request_access_enabled")...)},
 	}
 	for _, a := range answers {
+		got := decodeLocked(t, s, json.Marshal, a.build)
+		findKeys(t, a.name+" answer", reflect.TypeOf(a.record), "", got, omits(a.omit...))
+	}
+
+	// The runner API's answers are still written key by key (package runner
+	// imports collabtest in its tests, so collabtest cannot import it): this
+	// catches a field added to runner's records and not to the fake.
+	s.mu.Lock()
+	r := s.newRunner("ci")
+	s.mu.Unlock()
+	runnerAnswers := []struct {
+		name   string
+		record any
+		build  func() any
+		omit   []string
+	}{
+		{"runner build", runnerapi.Build{}, func() any { return s.registerJSON(s.builds[buildID]) },
+			append(serverform.Under("options", "image", "services", "artifacts", "cache", "dependencies", "after_script"),
+				"artifacts_expire_at")},
+		{"runner registration", runnerapi.Registration{}, func() any { return registrationJSON(r) }, nil},
+	}
+	for _, a := range runnerAnswers {
 		got := decodeLocked(t, s, json.Marshal, a.build)
 		findKeys(t, a.name+" answer", reflect.TypeOf(a.record), "", got, omits(a.omit...))
 	}
