@@ -167,6 +167,8 @@ func TestRecordsReachAnswersAndPayloads(t *testing.T) {
 			return rec
 		}, nil},
 		{"job queue metrics", collab.CompoundMetrics{}, func() any { return reply(s.jobMetricsRecord()) }, nil},
+		{"uploaded file", collab.ProjectFile{}, func() any { return reply(projectFileRecord("eta.png", "/uploads/ab/eta.png")) }, nil},
+		{"fork relation", collab.ForkRelation{}, func() any { return reply(s.projects[fork].forkRelationRecord()) }, nil},
 		{"hook", collab.ProjectHook{}, func() any { return hookJSON(hk) }, nil},
 		// The fork is a user's project, which carries no group namespace's keys.
 		{"project", collab.Project{}, func() any { return s.projectJSON(s.projects[fork], s.users[dev.ID]) },
