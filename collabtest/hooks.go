@@ -3,8 +3,9 @@ package collabtest
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
+
+	"github.com/collabsvc/collab"
 )
 
 type hook struct {
@@ -23,15 +24,15 @@ func (s *Server) hookRoutes() {
 	s.api("DELETE /projects/{id}/hooks/{hook_id}", rule{level: levelMaster}, s.deleteHook)
 }
 
-// hookJSON renders the flags as the strings "true"/"false", as the API documentation shows them.
+// hookJSON is h as a record; serverform writes its flags as the strings
+// "true"/"false", as the API documentation shows them.
 func hookJSON(h *hook) any {
-	b := strconv.FormatBool
-	return map[string]any{
-		"id": h.id, "project_id": h.projectID, "url": h.url, "created_at": ts(h.createdAt),
-		"push_events": b(h.pushEvents), "issues_events": b(h.issuesEvents), "merge_requests_events": b(h.mergeRequestsEvents),
-		"tag_push_events": b(h.tagPushEvents), "note_events": b(h.noteEvents), "build_events": b(h.buildEvents),
-		"enable_ssl_verification": b(h.enableSSLVerification),
-	}
+	return reply(&collab.ProjectHook{
+		ID: h.id, ProjectID: h.projectID, URL: h.url, CreatedAt: apiTime(h.createdAt),
+		PushEvents: h.pushEvents, IssuesEvents: h.issuesEvents, MergeRequestsEvents: h.mergeRequestsEvents,
+		TagPushEvents: h.tagPushEvents, NoteEvents: h.noteEvents, BuildEvents: h.buildEvents,
+		EnableSSLVerification: h.enableSSLVerification,
+	})
 }
 
 // loadHook resolves {hook_id} within the project: "404 Not found", also

@@ -243,18 +243,22 @@ func (s *Server) updateMergeRequest(c *call) error {
 }
 
 func (s *Server) mergeRequestCommits(c *call) error {
-	p, mr := c.project, c.mr
-	var out []any
-	if b := p.branches[mr.sourceBranch]; b != nil {
-		author := s.users[mr.authorID]
-		name, email := "", ""
-		if author != nil {
-			name, email = author.name, author.email
-		}
-		out = append(out, map[string]any{"id": b.commitID, "short_id": b.commitID[:min(11, len(b.commitID))], "title": b.message,
-			"author_name": name, "author_email": email, "created_at": ts(b.committedAt), "message": b.message})
+	return all(c, s.mergeRequestCommitRecords(c.project, c.mr), func(r *collab.MergeRequestCommit) any { return reply(r) })
+}
+
+// mergeRequestCommitRecords are the commits of mr in project p: the head of
+// its source branch, if the branch is there, written by the author.
+func (s *Server) mergeRequestCommitRecords(p *project, mr *mergeRequest) []*collab.MergeRequestCommit {
+	b := p.branches[mr.sourceBranch]
+	if b == nil {
+		return nil
 	}
-	return all(c, out, func(v any) any { return v })
+	rec := &collab.MergeRequestCommit{ID: b.commitID, ShortID: b.commitID[:min(11, len(b.commitID))], Title: b.message,
+		CreatedAt: apiTime(b.committedAt), Message: b.message}
+	if author := s.users[mr.authorID]; author != nil {
+		rec.AuthorName, rec.AuthorEmail = author.name, author.email
+	}
+	return []*collab.MergeRequestCommit{rec}
 }
 
 func (s *Server) mergeRequestChanges(c *call) error {

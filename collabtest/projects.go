@@ -734,13 +734,20 @@ func (s *Server) uploadFile(c *call) error {
 	name := path.Base(strings.ReplaceAll(hdr.Filename, "\\", "/"))
 	url := "/uploads/" + randomHex(16) + "/" + name
 	s.uploads[url] = data
+	return c.json(http.StatusCreated, reply(projectFileRecord(name, url)))
+}
+
+// projectFileRecord is the record of the file name uploaded at url, with
+// its Markdown link (an image's shown inline).
+func projectFileRecord(name, url string) *collab.ProjectFile {
 	ext := strings.ToLower(path.Ext(name))
-	isImage := ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".gif" || ext == ".svg"
-	md := "[" + name + "](" + url + ")"
-	if isImage {
-		md = "!" + md
+	rec := &collab.ProjectFile{Alt: strings.TrimSuffix(name, ext), URL: url,
+		IsImage: ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".gif" || ext == ".svg"}
+	rec.Markdown = "[" + name + "](" + url + ")"
+	if rec.IsImage {
+		rec.Markdown = "!" + rec.Markdown
 	}
-	return c.json(http.StatusCreated, map[string]any{"alt": strings.TrimSuffix(name, ext), "url": url, "is_image": isImage, "markdown": md})
+	return rec
 }
 
 func (s *Server) shareProject(c *call) error {
@@ -759,7 +766,8 @@ func (s *Server) shareProject(c *call) error {
 		return errNotFound("Group")
 	}
 	c.project.sharedWith[gid] = level
-	return c.json(http.StatusCreated, map[string]any{"id": s.newID(), "project_id": c.project.id, "group_id": gid, "group_access": level})
+	return c.json(http.StatusCreated, reply(&collab.ProjectShare{ID: s.newID(), ProjectID: c.project.id, GroupID: gid,
+		GroupAccess: collab.AccessLevel(level)}))
 }
 
 func (s *Server) createForkRelation(c *call) error {
@@ -777,10 +785,13 @@ func (s *Server) createForkRelation(c *call) error {
 	p.forkedFromID = from
 	now := s.now()
 	p.forkLink = forkLink{id: s.newID(), createdAt: now, updatedAt: now}
-	return c.json(http.StatusCreated, map[string]any{
-		"id": p.forkLink.id, "forked_to_project_id": p.id, "forked_from_project_id": from,
-		"created_at": ts(now), "updated_at": ts(now),
-	})
+	return c.json(http.StatusCreated, reply(p.forkRelationRecord()))
+}
+
+// forkRelationRecord is the record of p's fork relation.
+func (p *project) forkRelationRecord() *collab.ForkRelation {
+	return &collab.ForkRelation{ID: p.forkLink.id, ForkedToProjectID: p.id, ForkedFromProjectID: p.forkedFromID,
+		CreatedAt: apiTime(p.forkLink.createdAt), UpdatedAt: apiTime(p.forkLink.updatedAt)}
 }
 
 // forkLink is the record of a fork relation, which deployed servers answer

@@ -196,8 +196,12 @@ func (s *Server) registerRunner(c *call) error {
 		r.projectID = project.id
 	}
 	s.readRunnerInfo(c, r)
-	return c.json(http.StatusCreated, map[string]any{"id": r.id, "token": r.token})
+	return c.json(http.StatusCreated, registrationJSON(r))
 }
+
+// registrationJSON is the answer of a registration: runner.Registration's
+// keys, with the token, which that record would write redacted.
+func registrationJSON(r *runner) map[string]any { return map[string]any{"id": r.id, "token": r.token} }
 
 // deleteRunner removes the runner of the token.
 func (s *Server) deleteRunner(c *call) error {

@@ -1,10 +1,14 @@
 package collabtest
 
 import (
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/collabsvc/collab"
 )
 
 // appSettings holds the application settings by their JSON names, so that
@@ -15,28 +19,69 @@ type appSettings struct {
 	updatedAt time.Time
 }
 
-// settingKinds types every known setting; unknown ones are stored as strings.
-var settingKinds = map[string]string{
-	"default_projects_limit": "int", "signup_enabled": "bool", "signin_enabled": "bool", "gravatar_enabled": "bool",
-	"avatar_provider_enabled": "bool", "sign_in_text": "string", "after_sign_up_text": "string", "home_page_url": "string",
-	"default_branch_protection": "int", "restricted_visibility_levels": "[]int", "max_attachment_size": "int",
-	"session_expire_delay": "int", "default_project_visibility": "int", "default_snippet_visibility": "int",
-	"default_group_visibility": "int", "restricted_signup_domains": "[]string", "user_oauth_applications": "bool",
-	"after_sign_out_path": "string", "container_registry_token_expire_delay": "int", "max_artifacts_size": "int",
-	"shared_runners_enabled": "bool", "repository_storage": "string",
+// settingKinds types every setting collab.ApplicationSettings names, by its
+// JSON name; unknown ones are stored as strings.
+var settingKinds = func() map[string]string {
+	kinds := map[string]string{}
+	t := reflect.TypeFor[collab.ApplicationSettings]()
+	for i := range t.NumField() {
+		if name, ok := settingName(t.Field(i)); ok {
+			kinds[name] = settingKind(t.Field(i).Type)
+		}
+	}
+	return kinds
+}()
+
+// settingName is the JSON name of a settings field, false for the id, the
+// times and Extra, which a PUT does not set.
+func settingName(f reflect.StructField) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name, name != "-" && name != "id" && !strings.HasSuffix(name, "_at")
+}
+
+// settingKind is how parseSetting reads a field of type t.
+func settingKind(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Slice:
+		return "[]" + t.Elem().Kind().String()
+	case t.Kind() == reflect.Bool || t.Kind() == reflect.Int:
+		return t.Kind().String()
+	}
+	return "string"
 }
 
 func defaultSettings() *appSettings {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	return &appSettings{createdAt: now, updatedAt: now, values: map[string]any{
-		"default_projects_limit": 10, "signup_enabled": true, "signin_enabled": true, "gravatar_enabled": true,
-		"avatar_provider_enabled": true, "sign_in_text": nil, "after_sign_up_text": nil, "home_page_url": nil,
-		"default_branch_protection": 1, "restricted_visibility_levels": nil, "max_attachment_size": 10,
-		"session_expire_delay": 10080, "default_project_visibility": 0, "default_snippet_visibility": 0,
-		"default_group_visibility": 0, "restricted_signup_domains": nil, "user_oauth_applications": true,
-		"after_sign_out_path": nil, "container_registry_token_expire_delay": 5, "max_artifacts_size": 100,
-		"shared_runners_enabled": true, "repository_storage": "default",
-	}}
+	return &appSettings{createdAt: now, updatedAt: now, values: settingValues(collab.ApplicationSettings{
+		DefaultProjectsLimit: 10, SignupEnabled: true, SigninEnabled: true, GravatarEnabled: true,
+		AvatarProviderEnabled: true, DefaultBranchProtection: 1, MaxAttachmentSize: 10, SessionExpireDelay: 10080,
+		UserOAuthApplications: true, ContainerRegistryTokenExpireDelay: 5, MaxArtifactsSize: 100,
+		SharedRunnersEnabled: true, RepositoryStorage: "default",
+	})}
+}
+
+// settingValues are rec's settings by their JSON names, as parseSetting
+// stores them: nil for a nil text or list.
+func settingValues(rec collab.ApplicationSettings) map[string]any {
+	out := map[string]any{}
+	v := reflect.ValueOf(rec)
+	for i := range v.NumField() {
+		name, ok := settingName(v.Type().Field(i))
+		if !ok {
+			continue
+		}
+		f := v.Field(i)
+		switch {
+		case (f.Kind() == reflect.Pointer || f.Kind() == reflect.Slice) && f.IsNil():
+			out[name] = nil
+		default:
+			out[name] = reflect.Indirect(f).Interface()
+		}
+	}
+	return out
 }
 
 // intValue reads an integer setting, or 0.
@@ -52,15 +97,28 @@ func (s *Server) settingsRoutes() {
 	s.api("PUT /application/settings", rule{admin: true}, s.updateSettings)
 }
 
-func (s *Server) settingsJSON() map[string]any {
-	m := map[string]any{"id": 1, "created_at": ts(s.settings.createdAt), "updated_at": ts(s.settings.updatedAt)}
-	for k, v := range s.settings.values {
-		m[k] = v
+// settingsJSON is the settings as a record, with the unknown ones in its
+// Extra.
+func (s *Server) settingsJSON() (any, error) {
+	b, err := json.Marshal(s.settings.values)
+	if err != nil {
+		return nil, err
 	}
-	return m
+	rec := &collab.ApplicationSettings{}
+	if err := json.Unmarshal(b, rec); err != nil {
+		return nil, err
+	}
+	rec.ID, rec.CreatedAt, rec.UpdatedAt = 1, apiTime(s.settings.createdAt), apiTime(s.settings.updatedAt)
+	return reply(rec), nil
 }
 
-func (s *Server) getSettings(c *call) error { return c.json(http.StatusOK, s.settingsJSON()) }
+func (s *Server) getSettings(c *call) error {
+	rec, err := s.settingsJSON()
+	if err != nil {
+		return err
+	}
+	return c.json(http.StatusOK, rec)
+}
 
 // updateSettings validates every sent value by its kind before storing any,
 // answering 400 with the message-object shape on bad values.
@@ -86,7 +144,7 @@ func (s *Server) updateSettings(c *call) error {
 		s.settings.values[k] = v
 	}
 	s.settings.updatedAt = s.now()
-	return c.json(http.StatusOK, s.settingsJSON())
+	return s.getSettings(c)
 }
 
 func parseSetting(kind string, raw []string) (any, bool) {

@@ -5,7 +5,8 @@
 // "2016-06-21 09:14:07 UTC", keys the servers leave out when empty, null for
 // an unknown user's names, and [] or {} for empty lists and merge params. In
 // API answers: times as "2016-06-21T09:14:07.000Z", and the keys a variant of
-// a record does not carry left out. The fake server (collabtest) and
+// a record does not carry left out, and a project hook's flags as the strings
+// "true" and "false". The fake server (collabtest) and
 // catch-up (webhook/catchup) both encode with it, so that a field added to an
 // event type or a record reaches both.
 package serverform
@@ -57,30 +58,52 @@ func Answer(record any, omit ...string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	a := answerForm{omit: omit, textFlags: textFlags(record)}
 	var out bytes.Buffer
-	write(&out, answer("", v, omit))
+	write(&out, a.apply("", v))
 	return out.Bytes(), nil
 }
 
-func answer(path string, v any, omit []string) any {
+// answerForm is the format of one answer.
+type answerForm struct {
+	omit []string
+	// textFlags writes booleans as the strings "true" and "false".
+	textFlags bool
+}
+
+// textFlags reports whether the servers write record's booleans as text:
+// project hooks' flags, as the API documentation shows them.
+func textFlags(record any) bool {
+	switch record.(type) {
+	case collab.ProjectHook, *collab.ProjectHook:
+		return true
+	}
+	return false
+}
+
+func (a answerForm) apply(path string, v any) any {
 	switch v := v.(type) {
 	case object:
 		out := make(object, 0, len(v))
 		for _, f := range v {
-			if p := join(path, f.key); !slices.Contains(omit, p) {
-				out = append(out, field{f.key, answer(p, f.value, omit)})
+			if p := join(path, f.key); !slices.Contains(a.omit, p) {
+				out = append(out, field{f.key, a.apply(p, f.value)})
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = answer(path+"[]", e, omit)
+			out[i] = a.apply(path+"[]", e)
 		}
 		return out
 	case string:
 		if strings.HasSuffix(lastKey(path), "_at") {
 			return reformat(v, APITime)
+		}
+	case bool:
+		if a.textFlags {
+			return strconv.FormatBool(v)
 		}
 	}
 	return v

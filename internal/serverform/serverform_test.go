@@ -1,6 +1,7 @@
 package serverform
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -109,6 +110,22 @@ func TestAnswerWritesAPITimesAndLeavesOutVariantKeys(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"id":1,"created_at":"2016-06-21T09:14:07.500Z","due_date":"2016-07-01",`+
 		`"list":[{"name":"a","avatar_url":null}]}`, string(b))
+}
+
+// Answer writes a project hook's flags as the strings "true" and "false",
+// and no other record's.
+func TestAnswerWritesHookFlagsAsText(t *testing.T) {
+	b, err := Answer(&collab.ProjectHook{ID: 1, PushEvents: true})
+	require.NoError(t, err)
+	var hook map[string]any
+	require.NoError(t, json.Unmarshal(b, &hook))
+	assert.Equal(t, "true", hook["push_events"])
+	assert.Equal(t, "false", hook["note_events"])
+	b, err = Answer(collab.Note{System: true})
+	require.NoError(t, err)
+	var note map[string]any
+	require.NoError(t, json.Unmarshal(b, &note))
+	assert.Equal(t, true, note["system"])
 }
 
 func TestRecordHelpers(t *testing.T) {
