@@ -53,7 +53,7 @@ func TestTraceFollow(t *testing.T) {
 	t.Setenv("COLLAB_FOLLOW_INTERVAL", "5ms")
 
 	var out syncBuffer
-	var errOut strings.Builder
+	var errOut syncBuffer
 	done := make(chan int)
 	go func() {
 		args := []string{"build", "trace", strconv.Itoa(b.ID), "--follow", "-R", strconv.Itoa(p.ID)}
@@ -70,9 +70,13 @@ func TestTraceFollow(t *testing.T) {
 		deadline := time.Now().Add(waitLimit)
 		for out.String() != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("printed %q, want %q", out.String(), want)
+				t.Fatalf("printed %q, want %q (stderr %q)", out.String(), want, errOut.String())
 			}
-			time.Sleep(5 * time.Millisecond)
+			select {
+			case code := <-done:
+				t.Fatalf("--follow ended (exit %d) having printed %q, want %q: %s", code, out.String(), want, errOut.String())
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 	}
 	send("", "step 1\n")
