@@ -402,11 +402,14 @@ func TestAcceptedBeforeRunIsHandled(t *testing.T) {
 	assert.ElementsMatch(t, []int{1, 2, 3}, []int{<-got, <-got, <-got})
 }
 
-func TestStopLeavesTheRestQueued(t *testing.T) {
+// stopDuringFirst serves three issue deliveries to a handler with one
+// worker made with o, stops it while the first callback runs, and returns
+// it once Run has returned.
+func stopDuringFirst(t *testing.T, o Options) *Handler {
+	t.Helper()
 	started, release := make(chan int, 5), make(chan struct{})
-	q := NewMemoryQueue(MemoryQueueOptions{})
-	defer q.Close()
-	h := newHandler(t, Options{Queue: q, Workers: 1, OnIssue: blockingIssues(started, release)})
+	o.Workers, o.OnIssue = 1, blockingIssues(started, release)
+	h := newHandler(t, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error)
 	go func() { stopped <- h.Run(ctx) }()
@@ -417,6 +420,13 @@ func TestStopLeavesTheRestQueued(t *testing.T) {
 	cancel()
 	close(release) // the running callback may finish after the stop began
 	require.NoError(t, <-stopped)
+	return h
+}
+
+func TestStopLeavesTheRestQueued(t *testing.T) {
+	q := NewMemoryQueue(MemoryQueueOptions{})
+	defer q.Close()
+	h := stopDuringFirst(t, Options{Queue: q})
 	assert.Equal(t, int64(1), h.Stats().Handled)
 	assert.Equal(t, 2, q.Len(), "not started: still queued")
 	goleak.VerifyNone(t)
@@ -771,18 +781,7 @@ func TestReadBodyOfAnyLength(t *testing.T) {
 // queue holds ready within DrainTimeout: Run closes the queue, so it would
 // be lost.
 func TestStopDrainsTheQueueItMade(t *testing.T) {
-	started, release := make(chan int, 5), make(chan struct{})
-	h := newHandler(t, Options{Workers: 1, DrainTimeout: 10 * time.Second, OnIssue: blockingIssues(started, release)})
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error)
-	go func() { stopped <- h.Run(ctx) }()
-	for id := range 3 {
-		assert.Equal(t, http.StatusOK, serve(h, issueDelivery(t, id+1)).Code)
-	}
-	<-started
-	cancel()
-	close(release)
-	require.NoError(t, <-stopped)
+	h := stopDuringFirst(t, Options{DrainTimeout: 10 * time.Second})
 	assert.Equal(t, int64(3), h.Stats().Handled, "the two not started when the stop came are handled too")
 	goleak.VerifyNone(t)
 }
